@@ -1,0 +1,47 @@
+/**
+ * Which Lambda entry point serves which HTTP path, and which paths the token
+ * authorizer guards. Pure data, read by the CDK stateless stack (API Gateway
+ * resources) and by the embedded stack's local gateway, so both route alike.
+ */
+
+/** A folder under functions/ holding `handler.ts` that exports `handler`. */
+export type ApiFunctionName = 'admin-api' | 'data-api';
+
+export interface ApiRoute {
+  /** First path segment, e.g. `admin` for `/admin/{proxy+}`. */
+  readonly firstSegment: string;
+  readonly functionName: ApiFunctionName;
+}
+
+export const apiRoutes: readonly ApiRoute[] = [
+  { firstSegment: 'admin', functionName: 'admin-api' },
+  { firstSegment: 'topics', functionName: 'data-api' },
+  { firstSegment: 'consumers', functionName: 'data-api' },
+];
+
+/**
+ * Paths served without a token: the liveness probe only (a load balancer or
+ * uptime check has no token). It reveals nothing but "the API answers".
+ */
+export const publicPaths: readonly { method: string; path: string }[] = [
+  { method: 'GET', path: '/admin/v2/brokers/health' },
+];
+
+/** Every entry point under functions/, API-facing or not. */
+export const functionNames = ['admin-api', 'data-api', 'authorizer', 'scheduler', 'maintenance'] as const;
+export type FunctionName = (typeof functionNames)[number];
+
+/**
+ * API Gateway's own answers when the authorizer refuses (gateway responses),
+ * rewritten to ackline's `{ "reason": ... }` shape. The local gateway answers
+ * with the same bodies.
+ */
+export const gatewayResponses = {
+  unauthorized: { statusCode: 401, reason: 'Unauthorized: a valid bearer token is required' },
+  accessDenied: { statusCode: 403, reason: 'Forbidden: the token does not allow this call' },
+  missingRoute: { statusCode: 404, reason: 'No route for this path' },
+  payloadTooLarge: { statusCode: 413, reason: 'Request body is larger than 10 MB' },
+} as const;
+
+/** API Gateway's request payload limit. */
+export const MAX_REQUEST_BODY_BYTES = 10 * 1024 * 1024;

@@ -1,0 +1,260 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type {
+  APIGatewayAuthorizerResult,
+  APIGatewayProxyEvent,
+  APIGatewayProxyResult,
+  APIGatewayRequestAuthorizerEvent,
+  Context,
+} from 'aws-lambda';
+import {
+  type ApiFunctionName,
+  apiRoutes,
+  gatewayResponses,
+  MAX_REQUEST_BODY_BYTES,
+  publicPaths,
+} from '../api-routes.ts';
+
+export type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+export type AuthorizerHandler = (
+  event: APIGatewayRequestAuthorizerEvent,
+  context: Context,
+) => Promise<APIGatewayAuthorizerResult>;
+
+export interface LocalGatewayFunctions {
+  readonly authorizer: AuthorizerHandler;
+  readonly api: Readonly<Record<ApiFunctionName, ProxyHandler>>;
+}
+
+export interface LocalGateway {
+  readonly url: string;
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+const STAGE = 'local';
+const ACCOUNT = '123456789012';
+const API_ID = 'ackline-local';
+
+/**
+ * A local stand-in for API Gateway (REST API, Lambda proxy integration,
+ * payload format 1.0) in front of the same handlers that deploy to AWS. Per
+ * request, in API Gateway's order: match a route, run the REQUEST authorizer
+ * (unless the path is public), then build the proxy event and call the
+ * handler. Authorizer refusals answer with the same bodies as the deployed
+ * gateway responses.
+ */
+export async function startLocalGateway(options: {
+  readonly port: number;
+  readonly host: string;
+  readonly functions: LocalGatewayFunctions;
+}): Promise<LocalGateway> {
+  const server = createServer((req, res) => {
+    handle(req, res, options.functions).catch((error: unknown) => {
+      // A handler that throws is a Lambda invocation error: API Gateway answers 502.
+      console.error('local gateway: invocation failed', error);
+      send(res, 502, { reason: 'Internal server error' });
+    });
+  });
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  return { url: `http://${options.host}:${port}`, port, close: () => closeServer(server) };
+}
+
+async function handle(req: IncomingMessage, res: ServerResponse, functions: LocalGatewayFunctions) {
+  const url = new URL(req.url ?? '/', 'http://localhost');
+  const method = (req.method ?? 'GET').toUpperCase();
+  const rawPath = url.pathname;
+  const body = await readBody(req);
+  if (body === undefined) {
+    send(res, gatewayResponses.payloadTooLarge.statusCode, {
+      reason: gatewayResponses.payloadTooLarge.reason,
+    });
+    return;
+  }
+  const firstSegment = rawPath.split('/')[1] ?? '';
+  const route = apiRoutes.find((candidate) => candidate.firstSegment === firstSegment);
+  if (!route || rawPath.length <= firstSegment.length + 2) {
+    send(res, gatewayResponses.missingRoute.statusCode, { reason: gatewayResponses.missingRoute.reason });
+    return;
+  }
+  const isPublic = publicPaths.some((p) => p.method === method && p.path === rawPath.replace(/\/$/, ''));
+  const resource = isPublic ? rawPath : `/${firstSegment}/{proxy+}`;
+  const headers = singleValueHeaders(req);
+  const multiValueHeaders = multiValue(req);
+  const query = queryParameters(url);
+  const requestId = randomUUID();
+  const methodArn = `arn:aws:execute-api:us-east-1:${ACCOUNT}:${API_ID}/${STAGE}/${method}${rawPath}`;
+
+  let authorizerContext: Record<string, string | number | boolean> | undefined;
+  if (!isPublic) {
+    const authorizerEvent = {
+      type: 'REQUEST',
+      methodArn,
+      resource,
+      path: rawPath,
+      httpMethod: method,
+      headers,
+      multiValueHeaders,
+      queryStringParameters: query.single,
+      multiValueQueryStringParameters: query.multi,
+      pathParameters: { proxy: rawPath.slice(firstSegment.length + 2) },
+      stageVariables: null,
+      requestContext: requestContext(method, rawPath, resource, requestId, undefined),
+    } as unknown as APIGatewayRequestAuthorizerEvent;
+    let result: APIGatewayAuthorizerResult;
+    try {
+      result = await functions.authorizer(authorizerEvent, lambdaContext('authorizer', requestId));
+    } catch {
+      // The authorizer throws 'Unauthorized' for a missing or bad token, as on AWS.
+      send(res, gatewayResponses.unauthorized.statusCode, { reason: gatewayResponses.unauthorized.reason });
+      return;
+    }
+    const allowed = result.policyDocument.Statement.some(
+      (statement) => statement.Effect === 'Allow' && 'Action' in statement,
+    );
+    if (!allowed) {
+      send(res, gatewayResponses.accessDenied.statusCode, { reason: gatewayResponses.accessDenied.reason });
+      return;
+    }
+    authorizerContext = { ...(result.context ?? {}), principalId: result.principalId };
+  }
+
+  const event: APIGatewayProxyEvent = {
+    resource,
+    path: rawPath,
+    httpMethod: method,
+    headers,
+    multiValueHeaders,
+    queryStringParameters: query.single,
+    multiValueQueryStringParameters: query.multi,
+    pathParameters: isPublic ? null : { proxy: rawPath.slice(firstSegment.length + 2) },
+    stageVariables: null,
+    requestContext: requestContext(method, rawPath, resource, requestId, authorizerContext),
+    body: body.length > 0 ? body.toString('utf8') : null,
+    isBase64Encoded: false,
+  };
+  const result = await functions.api[route.functionName](event, lambdaContext(route.functionName, requestId));
+  res.statusCode = result.statusCode;
+  for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, String(value));
+  res.setHeader('x-amzn-requestid', requestId);
+  res.end(result.isBase64Encoded ? Buffer.from(result.body, 'base64') : result.body);
+}
+
+function requestContext(
+  method: string,
+  path: string,
+  resourcePath: string,
+  requestId: string,
+  authorizer: Record<string, string | number | boolean> | undefined,
+): APIGatewayProxyEvent['requestContext'] {
+  return {
+    accountId: ACCOUNT,
+    apiId: API_ID,
+    authorizer: authorizer ?? null,
+    httpMethod: method,
+    identity: { sourceIp: '127.0.0.1' } as APIGatewayProxyEvent['requestContext']['identity'],
+    path: `/${STAGE}${path}`,
+    protocol: 'HTTP/1.1',
+    requestId,
+    requestTimeEpoch: Date.now(),
+    resourceId: 'local',
+    resourcePath,
+    stage: STAGE,
+  };
+}
+
+function lambdaContext(functionName: string, requestId: string): Context {
+  const deadline = Date.now() + 29_000;
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName: `ackline-local-${functionName}`,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:us-east-1:${ACCOUNT}:function:ackline-local-${functionName}`,
+    memoryLimitInMB: '1024',
+    awsRequestId: requestId,
+    logGroupName: `/aws/lambda/ackline-local-${functionName}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+function singleValueHeaders(req: IncomingMessage): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    headers[req.rawHeaders[i] as string] = req.rawHeaders[i + 1] as string;
+  }
+  return headers;
+}
+
+function multiValue(req: IncomingMessage): Record<string, string[]> {
+  const headers: Record<string, string[]> = {};
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    const name = req.rawHeaders[i] as string;
+    const values = headers[name] ?? [];
+    values.push(req.rawHeaders[i + 1] as string);
+    headers[name] = values;
+  }
+  return headers;
+}
+
+/** API Gateway passes null, not an empty object, when there is no query string. */
+function queryParameters(url: URL): {
+  single: Record<string, string> | null;
+  multi: Record<string, string[]> | null;
+} {
+  const single: Record<string, string> = {};
+  const multi: Record<string, string[]> = {};
+  for (const [name, value] of url.searchParams) {
+    single[name] = value; // the last value wins, as on API Gateway
+    const values = multi[name] ?? [];
+    values.push(value);
+    multi[name] = values;
+  }
+  return Object.keys(single).length === 0 ? { single: null, multi: null } : { single, multi };
+}
+
+/** Resolves undefined when the body is over API Gateway's limit. */
+function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooLarge = false;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_REQUEST_BODY_BYTES) {
+        tooLarge = true;
+        chunks.length = 0;
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => resolve(tooLarge ? undefined : Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+function send(res: ServerResponse, statusCode: number, body: unknown) {
+  res.statusCode = statusCode;
+  res.setHeader('content-type', 'application/json');
+  res.end(JSON.stringify(body));
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.closeIdleConnections();
+    server.close(() => resolve());
+    setTimeout(() => server.closeAllConnections(), 1_000).unref();
+  });
+}

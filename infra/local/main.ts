@@ -1,0 +1,49 @@
+/**
+ * `npm start`: the embedded stack on one machine, no AWS account needed.
+ *   PORT              gateway port on 127.0.0.1 (default 8080; 0 picks a free one)
+ *   ACKLINE_DATA_DIR  where dynalite keeps its data and the token secret (default ./.ackline)
+ */
+
+import { quietAwsSdkNodeWarning } from './quiet-warnings.ts';
+import { DataDirInUseError, startLocal } from './start-local.ts';
+
+quietAwsSdkNodeWarning();
+
+const port = Number(process.env.PORT ?? 8080);
+const dataDir = process.env.ACKLINE_DATA_DIR || '.ackline';
+
+if (!Number.isInteger(port) || port < 0 || port > 65535) {
+  console.error(`ackline: PORT must be an integer from 0 to 65535, got '${process.env.PORT}'`);
+  process.exit(2);
+}
+
+try {
+  const local = await startLocal({ port, dataDir });
+  console.log(`ackline ready on ${local.url}`);
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`ackline: ${signal} received, stopping`);
+    await local.stop();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+} catch (error) {
+  console.error(`ackline: ${describeStartError(error, port, dataDir)}`);
+  process.exit(1);
+}
+
+function describeStartError(error: unknown, port: number, dataDir: string): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'EADDRINUSE') {
+    return `port ${port} on 127.0.0.1 is already in use; start with another port, e.g. PORT=${port + 1} npm start`;
+  }
+  if (code === 'EACCES') {
+    return `not allowed to listen on port ${port}; choose a port above 1023 (PORT=8080 npm start)`;
+  }
+  if (error instanceof DataDirInUseError) return error.message;
+  const message = error instanceof Error ? error.message : String(error);
+  return `could not start with data directory ${dataDir}: ${message}`;
+}

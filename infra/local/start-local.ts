@@ -1,0 +1,123 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { handler as adminApi } from '../../functions/admin-api/handler.ts';
+import { handler as authorizer } from '../../functions/authorizer/handler.ts';
+import { handler as dataApi } from '../../functions/data-api/handler.ts';
+import { type EmbeddedStack, startEmbeddedStack } from './embedded-stack.ts';
+import { type LocalGateway, startLocalGateway } from './local-gateway.ts';
+
+export interface LocalOptions {
+  readonly port: number;
+  readonly host?: string;
+  readonly dataDir: string;
+}
+
+export interface RunningLocal {
+  readonly url: string;
+  readonly dataDir: string;
+  readonly stack: EmbeddedStack;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the whole embedded stack in this process: storage and queues, then
+ * the local gateway in front of the real Lambda handlers. The handlers read
+ * their configuration from process.env on first use, exactly as on Lambda, so
+ * one process runs one embedded stack.
+ */
+export async function startLocal(options: LocalOptions): Promise<RunningLocal> {
+  const dataDir = resolve(options.dataDir);
+  const host = options.host ?? '127.0.0.1';
+  await mkdir(dataDir, { recursive: true });
+  const releaseLock = await lockDataDir(dataDir);
+  const tokenSecret = process.env.ACKLINE_TOKEN_SECRET || (await loadOrCreateTokenSecret(dataDir));
+  let stack: EmbeddedStack;
+  try {
+    stack = await startEmbeddedStack({ dataDir });
+  } catch (error) {
+    await releaseLock();
+    throw error;
+  }
+  Object.assign(process.env, stack.env, {
+    ACKLINE_TOKEN_SECRET: tokenSecret,
+    POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'WARN',
+    POWERTOOLS_DEV: process.env.POWERTOOLS_DEV ?? 'true',
+  });
+  let gateway: LocalGateway;
+  try {
+    gateway = await startLocalGateway({
+      port: options.port,
+      host,
+      functions: { authorizer, api: { 'admin-api': adminApi, 'data-api': dataApi } },
+    });
+  } catch (error) {
+    await stack.stop();
+    await releaseLock();
+    throw error;
+  }
+  return {
+    url: gateway.url,
+    dataDir,
+    stack,
+    stop: async () => {
+      await gateway.close();
+      await stack.stop();
+      await releaseLock();
+    },
+  };
+}
+
+/**
+ * The embedded stack's token secret: generated at first start and kept in the
+ * data directory (mode 0600), so tokens minted once keep working.
+ */
+export async function loadOrCreateTokenSecret(dataDir: string): Promise<string> {
+  const file = join(dataDir, 'token-secret');
+  try {
+    return (await readFile(file, 'utf8')).trim();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  const secret = randomBytes(32).toString('base64url');
+  await writeFile(file, `${secret}\n`, { mode: 0o600, flag: 'wx' }).catch(async (error) => {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  });
+  return (await readFile(file, 'utf8')).trim();
+}
+
+export class DataDirInUseError extends Error {}
+
+/**
+ * One embedded stack per data directory: leveldb allows a single owner. The
+ * pid file names the owner; a stale one (its process is gone, e.g. after
+ * SIGKILL) is taken over.
+ */
+async function lockDataDir(dataDir: string): Promise<() => Promise<void>> {
+  const file = join(dataDir, 'ackline.pid');
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      await writeFile(file, `${process.pid}\n`, { flag: 'wx' });
+      return () => rm(file, { force: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    const owner = Number((await readFile(file, 'utf8').catch(() => '')).trim());
+    if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && isAlive(owner)) {
+      throw new DataDirInUseError(
+        `the data directory ${dataDir} is in use by another ackline process (pid ${owner}); stop it or set ACKLINE_DATA_DIR`,
+      );
+    }
+    await rm(file, { force: true });
+  }
+  throw new DataDirInUseError(`could not lock the data directory ${dataDir}`);
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

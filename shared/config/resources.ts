@@ -1,0 +1,100 @@
+/**
+ * The one definition of ackline's stateful resources: DynamoDB tables (keys,
+ * attribute types) and SQS queues (attributes). The CDK stateful stack and the
+ * embedded stack's bootstrap both build from these values, so local and AWS
+ * cannot drift apart. Pure data: no AWS SDK or CDK import.
+ */
+
+export type KeyType = 'S' | 'N';
+
+export interface TableDefinition {
+  /** Logical name: CDK construct id and the suffix of the physical name. */
+  readonly logicalName: string;
+  readonly partitionKey: { readonly name: string; readonly type: KeyType };
+  readonly sortKey: { readonly name: string; readonly type: KeyType };
+  /** The environment variable through which functions learn the physical name. */
+  readonly envVar: string;
+}
+
+/**
+ * Catalog: topics, partitions (managed-ledger state), subscriptions, ledger
+ * index, permissions, counters and the admin audit log. Item shapes are
+ * documented next to the adapters that own them.
+ */
+export const catalogTable: TableDefinition = {
+  logicalName: 'Catalog',
+  partitionKey: { name: 'pk', type: 'S' },
+  sortKey: { name: 'sk', type: 'S' },
+  envVar: 'ACKLINE_CATALOG_TABLE',
+};
+
+/**
+ * Entries: the messages of every ledger. pk = ledgerId, sk = the first entryId
+ * of a chunk of consecutive entries written by one publish (one item per
+ * publish batch, split at 350 KB), so a batch of small messages costs one
+ * write sized by its bytes, not one write per message.
+ */
+export const entriesTable: TableDefinition = {
+  logicalName: 'Entries',
+  partitionKey: { name: 'ledgerId', type: 'N' },
+  sortKey: { name: 'firstEntryId', type: 'N' },
+  envVar: 'ACKLINE_ENTRIES_TABLE',
+};
+
+/**
+ * Cursors: one partition per subscription cursor (pk = cursorId). sk `H` is the
+ * head (mark-delete position); sk `P#<ledgerId>#<page>` are ack pages holding
+ * the individually acknowledged entry offsets of one page of a ledger in a
+ * number set, so an acknowledgement is one commutative `ADD` on an item whose
+ * size is bounded by the page size, whatever the number of holes.
+ */
+export const cursorsTable: TableDefinition = {
+  logicalName: 'Cursors',
+  partitionKey: { name: 'pk', type: 'S' },
+  sortKey: { name: 'sk', type: 'S' },
+  envVar: 'ACKLINE_CURSORS_TABLE',
+};
+
+export const tables = [catalogTable, entriesTable, cursorsTable] as const;
+
+export interface QueueDefinition {
+  readonly logicalName: string;
+  readonly visibilityTimeoutSeconds: number;
+  readonly messageRetentionSeconds: number;
+  /** Receives before SQS moves a message to the queue's dead-letter queue. */
+  readonly maxReceiveCount: number;
+  readonly envVar: string;
+}
+
+/** Fourteen days: SQS's maximum retention, so a token outlives any outage. */
+export const MAX_RETENTION_SECONDS = 1_209_600;
+
+/**
+ * The scheduler's delay queue: every timing decision (nack backoff, ack-timeout
+ * backoff, delays past SQS's 900 s) travels through it.
+ */
+export const schedulerQueue: QueueDefinition = {
+  logicalName: 'SchedulerQueue',
+  visibilityTimeoutSeconds: 60,
+  messageRetentionSeconds: MAX_RETENTION_SECONDS,
+  maxReceiveCount: 5,
+  envVar: 'ACKLINE_SCHEDULER_QUEUE_URL',
+};
+
+/**
+ * Template for the per-subscription delivery queues the control plane creates
+ * at run time. Their names start with the deployment's queue prefix, which
+ * scopes the functions' IAM permissions.
+ */
+export const subscriptionQueueTemplate: QueueDefinition = {
+  logicalName: 'SubscriptionQueue',
+  visibilityTimeoutSeconds: 30,
+  messageRetentionSeconds: MAX_RETENTION_SECONDS,
+  maxReceiveCount: 50,
+  envVar: 'ACKLINE_QUEUE_PREFIX',
+};
+
+/** The prefix of every queue one deployment owns: `ackline-<stage>-`. */
+export function queuePrefix(stage: string): string {
+  return `ackline-${stage}-`;
+}

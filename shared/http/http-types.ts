@@ -1,0 +1,38 @@
+/** The caller, as established by the token authorizer. */
+export interface Principal {
+  readonly role: string;
+  readonly superuser: boolean;
+}
+
+/** What a route sees of a request: decoded, lower-cased headers, multi-value query. */
+export interface HttpRequest {
+  readonly method: string;
+  readonly path: string;
+  /** URL-decoded path parameters. */
+  readonly params: Readonly<Record<string, string>>;
+  readonly query: Readonly<Record<string, readonly string[]>>;
+  readonly headers: Readonly<Record<string, string>>;
+  /** The body as text (base64 bodies are decoded), or undefined when empty. */
+  readonly body: string | undefined;
+  /** Undefined only on public routes. */
+  readonly principal: Principal | undefined;
+  readonly requestId: string;
+}
+
+export interface HttpResponse {
+  readonly statusCode: number;
+  readonly body?: unknown;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+export type RouteHandler = (request: HttpRequest) => Promise<HttpResponse>;
+
+export interface Route {
+  readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /** middy http-router syntax: `/admin/v2/persistent/{tenant}/{namespace}/{topic}`. */
+  readonly path: string;
+  readonly handler: RouteHandler;
+}
+
+export const noContent = (): HttpResponse => ({ statusCode: 204 });
+export const ok = (body: unknown): HttpResponse => ({ statusCode: 200, body });

@@ -1,0 +1,39 @@
+import { defineConfig } from 'vitest/config';
+
+// Three projects, run separately by `npm test` so a failure names its layer:
+// - unit: the pure domain and application logic, no network, no time;
+// - integration: real HTTP against the embedded stack (dynalite + local-aws-sqs);
+// - infra: assertions on the synthesized CDK template.
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts'],
+          environment: 'node',
+        },
+      },
+      {
+        test: {
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts'],
+          environment: 'node',
+          globalSetup: ['test/support/global-setup.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+          // The suites share one embedded stack; files run in parallel workers.
+          fileParallelism: true,
+        },
+      },
+      {
+        test: {
+          name: 'infra',
+          include: ['test/infra/**/*.test.ts'],
+          environment: 'node',
+          testTimeout: 120_000,
+        },
+      },
+    ],
+  },
+});

@@ -1,8 +1,97 @@
 import type { Dependencies } from '../../shared/adapters/create-dependencies.ts';
-import { ok, type Route } from '../../shared/http/http-types.ts';
+import { acknowledgeMessage, readAcknowledgeAudit } from '../../shared/application/acknowledge-message.ts';
+import {
+  grantPermission,
+  listPermissions,
+  parseActions,
+  revokePermission,
+} from '../../shared/application/manage-permissions.ts';
+import {
+  createSubscription,
+  deleteSubscription,
+  type InitialPosition,
+  listSubscriptions,
+} from '../../shared/application/manage-subscriptions.ts';
+import {
+  createTopic,
+  deleteTopic,
+  getPartitionedMetadata,
+  listTopics,
+} from '../../shared/application/manage-topics.ts';
+import { getMessageById, peekMessage } from '../../shared/application/read-messages.ts';
+import { skipByMessageIds, skipMessages } from '../../shared/application/skip-messages.ts';
+import { getInternalStats, getTopicStats } from '../../shared/application/topic-stats.ts';
+import { NotFoundError, ValidationError } from '../../shared/domain/errors.ts';
+import { Position } from '../../shared/domain/position.ts';
+import { parseSubscriptionType } from '../../shared/domain/subscription-type.ts';
+import { TopicName } from '../../shared/domain/topic-name.ts';
+import type { HttpRequest, Route } from '../../shared/http/http-types.ts';
+import { noContent, ok } from '../../shared/http/http-types.ts';
+import {
+  jsonBody,
+  queryBoolean,
+  queryList,
+  queryValue,
+  safeInteger,
+} from '../../shared/http/request-parsing.ts';
 
-/** Pulsar admin REST paths served by this function. */
-export function adminRoutes(_deps: Dependencies): Route[] {
+const V2 = '/admin/v2/{domain}/{tenant}/{namespace}';
+const TOPIC = `${V2}/{topic}`;
+const V1_TOPIC = '/admin/v1/{domain}/{property}/{cluster}/{namespace}/{topic}';
+const LEGACY_V1_TOPIC = '/admin/{domain}/{property}/{cluster}/{namespace}/{topic}';
+const NAMESPACE_PERMISSIONS = '/admin/v2/namespaces/{tenant}/{namespace}/permissions';
+const AUDIT_LIMIT = 100;
+
+/**
+ * Pulsar admin REST paths served by this function. Each route parses the
+ * request, calls one use case and shapes the answer.
+ */
+export function adminRoutes(deps: Dependencies): Route[] {
+  const { ports } = deps;
+
+  function topicOf(request: HttpRequest): TopicName {
+    const { domain, tenant, namespace, topic } = request.rawParams as Record<string, string>;
+    if (domain !== 'persistent' && domain !== 'non-persistent') {
+      throw new NotFoundError(`No route for ${request.method} ${request.path}`);
+    }
+    return TopicName.fromRest(domain, decode(tenant), decode(namespace), topic as string);
+  }
+
+  /** v1 paths name the cluster; ackline is one cluster, so any other name is unknown (404). */
+  function v1TopicOf(request: HttpRequest): TopicName {
+    const { domain, property, cluster, namespace, topic } = request.rawParams as Record<string, string>;
+    if (domain !== 'persistent' && domain !== 'non-persistent') {
+      throw new NotFoundError(`No route for ${request.method} ${request.path}`);
+    }
+    const v1 = TopicName.fromRestV1(
+      domain,
+      decode(property),
+      decode(cluster),
+      decode(namespace),
+      topic as string,
+    );
+    if (v1.cluster !== ports.settings.clusterName) {
+      throw new TopicNotFoundError(
+        `${v1.toString()} (cluster ${v1.cluster} is not this cluster, ${ports.settings.clusterName})`,
+      );
+    }
+    return TopicName.parse(`${v1.domain}://${v1.tenant}/${v1.namespace}/${v1.localName}`);
+  }
+
+  const acknowledge =
+    (topicOfRequest: (request: HttpRequest) => TopicName) => async (request: HttpRequest) => {
+      const outcome = await acknowledgeMessage(ports, {
+        topic: topicOfRequest(request),
+        ledgerId: queryValue(request, 'ledgerId'),
+        entryId: queryValue(request, 'entryId'),
+        subscriptionNames: queryList(request, 'subscriptionNames'),
+        dryRun: queryBoolean(request, 'dryRun'),
+        principal: request.principal,
+        requestId: request.requestId,
+      });
+      return outcome ? ok(outcome) : noContent();
+    };
+
   return [
     {
       method: 'GET',
@@ -10,5 +99,280 @@ export function adminRoutes(_deps: Dependencies): Route[] {
       // Pulsar answers the plain text "ok"; a JSON string keeps every answer JSON.
       handler: async () => ok('ok'),
     },
+    // Namespace permissions (before the generic {domain} routes, which would also match).
+    {
+      method: 'GET',
+      path: NAMESPACE_PERMISSIONS,
+      handler: async (request) => ok(await listPermissions(ports, request.principal, namespaceOf(request))),
+    },
+    {
+      method: 'POST',
+      path: `${NAMESPACE_PERMISSIONS}/{role}`,
+      handler: async (request) => {
+        const actions = parseActions(jsonBody(request));
+        await grantPermission(
+          ports,
+          request.principal,
+          namespaceOf(request),
+          request.params.role as string,
+          actions,
+        );
+        return noContent();
+      },
+    },
+    {
+      method: 'DELETE',
+      path: `${NAMESPACE_PERMISSIONS}/{role}`,
+      handler: async (request) => {
+        await revokePermission(ports, request.principal, namespaceOf(request), request.params.role as string);
+        return noContent();
+      },
+    },
+    {
+      method: 'GET',
+      path: V2,
+      handler: async (request) => {
+        const { domain } = request.params;
+        if (domain !== 'persistent' && domain !== 'non-persistent') {
+          throw new NotFoundError(`No route for ${request.method} ${request.path}`);
+        }
+        const namespace = TopicName.parse(
+          `${domain}://${request.params.tenant}/${request.params.namespace}/x`,
+        );
+        return ok(await listTopics(ports, request.principal, namespace.domain, namespace.namespaceName));
+      },
+    },
+    {
+      method: 'PUT',
+      path: TOPIC,
+      handler: async (request) => {
+        await createTopic(ports, request.principal, topicOf(request), 0);
+        return noContent();
+      },
+    },
+    {
+      method: 'DELETE',
+      path: TOPIC,
+      handler: async (request) => {
+        await deleteTopic(ports, request.principal, topicOf(request));
+        return noContent();
+      },
+    },
+    {
+      method: 'PUT',
+      path: `${TOPIC}/partitions`,
+      handler: async (request) => {
+        const partitions = jsonBody(request);
+        if (typeof partitions !== 'number' || !Number.isSafeInteger(partitions) || partitions < 1) {
+          throw new ValidationError(`The body must be the number of partitions, an integer >= 1`);
+        }
+        await createTopic(ports, request.principal, topicOf(request), partitions);
+        return noContent();
+      },
+    },
+    {
+      method: 'GET',
+      path: `${TOPIC}/partitions`,
+      handler: async (request) =>
+        ok(await getPartitionedMetadata(ports, request.principal, topicOf(request))),
+    },
+    {
+      method: 'PUT',
+      path: `${TOPIC}/subscription/{subscription}`,
+      handler: async (request) => {
+        const type = parseSubscriptionType(queryValue(request, 'subscriptionType') ?? 'Exclusive');
+        await createSubscription(
+          ports,
+          request.principal,
+          topicOf(request),
+          request.params.subscription as string,
+          type,
+          initialPositionOf(jsonBody(request)),
+        );
+        return noContent();
+      },
+    },
+    {
+      method: 'DELETE',
+      path: `${TOPIC}/subscription/{subscription}`,
+      handler: async (request) => {
+        await deleteSubscription(
+          ports,
+          request.principal,
+          topicOf(request),
+          request.params.subscription as string,
+        );
+        return noContent();
+      },
+    },
+    {
+      method: 'GET',
+      path: `${TOPIC}/subscriptions`,
+      handler: async (request) => ok(await listSubscriptions(ports, request.principal, topicOf(request))),
+    },
+    {
+      method: 'GET',
+      path: `${TOPIC}/stats`,
+      handler: async (request) => ok(await getTopicStats(ports, request.principal, topicOf(request))),
+    },
+    {
+      method: 'GET',
+      path: `${TOPIC}/internalStats`,
+      handler: async (request) => ok(await getInternalStats(ports, request.principal, topicOf(request))),
+    },
+    {
+      method: 'GET',
+      path: `${TOPIC}/subscription/{subscription}/position/{position}`,
+      handler: async (request) =>
+        ok(
+          await peekMessage(
+            ports,
+            request.principal,
+            topicOf(request),
+            request.params.subscription as string,
+            safeInteger(request.params.position, 'Message position', 1),
+          ),
+        ),
+    },
+    {
+      method: 'GET',
+      path: `${TOPIC}/ledger/{ledgerId}/entry/{entryId}`,
+      handler: async (request) =>
+        ok(
+          await getMessageById(
+            ports,
+            request.principal,
+            topicOf(request),
+            Position.of(request.params.ledgerId as string, request.params.entryId as string),
+          ),
+        ),
+    },
+    {
+      method: 'POST',
+      path: `${TOPIC}/subscription/{subscription}/skip/{count}`,
+      handler: async (request) => {
+        await skipMessages(
+          ports,
+          request.principal,
+          topicOf(request),
+          request.params.subscription as string,
+          safeInteger(request.params.count, 'Number of messages'),
+        );
+        return noContent();
+      },
+    },
+    {
+      method: 'POST',
+      path: `${TOPIC}/subscription/{subscription}/skipByMessageIds`,
+      handler: async (request) => {
+        await skipByMessageIds(
+          ports,
+          request.principal,
+          topicOf(request),
+          request.params.subscription as string,
+          messageIdsOf(jsonBody(request)),
+        );
+        return noContent();
+      },
+    },
+    { method: 'POST', path: `${TOPIC}/acknowledgeMessage`, handler: acknowledge(topicOf) },
+    { method: 'POST', path: `${V1_TOPIC}/acknowledgeMessage`, handler: acknowledge(v1TopicOf) },
+    // Pulsar's own v1 base path has no version segment; registered after v2, which it would also match.
+    { method: 'POST', path: `${LEGACY_V1_TOPIC}/acknowledgeMessage`, handler: acknowledge(v1TopicOf) },
+    {
+      method: 'GET',
+      path: `${TOPIC}/acknowledgeMessage/audit`,
+      handler: async (request) =>
+        ok(await readAcknowledgeAudit(ports, request.principal, topicOf(request), AUDIT_LIMIT)),
+    },
+    {
+      method: 'GET',
+      path: `${TOPIC}/permissions`,
+      handler: async (request) =>
+        ok(await listPermissions(ports, request.principal, { topic: topicOf(request) })),
+    },
+    {
+      method: 'POST',
+      path: `${TOPIC}/permissions/{role}`,
+      handler: async (request) => {
+        const actions = parseActions(jsonBody(request));
+        await grantPermission(
+          ports,
+          request.principal,
+          { topic: topicOf(request) },
+          request.params.role as string,
+          actions,
+        );
+        return noContent();
+      },
+    },
+    {
+      method: 'DELETE',
+      path: `${TOPIC}/permissions/{role}`,
+      handler: async (request) => {
+        await revokePermission(
+          ports,
+          request.principal,
+          { topic: topicOf(request) },
+          request.params.role as string,
+        );
+        return noContent();
+      },
+    },
   ];
+}
+
+function decode(value: string | undefined): string {
+  try {
+    return decodeURIComponent(value ?? '');
+  } catch {
+    throw new ValidationError(`Path segment '${value}' is not valid percent-encoding`);
+  }
+}
+
+function namespaceOf(request: HttpRequest): { namespace: string } {
+  // Validates tenant and namespace with the topic-name rules.
+  const probe = TopicName.parse(`persistent://${request.params.tenant}/${request.params.namespace}/x`);
+  return { namespace: probe.namespaceName };
+}
+
+function initialPositionOf(body: unknown): InitialPosition {
+  if (body === undefined || body === null) return 'Latest';
+  if (typeof body !== 'object' || Array.isArray(body)) {
+    throw new ValidationError('The body must be a JSON object like {"initialPosition":"Earliest"}');
+  }
+  const value = (body as { initialPosition?: unknown }).initialPosition;
+  if (value === undefined) return 'Latest';
+  if (value !== 'Earliest' && value !== 'Latest') {
+    throw new ValidationError(`initialPosition must be Earliest or Latest, got ${JSON.stringify(value)}`);
+  }
+  return value;
+}
+
+/** `{"type":"messageId","messageIds":[{"ledgerId":L,"entryId":E}]}`; ids as numbers or numeric strings. */
+function messageIdsOf(body: unknown): Position[] {
+  const shape = body as { type?: unknown; messageIds?: unknown } | undefined;
+  if (
+    typeof shape !== 'object' ||
+    shape === null ||
+    (shape.type !== undefined && shape.type !== 'messageId') ||
+    !Array.isArray(shape.messageIds) ||
+    shape.messageIds.length === 0 ||
+    shape.messageIds.length > 10_000
+  ) {
+    throw new ValidationError(
+      'The body must be {"type":"messageId","messageIds":[{"ledgerId":L,"entryId":E}, ...]} with 1 to 10000 ids',
+    );
+  }
+  return shape.messageIds.map((id: unknown) => {
+    const { ledgerId, entryId } = (id ?? {}) as { ledgerId?: unknown; entryId?: unknown };
+    if (!isId(ledgerId) || !isId(entryId)) {
+      throw new ValidationError(`Each message id needs a ledgerId and an entryId, got ${JSON.stringify(id)}`);
+    }
+    return Position.of(ledgerId, entryId);
+  });
+}
+
+function isId(value: unknown): value is number | string {
+  return typeof value === 'number' || typeof value === 'string';
 }

@@ -1,6 +1,14 @@
+import { randomBytes } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { IdGenerator, UseCasePorts } from '../application/ports.ts';
 import type { AcklineConfig } from '../config/load-config.ts';
-import type { Clock } from '../ports/clock.ts';
+import { RoundRobinRouter } from '../domain/message-router.ts';
+import { DynamoDbAuditLog } from './dynamodb/dynamodb-audit-log.ts';
+import { DynamoDbCursorStore } from './dynamodb/dynamodb-cursor-store.ts';
+import { DynamoDbLedger } from './dynamodb/dynamodb-ledger.ts';
+import { DynamoDbPermissionStore } from './dynamodb/dynamodb-permission-store.ts';
+import { DynamoDbTopicCatalog } from './dynamodb/dynamodb-topic-catalog.ts';
 import { systemClock } from './system-clock.ts';
 
 /**
@@ -10,10 +18,35 @@ import { systemClock } from './system-clock.ts';
 export interface Dependencies {
   readonly config: AcklineConfig;
   readonly logger: Logger;
-  readonly clock: Clock;
+  readonly ports: UseCasePorts;
+  /** Round-robin partition choice for keyless messages, one per process as a Pulsar producer has one. */
+  readonly router: RoundRobinRouter;
 }
+
+/** 16 random bytes, URL-safe: cursor and consumer ids. */
+export const randomIds: IdGenerator = { newId: () => randomBytes(16).toString('base64url') };
 
 export function createDependencies(config: AcklineConfig, serviceName: string): Dependencies {
   const logger = new Logger({ serviceName: `ackline-${serviceName}` });
-  return { config, logger, clock: systemClock };
+  const dynamodb = new DynamoDBClient({
+    region: config.region,
+    ...(config.endpoints.dynamodb ? { endpoint: config.endpoints.dynamodb } : {}),
+    maxAttempts: 5,
+  });
+  const ports: UseCasePorts = {
+    catalog: new DynamoDbTopicCatalog(dynamodb, config.tables.catalog),
+    ledger: new DynamoDbLedger(
+      dynamodb,
+      config.tables.catalog,
+      config.tables.entries,
+      config.maxEntriesPerLedger,
+    ),
+    cursors: new DynamoDbCursorStore(dynamodb, config.tables.cursors),
+    permissions: new DynamoDbPermissionStore(dynamodb, config.tables.catalog),
+    audit: new DynamoDbAuditLog(dynamodb, config.tables.catalog),
+    clock: systemClock,
+    ids: randomIds,
+    settings: { clusterName: config.clusterName },
+  };
+  return { config, logger, ports, router: new RoundRobinRouter(randomBytes(2).readUInt16BE(0)) };
 }

@@ -65,8 +65,11 @@ function decodeParam(name: string, value: string): string {
 
 export function toRequest(event: APIGatewayProxyEvent, context: Pick<Context, 'awsRequestId'>): HttpRequest {
   const params: Record<string, string> = {};
+  const rawParams: Record<string, string> = {};
   for (const [name, value] of Object.entries(event.pathParameters ?? {})) {
-    if (value !== undefined && name !== 'proxy') params[name] = decodeParam(name, value);
+    if (value === undefined || name === 'proxy') continue;
+    rawParams[name] = value;
+    params[name] = decodeParam(name, value);
   }
   const query: Record<string, string[]> = {};
   for (const [name, values] of Object.entries(event.multiValueQueryStringParameters ?? {})) {
@@ -87,6 +90,7 @@ export function toRequest(event: APIGatewayProxyEvent, context: Pick<Context, 'a
     method: event.httpMethod,
     path: event.path,
     params,
+    rawParams,
     query,
     headers,
     body,

@@ -1,8 +1,6 @@
-/** The caller, as established by the token authorizer. */
-export interface Principal {
-  readonly role: string;
-  readonly superuser: boolean;
-}
+import type { Principal } from '../application/principal.ts';
+
+export type { Principal };
 
 /** What a route sees of a request: decoded, lower-cased headers, multi-value query. */
 export interface HttpRequest {
@@ -10,6 +8,8 @@ export interface HttpRequest {
   readonly path: string;
   /** URL-decoded path parameters. */
   readonly params: Readonly<Record<string, string>>;
+  /** Path parameters as they came (still percent-encoded), for parsers that decode themselves. */
+  readonly rawParams: Readonly<Record<string, string>>;
   readonly query: Readonly<Record<string, readonly string[]>>;
   readonly headers: Readonly<Record<string, string>>;
   /** The body as text (base64 bodies are decoded), or undefined when empty. */

@@ -1,0 +1,348 @@
+import {
+  type AttributeValue,
+  type DynamoDBClient,
+  GetItemCommand,
+  PutItemCommand,
+  QueryCommand,
+  UpdateItemCommand,
+} from '@aws-sdk/client-dynamodb';
+import { TopicNotFoundError } from '../../domain/catalog-errors.ts';
+import { Position } from '../../domain/position.ts';
+import { TopicName } from '../../domain/topic-name.ts';
+import type { Ledger, LedgerInfo, ManagedLedgerState, NewEntry, StoredEntry } from '../../ports/ledger.ts';
+import {
+  big,
+  deleteAll,
+  type Item,
+  isConditionalCheckFailed,
+  N,
+  num,
+  queryAll,
+  S,
+  str,
+} from './dynamodb-support.ts';
+
+/** An entries item stays well under DynamoDB's 400 KB item limit. */
+export const MAX_CHUNK_BYTES = 350 * 1024;
+/** Attribute overhead per entry in a chunk, in DynamoDB's size rules (names, numbers, map). */
+const ENTRY_OVERHEAD_BYTES = 40;
+
+const STATE_SK = 'M';
+const LEDGER_COUNTER_KEY = { pk: S('C#ledgerId'), sk: S(STATE_SK) };
+
+/**
+ * Ledgers on DynamoDB.
+ *
+ * Catalog items:
+ * | pk | sk | attributes |
+ * | `ML#<partition>` | `M` | `cl` current ledgerId, `nx` next entryId in it, `ld` closed ledgers [{i, n}], `mi`/`bi` msg/bytes in |
+ * | `L#<ledgerId>` | `M` | `p` owning partition (ledgerId -> partition) |
+ * | `C#ledgerId` | `M` | `v` the deployment-wide ledgerId counter |
+ *
+ * Entries items (pk ledgerId, sk firstEntryId): `n` entries in this chunk,
+ * `pt` publish time, `e` list of {p payload, k key, pr properties, et event
+ * time, da deliverAt}. One publish batch is one chunk (split at 350 KB), so a
+ * batch of ten 1 KiB messages costs one write sized by its bytes.
+ *
+ * Appending: one atomic `ADD nx` allocates the batch's entry ids (the counter
+ * update of the design), then the chunk is written. When `nx` passes
+ * `maxEntriesPerLedger` the ledger rolls over: a new ledgerId from the
+ * counter, its index item, then a conditional switch of `cl` (the loser of a
+ * race retries in the winner's ledger).
+ */
+export class DynamoDbLedger implements Ledger {
+  constructor(
+    private readonly client: DynamoDBClient,
+    private readonly catalogTable: string,
+    private readonly entriesTable: string,
+    private readonly maxEntriesPerLedger: number,
+  ) {}
+
+  async initialize(partition: TopicName): Promise<ManagedLedgerState> {
+    const existing = await this.state(partition);
+    if (existing) return existing;
+    const ledgerId = await this.newLedger(partition);
+    try {
+      await this.client.send(
+        new PutItemCommand({
+          TableName: this.catalogTable,
+          Item: {
+            pk: S(stateKey(partition)),
+            sk: S(STATE_SK),
+            cl: N(ledgerId),
+            nx: N(0),
+            ld: { L: [] },
+            mi: N(0),
+            bi: N(0),
+          },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
+    } catch (error) {
+      if (!isConditionalCheckFailed(error)) throw error;
+      await deleteAll(this.client, this.catalogTable, [ledgerIndexKey(ledgerId)]);
+    }
+    return (await this.state(partition)) as ManagedLedgerState;
+  }
+
+  async append(
+    partition: TopicName,
+    entries: readonly NewEntry[],
+    publishTimeMs: number,
+  ): Promise<Position[]> {
+    const positions: Position[] = [];
+    let remaining = entries;
+    while (remaining.length > 0) {
+      const { ledgerId, first, count } = await this.allocate(partition, remaining);
+      const batch = remaining.slice(0, count);
+      await this.writeChunks(ledgerId, first, batch, publishTimeMs);
+      for (let i = 0; i < count; i++) positions.push(Position.of(ledgerId, first + BigInt(i)));
+      remaining = remaining.slice(count);
+    }
+    return positions;
+  }
+
+  async state(partition: TopicName): Promise<ManagedLedgerState | undefined> {
+    const result = await this.client.send(
+      new GetItemCommand({
+        TableName: this.catalogTable,
+        Key: { pk: S(stateKey(partition)), sk: S(STATE_SK) },
+        ConsistentRead: true,
+      }),
+    );
+    return result.Item ? this.toState(partition, result.Item) : undefined;
+  }
+
+  async ownerOf(ledgerId: bigint): Promise<TopicName | undefined> {
+    const result = await this.client.send(
+      new GetItemCommand({
+        TableName: this.catalogTable,
+        Key: ledgerIndexKey(ledgerId),
+        ConsistentRead: true,
+      }),
+    );
+    const owner = str(result.Item, 'p');
+    return owner === undefined ? undefined : TopicName.parse(owner);
+  }
+
+  async readEntry(position: Position): Promise<StoredEntry | undefined> {
+    const result = await this.client.send(
+      new QueryCommand({
+        TableName: this.entriesTable,
+        KeyConditionExpression: 'ledgerId = :l AND firstEntryId <= :e',
+        ExpressionAttributeValues: { ':l': N(position.ledgerId), ':e': N(position.entryId) },
+        ScanIndexForward: false,
+        Limit: 1,
+        ConsistentRead: true,
+      }),
+    );
+    const chunk = result.Items?.[0];
+    if (!chunk) return undefined;
+    const first = big(chunk, 'firstEntryId') as bigint;
+    const index = Number(position.entryId - first);
+    const entry = chunk.e?.L?.[index]?.M;
+    if (!entry || index >= (num(chunk, 'n') ?? 0)) return undefined;
+    return toStoredEntry(position, entry, num(chunk, 'pt') ?? 0);
+  }
+
+  async deletePartition(partition: TopicName): Promise<void> {
+    const state = await this.state(partition);
+    if (!state) return;
+    for (const ledger of state.ledgers) {
+      const chunks = await queryAll(this.client, {
+        TableName: this.entriesTable,
+        KeyConditionExpression: 'ledgerId = :l',
+        ExpressionAttributeValues: { ':l': N(ledger.ledgerId) },
+        ProjectionExpression: 'ledgerId, firstEntryId',
+      });
+      await deleteAll(this.client, this.entriesTable, chunks);
+      await deleteAll(this.client, this.catalogTable, [ledgerIndexKey(ledger.ledgerId)]);
+    }
+    await deleteAll(this.client, this.catalogTable, [{ pk: S(stateKey(partition)), sk: S(STATE_SK) }]);
+  }
+
+  /** Allocates ids for a prefix of `entries` in the current ledger, rolling over when it is full. */
+  private async allocate(
+    partition: TopicName,
+    entries: readonly NewEntry[],
+  ): Promise<{ ledgerId: bigint; first: bigint; count: number }> {
+    const max = BigInt(this.maxEntriesPerLedger);
+    for (;;) {
+      const wanted = BigInt(entries.length);
+      const bytes = entries.reduce((sum, entry) => sum + Buffer.byteLength(entry.payload), 0);
+      let updated: Item | undefined;
+      try {
+        const result = await this.client.send(
+          new UpdateItemCommand({
+            TableName: this.catalogTable,
+            Key: { pk: S(stateKey(partition)), sk: S(STATE_SK) },
+            UpdateExpression: 'ADD nx :n, mi :n, bi :b',
+            ConditionExpression: 'attribute_exists(pk)',
+            ExpressionAttributeValues: { ':n': N(wanted), ':b': N(bytes) },
+            ReturnValues: 'ALL_NEW',
+          }),
+        );
+        updated = result.Attributes;
+      } catch (error) {
+        if (isConditionalCheckFailed(error)) throw new TopicNotFoundError(partition.toString());
+        throw error;
+      }
+      const ledgerId = big(updated, 'cl') as bigint;
+      const next = big(updated, 'nx') as bigint;
+      const first = next - wanted;
+      const fitting = first >= max ? 0n : (next > max ? max : next) - first;
+      if (fitting < wanted) {
+        // The part past the ledger's end is not written: take it back out of the counters.
+        const unused = entries.slice(Number(fitting));
+        const unusedBytes = unused.reduce((sum, entry) => sum + Buffer.byteLength(entry.payload), 0);
+        await this.client.send(
+          new UpdateItemCommand({
+            TableName: this.catalogTable,
+            Key: { pk: S(stateKey(partition)), sk: S(STATE_SK) },
+            UpdateExpression: 'ADD mi :n, bi :b',
+            ExpressionAttributeValues: { ':n': N(-unused.length), ':b': N(-unusedBytes) },
+          }),
+        );
+      }
+      if (fitting > 0n) return { ledgerId, first, count: Number(fitting) };
+      await this.rollOver(partition, ledgerId);
+    }
+  }
+
+  private async rollOver(partition: TopicName, fullLedgerId: bigint): Promise<void> {
+    const ledgerId = await this.newLedger(partition);
+    try {
+      await this.client.send(
+        new UpdateItemCommand({
+          TableName: this.catalogTable,
+          Key: { pk: S(stateKey(partition)), sk: S(STATE_SK) },
+          UpdateExpression: 'SET cl = :new, nx = :zero, ld = list_append(ld, :closed)',
+          ConditionExpression: 'cl = :old',
+          ExpressionAttributeValues: {
+            ':new': N(ledgerId),
+            ':old': N(fullLedgerId),
+            ':zero': N(0),
+            ':closed': { L: [{ M: { i: N(fullLedgerId), n: N(this.maxEntriesPerLedger) } }] },
+          },
+        }),
+      );
+    } catch (error) {
+      if (!isConditionalCheckFailed(error)) throw error;
+      // Another publisher rolled over first; its ledger is used and ours was never referenced.
+      await deleteAll(this.client, this.catalogTable, [ledgerIndexKey(ledgerId)]);
+    }
+  }
+
+  /** A deployment-wide unique ledgerId, indexed to its partition before anyone can use it. */
+  private async newLedger(partition: TopicName): Promise<bigint> {
+    const result = await this.client.send(
+      new UpdateItemCommand({
+        TableName: this.catalogTable,
+        Key: LEDGER_COUNTER_KEY,
+        UpdateExpression: 'ADD v :one',
+        ExpressionAttributeValues: { ':one': N(1) },
+        ReturnValues: 'UPDATED_NEW',
+      }),
+    );
+    const ledgerId = big(result.Attributes, 'v') as bigint;
+    await this.client.send(
+      new PutItemCommand({
+        TableName: this.catalogTable,
+        Item: { ...ledgerIndexKey(ledgerId), p: S(partition.toString()) },
+      }),
+    );
+    return ledgerId;
+  }
+
+  private async writeChunks(
+    ledgerId: bigint,
+    firstEntryId: bigint,
+    entries: readonly NewEntry[],
+    publishTimeMs: number,
+  ): Promise<void> {
+    let chunkStart = 0;
+    while (chunkStart < entries.length) {
+      let size = 0;
+      let chunkEnd = chunkStart;
+      while (chunkEnd < entries.length) {
+        const entrySize = approximateSize(entries[chunkEnd] as NewEntry);
+        if (chunkEnd > chunkStart && size + entrySize > MAX_CHUNK_BYTES) break;
+        size += entrySize;
+        chunkEnd++;
+      }
+      const chunk = entries.slice(chunkStart, chunkEnd);
+      await this.client.send(
+        new PutItemCommand({
+          TableName: this.entriesTable,
+          Item: {
+            ledgerId: N(ledgerId),
+            firstEntryId: N(firstEntryId + BigInt(chunkStart)),
+            n: N(chunk.length),
+            pt: N(publishTimeMs),
+            e: { L: chunk.map((entry) => ({ M: entryAttributes(entry) })) },
+          },
+        }),
+      );
+      chunkStart = chunkEnd;
+    }
+  }
+
+  private toState(partition: TopicName, item: Item): ManagedLedgerState {
+    const max = BigInt(this.maxEntriesPerLedger);
+    const closed: LedgerInfo[] = (item.ld?.L ?? []).map((ledger) => ({
+      ledgerId: big(ledger.M, 'i') as bigint,
+      entries: big(ledger.M, 'n') as bigint,
+    }));
+    const next = big(item, 'nx') as bigint;
+    const current = { ledgerId: big(item, 'cl') as bigint, entries: next > max ? max : next };
+    return {
+      partition,
+      ledgers: [...closed, current],
+      msgInCounter: num(item, 'mi') ?? 0,
+      bytesInCounter: num(item, 'bi') ?? 0,
+    };
+  }
+}
+
+function stateKey(partition: TopicName): string {
+  return `ML#${partition.toString()}`;
+}
+
+function ledgerIndexKey(ledgerId: bigint): Item {
+  return { pk: S(`L#${ledgerId}`), sk: S(STATE_SK) };
+}
+
+function approximateSize(entry: NewEntry): number {
+  let size = ENTRY_OVERHEAD_BYTES + Buffer.byteLength(entry.payload) + Buffer.byteLength(entry.key ?? '');
+  for (const [name, value] of Object.entries(entry.properties)) {
+    size += Buffer.byteLength(name) + Buffer.byteLength(value) + 3;
+  }
+  return size;
+}
+
+function entryAttributes(entry: NewEntry): Record<string, AttributeValue> {
+  const attributes: Record<string, AttributeValue> = { p: S(entry.payload) };
+  if (entry.key !== undefined) attributes.k = S(entry.key);
+  if (Object.keys(entry.properties).length > 0) {
+    attributes.pr = { M: Object.fromEntries(Object.entries(entry.properties).map(([k, v]) => [k, S(v)])) };
+  }
+  if (entry.eventTimeMs !== undefined) attributes.et = N(entry.eventTimeMs);
+  if (entry.deliverAtMs !== undefined) attributes.da = N(entry.deliverAtMs);
+  return attributes;
+}
+
+function toStoredEntry(
+  position: Position,
+  entry: Record<string, AttributeValue>,
+  publishTimeMs: number,
+): StoredEntry {
+  const properties: Record<string, string> = {};
+  for (const [name, value] of Object.entries(entry.pr?.M ?? {})) properties[name] = value.S ?? '';
+  const stored: {
+    -readonly [K in keyof StoredEntry]: StoredEntry[K];
+  } = { position, payload: entry.p?.S ?? '', properties, publishTimeMs };
+  if (entry.k?.S !== undefined) stored.key = entry.k.S;
+  if (entry.et?.N !== undefined) stored.eventTimeMs = Number(entry.et.N);
+  if (entry.da?.N !== undefined) stored.deliverAtMs = Number(entry.da.N);
+  return stored;
+}

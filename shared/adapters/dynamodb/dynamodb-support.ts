@@ -1,0 +1,88 @@
+import {
+  type AttributeValue,
+  BatchWriteItemCommand,
+  ConditionalCheckFailedException,
+  type DynamoDBClient,
+  QueryCommand,
+  type QueryCommandInput,
+  TransactionCanceledException,
+} from '@aws-sdk/client-dynamodb';
+
+export type Item = Record<string, AttributeValue>;
+
+export function isConditionalCheckFailed(error: unknown): boolean {
+  return error instanceof ConditionalCheckFailedException || error instanceof TransactionCanceledException;
+}
+
+export const S = (value: string): AttributeValue => ({ S: value });
+export const N = (value: bigint | number): AttributeValue => ({ N: value.toString() });
+
+export function str(item: Item | undefined, name: string): string | undefined {
+  return item?.[name]?.S;
+}
+
+/** Numbers stay exact: ids above 2^53 come back as bigint, never through a JS number. */
+export function big(item: Item | undefined, name: string): bigint | undefined {
+  const value = item?.[name]?.N;
+  return value === undefined ? undefined : BigInt(value);
+}
+
+export function num(item: Item | undefined, name: string): number | undefined {
+  const value = item?.[name]?.N;
+  return value === undefined ? undefined : Number(value);
+}
+
+/** Fixed-width decimal, so string order equals numeric order in sort keys. */
+export function pad(value: bigint | number, width = 20): string {
+  return value.toString().padStart(width, '0');
+}
+
+/** Every item of a query, following LastEvaluatedKey. */
+export async function queryAll(client: DynamoDBClient, input: QueryCommandInput): Promise<Item[]> {
+  const items: Item[] = [];
+  let startKey: Item | undefined;
+  do {
+    const page = await client.send(new QueryCommand({ ...input, ExclusiveStartKey: startKey }));
+    items.push(...(page.Items ?? []));
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return items;
+}
+
+/** Deletes keys in batches of 25, retrying unprocessed ones. */
+export async function deleteAll(
+  client: DynamoDBClient,
+  tableName: string,
+  keys: readonly Item[],
+): Promise<void> {
+  for (let i = 0; i < keys.length; i += 25) {
+    let requests = keys.slice(i, i + 25).map((key) => ({ DeleteRequest: { Key: key } }));
+    for (let attempt = 0; requests.length > 0; attempt++) {
+      const result = await client.send(
+        new BatchWriteItemCommand({ RequestItems: { [tableName]: requests } }),
+      );
+      requests = (result.UnprocessedItems?.[tableName] ?? []) as typeof requests;
+      if (requests.length > 0) await backoff(attempt);
+    }
+  }
+}
+
+export function backoff(attempt: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, Math.min(1000, 10 * 2 ** attempt)));
+}
+
+/** Runs `task` over `inputs` with at most `concurrency` in flight. */
+export async function forEachLimited<T>(
+  inputs: readonly T[],
+  concurrency: number,
+  task: (input: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const workers = Array.from({ length: Math.min(concurrency, inputs.length) }, async () => {
+    while (next < inputs.length) {
+      const input = inputs[next++] as T;
+      await task(input);
+    }
+  });
+  await Promise.all(workers);
+}

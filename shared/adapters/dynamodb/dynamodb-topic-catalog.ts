@@ -1,0 +1,139 @@
+import { type DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { SubscriptionAlreadyExistsError, TopicAlreadyExistsError } from '../../domain/catalog-errors.ts';
+import { parseSubscriptionType } from '../../domain/subscription-type.ts';
+import { TopicName } from '../../domain/topic-name.ts';
+import type { SubscriptionRecord, TopicCatalog, TopicRecord } from '../../ports/topic-catalog.ts';
+import {
+  deleteAll,
+  type Item,
+  isConditionalCheckFailed,
+  N,
+  num,
+  queryAll,
+  S,
+  str,
+} from './dynamodb-support.ts';
+
+/**
+ * Topics and subscriptions in the Catalog table.
+ *
+ * | pk | sk | attributes |
+ * | `NS#<domain>://<tenant>/<namespace>` | `T#<topic>` | `pt` partitions (0: not partitioned), `ca` created at |
+ * | `ML#<partition>` | `S#<subscription>` | `ty` type, `ci` cursorId, `ca` created at |
+ *
+ * A namespace's topics are one Query; a partition's subscriptions share the
+ * partition key of its managed-ledger state.
+ */
+export class DynamoDbTopicCatalog implements TopicCatalog {
+  constructor(
+    private readonly client: DynamoDBClient,
+    private readonly tableName: string,
+  ) {}
+
+  async createTopic(record: TopicRecord): Promise<void> {
+    try {
+      await this.client.send(
+        new PutItemCommand({
+          TableName: this.tableName,
+          Item: { ...topicKey(record.topic), pt: N(record.partitions), ca: N(record.createdAtMs) },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
+    } catch (error) {
+      if (isConditionalCheckFailed(error)) throw new TopicAlreadyExistsError(record.topic.toString());
+      throw error;
+    }
+  }
+
+  async getTopic(topic: TopicName): Promise<TopicRecord | undefined> {
+    const result = await this.client.send(
+      new GetItemCommand({ TableName: this.tableName, Key: topicKey(topic), ConsistentRead: true }),
+    );
+    return result.Item ? toTopicRecord(topic, result.Item) : undefined;
+  }
+
+  async listTopics(domain: TopicName['domain'], namespaceName: string): Promise<TopicRecord[]> {
+    const items = await queryAll(this.client, {
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :t)',
+      ExpressionAttributeValues: { ':pk': S(`NS#${domain}://${namespaceName}`), ':t': S('T#') },
+      ConsistentRead: true,
+    });
+    return items.map((item) => {
+      const localName = (str(item, 'sk') as string).slice(2);
+      return toTopicRecord(TopicName.parse(`${domain}://${namespaceName}/${localName}`), item);
+    });
+  }
+
+  async deleteTopic(topic: TopicName): Promise<void> {
+    await deleteAll(this.client, this.tableName, [topicKey(topic)]);
+  }
+
+  async createSubscription(partition: TopicName, record: SubscriptionRecord): Promise<void> {
+    try {
+      await this.client.send(
+        new PutItemCommand({
+          TableName: this.tableName,
+          Item: {
+            ...subscriptionKey(partition, record.name),
+            ty: S(record.type),
+            ci: S(record.cursorId),
+            ca: N(record.createdAtMs),
+          },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
+    } catch (error) {
+      if (isConditionalCheckFailed(error)) {
+        throw new SubscriptionAlreadyExistsError(partition.toString(), record.name);
+      }
+      throw error;
+    }
+  }
+
+  async getSubscription(partition: TopicName, name: string): Promise<SubscriptionRecord | undefined> {
+    const result = await this.client.send(
+      new GetItemCommand({
+        TableName: this.tableName,
+        Key: subscriptionKey(partition, name),
+        ConsistentRead: true,
+      }),
+    );
+    return result.Item ? toSubscriptionRecord(result.Item) : undefined;
+  }
+
+  async listSubscriptions(partition: TopicName): Promise<SubscriptionRecord[]> {
+    const items = await queryAll(this.client, {
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :s)',
+      ExpressionAttributeValues: { ':pk': S(`ML#${partition.toString()}`), ':s': S('S#') },
+      ConsistentRead: true,
+    });
+    return items.map(toSubscriptionRecord);
+  }
+
+  async deleteSubscription(partition: TopicName, name: string): Promise<void> {
+    await deleteAll(this.client, this.tableName, [subscriptionKey(partition, name)]);
+  }
+}
+
+function topicKey(topic: TopicName): Item {
+  return { pk: S(`NS#${topic.domain}://${topic.namespaceName}`), sk: S(`T#${topic.localName}`) };
+}
+
+function subscriptionKey(partition: TopicName, name: string): Item {
+  return { pk: S(`ML#${partition.toString()}`), sk: S(`S#${name}`) };
+}
+
+function toTopicRecord(topic: TopicName, item: Item): TopicRecord {
+  return { topic, partitions: num(item, 'pt') ?? 0, createdAtMs: num(item, 'ca') ?? 0 };
+}
+
+function toSubscriptionRecord(item: Item): SubscriptionRecord {
+  return {
+    name: (str(item, 'sk') as string).slice(2),
+    type: parseSubscriptionType(str(item, 'ty') as string),
+    cursorId: str(item, 'ci') as string,
+    createdAtMs: num(item, 'ca') ?? 0,
+  };
+}

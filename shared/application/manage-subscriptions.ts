@@ -1,0 +1,97 @@
+import { SubscriptionAlreadyExistsError } from '../domain/catalog-errors.ts';
+import { Cursor } from '../domain/cursor.ts';
+import { ValidationError } from '../domain/errors.ts';
+import type { SubscriptionType } from '../domain/subscription-type.ts';
+import type { TopicName } from '../domain/topic-name.ts';
+import { requireAction, requireSuperuser } from './authorization.ts';
+import type { UseCasePorts } from './ports.ts';
+import type { Principal } from './principal.ts';
+import { requireSubscription, resolveTopic } from './topic-lookup.ts';
+
+export type InitialPosition = 'Earliest' | 'Latest';
+
+/** Pulsar's subscription names: non-empty, no control characters, and not too long for a key. */
+const SUBSCRIPTION_NAME = /^[^\p{Cc}/]{1,256}$/u;
+
+export function validateSubscriptionName(name: string): string {
+  if (!SUBSCRIPTION_NAME.test(name)) {
+    throw new ValidationError(
+      `Invalid subscription name '${name}': 1 to 256 characters, no '/' or control characters`,
+    );
+  }
+  return name;
+}
+
+/**
+ * Create a subscription on every partition the call addresses.
+ * 1. Only superusers manage subscriptions; the topic must exist.
+ * 2. Refuse when it exists on any partition (409), before writing anything.
+ * 3. Per partition: create the cursor (Earliest: before the first entry;
+ *    Latest: at the last written entry), then the subscription record.
+ */
+export async function createSubscription(
+  ports: UseCasePorts,
+  principal: Principal | undefined,
+  topic: TopicName,
+  name: string,
+  type: SubscriptionType,
+  initialPosition: InitialPosition,
+): Promise<void> {
+  requireSuperuser(principal, 'creating a subscription');
+  validateSubscriptionName(name);
+  const resolved = await resolveTopic(ports, topic);
+  for (const partition of resolved.partitions) {
+    if (await ports.catalog.getSubscription(partition, name)) {
+      throw new SubscriptionAlreadyExistsError(topic.toString(), name);
+    }
+  }
+  for (const partition of resolved.partitions) {
+    const state = await ports.ledger.initialize(partition);
+    const cursor =
+      initialPosition === 'Earliest' ? Cursor.atEarliest(state.ledgers) : Cursor.atLatest(state.ledgers);
+    const cursorId = ports.ids.newId();
+    await ports.cursors.create(cursorId, cursor.markDeletePosition);
+    await ports.catalog.createSubscription(partition, {
+      name,
+      type,
+      cursorId,
+      createdAtMs: ports.clock.nowMs(),
+    });
+  }
+}
+
+/** Subscription names of the topic (of its first partition: they are created on all of them). */
+export async function listSubscriptions(
+  ports: UseCasePorts,
+  principal: Principal | undefined,
+  topic: TopicName,
+): Promise<string[]> {
+  await requireAction(ports.permissions, principal, topic, ['consume', 'produce', 'acknowledge_message']);
+  const resolved = await resolveTopic(ports, topic);
+  const names = new Set<string>();
+  for (const partition of resolved.partitions) {
+    for (const subscription of await ports.catalog.listSubscriptions(partition)) names.add(subscription.name);
+  }
+  return [...names].sort();
+}
+
+/** Delete the subscription on every partition: the record first (no new reads), then its cursor. */
+export async function deleteSubscription(
+  ports: UseCasePorts,
+  principal: Principal | undefined,
+  topic: TopicName,
+  name: string,
+): Promise<void> {
+  requireSuperuser(principal, 'deleting a subscription');
+  const resolved = await resolveTopic(ports, topic);
+  const subscriptions = await Promise.all(
+    resolved.partitions.map(async (partition) => ({
+      partition,
+      subscription: await requireSubscription(ports, partition, name),
+    })),
+  );
+  for (const { partition, subscription } of subscriptions) {
+    await ports.catalog.deleteSubscription(partition, name);
+    await ports.cursors.delete(subscription.cursorId);
+  }
+}

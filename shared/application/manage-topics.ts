@@ -1,0 +1,92 @@
+import { TopicAlreadyExistsError, TopicNotFoundError } from '../domain/catalog-errors.ts';
+import { PreconditionFailedError, ValidationError } from '../domain/errors.ts';
+import type { TopicName } from '../domain/topic-name.ts';
+import { requireSuperuser } from './authorization.ts';
+import type { UseCasePorts } from './ports.ts';
+import type { Principal } from './principal.ts';
+import { requirePersistent, resolveTopic } from './topic-lookup.ts';
+
+/** Pulsar's default cap on partitions per topic (maxNumPartitionsPerPartitionedTopic is unlimited; 0 = none). */
+export const MAX_PARTITIONS = 1_000;
+
+/**
+ * Create a topic (non-partitioned, or with `partitions` > 0).
+ * 1. Only superusers manage topics.
+ * 2. Refuse names Pulsar refuses: a partition name, or any name with `-partition-`.
+ * 3. Initialize the ledger of every partition, then record the topic (so a
+ *    recorded topic always has ledgers).
+ */
+export async function createTopic(
+  ports: UseCasePorts,
+  principal: Principal | undefined,
+  topic: TopicName,
+  partitions: number,
+): Promise<void> {
+  requireSuperuser(principal, 'creating a topic');
+  requirePersistent(topic);
+  if (topic.isPartition || topic.localName.includes('-partition-')) {
+    throw new PreconditionFailedError(
+      `Cannot create topic ${topic.toString()}: a topic name may not contain the keyword '-partition-'`,
+    );
+  }
+  if (!Number.isSafeInteger(partitions) || partitions < 0 || partitions > MAX_PARTITIONS) {
+    throw new ValidationError(
+      `Number of partitions must be an integer from 1 to ${MAX_PARTITIONS}, got ${partitions}`,
+    );
+  }
+  if (await ports.catalog.getTopic(topic)) throw new TopicAlreadyExistsError(topic.toString());
+  const names = partitions === 0 ? [topic] : Array.from({ length: partitions }, (_, i) => topic.partition(i));
+  await Promise.all(names.map((name) => ports.ledger.initialize(name)));
+  await ports.catalog.createTopic({ topic, partitions, createdAtMs: ports.clock.nowMs() });
+}
+
+/** Pulsar's partitioned-topic metadata: `{ partitions: 0 }` for a non-partitioned topic. */
+export async function getPartitionedMetadata(
+  ports: UseCasePorts,
+  principal: Principal | undefined,
+  topic: TopicName,
+): Promise<{ partitions: number }> {
+  requireSuperuser(principal, 'reading topic metadata');
+  const resolved = await resolveTopic(ports, topic.partitionedTopicName);
+  return { partitions: resolved.record.partitions };
+}
+
+/** Full names of a namespace's topics, a partitioned topic by its partitions' names (as Pulsar lists them). */
+export async function listTopics(
+  ports: UseCasePorts,
+  principal: Principal | undefined,
+  domain: TopicName['domain'],
+  namespaceName: string,
+): Promise<string[]> {
+  requireSuperuser(principal, 'listing topics');
+  const records = await ports.catalog.listTopics(domain, namespaceName);
+  const names: string[] = [];
+  for (const record of records) {
+    if (record.partitions === 0) names.push(record.topic.toString());
+    for (let i = 0; i < record.partitions; i++) names.push(record.topic.partition(i).toString());
+  }
+  return names.sort();
+}
+
+/**
+ * Delete a topic with its partitions, subscriptions, cursors and messages.
+ * 1. Forget the topic first (new calls see 404), 2. then remove each partition's
+ * subscriptions (record, then cursor) and ledgers.
+ */
+export async function deleteTopic(
+  ports: UseCasePorts,
+  principal: Principal | undefined,
+  topic: TopicName,
+): Promise<void> {
+  requireSuperuser(principal, 'deleting a topic');
+  if (topic.isPartition) throw new TopicNotFoundError(topic.toString());
+  const resolved = await resolveTopic(ports, topic);
+  await ports.catalog.deleteTopic(resolved.record.topic);
+  for (const partition of resolved.partitions) {
+    for (const subscription of await ports.catalog.listSubscriptions(partition)) {
+      await ports.catalog.deleteSubscription(partition, subscription.name);
+      await ports.cursors.delete(subscription.cursorId);
+    }
+    await ports.ledger.deletePartition(partition);
+  }
+}

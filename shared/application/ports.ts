@@ -1,0 +1,23 @@
+import type { AuditLog } from '../ports/audit-log.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { CursorStore } from '../ports/cursor-store.ts';
+import type { Ledger } from '../ports/ledger.ts';
+import type { PermissionStore } from '../ports/permission-store.ts';
+import type { TopicCatalog } from '../ports/topic-catalog.ts';
+
+/** Fresh identifiers (cursor ids, consumer ids); injected so tests can fix them. */
+export interface IdGenerator {
+  newId(): string;
+}
+
+/** The secondary ports the use cases are written against. */
+export interface UseCasePorts {
+  readonly catalog: TopicCatalog;
+  readonly ledger: Ledger;
+  readonly cursors: CursorStore;
+  readonly permissions: PermissionStore;
+  readonly audit: AuditLog;
+  readonly clock: Clock;
+  readonly ids: IdGenerator;
+  readonly settings: { readonly clusterName: string };
+}

@@ -1,0 +1,92 @@
+import { TopicAlreadyExistsError, TopicNotFoundError } from '../domain/catalog-errors.ts';
+import { partitionForKey, type RoundRobinRouter } from '../domain/message-router.ts';
+import type { TopicName } from '../domain/topic-name.ts';
+import type { NewEntry } from '../ports/ledger.ts';
+import type { TopicRecord } from '../ports/topic-catalog.ts';
+import { requireAction } from './authorization.ts';
+import type { UseCasePorts } from './ports.ts';
+import type { Principal } from './principal.ts';
+import { requirePersistent } from './topic-lookup.ts';
+
+export interface PublishResult {
+  readonly messageId: string;
+  readonly errorCode: number;
+}
+
+/**
+ * Publish messages to a topic (Pulsar's REST produce).
+ * 1. The caller needs `produce` on the topic or its namespace.
+ * 2. A topic that does not exist is created non-partitioned, as Pulsar's
+ *    default `allowAutoTopicCreation` does.
+ * 3. Route each message to a partition (key hash, else round-robin) and append
+ *    each partition's messages as one batch: one counter update and one chunk
+ *    write per partition.
+ * 4. Answer the MessageIds in the order the messages came.
+ */
+export async function publishMessages(
+  ports: UseCasePorts,
+  principal: Principal | undefined,
+  topic: TopicName,
+  messages: readonly NewEntry[],
+  router: RoundRobinRouter,
+): Promise<PublishResult[]> {
+  requirePersistent(topic);
+  await requireAction(ports.permissions, principal, topic, ['produce']);
+  const record = await ensureTopic(ports, topic);
+  const byPartition = new Map<number, { partition: TopicName; indexes: number[]; entries: NewEntry[] }>();
+  messages.forEach((message, index) => {
+    const partitionIndex = topic.isPartition
+      ? topic.partitionIndex
+      : record.partitions === 0
+        ? -1
+        : message.key !== undefined
+          ? partitionForKey(message.key, record.partitions)
+          : router.choose(record.partitions);
+    const group = byPartition.get(partitionIndex) ?? {
+      partition: partitionIndex === -1 || topic.isPartition ? topic : topic.partition(partitionIndex),
+      indexes: [],
+      entries: [],
+    };
+    group.indexes.push(index);
+    group.entries.push(message);
+    byPartition.set(partitionIndex, group);
+  });
+  const results: PublishResult[] = new Array(messages.length);
+  const publishTimeMs = ports.clock.nowMs();
+  await Promise.all(
+    [...byPartition.values()].map(async (group) => {
+      const positions = await ports.ledger.append(group.partition, group.entries, publishTimeMs);
+      positions.forEach((position, i) => {
+        results[group.indexes[i] as number] = {
+          messageId: `${position.toString()}:${group.partition.partitionIndex}`,
+          errorCode: 0,
+        };
+      });
+    }),
+  );
+  return results;
+}
+
+async function ensureTopic(ports: UseCasePorts, topic: TopicName): Promise<TopicRecord> {
+  const base = topic.partitionedTopicName;
+  const existing = await ports.catalog.getTopic(base);
+  if (existing) {
+    if (topic.isPartition && topic.partitionIndex >= existing.partitions) {
+      throw new TopicNotFoundError(topic.toString());
+    }
+    return existing;
+  }
+  if (topic.isPartition) {
+    const { TopicNotFoundError } = await import('../domain/catalog-errors.ts');
+    throw new TopicNotFoundError(topic.toString());
+  }
+  await ports.ledger.initialize(base);
+  const record: TopicRecord = { topic: base, partitions: 0, createdAtMs: ports.clock.nowMs() };
+  try {
+    await ports.catalog.createTopic(record);
+    return record;
+  } catch (error) {
+    if (!(error instanceof TopicAlreadyExistsError)) throw error;
+    return (await ports.catalog.getTopic(base)) as TopicRecord;
+  }
+}

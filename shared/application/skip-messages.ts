@@ -1,0 +1,83 @@
+import { ValidationError } from '../domain/errors.ts';
+import type { Position } from '../domain/position.ts';
+import type { TopicName } from '../domain/topic-name.ts';
+import { requireAction } from './authorization.ts';
+import type { UseCasePorts } from './ports.ts';
+import type { Principal } from './principal.ts';
+import {
+  foldCursor,
+  loadCursor,
+  requireSubscription,
+  resolvePosition,
+  resolveTopic,
+} from './topic-lookup.ts';
+
+/**
+ * Skip the first `count` messages of the subscription's backlog (on every
+ * partition the call addresses, as Pulsar's skip on a partitioned topic).
+ * 1. Load the cursor, 2. acknowledge the first `count` backlog entries,
+ * 3. persist the advanced mark-delete position.
+ */
+export async function skipMessages(
+  ports: UseCasePorts,
+  principal: Principal | undefined,
+  topic: TopicName,
+  subscriptionName: string,
+  count: number,
+): Promise<void> {
+  if (!Number.isSafeInteger(count) || count < 0) {
+    throw new ValidationError(`Number of messages to skip must be an integer >= 0, got ${count}`);
+  }
+  await requireAction(ports.permissions, principal, topic, ['consume']);
+  const resolved = await resolveTopic(ports, topic);
+  const subscriptions = await Promise.all(
+    resolved.partitions.map(async (partition) => ({
+      partition,
+      subscription: await requireSubscription(ports, partition, subscriptionName),
+    })),
+  );
+  for (const { partition, subscription } of subscriptions) {
+    const loaded = await loadCursor(ports, partition, subscription);
+    const positions = loaded.cursor.firstBacklogPositions(count);
+    if (positions.length === 0) continue;
+    await ports.cursors.acknowledge(subscription.cursorId, positions);
+    for (const position of positions) loaded.cursor.acknowledge(position);
+    await foldCursor(ports, subscription, loaded);
+  }
+}
+
+/**
+ * Skip the named messages (Pulsar's skipByMessageIds): each position is
+ * acknowledged on the subscription of the partition that owns it.
+ * 1. Resolve every position first (404 if any is not a message of the topic,
+ *    nothing written), 2. then acknowledge them, grouped by partition.
+ */
+export async function skipByMessageIds(
+  ports: UseCasePorts,
+  principal: Principal | undefined,
+  topic: TopicName,
+  subscriptionName: string,
+  positions: readonly Position[],
+): Promise<void> {
+  await requireAction(ports.permissions, principal, topic, ['consume']);
+  const resolved = await resolveTopic(ports, topic);
+  await Promise.all(
+    resolved.partitions.map((partition) => requireSubscription(ports, partition, subscriptionName)),
+  );
+  const byPartition = new Map<string, { partition: TopicName; positions: Position[] }>();
+  for (const position of positions) {
+    const { partition } = await resolvePosition(ports, resolved, position);
+    const group = byPartition.get(partition.toString()) ?? { partition, positions: [] };
+    group.positions.push(position);
+    byPartition.set(partition.toString(), group);
+  }
+  const targets = await Promise.all(
+    [...byPartition.values()].map(async (group) => ({
+      ...group,
+      subscription: await requireSubscription(ports, group.partition, subscriptionName),
+    })),
+  );
+  for (const target of targets) {
+    await ports.cursors.acknowledge(target.subscription.cursorId, target.positions);
+  }
+}

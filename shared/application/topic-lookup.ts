@@ -1,0 +1,128 @@
+import {
+  NonPersistentTopicError,
+  SubscriptionNotFoundError,
+  TopicNotFoundError,
+} from '../domain/catalog-errors.ts';
+import { Cursor } from '../domain/cursor.ts';
+import { PositionNotFoundError } from '../domain/errors.ts';
+import type { Position } from '../domain/position.ts';
+import type { TopicName } from '../domain/topic-name.ts';
+import type { ManagedLedgerState } from '../ports/ledger.ts';
+import type { SubscriptionRecord, TopicRecord } from '../ports/topic-catalog.ts';
+import type { UseCasePorts } from './ports.ts';
+
+/** A topic as addressed by a call: the base record and the partitions the call applies to. */
+export interface ResolvedTopic {
+  readonly topic: TopicName;
+  readonly record: TopicRecord;
+  /** `[topic]` for a non-partitioned topic or one addressed partition; every partition otherwise. */
+  readonly partitions: readonly TopicName[];
+}
+
+export function requirePersistent(topic: TopicName): void {
+  if (!topic.isPersistent) {
+    throw new NonPersistentTopicError(
+      `${topic.toString()} is a non-persistent topic: it keeps no messages, cursors or subscriptions to administer`,
+    );
+  }
+}
+
+/**
+ * Resolves a topic name, a partitioned topic or one of its partitions (`name-partition-i`).
+ * @throws TopicNotFoundError when the topic (or that partition) does not exist.
+ */
+export async function resolveTopic(ports: UseCasePorts, topic: TopicName): Promise<ResolvedTopic> {
+  requirePersistent(topic);
+  const base = topic.partitionedTopicName;
+  const record = await ports.catalog.getTopic(base);
+  if (!record) throw new TopicNotFoundError(topic.toString());
+  if (topic.isPartition) {
+    if (topic.partitionIndex >= record.partitions) throw new TopicNotFoundError(topic.toString());
+    return { topic, record, partitions: [topic] };
+  }
+  const partitions =
+    record.partitions === 0
+      ? [base]
+      : Array.from({ length: record.partitions }, (_, index) => base.partition(index));
+  return { topic, record, partitions };
+}
+
+/**
+ * The partition of `resolved` that holds `position`, with its ledger state.
+ * @throws PositionNotFoundError when the position is not a written message of this topic.
+ */
+export async function resolvePosition(
+  ports: UseCasePorts,
+  resolved: ResolvedTopic,
+  position: Position,
+): Promise<{ partition: TopicName; state: ManagedLedgerState }> {
+  const notFound = () =>
+    new PositionNotFoundError(
+      `Message ${position.toString()} not found in topic ${resolved.topic.toString()}`,
+    );
+  let partition: TopicName | undefined;
+  if (resolved.partitions.length === 1) {
+    partition = resolved.partitions[0];
+  } else {
+    const owner = await ports.ledger.ownerOf(position.ledgerId);
+    partition = resolved.partitions.find((candidate) => owner?.equals(candidate));
+  }
+  if (!partition) throw notFound();
+  const state = await ports.ledger.state(partition);
+  const ledger = state?.ledgers.find((info) => info.ledgerId === position.ledgerId);
+  if (!state || !ledger || position.entryId >= ledger.entries) throw notFound();
+  return { partition, state };
+}
+
+export async function requireSubscription(
+  ports: UseCasePorts,
+  partition: TopicName,
+  name: string,
+): Promise<SubscriptionRecord> {
+  const subscription = await ports.catalog.getSubscription(partition, name);
+  if (!subscription) throw new SubscriptionNotFoundError(partition.toString(), name);
+  return subscription;
+}
+
+/**
+ * The subscription's cursor over the partition's current ledgers. The cursor
+ * is read before the layout: the layout only grows, so every stored ack names
+ * an entry the layout knows.
+ */
+export async function loadCursor(
+  ports: UseCasePorts,
+  partition: TopicName,
+  subscription: SubscriptionRecord,
+): Promise<LoadedCursor> {
+  const stored = await ports.cursors.load(subscription.cursorId);
+  const state = await ports.ledger.state(partition);
+  if (!stored || !state) throw new SubscriptionNotFoundError(partition.toString(), subscription.name);
+  const cursor = new Cursor({
+    layout: state.ledgers,
+    markDeletePosition: stored.markDeletePosition,
+    acknowledged: stored.acknowledged,
+  });
+  return { cursor, state, storedMarkDelete: stored.markDeletePosition };
+}
+
+export interface LoadedCursor {
+  readonly cursor: Cursor;
+  readonly state: ManagedLedgerState;
+  /** The mark-delete position as stored, before advancement over acked ranges. */
+  readonly storedMarkDelete: Position;
+}
+
+/**
+ * Persists what the cursor's mark-delete advancement derived from its acks
+ * (mark-delete moves, covered ack pages go). Safe to call any time: it only
+ * moves forward.
+ */
+export async function foldCursor(
+  ports: UseCasePorts,
+  subscription: SubscriptionRecord,
+  loaded: LoadedCursor,
+): Promise<void> {
+  if (loaded.cursor.markDeletePosition.compareTo(loaded.storedMarkDelete) > 0) {
+    await ports.cursors.markDelete(subscription.cursorId, loaded.cursor.markDeletePosition);
+  }
+}

@@ -1,0 +1,61 @@
+import { z } from 'zod';
+import { PayloadTooLargeError, ValidationError } from '../domain/errors.ts';
+import type { NewEntry } from '../ports/ledger.ts';
+
+/** Largest payload of one message, in UTF-8 bytes (SQS's historical 256 KiB, which a token may carry inline). */
+export const MAX_PAYLOAD_BYTES = 256 * 1024;
+/** Messages per produce request. */
+export const MAX_MESSAGES_PER_REQUEST = 1_000;
+/** deliverAt / eventTime bounds: epoch milliseconds up to year 2286 (13 digits). */
+const MAX_EPOCH_MS = 9_999_999_999_999;
+
+const message = z
+  .object({
+    payload: z.string(),
+    key: z.string().max(1024).optional(),
+    properties: z.record(z.string().max(1024), z.string().max(16_384)).optional(),
+    eventTime: z.number().int().min(0).max(MAX_EPOCH_MS).optional(),
+    deliverAt: z.number().int().min(0).max(MAX_EPOCH_MS).optional(),
+    deliverAfterMs: z.number().int().min(0).max(MAX_EPOCH_MS).optional(),
+  })
+  .strict();
+
+const produceBody = z
+  .object({
+    messages: z.array(message).min(1).max(MAX_MESSAGES_PER_REQUEST),
+  })
+  .passthrough();
+
+/**
+ * Pulsar's REST produce body: `{"messages":[{"payload","key","properties",
+ * "eventTime","deliverAt","deliverAfterMs"}]}`. Validates everything before
+ * anything is stored: a bad field is a 400, an oversized payload a 413.
+ */
+export function parseProduceRequest(body: unknown, nowMs: number): NewEntry[] {
+  const parsed = produceBody.safeParse(body);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue?.path.length ? issue.path.join('.') : 'body';
+    throw new ValidationError(`Invalid produce request at ${where}: ${issue?.message ?? 'invalid'}`);
+  }
+  return parsed.data.messages.map((m, index) => {
+    const bytes = Buffer.byteLength(m.payload, 'utf8');
+    if (bytes > MAX_PAYLOAD_BYTES) {
+      throw new PayloadTooLargeError(
+        `Message ${index} has a payload of ${bytes} bytes; the limit is ${MAX_PAYLOAD_BYTES} bytes`,
+      );
+    }
+    if (m.deliverAt !== undefined && m.deliverAfterMs !== undefined) {
+      throw new ValidationError(`Message ${index} sets both deliverAt and deliverAfterMs; set one`);
+    }
+    const entry: { -readonly [K in keyof NewEntry]: NewEntry[K] } = {
+      payload: m.payload,
+      properties: m.properties ?? {},
+    };
+    if (m.key !== undefined) entry.key = m.key;
+    if (m.eventTime !== undefined) entry.eventTimeMs = m.eventTime;
+    if (m.deliverAt !== undefined) entry.deliverAtMs = m.deliverAt;
+    if (m.deliverAfterMs !== undefined) entry.deliverAtMs = nowMs + m.deliverAfterMs;
+    return entry;
+  });
+}

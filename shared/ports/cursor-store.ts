@@ -1,0 +1,26 @@
+import type { Position } from '../domain/position.ts';
+
+/** What the store holds of one cursor: mark-delete plus every individual ack after it. */
+export interface StoredCursor {
+  readonly markDeletePosition: Position;
+  /** Individually acknowledged positions, ascending; may include positions at or before mark-delete. */
+  readonly acknowledged: readonly Position[];
+}
+
+/**
+ * Durable subscription cursors. Every individual acknowledgement is kept (no
+ * cap on ack holes), and acknowledging is commutative and idempotent, so
+ * concurrent writers never lose each other's acks.
+ */
+export interface CursorStore {
+  create(cursorId: string, markDeletePosition: Position): Promise<void>;
+  /** Reads the whole cursor. Cost grows with the number of ack pages after mark-delete. */
+  load(cursorId: string): Promise<StoredCursor | undefined>;
+  /** Individual acknowledgement of any number of positions. Cost: one write per ack page touched. */
+  acknowledge(cursorId: string, positions: readonly Position[]): Promise<void>;
+  /** Moves mark-delete forward to `position` (never backwards); drops the ack pages it covers. */
+  markDelete(cursorId: string, position: Position): Promise<void>;
+  /** Whether each position is acknowledged. Cost: the head plus one read per ack page touched. */
+  isAcknowledged(cursorId: string, positions: readonly Position[]): Promise<boolean[]>;
+  delete(cursorId: string): Promise<void>;
+}

@@ -71,8 +71,8 @@ export function adminRoutes(deps: Dependencies): Route[] {
       topic as string,
     );
     if (v1.cluster !== ports.settings.clusterName) {
-      throw new TopicNotFoundError(
-        `${v1.toString()} (cluster ${v1.cluster} is not this cluster, ${ports.settings.clusterName})`,
+      throw new NotFoundError(
+        `Cluster ${v1.cluster} does not exist: this ackline is the cluster ${ports.settings.clusterName}`,
       );
     }
     return TopicName.parse(`${v1.domain}://${v1.tenant}/${v1.namespace}/${v1.localName}`);

@@ -105,7 +105,11 @@ export async function startEmbeddedStack(options: EmbeddedStackOptions): Promise
   }
 }
 
-async function ensureTable(client: DynamoDBClient, tableName: string, table: TableDefinition): Promise<void> {
+export async function ensureTable(
+  client: DynamoDBClient,
+  tableName: string,
+  table: TableDefinition,
+): Promise<void> {
   try {
     await client.send(new DescribeTableCommand({ TableName: tableName }));
     return;

@@ -7,6 +7,13 @@ import { handler as dataApi } from '../../functions/data-api/handler.ts';
 import { type EmbeddedStack, startEmbeddedStack } from './embedded-stack.ts';
 import { type LocalGateway, startLocalGateway } from './local-gateway.ts';
 
+/**
+ * Written into the data directory at every start: where this run's gateway,
+ * DynamoDB and SQS endpoints listen (their ports change between runs), for
+ * tools such as the AWS CLI (`--endpoint-url`) and the test suites.
+ */
+export const ENDPOINTS_FILE = 'endpoints.json';
+
 export interface LocalOptions {
   readonly port: number;
   readonly host?: string;
@@ -56,6 +63,10 @@ export async function startLocal(options: LocalOptions): Promise<RunningLocal> {
     await releaseLock();
     throw error;
   }
+  await writeFile(
+    join(dataDir, ENDPOINTS_FILE),
+    `${JSON.stringify({ gateway: gateway.url, dynamodb: stack.dynamodbEndpoint, sqs: stack.sqsEndpoint, env: stack.env }, null, 2)}\n`,
+  );
   return {
     url: gateway.url,
     dataDir,
@@ -63,6 +74,7 @@ export async function startLocal(options: LocalOptions): Promise<RunningLocal> {
     stop: async () => {
       await gateway.close();
       await stack.stop();
+      await rm(join(dataDir, ENDPOINTS_FILE), { force: true });
       await releaseLock();
     },
   };

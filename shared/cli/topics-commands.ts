@@ -1,0 +1,319 @@
+import { type Command, Option } from 'commander';
+import { parseTopic } from '../client/admin-paths.ts';
+import type { InitialPosition, SubscriptionType } from '../client/admin-types.ts';
+import type { CliContext } from './cli-context.ts';
+import { withExamples } from './help-examples.ts';
+import { integerParser, parseEntryId, parseList } from './option-parsers.ts';
+
+const TOPIC_ARGUMENT = 'persistent://tenant/namespace/topic, or tenant/namespace/topic';
+const SUBSCRIPTION_TYPES: readonly SubscriptionType[] = ['Exclusive', 'Shared', 'Failover', 'Key_Shared'];
+const INITIAL_POSITIONS: Readonly<Record<string, InitialPosition>> = {
+  earliest: 'Earliest',
+  latest: 'Latest',
+};
+
+interface SubscriptionOption {
+  readonly subscription: string;
+}
+interface PositionOptions {
+  readonly ledgerId: string;
+  readonly entryId: string;
+}
+interface PermissionOptions {
+  readonly role: string;
+  readonly actions: readonly string[];
+}
+
+/**
+ * `ackline-admin topics ...`: the pulsar-admin `topics` commands ackline serves, same names and flags.
+ *
+ * @example
+ * registerTopicsCommands(program, context);
+ * // $ ackline-admin topics acknowledgeMessage my-tenant/my-ns/orders -l 12 -e 3 -s billing
+ */
+export function registerTopicsCommands(program: Command, context: CliContext): void {
+  const topics = program.command('topics').description('Operations on topics and their subscriptions');
+  const topicsApi = () => context.admin().topics();
+
+  withExamples(
+    topics
+      .command('acknowledgeMessage')
+      .description(
+        'Acknowledge one message (ledgerId:entryId) on the given subscriptions, or on all subscriptions of the topic (PIP-423)',
+      )
+      .argument('<topic>', TOPIC_ARGUMENT)
+      .requiredOption(
+        '-l, --ledgerId <ledgerId>',
+        'ledger id of the message (digits; may exceed 2^53)',
+        parseEntryId,
+      )
+      .requiredOption('-e, --entryId <entryId>', 'entry id of the message (digits)', parseEntryId)
+      .option(
+        '-s, --subscriptionNames <names>',
+        'comma-separated subscriptions to acknowledge on (repeatable); default: all subscriptions',
+        parseList,
+      )
+      .option('--dry-run', 'report what would be acknowledged, changing nothing')
+      .action(
+        async (
+          topic: string,
+          options: PositionOptions & {
+            readonly subscriptionNames?: readonly string[];
+            readonly dryRun?: boolean;
+          },
+        ) => {
+          const report = await topicsApi().acknowledgeMessage(topic, {
+            ledgerId: options.ledgerId,
+            entryId: options.entryId,
+            subscriptionNames: options.subscriptionNames,
+            dryRun: options.dryRun === true,
+          });
+          if (options.dryRun) {
+            context.printJson(report);
+            return;
+          }
+          const on = options.subscriptionNames?.length
+            ? `subscription${options.subscriptionNames.length > 1 ? 's' : ''} ${options.subscriptionNames.join(', ')}`
+            : 'all subscriptions';
+          context.print(
+            `Acknowledged message ${options.ledgerId}:${options.entryId} on ${on} of ${fullName(topic)}`,
+          );
+        },
+      ),
+    'topics acknowledgeMessage persistent://my-tenant/my-ns/orders -l 12 -e 3 -s billing,audit',
+    'topics acknowledgeMessage my-tenant/my-ns/orders --ledgerId 12 --entryId 3 --dry-run',
+  );
+
+  withExamples(
+    topics
+      .command('acknowledgeMessage-audit')
+      .description('Show the audit trail of admin acknowledgements on a topic (JSON)')
+      .argument('<topic>', TOPIC_ARGUMENT)
+      .action(async (topic: string) => {
+        context.printJson(await topicsApi().getAcknowledgeMessageAudit(topic));
+      }),
+    'topics acknowledgeMessage-audit my-tenant/my-ns/orders',
+  );
+
+  withExamples(
+    topics
+      .command('create')
+      .description('Create a non-partitioned topic')
+      .argument('<topic>', TOPIC_ARGUMENT)
+      .action(async (topic: string) => {
+        await topicsApi().createNonPartitionedTopic(topic);
+        context.print(`Created topic ${fullName(topic)}`);
+      }),
+    'topics create my-tenant/my-ns/orders',
+  );
+
+  withExamples(
+    topics
+      .command('create-partitioned-topic')
+      .description('Create a partitioned topic')
+      .argument('<topic>', TOPIC_ARGUMENT)
+      .requiredOption('-p, --partitions <N>', 'number of partitions (>= 1)', integerParser(1))
+      .action(async (topic: string, options: { readonly partitions: number }) => {
+        await topicsApi().createPartitionedTopic(topic, options.partitions);
+        context.print(`Created partitioned topic ${fullName(topic)} with ${options.partitions} partitions`);
+      }),
+    'topics create-partitioned-topic my-tenant/my-ns/orders -p 4',
+  );
+
+  withExamples(
+    topics
+      .command('list')
+      .description('List the topics of a namespace, one full name per line')
+      .argument('<namespace>', 'tenant/namespace')
+      .action(async (namespace: string) => {
+        for (const name of await topicsApi().getList(namespace)) context.print(name);
+      }),
+    'topics list my-tenant/my-ns',
+  );
+
+  withExamples(
+    topics
+      .command('delete')
+      .description('Delete a topic')
+      .argument('<topic>', TOPIC_ARGUMENT)
+      .action(async (topic: string) => {
+        await topicsApi().delete(topic);
+        context.print(`Deleted topic ${fullName(topic)}`);
+      }),
+    'topics delete my-tenant/my-ns/orders',
+  );
+
+  withExamples(
+    topics
+      .command('create-subscription')
+      .description('Create a durable subscription on a topic')
+      .argument('<topic>', TOPIC_ARGUMENT)
+      .requiredOption('-s, --subscription <subscription>', 'subscription name')
+      .addOption(
+        new Option('--subscription-type <type>', 'subscription type (default: the server default)').choices(
+          SUBSCRIPTION_TYPES,
+        ),
+      )
+      .addOption(
+        new Option('-m, --messageId <position>', 'where the cursor starts (default: latest)').choices(
+          Object.keys(INITIAL_POSITIONS),
+        ),
+      )
+      .action(
+        async (
+          topic: string,
+          options: SubscriptionOption & {
+            readonly subscriptionType?: SubscriptionType;
+            readonly messageId?: string;
+          },
+        ) => {
+          const initialPosition = options.messageId ? INITIAL_POSITIONS[options.messageId] : undefined;
+          await topicsApi().createSubscription(topic, options.subscription, {
+            subscriptionType: options.subscriptionType,
+            initialPosition,
+          });
+          context.print(`Created subscription ${options.subscription} on ${fullName(topic)}`);
+        },
+      ),
+    'topics create-subscription my-tenant/my-ns/orders -s billing --subscription-type Shared -m earliest',
+  );
+
+  withExamples(
+    topics
+      .command('subscriptions')
+      .description("List a topic's subscriptions, one per line")
+      .argument('<topic>', TOPIC_ARGUMENT)
+      .action(async (topic: string) => {
+        for (const name of await topicsApi().getSubscriptions(topic)) context.print(name);
+      }),
+    'topics subscriptions my-tenant/my-ns/orders',
+  );
+
+  withExamples(
+    topics
+      .command('unsubscribe')
+      .description('Delete a subscription from a topic')
+      .argument('<topic>', TOPIC_ARGUMENT)
+      .requiredOption('-s, --subscription <subscription>', 'subscription to delete')
+      .action(async (topic: string, options: SubscriptionOption) => {
+        await topicsApi().deleteSubscription(topic, options.subscription);
+        context.print(`Deleted subscription ${options.subscription} of ${fullName(topic)}`);
+      }),
+    'topics unsubscribe my-tenant/my-ns/orders -s billing',
+  );
+
+  withExamples(
+    topics
+      .command('stats')
+      .description("Show a topic's stats (JSON, Pulsar's TopicStats)")
+      .argument('<topic>', TOPIC_ARGUMENT)
+      .action(async (topic: string) => {
+        context.printJson(await topicsApi().getStats(topic));
+      }),
+    'topics stats my-tenant/my-ns/orders',
+  );
+
+  withExamples(
+    topics
+      .command('stats-internal')
+      .description("Show a topic's internal stats: ledgers and cursors (JSON)")
+      .argument('<topic>', TOPIC_ARGUMENT)
+      .action(async (topic: string) => {
+        context.printJson(await topicsApi().getInternalStats(topic));
+      }),
+    'topics stats-internal my-tenant/my-ns/orders',
+  );
+
+  withExamples(
+    topics
+      .command('peek-messages')
+      .description(
+        "Show the first messages of a subscription's backlog without consuming them (JSON, one per message)",
+      )
+      .argument('<topic>', TOPIC_ARGUMENT)
+      .requiredOption('-s, --subscription <subscription>', 'subscription whose backlog to peek')
+      .option('-n, --count <N>', 'number of messages (default 1)', integerParser(1), 1)
+      .action(async (topic: string, options: SubscriptionOption & { readonly count: number }) => {
+        for (const message of await topicsApi().peekMessages(topic, options.subscription, options.count)) {
+          context.printJson(message);
+        }
+      }),
+    'topics peek-messages my-tenant/my-ns/orders -s billing -n 5',
+  );
+
+  withExamples(
+    topics
+      .command('get-message-by-id')
+      .description('Show the message at ledgerId:entryId (JSON)')
+      .argument('<topic>', TOPIC_ARGUMENT)
+      .requiredOption('-l, --ledgerId <ledgerId>', 'ledger id of the message (digits)', parseEntryId)
+      .requiredOption('-e, --entryId <entryId>', 'entry id of the message (digits)', parseEntryId)
+      .action(async (topic: string, options: PositionOptions) => {
+        context.printJson(await topicsApi().getMessageById(topic, options.ledgerId, options.entryId));
+      }),
+    'topics get-message-by-id my-tenant/my-ns/orders -l 12 -e 3',
+  );
+
+  withExamples(
+    topics
+      .command('skip')
+      .description("Skip (acknowledge) the next N messages of a subscription's backlog")
+      .argument('<topic>', TOPIC_ARGUMENT)
+      .requiredOption('-s, --subscription <subscription>', 'subscription to skip on')
+      .requiredOption('-n, --count <N>', 'number of messages to skip', integerParser(0))
+      .action(async (topic: string, options: SubscriptionOption & { readonly count: number }) => {
+        await topicsApi().skipMessages(topic, options.subscription, options.count);
+        context.print(
+          `Skipped ${options.count} messages on subscription ${options.subscription} of ${fullName(topic)}`,
+        );
+      }),
+    'topics skip my-tenant/my-ns/orders -s billing -n 10',
+  );
+
+  withExamples(
+    topics
+      .command('grant-permission')
+      .description('Grant a role actions on a topic')
+      .argument('<topic>', TOPIC_ARGUMENT)
+      .requiredOption('--role <role>', 'role (a token subject)')
+      .requiredOption(
+        '--actions <actions>',
+        'comma-separated: produce, consume, acknowledge_message',
+        parseList,
+      )
+      .action(async (topic: string, options: PermissionOptions) => {
+        await topicsApi().grantPermission(topic, options.role, options.actions);
+        context.print(`Granted ${options.actions.join(', ')} on ${fullName(topic)} to role ${options.role}`);
+      }),
+    'topics grant-permission my-tenant/my-ns/orders --role ops --actions consume,acknowledge_message',
+  );
+
+  withExamples(
+    topics
+      .command('revoke-permission')
+      .description('Revoke every action granted to a role on a topic')
+      .argument('<topic>', TOPIC_ARGUMENT)
+      .requiredOption('--role <role>', 'role (a token subject)')
+      .action(async (topic: string, options: { readonly role: string }) => {
+        await topicsApi().revokePermissions(topic, options.role);
+        context.print(`Revoked the permissions of role ${options.role} on ${fullName(topic)}`);
+      }),
+    'topics revoke-permission my-tenant/my-ns/orders --role ops',
+  );
+
+  withExamples(
+    topics
+      .command('permissions')
+      .description('Show the permissions on a topic (JSON: role -> actions)')
+      .argument('<topic>', TOPIC_ARGUMENT)
+      .action(async (topic: string) => {
+        context.printJson(await topicsApi().getPermissions(topic));
+      }),
+    'topics permissions my-tenant/my-ns/orders',
+  );
+}
+
+function fullName(topic: string): string {
+  const { domain, tenant, namespace, localName } = parseTopic(topic);
+  return `${domain}://${tenant}/${namespace}/${localName}`;
+}

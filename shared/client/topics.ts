@@ -1,0 +1,284 @@
+import type { AdminHttp } from './admin-http.ts';
+import { namespacePathSegments, pathSegment, topicPath } from './admin-paths.ts';
+import type {
+  AcknowledgeMessageRequest,
+  AdminMessage,
+  AuthAction,
+  CreateSubscriptionOptions,
+  MessagePosition,
+  PartitionedTopicMetadata,
+  PermissionMap,
+} from './admin-types.ts';
+import { checkCount, type EntryIdInput, entryIdText } from './entry-id.ts';
+import { AcklineAdminArgumentError, AcklineAdminError } from './errors.ts';
+import type { JsonObject, JsonValue } from './lossless-json.ts';
+import { expectArray, expectObject, expectPermissionMap, expectStringArray } from './response-shapes.ts';
+
+/**
+ * Topic administration, as Pulsar's Java `admin.topics()`. Every `topic` argument accepts
+ * `persistent://tenant/ns/topic`, `non-persistent://tenant/ns/topic` or the short `tenant/ns/topic`.
+ * Every method throws {@link AcklineAdminError} on failure.
+ *
+ * @example
+ * const topics = admin.topics();
+ * await topics.createNonPartitionedTopic('my-tenant/my-ns/orders');
+ * await topics.createSubscription('my-tenant/my-ns/orders', 'billing', { subscriptionType: 'Shared' });
+ */
+export class Topics {
+  constructor(private readonly http: AdminHttp) {}
+
+  /**
+   * Creates a non-partitioned topic. Fails with 409 when it exists.
+   * @example await admin.topics().createNonPartitionedTopic('persistent://my-tenant/my-ns/orders');
+   */
+  async createNonPartitionedTopic(topic: string): Promise<void> {
+    await this.http.send({ method: 'PUT', path: topicPath(topic) });
+  }
+
+  /**
+   * Creates a partitioned topic of `numPartitions` (>= 1) partitions.
+   * @example await admin.topics().createPartitionedTopic('my-tenant/my-ns/orders', 4);
+   */
+  async createPartitionedTopic(topic: string, numPartitions: number): Promise<void> {
+    const body = checkCount(numPartitions, 'number of partitions', 1);
+    await this.http.send({ method: 'PUT', path: `${topicPath(topic)}/partitions`, body });
+  }
+
+  /**
+   * The partition count of a topic (0: not partitioned).
+   * @example const { partitions } = await admin.topics().getPartitionedTopicMetadata('my-tenant/my-ns/orders');
+   */
+  async getPartitionedTopicMetadata(topic: string): Promise<PartitionedTopicMetadata> {
+    const body = expectObject(
+      await this.http.json({ method: 'GET', path: `${topicPath(topic)}/partitions` }),
+      'partitioned topic metadata',
+    );
+    if (typeof body.partitions !== 'number') {
+      throw new AcklineAdminError(200, `Unexpected partitioned topic metadata: ${JSON.stringify(body)}`, {
+        statusText: 'OK',
+      });
+    }
+    return { partitions: body.partitions };
+  }
+
+  /**
+   * The full names of the persistent topics of a namespace.
+   * @example const names = await admin.topics().getList('my-tenant/my-ns'); // ['persistent://my-tenant/my-ns/orders']
+   */
+  async getList(namespace: string): Promise<readonly string[]> {
+    const path = `/admin/v2/persistent/${namespacePathSegments(namespace)}`;
+    return expectStringArray(await this.http.json({ method: 'GET', path }), 'topic list');
+  }
+
+  /**
+   * Deletes a topic.
+   * @example await admin.topics().delete('my-tenant/my-ns/orders');
+   */
+  async delete(topic: string): Promise<void> {
+    await this.http.send({ method: 'DELETE', path: topicPath(topic) });
+  }
+
+  /**
+   * Creates a durable subscription.
+   * @example
+   * await admin.topics().createSubscription('my-tenant/my-ns/orders', 'billing', {
+   *   subscriptionType: 'Key_Shared',
+   *   initialPosition: 'Earliest',
+   * });
+   */
+  async createSubscription(
+    topic: string,
+    subscription: string,
+    options: CreateSubscriptionOptions = {},
+  ): Promise<void> {
+    await this.http.send({
+      method: 'PUT',
+      path: `${topicPath(topic)}/subscription/${pathSegment(subscription, 'subscription')}`,
+      query: options.subscriptionType ? [['subscriptionType', options.subscriptionType]] : [],
+      body: options.initialPosition ? { initialPosition: options.initialPosition } : undefined,
+    });
+  }
+
+  /**
+   * The names of a topic's subscriptions.
+   * @example const names = await admin.topics().getSubscriptions('my-tenant/my-ns/orders');
+   */
+  async getSubscriptions(topic: string): Promise<readonly string[]> {
+    const path = `${topicPath(topic)}/subscriptions`;
+    return expectStringArray(await this.http.json({ method: 'GET', path }), 'subscription list');
+  }
+
+  /**
+   * Deletes a subscription (pulsar-admin `unsubscribe`).
+   * @example await admin.topics().deleteSubscription('my-tenant/my-ns/orders', 'billing');
+   */
+  async deleteSubscription(topic: string, subscription: string): Promise<void> {
+    await this.http.send({
+      method: 'DELETE',
+      path: `${topicPath(topic)}/subscription/${pathSegment(subscription, 'subscription')}`,
+    });
+  }
+
+  /**
+   * A topic's stats, in Pulsar's `TopicStats` shape.
+   * @example const stats = await admin.topics().getStats('my-tenant/my-ns/orders');
+   */
+  async getStats(topic: string): Promise<JsonObject> {
+    return expectObject(
+      await this.http.json({ method: 'GET', path: `${topicPath(topic)}/stats` }),
+      'topic stats',
+    );
+  }
+
+  /**
+   * A topic's internal stats, in Pulsar's `PersistentTopicInternalStats` shape (ledgers, cursors).
+   * @example const internal = await admin.topics().getInternalStats('my-tenant/my-ns/orders');
+   */
+  async getInternalStats(topic: string): Promise<JsonObject> {
+    const path = `${topicPath(topic)}/internalStats`;
+    return expectObject(await this.http.json({ method: 'GET', path }), 'internal stats');
+  }
+
+  /**
+   * The `n`-th message (1-based) of a subscription's backlog, without consuming it.
+   * @example const first = await admin.topics().peekNthMessage('my-tenant/my-ns/orders', 'billing', 1);
+   */
+  async peekNthMessage(topic: string, subscription: string, n: number): Promise<AdminMessage> {
+    const position = checkCount(n, 'message position', 1);
+    const path = `${topicPath(topic)}/subscription/${pathSegment(subscription, 'subscription')}/position/${position}`;
+    return expectObject(await this.http.json({ method: 'GET', path }), 'peeked message') as AdminMessage;
+  }
+
+  /**
+   * The first `count` messages of a subscription's backlog, without consuming them. As Pulsar's,
+   * stops early (returning fewer) when the backlog is shorter; an empty backlog fails with 404.
+   * Costs one request per message.
+   * @example const messages = await admin.topics().peekMessages('my-tenant/my-ns/orders', 'billing', 10);
+   */
+  async peekMessages(topic: string, subscription: string, count: number): Promise<readonly AdminMessage[]> {
+    checkCount(count, 'message count', 1);
+    const messages: AdminMessage[] = [];
+    for (let n = 1; n <= count; n++) {
+      try {
+        messages.push(await this.peekNthMessage(topic, subscription, n));
+      } catch (error) {
+        if (n > 1 && error instanceof AcklineAdminError && error.statusCode === 404) break;
+        throw error;
+      }
+    }
+    return messages;
+  }
+
+  /**
+   * The message stored at a position.
+   * @example const message = await admin.topics().getMessageById('my-tenant/my-ns/orders', '12', '3');
+   */
+  async getMessageById(topic: string, ledgerId: EntryIdInput, entryId: EntryIdInput): Promise<AdminMessage> {
+    const path = `${topicPath(topic)}/ledger/${entryIdText(ledgerId, 'ledgerId')}/entry/${entryIdText(entryId, 'entryId')}`;
+    return expectObject(await this.http.json({ method: 'GET', path }), 'message') as AdminMessage;
+  }
+
+  /**
+   * Skips (acknowledges) the next `numMessages` messages of a subscription's backlog.
+   * @example await admin.topics().skipMessages('my-tenant/my-ns/orders', 'billing', 5);
+   */
+  async skipMessages(topic: string, subscription: string, numMessages: number): Promise<void> {
+    const count = checkCount(numMessages, 'message count', 0);
+    await this.http.send({
+      method: 'POST',
+      path: `${topicPath(topic)}/subscription/${pathSegment(subscription, 'subscription')}/skip/${count}`,
+    });
+  }
+
+  /**
+   * Skips (acknowledges) the given messages of a subscription. Ids are sent as exact JSON integers.
+   * @example await admin.topics().skipMessagesByIds('my-tenant/my-ns/orders', 'billing', [{ ledgerId: '12', entryId: '3' }]);
+   */
+  async skipMessagesByIds(
+    topic: string,
+    subscription: string,
+    positions: readonly MessagePosition[],
+  ): Promise<void> {
+    const messageIds = positions.map((position) => ({
+      ledgerId: BigInt(entryIdText(position.ledgerId, 'ledgerId')),
+      entryId: BigInt(entryIdText(position.entryId, 'entryId')),
+    }));
+    await this.http.send({
+      method: 'POST',
+      path: `${topicPath(topic)}/subscription/${pathSegment(subscription, 'subscription')}/skipByMessageIds`,
+      body: { type: 'messageId', messageIds },
+    });
+  }
+
+  /**
+   * Acknowledges one message on the named subscriptions, or on all of them (PIP-423). Resolves to the
+   * server's report when it sends one (a dry run), else to undefined. A 412 means the message could
+   * not be acknowledged as asked; the error's `reason` says why.
+   * @example
+   * await admin.topics().acknowledgeMessage('my-tenant/my-ns/orders', {
+   *   ledgerId: '18446744073709551615',
+   *   entryId: '3',
+   *   subscriptionNames: ['billing', 'audit'],
+   * });
+   */
+  async acknowledgeMessage(
+    topic: string,
+    request: AcknowledgeMessageRequest,
+  ): Promise<JsonValue | undefined> {
+    const query: [string, string][] = [
+      ['ledgerId', entryIdText(request.ledgerId, 'ledgerId')],
+      ['entryId', entryIdText(request.entryId, 'entryId')],
+    ];
+    for (const name of request.subscriptionNames ?? []) {
+      if (name.length === 0) throw new AcklineAdminArgumentError('Invalid subscription name: it is empty');
+      query.push(['subscriptionNames', name]);
+    }
+    if (request.dryRun) query.push(['dryRun', 'true']);
+    return this.http.send({ method: 'POST', path: `${topicPath(topic)}/acknowledgeMessage`, query });
+  }
+
+  /**
+   * The audit trail of admin acknowledgements on a topic.
+   * @example const records = await admin.topics().getAcknowledgeMessageAudit('my-tenant/my-ns/orders');
+   */
+  async getAcknowledgeMessageAudit(topic: string): Promise<readonly JsonValue[]> {
+    const path = `${topicPath(topic)}/acknowledgeMessage/audit`;
+    return expectArray(await this.http.json({ method: 'GET', path }), 'acknowledge audit');
+  }
+
+  /**
+   * Grants `role` the `actions` on a topic (replacing its previous grant on the topic).
+   * @example await admin.topics().grantPermission('my-tenant/my-ns/orders', 'ops', ['consume', 'acknowledge_message']);
+   */
+  async grantPermission(
+    topic: string,
+    role: string,
+    actions: readonly (AuthAction | string)[],
+  ): Promise<void> {
+    await this.http.send({
+      method: 'POST',
+      path: `${topicPath(topic)}/permissions/${pathSegment(role, 'role')}`,
+      body: [...actions],
+    });
+  }
+
+  /**
+   * Revokes every action granted to `role` on a topic.
+   * @example await admin.topics().revokePermissions('my-tenant/my-ns/orders', 'ops');
+   */
+  async revokePermissions(topic: string, role: string): Promise<void> {
+    await this.http.send({
+      method: 'DELETE',
+      path: `${topicPath(topic)}/permissions/${pathSegment(role, 'role')}`,
+    });
+  }
+
+  /**
+   * The permissions on a topic, role -> actions.
+   * @example const permissions = await admin.topics().getPermissions('my-tenant/my-ns/orders'); // { ops: ['consume'] }
+   */
+  async getPermissions(topic: string): Promise<PermissionMap> {
+    const path = `${topicPath(topic)}/permissions`;
+    return expectPermissionMap(await this.http.json({ method: 'GET', path }));
+  }
+}

@@ -1,0 +1,183 @@
+import { InvalidRedeliveryBackoffError } from './errors.ts';
+import { quote } from './quote.ts';
+
+/** A JSON value, as a backoff's parameters are stored and sent. */
+export type JsonValue =
+  | string
+  | number
+  | boolean
+  | null
+  | readonly JsonValue[]
+  | { readonly [key: string]: JsonValue };
+
+/** The stored and wire form of a backoff: its class name and its parameters. */
+export interface RedeliveryBackoffJson {
+  readonly className: string;
+  readonly params: { readonly [key: string]: JsonValue };
+}
+
+/**
+ * How long to wait before redelivering a message, by how many times it was already redelivered
+ * (Pulsar's `RedeliveryBackoff`, PIP-106). Implementations are pure and immutable.
+ */
+export interface RedeliveryBackoff {
+  /** The delay in milliseconds before the next redelivery; `redeliveryCount` is 0 for the first. */
+  next(redeliveryCount: number): number;
+  /** The form the registry rebuilds this backoff from (see `RedeliveryBackoffRegistry.fromJson`). */
+  toJSON(): RedeliveryBackoffJson;
+}
+
+/** Class name of {@link MultiplierRedeliveryBackoff} in JSON. */
+export const MULTIPLIER_REDELIVERY_BACKOFF = 'MultiplierRedeliveryBackoff';
+/** Class name of {@link FixedRedeliveryBackoff} in JSON. */
+export const FIXED_REDELIVERY_BACKOFF = 'FixedRedeliveryBackoff';
+
+/** Pulsar's defaults: 10 s, 10 min, doubling. */
+export const DEFAULT_MIN_DELAY_MS = 10_000;
+export const DEFAULT_MAX_DELAY_MS = 600_000;
+export const DEFAULT_MULTIPLIER = 2;
+/** Pulsar's default `negativeAckRedeliveryDelay`: 1 min. */
+export const DEFAULT_FIXED_DELAY_MS = 60_000;
+
+/**
+ * `min(minDelayMs * multiplier^redeliveryCount, maxDelayMs)`, truncated to whole milliseconds,
+ * as Pulsar's `MultiplierRedeliveryBackoff`. A count <= 0, or `minDelayMs` 0, gives `minDelayMs`.
+ * Finite for every count: once the delay reaches `maxDelayMs` it stays there.
+ *
+ * @example
+ * const backoff = MultiplierRedeliveryBackoff.builder().minDelayMs(1000).maxDelayMs(60_000).build();
+ * backoff.next(0); // 1000
+ * backoff.next(3); // 8000
+ */
+export class MultiplierRedeliveryBackoff implements RedeliveryBackoff {
+  private constructor(
+    readonly minDelayMs: number,
+    readonly maxDelayMs: number,
+    readonly multiplier: number,
+  ) {}
+
+  /** A builder with Pulsar's defaults: 10000 ms, 600000 ms, multiplier 2. */
+  static builder(): MultiplierRedeliveryBackoffBuilder {
+    return new MultiplierRedeliveryBackoffBuilder();
+  }
+
+  /**
+   * Validates and builds; the builder calls this.
+   * @throws InvalidRedeliveryBackoffError when a delay is negative or not a whole number of ms,
+   * maxDelayMs < minDelayMs, or the multiplier is not a finite number > 1.
+   */
+  static create(minDelayMs: number, maxDelayMs: number, multiplier: number): MultiplierRedeliveryBackoff {
+    checkDelayMs(minDelayMs, 'minDelayMs');
+    checkDelayMs(maxDelayMs, 'maxDelayMs');
+    if (maxDelayMs < minDelayMs) {
+      throw new InvalidRedeliveryBackoffError(
+        `Invalid MultiplierRedeliveryBackoff: maxDelayMs ${quote(maxDelayMs)} must be >= minDelayMs ${quote(minDelayMs)}`,
+      );
+    }
+    if (typeof multiplier !== 'number' || !Number.isFinite(multiplier) || multiplier <= 1) {
+      throw new InvalidRedeliveryBackoffError(
+        `Invalid MultiplierRedeliveryBackoff: multiplier ${quote(multiplier)} must be a finite number > 1`,
+      );
+    }
+    return new MultiplierRedeliveryBackoff(minDelayMs, maxDelayMs, multiplier);
+  }
+
+  /** Constant time. A fractional count is truncated; NaN and counts <= 0 give `minDelayMs`. */
+  next(redeliveryCount: number): number {
+    const count = Math.trunc(redeliveryCount);
+    if (!(count > 0) || this.minDelayMs === 0) {
+      return this.minDelayMs;
+    }
+    const delayMs = this.minDelayMs * this.multiplier ** count;
+    // NaN cannot happen (min > 0, multiplier > 1), but never hand a non-number to a timer.
+    if (!(delayMs < this.maxDelayMs)) {
+      return this.maxDelayMs;
+    }
+    return Math.floor(delayMs);
+  }
+
+  toJSON(): RedeliveryBackoffJson {
+    return {
+      className: MULTIPLIER_REDELIVERY_BACKOFF,
+      params: { minDelayMs: this.minDelayMs, maxDelayMs: this.maxDelayMs, multiplier: this.multiplier },
+    };
+  }
+}
+
+/** Builds a {@link MultiplierRedeliveryBackoff}; `build()` validates. */
+export class MultiplierRedeliveryBackoffBuilder {
+  private minMs = DEFAULT_MIN_DELAY_MS;
+  private maxMs = DEFAULT_MAX_DELAY_MS;
+  private factor = DEFAULT_MULTIPLIER;
+
+  minDelayMs(delayMs: number): this {
+    this.minMs = delayMs;
+    return this;
+  }
+
+  maxDelayMs(delayMs: number): this {
+    this.maxMs = delayMs;
+    return this;
+  }
+
+  multiplier(multiplier: number): this {
+    this.factor = multiplier;
+    return this;
+  }
+
+  /** @throws InvalidRedeliveryBackoffError see {@link MultiplierRedeliveryBackoff.create}. */
+  build(): MultiplierRedeliveryBackoff {
+    return MultiplierRedeliveryBackoff.create(this.minMs, this.maxMs, this.factor);
+  }
+}
+
+/**
+ * The same delay for every redelivery, like Pulsar's `negativeAckRedeliveryDelay`.
+ *
+ * @example
+ * FixedRedeliveryBackoff.of(5000).next(7); // 5000
+ */
+export class FixedRedeliveryBackoff implements RedeliveryBackoff {
+  private constructor(readonly delayMs: number) {}
+
+  /** @throws InvalidRedeliveryBackoffError when `delayMs` is negative or not a whole number. */
+  static of(delayMs: number): FixedRedeliveryBackoff {
+    checkDelayMs(delayMs, 'delayMs', FIXED_REDELIVERY_BACKOFF);
+    return new FixedRedeliveryBackoff(delayMs);
+  }
+
+  /** A builder whose default delay is Pulsar's `negativeAckRedeliveryDelay` default, 60000 ms. */
+  static builder(): FixedRedeliveryBackoffBuilder {
+    return new FixedRedeliveryBackoffBuilder();
+  }
+
+  next(_redeliveryCount: number): number {
+    return this.delayMs;
+  }
+
+  toJSON(): RedeliveryBackoffJson {
+    return { className: FIXED_REDELIVERY_BACKOFF, params: { delayMs: this.delayMs } };
+  }
+}
+
+/** Builds a {@link FixedRedeliveryBackoff}; `build()` validates. */
+export class FixedRedeliveryBackoffBuilder {
+  private delay = DEFAULT_FIXED_DELAY_MS;
+
+  delayMs(delayMs: number): this {
+    this.delay = delayMs;
+    return this;
+  }
+
+  build(): FixedRedeliveryBackoff {
+    return FixedRedeliveryBackoff.of(this.delay);
+  }
+}
+
+function checkDelayMs(value: number, name: string, className = MULTIPLIER_REDELIVERY_BACKOFF): void {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+    throw new InvalidRedeliveryBackoffError(
+      `Invalid ${className}: ${name} ${quote(value)} must be a non-negative whole number of milliseconds`,
+    );
+  }
+}

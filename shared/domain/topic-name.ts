@@ -1,0 +1,289 @@
+import { InvalidTopicNameError } from './errors.ts';
+import { quote } from './quote.ts';
+
+/** Pulsar's topic domains. */
+export type TopicDomain = 'persistent' | 'non-persistent';
+
+const TOPIC_DOMAINS: readonly TopicDomain[] = ['persistent', 'non-persistent'];
+
+/** Pulsar's NamedEntity rule for tenants, clusters and namespaces: `^[-=:.\w]+$` (ASCII `\w`). */
+const NAMED_ENTITY = /^[-=:.\w]+$/;
+
+// C0 controls, DEL and C1 controls: never part of a name, and they corrupt logs and keys.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/;
+
+const PARTITION_SUFFIX = '-partition-';
+const MAX_PARTITION_INDEX = 2 ** 31 - 1;
+const PUBLIC_TENANT = 'public';
+const DEFAULT_NAMESPACE = 'default';
+
+/**
+ * A Pulsar topic name, parsed and validated. Immutable.
+ *
+ * Accepted forms (as Pulsar's `TopicName.get`):
+ * - `persistent://tenant/namespace/topic`, `non-persistent://tenant/namespace/topic`;
+ * - legacy (v1) names with a cluster: `persistent://property/cluster/namespace/topic`;
+ * - short forms, always persistent: `tenant/namespace/topic`, `property/cluster/namespace/topic`,
+ *   and `topic` alone (in `public/default`).
+ *
+ * A local name ending in `-partition-N` (N a canonical non-negative 32-bit integer) names partition
+ * N of the partitioned topic without the suffix. As in Pulsar, other suffixes (`-partition-abc`,
+ * `-partition-01`) are part of a plain name; unlike Pulsar, a negative index (`-partition--1`) is
+ * rejected rather than silently read as a plain name.
+ *
+ * @example
+ * const name = TopicName.parse('my-tenant/my-ns/orders-partition-2');
+ * name.toString(); // 'persistent://my-tenant/my-ns/orders-partition-2'
+ * name.partitionedTopicName.toString(); // 'persistent://my-tenant/my-ns/orders'
+ */
+export class TopicName {
+  private constructor(
+    readonly domain: TopicDomain,
+    readonly tenant: string,
+    /** Only for legacy (v1) names. */
+    readonly cluster: string | undefined,
+    readonly namespace: string,
+    /** The name inside the namespace, with any `-partition-N` suffix. */
+    readonly localName: string,
+    /** The partition index, or -1 when this is not a partition. */
+    readonly partitionIndex: number,
+  ) {}
+
+  /**
+   * Parses a topic name in any of the accepted forms.
+   * @throws InvalidTopicNameError naming the offending part and quoting the input.
+   */
+  static parse(name: string): TopicName {
+    if (typeof name !== 'string' || name.length === 0) {
+      throw new InvalidTopicNameError(`Invalid topic name ${quote(name)}: it is empty`);
+    }
+    if (CONTROL_CHARACTER.test(name)) {
+      throw new InvalidTopicNameError(`Invalid topic name ${quote(name)}: it contains a control character`);
+    }
+    const separator = name.indexOf('://');
+    let domainText = 'persistent';
+    let rest = name;
+    if (separator >= 0) {
+      domainText = name.slice(0, separator);
+      rest = name.slice(separator + 3);
+    }
+    const domain = parseDomain(domainText, name);
+    const parts = rest.split('/');
+    if (separator < 0 && parts.length === 1) {
+      return TopicName.build(name, domain, PUBLIC_TENANT, undefined, DEFAULT_NAMESPACE, parts[0]!);
+    }
+    if (parts.length === 3) {
+      return TopicName.build(name, domain, parts[0]!, undefined, parts[1]!, parts[2]!);
+    }
+    if (parts.length === 4) {
+      return TopicName.build(name, domain, parts[0]!, parts[1]!, parts[2]!, parts[3]!);
+    }
+    const expected =
+      separator < 0
+        ? 'tenant/namespace/topic, property/cluster/namespace/topic or topic'
+        : `${domainText}://tenant/namespace/topic or ${domainText}://property/cluster/namespace/topic`;
+    throw new InvalidTopicNameError(
+      `Invalid topic name ${quote(name)}: expected ${expected} (found ${parts.length} '/'-separated parts)`,
+    );
+  }
+
+  /**
+   * Builds a topic name from the path parameters of a Pulsar admin REST route
+   * (`/admin/v2/{domain}/{tenant}/{namespace}/{topic}`), URL-decoding the topic as Pulsar does
+   * (`%XX` escapes, and `+` as a space).
+   * @throws InvalidTopicNameError naming the offending part.
+   */
+  static fromRest(domain: string, tenant: string, namespace: string, encodedTopic: string): TopicName {
+    const display = `${domain}/${tenant}/${namespace}/${encodedTopic}`;
+    return TopicName.build(
+      display,
+      parseDomain(domain, display),
+      tenant,
+      undefined,
+      namespace,
+      decodeTopic(encodedTopic, display),
+    );
+  }
+
+  /**
+   * As {@link TopicName.fromRest} for the legacy v1 routes
+   * (`/admin/{domain}/{property}/{cluster}/{namespace}/{topic}`).
+   */
+  static fromRestV1(
+    domain: string,
+    property: string,
+    cluster: string,
+    namespace: string,
+    encodedTopic: string,
+  ): TopicName {
+    const display = `${domain}/${property}/${cluster}/${namespace}/${encodedTopic}`;
+    return TopicName.build(
+      display,
+      parseDomain(domain, display),
+      property,
+      cluster,
+      namespace,
+      decodeTopic(encodedTopic, display),
+    );
+  }
+
+  private static build(
+    input: string,
+    domain: TopicDomain,
+    tenant: string,
+    cluster: string | undefined,
+    namespace: string,
+    localName: string,
+  ): TopicName {
+    checkNamedEntity(tenant, 'tenant', input);
+    if (cluster !== undefined) {
+      checkNamedEntity(cluster, 'cluster', input);
+    }
+    checkNamedEntity(namespace, 'namespace', input);
+    if (localName.length === 0) {
+      throw new InvalidTopicNameError(`Invalid topic name ${quote(input)}: the topic part is empty`);
+    }
+    if (localName.includes('/')) {
+      throw new InvalidTopicNameError(
+        `Invalid topic name ${quote(input)}: the topic part ${quote(localName)} contains '/'`,
+      );
+    }
+    if (CONTROL_CHARACTER.test(localName)) {
+      throw new InvalidTopicNameError(
+        `Invalid topic name ${quote(input)}: the topic part ${quote(localName)} contains a control character`,
+      );
+    }
+    const partitionIndex = parsePartitionIndex(localName, input);
+    return new TopicName(domain, tenant, cluster, namespace, localName, partitionIndex);
+  }
+
+  /** `tenant/namespace`, or `property/cluster/namespace` for a legacy name. */
+  get namespaceName(): string {
+    return this.cluster === undefined
+      ? `${this.tenant}/${this.namespace}`
+      : `${this.tenant}/${this.cluster}/${this.namespace}`;
+  }
+
+  get isPersistent(): boolean {
+    return this.domain === 'persistent';
+  }
+
+  /** True when this names one partition (`...-partition-N`) of a partitioned topic. */
+  get isPartition(): boolean {
+    return this.partitionIndex >= 0;
+  }
+
+  /** The partitioned topic this partition belongs to; the topic itself when it is not a partition. */
+  get partitionedTopicName(): TopicName {
+    if (!this.isPartition) {
+      return this;
+    }
+    const base = this.localName.slice(0, this.localName.lastIndexOf(PARTITION_SUFFIX));
+    return new TopicName(this.domain, this.tenant, this.cluster, this.namespace, base, -1);
+  }
+
+  /**
+   * Partition `index` of this topic (of its partitioned topic, when this is already a partition).
+   * @throws InvalidTopicNameError when `index` is not an integer in 0..2^31-1.
+   */
+  partition(index: number): TopicName {
+    if (!Number.isInteger(index) || index < 0 || index > MAX_PARTITION_INDEX) {
+      throw new InvalidTopicNameError(
+        `Invalid partition index ${quote(index)} for topic ${quote(this.toString())}: expected an integer between 0 and ${MAX_PARTITION_INDEX}`,
+      );
+    }
+    const base = this.partitionedTopicName;
+    return new TopicName(
+      base.domain,
+      base.tenant,
+      base.cluster,
+      base.namespace,
+      `${base.localName}${PARTITION_SUFFIX}${index}`,
+      index,
+    );
+  }
+
+  /**
+   * The path of this topic in Pulsar's admin REST API, local name URL-encoded:
+   * `persistent/tenant/namespace/topic` (with the cluster for legacy names).
+   */
+  get restPath(): string {
+    const encoded = encodeURIComponent(this.localName);
+    return this.cluster === undefined
+      ? `${this.domain}/${this.tenant}/${this.namespace}/${encoded}`
+      : `${this.domain}/${this.tenant}/${this.cluster}/${this.namespace}/${encoded}`;
+  }
+
+  equals(other: TopicName): boolean {
+    return this.toString() === other.toString();
+  }
+
+  /** The complete name, e.g. `persistent://tenant/ns/topic-partition-2`. */
+  toString(): string {
+    return `${this.domain}://${this.namespaceName}/${this.localName}`;
+  }
+
+  toJSON(): string {
+    return this.toString();
+  }
+}
+
+function parseDomain(text: string, input: string): TopicDomain {
+  const domain = TOPIC_DOMAINS.find((candidate) => candidate === text);
+  if (domain === undefined) {
+    throw new InvalidTopicNameError(
+      `Invalid topic name ${quote(input)}: unknown domain ${quote(text)} (expected persistent or non-persistent)`,
+    );
+  }
+  return domain;
+}
+
+function checkNamedEntity(value: string, part: string, input: string): void {
+  if (value.length === 0) {
+    throw new InvalidTopicNameError(`Invalid topic name ${quote(input)}: the ${part} is empty`);
+  }
+  if (!NAMED_ENTITY.test(value)) {
+    throw new InvalidTopicNameError(
+      `Invalid topic name ${quote(input)}: the ${part} ${quote(value)} may contain only letters, digits, '_', '-', '=', ':' and '.'`,
+    );
+  }
+}
+
+function parsePartitionIndex(localName: string, input: string): number {
+  const at = localName.lastIndexOf(PARTITION_SUFFIX);
+  if (at < 0) {
+    return -1;
+  }
+  const suffix = localName.slice(at + PARTITION_SUFFIX.length);
+  if (/^-[0-9]+$/.test(suffix)) {
+    throw new InvalidTopicNameError(
+      `Invalid topic name ${quote(input)}: negative partition index ${quote(suffix)}`,
+    );
+  }
+  // Canonical digits only, as Pulsar's getPartitionIndex: '01' or '+1' keep the name plain.
+  if (!/^(0|[1-9][0-9]*)$/.test(suffix)) {
+    return -1;
+  }
+  const index = Number(suffix);
+  if (index > MAX_PARTITION_INDEX) {
+    return -1;
+  }
+  if (at === 0) {
+    throw new InvalidTopicNameError(
+      `Invalid topic name ${quote(input)}: partition ${index} of a topic with an empty name`,
+    );
+  }
+  return index;
+}
+
+function decodeTopic(encodedTopic: string, input: string): string {
+  try {
+    return decodeURIComponent(encodedTopic.replaceAll('+', ' '));
+  } catch (error) {
+    throw new InvalidTopicNameError(
+      `Invalid topic name ${quote(input)}: the topic part ${quote(encodedTopic)} is not valid URL encoding`,
+      { cause: error },
+    );
+  }
+}

@@ -1,0 +1,82 @@
+import { describe, expect, it } from 'vitest';
+import {
+  AcklineError,
+  ConflictError,
+  DuplicateRedeliveryBackoffClassError,
+  ForbiddenError,
+  InvalidAckTimeoutError,
+  InvalidLedgerLayoutError,
+  InvalidPositionError,
+  InvalidRedeliveryBackoffError,
+  InvalidSubscriptionTypeError,
+  InvalidTopicNameError,
+  MethodNotAllowedError,
+  NotFoundError,
+  PayloadTooLargeError,
+  PositionNotFoundError,
+  PreconditionFailedError,
+  UnauthorizedError,
+  UnknownRedeliveryBackoffClassError,
+  ValidationError,
+} from '../../../shared/domain/errors.ts';
+
+type ErrorClass = new (message: string, options?: { cause?: unknown }) => AcklineError;
+
+describe('AcklineError', () => {
+  it('keeps the message and the cause', () => {
+    // Arrange
+    const cause = new Error('low level');
+
+    // Act
+    const error = new AcklineError('high level', { cause });
+
+    // Assert
+    expect(error.message).toBe('high level');
+    expect(error.cause).toBe(cause);
+    expect(error).toBeInstanceOf(Error);
+  });
+
+  it('has no cause unless given one', () => {
+    expect(new AcklineError('x').cause).toBeUndefined();
+    expect('cause' in new AcklineError('x')).toBe(false);
+  });
+
+  it.each<[ErrorClass, ErrorClass]>([
+    [ValidationError, AcklineError],
+    [UnauthorizedError, AcklineError],
+    [ForbiddenError, AcklineError],
+    [NotFoundError, AcklineError],
+    [MethodNotAllowedError, AcklineError],
+    [ConflictError, AcklineError],
+    [PreconditionFailedError, AcklineError],
+    [PayloadTooLargeError, AcklineError],
+    [InvalidTopicNameError, ValidationError],
+    [InvalidPositionError, ValidationError],
+    [InvalidRedeliveryBackoffError, ValidationError],
+    [UnknownRedeliveryBackoffClassError, ValidationError],
+    [InvalidAckTimeoutError, ValidationError],
+    [InvalidSubscriptionTypeError, ValidationError],
+    [DuplicateRedeliveryBackoffClassError, ConflictError],
+    [PositionNotFoundError, NotFoundError],
+    [InvalidLedgerLayoutError, AcklineError],
+  ])('%o is a %o and is named after its class', (errorClass, family) => {
+    // Act
+    const error = new errorClass('boom');
+
+    // Assert
+    expect(error).toBeInstanceOf(family);
+    expect(error).toBeInstanceOf(AcklineError);
+    expect(error.name).toBe(errorClass.name);
+    expect(error.name.endsWith('Error')).toBe(true);
+  });
+
+  it.each<[ErrorClass, ErrorClass]>([
+    [ValidationError, NotFoundError],
+    [NotFoundError, ValidationError],
+    [ConflictError, PreconditionFailedError],
+    [InvalidLedgerLayoutError, ValidationError],
+    [PositionNotFoundError, ValidationError],
+  ])('%o is not a %o', (errorClass, other) => {
+    expect(new errorClass('x')).not.toBeInstanceOf(other);
+  });
+});

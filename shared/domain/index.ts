@@ -7,10 +7,12 @@ export {
   MIN_ACK_TIMEOUT_MS,
   validateAckTimeoutMs,
 } from './ack-timeout.ts';
+export * from './catalog-errors.ts';
 export { Cursor, type CursorInit } from './cursor.ts';
 export * from './errors.ts';
 export { LedgerIndex, type LedgerInfo, type LedgerLayout } from './ledger-layout.ts';
 export { MessageId } from './message-id.ts';
+export { javaStringHash, partitionForKey, RoundRobinRouter, signSafeMod } from './message-router.ts';
 export { MAX_ID, parseNonNegativeId } from './non-negative-id.ts';
 export { Position } from './position.ts';
 export {

@@ -33,8 +33,8 @@ export interface EmbeddedStackOptions {
   readonly host?: string;
 }
 
-/** Fake, fixed credentials: the local servers accept any. */
-export const LOCAL_CREDENTIALS = { accessKeyId: 'ackline-local', secretAccessKey: 'ackline-local' } as const;
+/** Fake, fixed credentials (letters only: DynamoDB Local refuses other characters in an access key). */
+export const LOCAL_CREDENTIALS = { accessKeyId: 'acklinelocal', secretAccessKey: 'acklinelocal' } as const;
 export const LOCAL_REGION = 'us-east-1';
 
 export function physicalTableName(stage: string, table: TableDefinition): string {

@@ -31,6 +31,7 @@ export class DynamoDbAuditLog implements AuditLog {
   }
 
   async list(topic: string, limit: number): Promise<AuditRecord[]> {
+    if (limit < 1) return [];
     const result = await this.client.send(
       new QueryCommand({
         TableName: this.tableName,
@@ -49,7 +50,7 @@ export class DynamoDbAuditLog implements AuditLog {
       subscriptions: (item.su?.L ?? []).map((name) => name.S ?? ''),
       dryRun: item.dr?.BOOL ?? false,
       outcome: str(item, 'ou') ?? '',
-      requestId: (str(item, 'sk') ?? '').split('#')[1] ?? '',
+      requestId: (str(item, 'sk') ?? '').replace(/^[^#]*#/, ''),
     }));
   }
 }

@@ -4,6 +4,7 @@ import {
   PutItemCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
+import { ConflictError, InvalidPositionError } from '../../domain/errors.ts';
 import { Position } from '../../domain/position.ts';
 import type { CursorStore, StoredCursor } from '../../ports/cursor-store.ts';
 import {
@@ -38,7 +39,7 @@ const WRITE_CONCURRENCY = 16;
  *
  * | sk | attributes | meaning |
  * | `H` | `ml`, `me` (N), `mk` (S) | mark-delete position; `mk` = sortable form for monotonic conditional writes |
- * | `P#<ledgerId:20>#<page:16>` | `a` (NS) | offsets (entryId - page * 256) individually acknowledged in that page |
+ * | `P#<ledgerId:20>#<page:17>` | `a` (NS) | offsets (entryId - page * 256) individually acknowledged in that page |
  *
  * Durability: every acknowledgement is one `ADD` to a number set, which is
  * commutative and idempotent, so concurrent acks of neighbouring entries never
@@ -53,13 +54,18 @@ export class DynamoDbCursorStore implements CursorStore {
   ) {}
 
   async create(cursorId: string, markDeletePosition: Position): Promise<void> {
-    await this.client.send(
-      new PutItemCommand({
-        TableName: this.tableName,
-        Item: { pk: S(cursorId), sk: S(HEAD), ...markDeleteAttributes(markDeletePosition) },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }),
-    );
+    try {
+      await this.client.send(
+        new PutItemCommand({
+          TableName: this.tableName,
+          Item: { pk: S(cursorId), sk: S(HEAD), ...markDeleteAttributes(markDeletePosition) },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
+    } catch (error) {
+      if (isConditionalCheckFailed(error)) throw new ConflictError(`Cursor ${cursorId} already exists`);
+      throw error;
+    }
   }
 
   async load(cursorId: string): Promise<StoredCursor | undefined> {
@@ -85,6 +91,9 @@ export class DynamoDbCursorStore implements CursorStore {
   async acknowledge(cursorId: string, positions: readonly Position[]): Promise<void> {
     const pages = new Map<string, Set<string>>();
     for (const position of positions) {
+      if (position.isBeforeFirst) {
+        throw new InvalidPositionError(`Cannot acknowledge ${position.toString()}: it names no entry`);
+      }
       const key = pageKey(position.ledgerId, position.entryId / ACK_PAGE_SIZE);
       const offsets = pages.get(key) ?? new Set<string>();
       offsets.add((position.entryId % ACK_PAGE_SIZE).toString());
@@ -144,6 +153,7 @@ export class DynamoDbCursorStore implements CursorStore {
       KeyConditionExpression: 'pk = :pk',
       ExpressionAttributeValues: { ':pk': S(cursorId) },
       ProjectionExpression: 'pk, sk',
+      ConsistentRead: true,
     });
     await deleteAll(this.client, this.tableName, items);
   }
@@ -186,7 +196,7 @@ export class DynamoDbCursorStore implements CursorStore {
 }
 
 function pageKey(ledgerId: bigint, page: bigint): string {
-  return `${PAGE_PREFIX}${pad(ledgerId)}#${pad(page, 16)}`;
+  return `${PAGE_PREFIX}${pad(ledgerId)}#${pad(page, 17)}`; // 2^63 / 256 has 17 digits
 }
 
 function parsePageKey(sk: string): { ledgerId: bigint; firstEntryId: bigint } {

@@ -154,6 +154,7 @@ export class DynamoDbLedger implements Ledger {
         KeyConditionExpression: 'ledgerId = :l',
         ExpressionAttributeValues: { ':l': N(ledger.ledgerId) },
         ProjectionExpression: 'ledgerId, firstEntryId',
+        ConsistentRead: true,
       });
       await deleteAll(this.client, this.entriesTable, chunks);
       await deleteAll(this.client, this.catalogTable, [ledgerIndexKey(ledger.ledgerId)]);

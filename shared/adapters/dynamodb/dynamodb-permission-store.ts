@@ -1,6 +1,6 @@
 import { BatchGetItemCommand, type DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import type { AuthAction, PermissionStore } from '../../ports/permission-store.ts';
-import { deleteAll, type Item, queryAll, S, str } from './dynamodb-support.ts';
+import { backoff, deleteAll, type Item, queryAll, S, str } from './dynamodb-support.ts';
 
 /**
  * Grants in the Catalog table: pk `PERM#<resource>` (a full topic name or
@@ -20,7 +20,7 @@ export class DynamoDbPermissionStore implements PermissionStore {
     await this.client.send(
       new PutItemCommand({
         TableName: this.tableName,
-        Item: { ...key(resource, role), a: { SS: [...actions] } },
+        Item: { ...key(resource, role), a: { SS: [...new Set(actions)] } },
       }),
     );
   }
@@ -44,15 +44,21 @@ export class DynamoDbPermissionStore implements PermissionStore {
   async actionsOf(role: string, resources: readonly string[]): Promise<Set<AuthAction>> {
     const actions = new Set<AuthAction>();
     if (resources.length === 0) return actions;
-    const result = await this.client.send(
-      new BatchGetItemCommand({
-        RequestItems: {
-          [this.tableName]: { Keys: [...new Set(resources)].map((r) => key(r, role)), ConsistentRead: true },
-        },
-      }),
-    );
-    for (const item of result.Responses?.[this.tableName] ?? []) {
-      for (const action of item.a?.SS ?? []) actions.add(action as AuthAction);
+    const unique = [...new Set(resources)];
+    for (let i = 0; i < unique.length; i += 100) {
+      let keys: Item[] = unique.slice(i, i + 100).map((resource) => key(resource, role));
+      for (let attempt = 0; keys.length > 0; attempt++) {
+        const result = await this.client.send(
+          new BatchGetItemCommand({
+            RequestItems: { [this.tableName]: { Keys: keys, ConsistentRead: true } },
+          }),
+        );
+        for (const item of result.Responses?.[this.tableName] ?? []) {
+          for (const action of item.a?.SS ?? []) actions.add(action as AuthAction);
+        }
+        keys = (result.UnprocessedKeys?.[this.tableName]?.Keys ?? []) as Item[];
+        if (keys.length > 0) await backoff(attempt);
+      }
     }
     return actions;
   }

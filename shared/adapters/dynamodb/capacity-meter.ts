@@ -1,0 +1,75 @@
+import type { ConsumedCapacity, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+
+/** Requests and capacity units per DynamoDB operation (e.g. `UpdateItem`). */
+export interface OperationUsage {
+  requests: number;
+  readCapacityUnits: number;
+  writeCapacityUnits: number;
+}
+
+/**
+ * Counts what a DynamoDB client spends: asks every request for
+ * `ReturnConsumedCapacity: TOTAL` and adds up what DynamoDB reports, per
+ * operation. For the benchmark and the cost tests; not wired in production
+ * (the extra response field is free, but nobody reads it there).
+ */
+export class CapacityMeter {
+  private readonly usage = new Map<string, OperationUsage>();
+
+  attach(client: DynamoDBClient): this {
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const input = args.input as { ReturnConsumedCapacity?: string };
+        if (input && typeof input === 'object' && input.ReturnConsumedCapacity === undefined) {
+          input.ReturnConsumedCapacity = 'TOTAL';
+        }
+        const result = await next(args);
+        const operation = String(context.commandName ?? 'Unknown').replace(/Command$/, '');
+        const output = result.output as { ConsumedCapacity?: ConsumedCapacity | ConsumedCapacity[] };
+        this.add(operation, output.ConsumedCapacity, isWrite(operation));
+        return result;
+      },
+      { step: 'initialize', name: 'acklineCapacityMeter' },
+    );
+    return this;
+  }
+
+  snapshot(): Record<string, OperationUsage> {
+    return Object.fromEntries([...this.usage].map(([operation, usage]) => [operation, { ...usage }]));
+  }
+
+  totals(): OperationUsage {
+    const total: OperationUsage = { requests: 0, readCapacityUnits: 0, writeCapacityUnits: 0 };
+    for (const usage of this.usage.values()) {
+      total.requests += usage.requests;
+      total.readCapacityUnits += usage.readCapacityUnits;
+      total.writeCapacityUnits += usage.writeCapacityUnits;
+    }
+    return total;
+  }
+
+  reset(): void {
+    this.usage.clear();
+  }
+
+  private add(
+    operation: string,
+    consumed: ConsumedCapacity | ConsumedCapacity[] | undefined,
+    write: boolean,
+  ) {
+    const usage = this.usage.get(operation) ?? { requests: 0, readCapacityUnits: 0, writeCapacityUnits: 0 };
+    usage.requests += 1;
+    for (const capacity of Array.isArray(consumed) ? consumed : consumed ? [consumed] : []) {
+      // DynamoDB Local and dynalite report only CapacityUnits; AWS also splits read and write.
+      const read = capacity.ReadCapacityUnits ?? (write ? 0 : (capacity.CapacityUnits ?? 0));
+      const written = capacity.WriteCapacityUnits ?? (write ? (capacity.CapacityUnits ?? 0) : 0);
+      usage.readCapacityUnits += read;
+      usage.writeCapacityUnits += written;
+    }
+    this.usage.set(operation, usage);
+  }
+}
+
+function isWrite(operation: string): boolean {
+  return /^(PutItem|UpdateItem|DeleteItem|BatchWriteItem|TransactWriteItems)$/.test(operation);
+}

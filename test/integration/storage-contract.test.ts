@@ -1,0 +1,905 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import {
+  SubscriptionAlreadyExistsError,
+  TopicAlreadyExistsError,
+  TopicNotFoundError,
+} from '../../shared/domain/catalog-errors.ts';
+import { MAX_ID } from '../../shared/domain/non-negative-id.ts';
+import { Position } from '../../shared/domain/position.ts';
+import { TopicName } from '../../shared/domain/topic-name.ts';
+import type { AuditRecord } from '../../shared/ports/audit-log.ts';
+import type { NewEntry, StoredEntry } from '../../shared/ports/ledger.ts';
+import type { SubscriptionRecord, TopicRecord } from '../../shared/ports/topic-catalog.ts';
+import { InMemoryCursorStore } from '../support/in-memory-cursor-store.ts';
+import { InMemoryLedger } from '../support/in-memory-ledger.ts';
+import { InMemoryPermissionStore } from '../support/in-memory-permission-store.ts';
+import { InMemoryTopicCatalog } from '../support/in-memory-topic-catalog.ts';
+import { storageBackends, useStorage } from '../support/storage-backends.ts';
+
+// One contract per storage port, run over the in-memory fakes, dynalite and DynamoDB Local.
+// Each backend gets fresh tables; inside a backend, tests share them and stay apart by using
+// their own cursor ids, topics and namespaces.
+
+let sequence = 0;
+
+function uniqueId(prefix: string): string {
+  sequence += 1;
+  return `${prefix}-${sequence}-${randomUUID().slice(0, 8)}`;
+}
+
+function uniqueNamespace(): string {
+  return `contract/${uniqueId('ns')}`;
+}
+
+function uniquePartition(): TopicName {
+  return TopicName.parse(`persistent://${uniqueNamespace()}/orders`).partition(0);
+}
+
+const pos = (ledgerId: bigint | number, entryId: bigint | number): Position => Position.of(ledgerId, entryId);
+
+const texts = (positions: readonly Position[] | undefined): string[] => (positions ?? []).map(String);
+
+function entry(payload: string, fields: Partial<NewEntry> = {}): NewEntry {
+  return { payload, properties: {}, ...fields };
+}
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+describe.each(storageBackends())('storage contract on $name', (backend) => {
+  const storage = useStorage(backend);
+
+  describe('CursorStore', () => {
+    it.each([
+      ['an entry', Position.of(5, 9)],
+      ['before the first entry of a ledger (L:-1)', Position.beforeFirst(7n)],
+    ])('create then load gives back the mark-delete position at %s and no acks', async (_, markDelete) => {
+      const { cursorStore } = storage();
+      const cursorId = uniqueId('cursor');
+
+      await cursorStore.create(cursorId, markDelete);
+      const loaded = await cursorStore.load(cursorId);
+
+      expect(loaded).toEqual({ markDeletePosition: markDelete, acknowledged: [] });
+      expect(loaded?.markDeletePosition.toString()).toBe(markDelete.toString());
+      expect(loaded?.markDeletePosition.isBeforeFirst).toBe(markDelete.isBeforeFirst);
+    });
+
+    it('load of a cursor never created gives undefined', async () => {
+      const { cursorStore } = storage();
+
+      const loaded = await cursorStore.load(uniqueId('missing'));
+
+      expect(loaded).toBeUndefined();
+    });
+
+    it('a create on an existing cursor fails and leaves the cursor as it was', async () => {
+      const { cursorStore } = storage();
+      const cursorId = uniqueId('cursor');
+      await cursorStore.create(cursorId, pos(2, 5));
+      await cursorStore.acknowledge(cursorId, [pos(2, 9)]);
+
+      await expect(cursorStore.create(cursorId, Position.beforeFirst(1n))).rejects.toThrow();
+
+      const loaded = await cursorStore.load(cursorId);
+      expect(loaded?.markDeletePosition).toEqual(pos(2, 5));
+      expect(texts(loaded?.acknowledged)).toEqual(['2:9']);
+    });
+
+    it('acknowledge is idempotent: positions acknowledged twice are stored once', async () => {
+      const { cursorStore } = storage();
+      const cursorId = uniqueId('cursor');
+      await cursorStore.create(cursorId, Position.beforeFirst(3n));
+
+      await cursorStore.acknowledge(cursorId, [pos(3, 4), pos(3, 1)]);
+      await cursorStore.acknowledge(cursorId, [pos(3, 1), pos(3, 4), pos(3, 4)]);
+      await cursorStore.acknowledge(cursorId, []);
+
+      const loaded = await cursorStore.load(cursorId);
+      expect(texts(loaded?.acknowledged)).toEqual(['3:1', '3:4']);
+    });
+
+    it('acks spread over several ack pages and ledgers come back in ascending position order', async () => {
+      const { cursorStore } = storage();
+      const cursorId = uniqueId('cursor');
+      await cursorStore.create(cursorId, Position.beforeFirst(2n));
+      // Ledgers 9, 10 and 100 order differently as text; entries cross 256-entry page boundaries.
+      const acknowledged = [
+        pos(10, 300),
+        pos(9, 5),
+        pos(100, 70_000),
+        pos(10, 0),
+        pos(9, 256),
+        pos(10, 255),
+        pos(100, 3),
+        pos(10, 256),
+        pos(2, 1),
+        pos(10, 1_000_000),
+      ];
+
+      await cursorStore.acknowledge(cursorId, acknowledged.slice(0, 4));
+      await cursorStore.acknowledge(cursorId, acknowledged.slice(4, 7));
+      await cursorStore.acknowledge(cursorId, acknowledged.slice(7));
+
+      const loaded = await cursorStore.load(cursorId);
+      expect(texts(loaded?.acknowledged)).toEqual(texts([...acknowledged].sort(Position.compare)));
+    });
+
+    it('isAcknowledged: true at or before mark-delete and for acks after it, false otherwise, in query order', async () => {
+      const { cursorStore } = storage();
+      const cursorId = uniqueId('cursor');
+      await cursorStore.create(cursorId, pos(4, 10));
+      await cursorStore.acknowledge(cursorId, [pos(4, 20), pos(5, 300)]);
+
+      const answers = await cursorStore.isAcknowledged(cursorId, [
+        pos(3, 999),
+        pos(4, 5),
+        pos(4, 10),
+        pos(4, 20),
+        pos(4, 21),
+        pos(5, 299),
+        pos(5, 300),
+        pos(4, 20),
+      ]);
+
+      expect(answers).toEqual([true, true, true, true, false, false, true, true]);
+    });
+
+    it('isAcknowledged of a cursor never created answers false for every position', async () => {
+      const { cursorStore } = storage();
+
+      const answers = await cursorStore.isAcknowledged(uniqueId('missing'), [
+        pos(1, 0),
+        pos(0, 0),
+        pos(7, 7),
+      ]);
+
+      expect(answers).toEqual([false, false, false]);
+    });
+
+    it('isAcknowledged of no positions answers an empty list', async () => {
+      const { cursorStore } = storage();
+      const cursorId = uniqueId('cursor');
+      await cursorStore.create(cursorId, pos(1, 1));
+
+      const answers = await cursorStore.isAcknowledged(cursorId, []);
+
+      expect(answers).toEqual([]);
+    });
+
+    it('markDelete never moves backwards: a lower position later changes nothing', async () => {
+      const { cursorStore } = storage();
+      const cursorId = uniqueId('cursor');
+      await cursorStore.create(cursorId, Position.beforeFirst(6n));
+      await cursorStore.acknowledge(cursorId, [pos(6, 3), pos(6, 150), pos(6, 400), pos(6, 900)]);
+      await cursorStore.markDelete(cursorId, pos(6, 200));
+      const before = await cursorStore.load(cursorId);
+
+      await cursorStore.markDelete(cursorId, pos(6, 100));
+      await cursorStore.markDelete(cursorId, Position.beforeFirst(6n));
+      await cursorStore.markDelete(cursorId, pos(6, 200));
+
+      const after = await cursorStore.load(cursorId);
+      expect(after).toEqual(before);
+      expect(after?.markDeletePosition).toEqual(pos(6, 200));
+      expect(await cursorStore.isAcknowledged(cursorId, [pos(6, 150), pos(6, 201), pos(6, 400)])).toEqual([
+        true,
+        false,
+        true,
+      ]);
+    });
+
+    it('markDelete drops the ack pages it covers and keeps every ack after it', async () => {
+      const { cursorStore } = storage();
+      const cursorId = uniqueId('cursor');
+      await cursorStore.create(cursorId, Position.beforeFirst(3n));
+      const after = [pos(4, 512), pos(4, 513), pos(4, 700), pos(5, 0)];
+      const covered = [pos(3, 0), pos(3, 255), pos(3, 600), pos(4, 0), pos(4, 10), pos(4, 256), pos(4, 511)];
+      await cursorStore.acknowledge(cursorId, [...covered, ...after]);
+
+      // 4:511 ends a 512-entry block, so every page it touches is wholly covered.
+      await cursorStore.markDelete(cursorId, pos(4, 511));
+
+      const loaded = await cursorStore.load(cursorId);
+      expect(loaded?.markDeletePosition).toEqual(pos(4, 511));
+      expect(texts(loaded?.acknowledged)).toEqual(texts(after));
+    });
+
+    it('markDelete inside an ack page keeps every ack after it and invents none', async () => {
+      const { cursorStore } = storage();
+      const cursorId = uniqueId('cursor');
+      await cursorStore.create(cursorId, Position.beforeFirst(8n));
+      const acknowledged = [pos(8, 1), pos(8, 99), pos(8, 100), pos(8, 101), pos(8, 102), pos(9, 0)];
+      await cursorStore.acknowledge(cursorId, acknowledged);
+
+      await cursorStore.markDelete(cursorId, pos(8, 100));
+
+      const loaded = await cursorStore.load(cursorId);
+      const markDelete = pos(8, 100);
+      expect(texts(loaded?.acknowledged.filter((p) => p.compareTo(markDelete) > 0))).toEqual([
+        '8:101',
+        '8:102',
+        '9:0',
+      ]);
+      expect(texts(acknowledged)).toEqual(expect.arrayContaining(texts(loaded?.acknowledged)));
+    });
+
+    it('delete removes the head and every ack page: a cursor created again under that id starts empty', async () => {
+      const { cursorStore } = storage();
+      const cursorId = uniqueId('cursor');
+      await cursorStore.create(cursorId, Position.beforeFirst(1n));
+      await cursorStore.acknowledge(cursorId, [pos(1, 5), pos(1, 700), pos(2, 3), pos(3, 100_000)]);
+
+      await cursorStore.delete(cursorId);
+
+      expect(await cursorStore.load(cursorId)).toBeUndefined();
+      expect(await cursorStore.isAcknowledged(cursorId, [pos(1, 0), pos(1, 5), pos(2, 3)])).toEqual([
+        false,
+        false,
+        false,
+      ]);
+      await cursorStore.create(cursorId, Position.beforeFirst(1n));
+      expect(await cursorStore.load(cursorId)).toEqual({
+        markDeletePosition: Position.beforeFirst(1n),
+        acknowledged: [],
+      });
+    });
+
+    it('ids above 2^53 round trip exactly', async () => {
+      const { cursorStore } = storage();
+      const cursorId = uniqueId('cursor');
+      // 2^53 + 1: through a JS number it would come back as ...992.
+      const ledgerId = 9_007_199_254_740_993n;
+      const markDelete = pos(ledgerId, 9_007_199_254_740_993n);
+      const acknowledged = [
+        pos(ledgerId, 9_007_199_254_740_995n),
+        pos(ledgerId + 2n, 0),
+        pos(ledgerId + 2n, 1),
+      ];
+      await cursorStore.create(cursorId, markDelete);
+
+      await cursorStore.acknowledge(cursorId, acknowledged);
+
+      const loaded = await cursorStore.load(cursorId);
+      expect(loaded?.markDeletePosition.toString()).toBe('9007199254740993:9007199254740993');
+      expect(texts(loaded?.acknowledged)).toEqual([
+        '9007199254740993:9007199254740995',
+        '9007199254740995:0',
+        '9007199254740995:1',
+      ]);
+      expect(
+        await cursorStore.isAcknowledged(cursorId, [
+          pos(ledgerId, 9_007_199_254_740_994n),
+          pos(ledgerId, 9_007_199_254_740_995n),
+          pos(ledgerId + 2n, 1),
+        ]),
+      ).toEqual([false, true, true]);
+    });
+
+    it("ids up to 2^63-1 (Pulsar's long) round trip exactly and in order", async () => {
+      const { cursorStore } = storage();
+      const cursorId = uniqueId('cursor');
+      await cursorStore.create(cursorId, Position.beforeFirst(MAX_ID));
+      const acknowledged = [pos(MAX_ID, MAX_ID), pos(MAX_ID, 1_000_000_000_000_000_000n), pos(MAX_ID, 0)];
+
+      await cursorStore.acknowledge(cursorId, acknowledged);
+
+      const loaded = await cursorStore.load(cursorId);
+      expect(texts(loaded?.acknowledged)).toEqual([
+        '9223372036854775807:0',
+        '9223372036854775807:1000000000000000000',
+        '9223372036854775807:9223372036854775807',
+      ]);
+    });
+
+    it('markDelete with entry ids near 2^63-1 keeps every ack after it', async () => {
+      const { cursorStore } = storage();
+      const cursorId = uniqueId('cursor');
+      await cursorStore.create(cursorId, Position.beforeFirst(MAX_ID));
+      await cursorStore.acknowledge(cursorId, [pos(MAX_ID, MAX_ID), pos(MAX_ID, 5_000_000_000_000_000_000n)]);
+
+      await cursorStore.markDelete(cursorId, pos(MAX_ID, 1_000_000_000_000_000_000n));
+
+      const loaded = await cursorStore.load(cursorId);
+      expect(texts(loaded?.acknowledged)).toEqual([
+        '9223372036854775807:5000000000000000000',
+        '9223372036854775807:9223372036854775807',
+      ]);
+    });
+
+    it('16 concurrent writers acknowledging interleaved neighbours of one cursor lose nothing', async () => {
+      const { cursorStore } = storage();
+      const cursorId = uniqueId('cursor');
+      await cursorStore.create(cursorId, Position.beforeFirst(11n));
+      const positions = Array.from({ length: 2_000 }, (_, entryId) => pos(11, entryId));
+      const writers = 16;
+
+      // Writer w acknowledges the entries with entryId % 16 == w, five per call: every ack page
+      // is written by all sixteen writers at once.
+      await Promise.all(
+        Array.from({ length: writers }, async (_, writer) => {
+          const slice = positions.filter((p) => p.entryId % BigInt(writers) === BigInt(writer));
+          for (let i = 0; i < slice.length; i += 5) {
+            await cursorStore.acknowledge(cursorId, slice.slice(i, i + 5));
+          }
+        }),
+      );
+
+      const loaded = await cursorStore.load(cursorId);
+      expect(loaded?.acknowledged).toHaveLength(2_000);
+      expect(texts(loaded?.acknowledged)).toEqual(texts(positions));
+    });
+  });
+
+  describe('Ledger', () => {
+    it('initialize creates one empty ledger owned by the partition and is idempotent', async () => {
+      const ledger = storage().ledger(5);
+      const partition = uniquePartition();
+
+      const first = await ledger.initialize(partition);
+      const again = await ledger.initialize(partition);
+
+      expect(again).toEqual(first);
+      expect(await ledger.state(partition)).toEqual(first);
+      expect(first.partition.toString()).toBe(partition.toString());
+      expect(first.ledgers).toHaveLength(1);
+      expect(first.ledgers[0]?.entries).toBe(0n);
+      expect(first).toMatchObject({ msgInCounter: 0, bytesInCounter: 0 });
+      expect(await ledger.ownerOf(first.ledgers[0]!.ledgerId)).toEqual(partition);
+    });
+
+    it('concurrent initializes of one partition agree on its first ledger', async () => {
+      const ledger = storage().ledger(5);
+      const partition = uniquePartition();
+
+      const states = await Promise.all([1, 2, 3, 4].map(() => ledger.initialize(partition)));
+
+      for (const state of states) expect(state).toEqual(states[0]);
+      expect(await ledger.state(partition)).toEqual(states[0]);
+    });
+
+    it('state of a partition never initialized is undefined', async () => {
+      const ledger = storage().ledger(5);
+
+      expect(await ledger.state(uniquePartition())).toBeUndefined();
+    });
+
+    it('append returns consecutive positions across calls', async () => {
+      const ledger = storage().ledger(1_000);
+      const partition = uniquePartition();
+      const { ledgers } = await ledger.initialize(partition);
+      const ledgerId = ledgers[0]!.ledgerId;
+
+      const first = await ledger.append(partition, [entry('a'), entry('b')], 1);
+      const second = await ledger.append(partition, [entry('c'), entry('d'), entry('e')], 2);
+      const third = await ledger.append(partition, [entry('f')], 3);
+
+      expect(texts([...first, ...second, ...third])).toEqual(
+        [0, 1, 2, 3, 4, 5].map((entryId) => `${ledgerId}:${entryId}`),
+      );
+      expect((await ledger.state(partition))?.ledgers).toEqual([{ ledgerId, entries: 6n }]);
+    });
+
+    it('readEntry returns payload, key, properties, event time, deliver-at and publish time', async () => {
+      const ledger = storage().ledger(1_000);
+      const partition = uniquePartition();
+      await ledger.initialize(partition);
+      const full = entry('héllo wörld ✓ 😀', {
+        key: 'key-1',
+        properties: { region: 'eu', ünï: 'çödé' },
+        eventTimeMs: 1_700_000_000_123,
+        deliverAtMs: 1_700_000_060_000,
+      });
+
+      const [fullAt, minimalAt] = await ledger.append(partition, [full, entry('plain')], 1_700_000_000_500);
+
+      expect(await ledger.readEntry(fullAt!)).toStrictEqual({
+        position: fullAt!,
+        payload: 'héllo wörld ✓ 😀',
+        key: 'key-1',
+        properties: { region: 'eu', ünï: 'çödé' },
+        eventTimeMs: 1_700_000_000_123,
+        deliverAtMs: 1_700_000_060_000,
+        publishTimeMs: 1_700_000_000_500,
+      } satisfies StoredEntry);
+      expect(await ledger.readEntry(minimalAt!)).toStrictEqual({
+        position: minimalAt!,
+        payload: 'plain',
+        properties: {},
+        publishTimeMs: 1_700_000_000_500,
+      } satisfies StoredEntry);
+    });
+
+    it('an empty payload and empty property values round trip', async () => {
+      const ledger = storage().ledger(1_000);
+      const partition = uniquePartition();
+      await ledger.initialize(partition);
+
+      const [at] = await ledger.append(partition, [entry('', { key: '', properties: { empty: '' } })], 7);
+
+      expect(await ledger.readEntry(at!)).toStrictEqual({
+        position: at!,
+        payload: '',
+        key: '',
+        properties: { empty: '' },
+        publishTimeMs: 7,
+      } satisfies StoredEntry);
+    });
+
+    it.each([
+      [[3, 4, 5]],
+      [[12]],
+      [[5, 5, 2]],
+      [[1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]],
+    ])('rolls over at 5 entries per ledger: 12 entries in batches of %j make ledgers of 5, 5 and 2', async (sizes) => {
+      const ledger = storage().ledger(5);
+      const partition = uniquePartition();
+      await ledger.initialize(partition);
+      const batches = sizes.map((size, batch) =>
+        Array.from({ length: size }, (_, i) => entry(`batch ${batch} entry ${i}`)),
+      );
+
+      const positions: Position[] = [];
+      for (const batch of batches) positions.push(...(await ledger.append(partition, batch, 10)));
+
+      const state = await ledger.state(partition);
+      const ledgerIds = (state?.ledgers ?? []).map((info) => info.ledgerId);
+      expect(state?.ledgers.map((info) => info.entries)).toEqual([5n, 5n, 2n]);
+      expect(ledgerIds[0]! < ledgerIds[1]! && ledgerIds[1]! < ledgerIds[2]!).toBe(true);
+      const [l1, l2, l3] = ledgerIds;
+      expect(texts(positions)).toEqual([
+        ...[0, 1, 2, 3, 4].map((e) => `${l1}:${e}`),
+        ...[0, 1, 2, 3, 4].map((e) => `${l2}:${e}`),
+        ...[0, 1].map((e) => `${l3}:${e}`),
+      ]);
+      for (const ledgerId of ledgerIds) expect(await ledger.ownerOf(ledgerId)).toEqual(partition);
+      const payloads = await Promise.all(positions.map(async (p) => (await ledger.readEntry(p))?.payload));
+      expect(payloads).toEqual(batches.flat().map((e) => e.payload));
+    });
+
+    it('two partitions never share a ledgerId, and ownerOf names the right one', async () => {
+      const ledger = storage().ledger(2);
+      const [one, two] = [uniquePartition(), uniquePartition()];
+      await Promise.all([ledger.initialize(one), ledger.initialize(two)]);
+
+      await Promise.all(
+        [one, two].flatMap((partition) => [1, 2, 3].map((n) => ledger.append(partition, [entry(`${n}`)], n))),
+      );
+
+      const idsOf = async (partition: TopicName) =>
+        ((await ledger.state(partition))?.ledgers ?? []).map((info) => info.ledgerId);
+      const [idsOne, idsTwo] = [await idsOf(one), await idsOf(two)];
+      expect(idsOne.length).toBeGreaterThanOrEqual(2);
+      expect(idsTwo.length).toBeGreaterThanOrEqual(2);
+      expect(idsOne.filter((id) => idsTwo.includes(id))).toEqual([]);
+      for (const id of idsOne) expect(await ledger.ownerOf(id)).toEqual(one);
+      for (const id of idsTwo) expect(await ledger.ownerOf(id)).toEqual(two);
+    });
+
+    it('8 concurrent appends with rollover at 5 get unique positions, and the ledgers account for every entry', async () => {
+      const ledger = storage().ledger(5);
+      const partition = uniquePartition();
+      await ledger.initialize(partition);
+      const batches = [1, 2, 3, 1, 2, 3, 1, 2].map((size, batch) =>
+        Array.from({ length: size }, (_, i) => entry(`writer ${batch} entry ${i}`)),
+      );
+      const total = batches.flat().length;
+
+      const results = await Promise.all(batches.map((batch) => ledger.append(partition, batch, 1)));
+
+      const positions = results.flat();
+      expect(new Set(texts(positions)).size).toBe(total);
+      const state = await ledger.state(partition);
+      const counts = (state?.ledgers ?? []).map((info) => info.entries);
+      expect(counts.reduce((sum, n) => sum + n, 0n)).toBe(BigInt(total));
+      expect(counts.slice(0, -1).every((n) => n === 5n)).toBe(true);
+      expect(state?.msgInCounter).toBe(total);
+      for (const [batch, batchPositions] of results.entries()) {
+        const payloads = await Promise.all(
+          batchPositions.map(async (p) => (await ledger.readEntry(p))?.payload),
+        );
+        expect(payloads).toEqual(batches[batch]!.map((e) => e.payload));
+      }
+    });
+
+    it('a batch of more than 350 KB (3 x 200 KB) is stored and every entry reads back', async () => {
+      const ledger = storage().ledger(1_000);
+      const partition = uniquePartition();
+      await ledger.initialize(partition);
+      const batch = ['x', 'y', 'z'].map((fill, i) => entry(`${i}:${fill.repeat(200 * 1024)}`, { key: fill }));
+
+      const positions = await ledger.append(partition, batch, 99);
+
+      expect(positions).toHaveLength(3);
+      for (const [i, position] of positions.entries()) {
+        const stored = await ledger.readEntry(position);
+        expect(stored?.key).toBe(batch[i]!.key);
+        expect(sha256(stored?.payload ?? '')).toBe(sha256(batch[i]!.payload));
+      }
+      expect((await ledger.state(partition))?.bytesInCounter).toBe(3 * (200 * 1024 + 2));
+    });
+
+    it('readEntry of a position never written returns undefined', async () => {
+      const ledger = storage().ledger(1_000);
+      const partition = uniquePartition();
+      const { ledgers } = await ledger.initialize(partition);
+      const ledgerId = ledgers[0]!.ledgerId;
+      await ledger.append(partition, [entry('a'), entry('b')], 1);
+
+      const reads = await Promise.all(
+        [pos(ledgerId, 2), pos(ledgerId, 999), pos(1n << 62n, 0)].map((p) => ledger.readEntry(p)),
+      );
+
+      expect(reads).toEqual([undefined, undefined, undefined]);
+    });
+
+    it('append on a partition never initialized throws TopicNotFoundError and creates nothing', async () => {
+      const ledger = storage().ledger(5);
+      const partition = uniquePartition();
+
+      await expect(ledger.append(partition, [entry('lost')], 1)).rejects.toBeInstanceOf(TopicNotFoundError);
+
+      expect(await ledger.state(partition)).toBeUndefined();
+    });
+
+    it('deletePartition removes its state, entries and ledger index, and nothing of another partition', async () => {
+      const ledger = storage().ledger(3);
+      const [doomed, kept] = [uniquePartition(), uniquePartition()];
+      await Promise.all([ledger.initialize(doomed), ledger.initialize(kept)]);
+      const positions = await ledger.append(
+        doomed,
+        Array.from({ length: 7 }, (_, i) => entry(`${i}`)),
+        1,
+      );
+      const [keptAt] = await ledger.append(kept, [entry('kept')], 1);
+      const ledgerIds = ((await ledger.state(doomed))?.ledgers ?? []).map((info) => info.ledgerId);
+      expect(ledgerIds).toHaveLength(3);
+
+      await ledger.deletePartition(doomed);
+
+      expect(await ledger.state(doomed)).toBeUndefined();
+      expect(await Promise.all(positions.map((p) => ledger.readEntry(p)))).toEqual(
+        positions.map(() => undefined),
+      );
+      expect(await Promise.all(ledgerIds.map((id) => ledger.ownerOf(id)))).toEqual(
+        ledgerIds.map(() => undefined),
+      );
+      await expect(ledger.append(doomed, [entry('late')], 2)).rejects.toBeInstanceOf(TopicNotFoundError);
+      expect((await ledger.readEntry(keptAt!))?.payload).toBe('kept');
+      expect((await ledger.state(kept))?.msgInCounter).toBe(1);
+    });
+
+    it('msgInCounter and bytesInCounter count what was appended (bytes of UTF-8 payloads), across rollovers', async () => {
+      const ledger = storage().ledger(2);
+      const partition = uniquePartition();
+      await ledger.initialize(partition);
+
+      // 'abc' 3 bytes, 'héllo' 6, '✓' 3, '😀' 4: 16 bytes in 4 messages; the first call spans two ledgers.
+      await ledger.append(partition, [entry('abc'), entry('héllo'), entry('✓')], 1);
+      await ledger.append(partition, [entry('😀')], 2);
+
+      const state = await ledger.state(partition);
+      expect(state).toMatchObject({ msgInCounter: 4, bytesInCounter: 16 });
+      expect(state?.ledgers.map((info) => info.entries)).toEqual([2n, 2n]);
+    });
+  });
+
+  describe('TopicCatalog', () => {
+    const topicRecord = (topic: TopicName, partitions = 0, createdAtMs = 1_000): TopicRecord => ({
+      topic,
+      partitions,
+      createdAtMs,
+    });
+    const subscription = (name: string, fields: Partial<SubscriptionRecord> = {}): SubscriptionRecord => ({
+      name,
+      type: 'Shared',
+      cursorId: uniqueId('cursor'),
+      createdAtMs: 2_000,
+      ...fields,
+    });
+
+    it('createTopic then getTopic gives the record back; an unknown topic is undefined', async () => {
+      const { topicCatalog } = storage();
+      const namespace = uniqueNamespace();
+      const partitioned = topicRecord(
+        TopicName.parse(`persistent://${namespace}/orders`),
+        4,
+        1_700_000_000_000,
+      );
+      const plain = topicRecord(TopicName.parse(`non-persistent://${namespace}/events`), 0, 5);
+
+      await topicCatalog.createTopic(partitioned);
+      await topicCatalog.createTopic(plain);
+
+      expect(await topicCatalog.getTopic(partitioned.topic)).toEqual(partitioned);
+      expect(await topicCatalog.getTopic(plain.topic)).toEqual(plain);
+      expect(
+        await topicCatalog.getTopic(TopicName.parse(`persistent://${namespace}/events`)),
+      ).toBeUndefined();
+    });
+
+    it("listTopics gives exactly the namespace's topics of that domain, sorted by name", async () => {
+      const { topicCatalog } = storage();
+      const namespace = uniqueNamespace();
+      const names = ['b', 'a', 'a-1', 'A', 'z.9', '10', '9'];
+      for (const [i, name] of names.entries()) {
+        await topicCatalog.createTopic(
+          topicRecord(TopicName.parse(`persistent://${namespace}/${name}`), i, i),
+        );
+      }
+      await topicCatalog.createTopic(topicRecord(TopicName.parse(`non-persistent://${namespace}/np`)));
+      await topicCatalog.createTopic(topicRecord(TopicName.parse(`persistent://${namespace}-other/a`)));
+
+      const persistent = await topicCatalog.listTopics('persistent', namespace);
+      const nonPersistent = await topicCatalog.listTopics('non-persistent', namespace);
+
+      expect(persistent.map((record) => record.topic.localName)).toEqual([
+        '10',
+        '9',
+        'A',
+        'a',
+        'a-1',
+        'b',
+        'z.9',
+      ]);
+      expect(persistent.find((record) => record.topic.localName === 'z.9')).toEqual(
+        topicRecord(TopicName.parse(`persistent://${namespace}/z.9`), 4, 4),
+      );
+      expect(nonPersistent.map((record) => record.topic.toString())).toEqual([
+        `non-persistent://${namespace}/np`,
+      ]);
+      expect(await topicCatalog.listTopics('persistent', uniqueNamespace())).toEqual([]);
+    });
+
+    it('deleteTopic removes the topic from get and list; deleting an unknown topic is a no-op', async () => {
+      const { topicCatalog } = storage();
+      const namespace = uniqueNamespace();
+      const [gone, kept] = ['gone', 'kept'].map((name) =>
+        topicRecord(TopicName.parse(`${namespace}/${name}`)),
+      );
+      await topicCatalog.createTopic(gone!);
+      await topicCatalog.createTopic(kept!);
+
+      await topicCatalog.deleteTopic(gone!.topic);
+      await topicCatalog.deleteTopic(TopicName.parse(`${namespace}/never`));
+
+      expect(await topicCatalog.getTopic(gone!.topic)).toBeUndefined();
+      expect(await topicCatalog.listTopics('persistent', namespace)).toEqual([kept]);
+    });
+
+    it('creating a topic that exists throws TopicAlreadyExistsError and keeps the first record', async () => {
+      const { topicCatalog } = storage();
+      const topic = TopicName.parse(`persistent://${uniqueNamespace()}/orders`);
+      await topicCatalog.createTopic(topicRecord(topic, 3, 100));
+
+      await expect(topicCatalog.createTopic(topicRecord(topic, 8, 200))).rejects.toBeInstanceOf(
+        TopicAlreadyExistsError,
+      );
+
+      expect(await topicCatalog.getTopic(topic)).toEqual(topicRecord(topic, 3, 100));
+    });
+
+    it("subscriptions: create, get, list (sorted by name, only the partition's own) and delete", async () => {
+      const { topicCatalog } = storage();
+      const partition = uniquePartition();
+      const sibling = partition.partition(1);
+      const records = [
+        subscription('sub-b'),
+        subscription('sub-a', { type: 'Exclusive' }),
+        subscription('Sub c#1', { type: 'Key_Shared' }),
+        subscription('failover', { type: 'Failover', createdAtMs: 3 }),
+      ];
+      for (const record of records) await topicCatalog.createSubscription(partition, record);
+      await topicCatalog.createSubscription(sibling, subscription('sub-a'));
+
+      const listed = await topicCatalog.listSubscriptions(partition);
+      await topicCatalog.deleteSubscription(partition, 'sub-b');
+      await topicCatalog.deleteSubscription(partition, 'never-created');
+
+      expect(listed.map((record) => record.name)).toEqual(['Sub c#1', 'failover', 'sub-a', 'sub-b']);
+      expect(listed).toEqual(expect.arrayContaining(records));
+      expect(await topicCatalog.getSubscription(partition, 'sub-a')).toEqual(records[1]);
+      expect(await topicCatalog.getSubscription(partition, 'sub-b')).toBeUndefined();
+      expect((await topicCatalog.listSubscriptions(partition)).map((record) => record.name)).toEqual([
+        'Sub c#1',
+        'failover',
+        'sub-a',
+      ]);
+      expect(await topicCatalog.listSubscriptions(sibling)).toHaveLength(1);
+      expect(await topicCatalog.listSubscriptions(uniquePartition())).toEqual([]);
+    });
+
+    it('creating a subscription that exists throws SubscriptionAlreadyExistsError and keeps the first record', async () => {
+      const { topicCatalog } = storage();
+      const partition = uniquePartition();
+      const first = subscription('sub', { type: 'Exclusive' });
+      await topicCatalog.createSubscription(partition, first);
+
+      await expect(
+        topicCatalog.createSubscription(partition, subscription('sub', { type: 'Shared' })),
+      ).rejects.toBeInstanceOf(SubscriptionAlreadyExistsError);
+
+      expect(await topicCatalog.getSubscription(partition, 'sub')).toEqual(first);
+    });
+  });
+
+  describe('PermissionStore', () => {
+    it('grant, list and revoke', async () => {
+      const { permissionStore } = storage();
+      const resource = `persistent://${uniqueNamespace()}/orders`;
+
+      await permissionStore.grant(resource, 'alice', ['produce', 'consume']);
+      await permissionStore.grant(resource, 'bob', ['acknowledge_message']);
+      const granted = await permissionStore.list(resource);
+      await permissionStore.revoke(resource, 'alice');
+      await permissionStore.revoke(resource, 'nobody');
+
+      expect(granted).toEqual({ alice: ['consume', 'produce'], bob: ['acknowledge_message'] });
+      expect(await permissionStore.list(resource)).toEqual({ bob: ['acknowledge_message'] });
+      expect(await permissionStore.list(`${resource}-never-granted`)).toEqual({});
+    });
+
+    it("a grant replaces the role's actions on that resource; granting nothing revokes", async () => {
+      const { permissionStore } = storage();
+      const resource = uniqueNamespace();
+      await permissionStore.grant(resource, 'alice', ['produce', 'consume', 'acknowledge_message']);
+
+      await permissionStore.grant(resource, 'alice', ['consume']);
+      const replaced = await permissionStore.list(resource);
+      await permissionStore.grant(resource, 'alice', []);
+
+      expect(replaced).toEqual({ alice: ['consume'] });
+      expect(await permissionStore.list(resource)).toEqual({});
+    });
+
+    it('a grant naming an action twice holds it once', async () => {
+      const { permissionStore } = storage();
+      const resource = uniqueNamespace();
+
+      await permissionStore.grant(resource, 'alice', ['consume', 'produce', 'consume']);
+
+      expect(await permissionStore.list(resource)).toEqual({ alice: ['consume', 'produce'] });
+    });
+
+    it('actionsOf unions the role’s actions over several resources; other roles see nothing', async () => {
+      const { permissionStore } = storage();
+      const namespace = uniqueNamespace();
+      const topic = `persistent://${namespace}/orders`;
+      await permissionStore.grant(namespace, 'alice', ['produce']);
+      await permissionStore.grant(topic, 'alice', ['consume']);
+      await permissionStore.grant(`persistent://${namespace}/other`, 'alice', ['acknowledge_message']);
+      await permissionStore.grant(topic, 'bob', ['acknowledge_message']);
+
+      const alice = await permissionStore.actionsOf('alice', [topic, namespace, topic]);
+      const carol = await permissionStore.actionsOf('carol', [topic, namespace]);
+      const none = await permissionStore.actionsOf('alice', []);
+
+      expect([...alice].sort()).toEqual(['consume', 'produce']);
+      expect(carol.size).toBe(0);
+      expect(none.size).toBe(0);
+      expect([...(await permissionStore.actionsOf('bob', [namespace]))]).toEqual([]);
+    });
+  });
+
+  describe('AuditLog', () => {
+    const auditRecord = (topic: string, atMs: number, fields: Partial<AuditRecord> = {}): AuditRecord => ({
+      atMs,
+      role: 'admin',
+      topic,
+      position: `3:${atMs}`,
+      subscriptions: ['sub-a', 'sub-b'],
+      dryRun: false,
+      outcome: 'acknowledged',
+      requestId: `request-${atMs}`,
+      ...fields,
+    });
+
+    it('record then list gives the newest first, at most `limit`, and only that topic', async () => {
+      const { auditLog } = storage();
+      const topic = `persistent://${uniqueNamespace()}/orders`;
+      const records = [
+        auditRecord(topic, 1_700_000_000_300, { dryRun: true, outcome: '412 cumulative subscription' }),
+        auditRecord(topic, 1_700_000_000_100),
+        auditRecord(topic, 1_700_000_000_500, { subscriptions: [] }),
+        auditRecord(topic, 1_700_000_000_200, { role: 'operator' }),
+        auditRecord(topic, 1_700_000_000_400),
+      ];
+      for (const record of records) await auditLog.record(record);
+      await auditLog.record(auditRecord(`${topic}-other`, 1_700_000_000_900));
+
+      const newest = await auditLog.list(topic, 3);
+      const all = await auditLog.list(topic, 10);
+
+      expect(newest).toEqual([records[2], records[4], records[0]]);
+      expect(all.map((record) => record.atMs)).toEqual([
+        1_700_000_000_500, 1_700_000_000_400, 1_700_000_000_300, 1_700_000_000_200, 1_700_000_000_100,
+      ]);
+      expect(all).toEqual(expect.arrayContaining(records));
+      expect(await auditLog.list(`${topic}-never`, 5)).toEqual([]);
+    });
+
+    it('a request id containing # round trips', async () => {
+      const { auditLog } = storage();
+      const topic = `persistent://${uniqueNamespace()}/orders`;
+      const record = auditRecord(topic, 42, { requestId: 'gateway#7#retry' });
+
+      await auditLog.record(record);
+
+      expect(await auditLog.list(topic, 1)).toEqual([record]);
+    });
+  });
+});
+
+describe('in-memory fakes: injected storage faults', () => {
+  const fault = () => new Error('injected: storage unavailable');
+
+  it('a failed create propagates the error, creates nothing, and the fault fires once', async () => {
+    const cursorStore = new InMemoryCursorStore();
+    const error = fault();
+    cursorStore.failNext('create', error);
+
+    await expect(cursorStore.create('c', Position.beforeFirst(1n))).rejects.toBe(error);
+
+    expect(await cursorStore.load('c')).toBeUndefined();
+    await cursorStore.create('c', Position.beforeFirst(1n));
+    expect(await cursorStore.load('c')).toEqual({
+      markDeletePosition: Position.beforeFirst(1n),
+      acknowledged: [],
+    });
+  });
+
+  it('a failed acknowledge or markDelete leaves the cursor as it was; retrying acknowledges once', async () => {
+    const cursorStore = new InMemoryCursorStore();
+    await cursorStore.create('c', pos(1, 0));
+    await cursorStore.acknowledge('c', [pos(1, 5)]);
+    const before = await cursorStore.load('c');
+    cursorStore.failNext('acknowledge', fault());
+    cursorStore.failNext('markDelete', fault());
+
+    await expect(cursorStore.acknowledge('c', [pos(1, 2), pos(1, 300)])).rejects.toThrow('injected');
+    await expect(cursorStore.markDelete('c', pos(1, 6))).rejects.toThrow('injected');
+
+    expect(await cursorStore.load('c')).toEqual(before);
+    await cursorStore.acknowledge('c', [pos(1, 2), pos(1, 300)]);
+    await cursorStore.acknowledge('c', [pos(1, 2)]);
+    expect(texts((await cursorStore.load('c'))?.acknowledged)).toEqual(['1:2', '1:5', '1:300']);
+  });
+
+  it('a failed append allocates nothing: counters, ledgers and the next position are unchanged', async () => {
+    const ledger = new InMemoryLedger(5);
+    const partition = uniquePartition();
+    await ledger.initialize(partition);
+    await ledger.append(partition, [entry('a'), entry('b'), entry('c'), entry('d')], 1);
+    const before = await ledger.state(partition);
+    const error = fault();
+    ledger.failNext('append', error);
+
+    await expect(ledger.append(partition, [entry('e'), entry('f')], 2)).rejects.toBe(error);
+
+    expect(await ledger.state(partition)).toEqual(before);
+    const ledgerId = before?.ledgers[0]?.ledgerId ?? -1n;
+    expect(await ledger.readEntry(pos(ledgerId, 4))).toBeUndefined();
+    expect(texts(await ledger.append(partition, [entry('e')], 3))).toEqual([`${ledgerId}:4`]);
+  });
+
+  it('faults queue per operation and leave the other operations working', async () => {
+    const catalog = new InMemoryTopicCatalog();
+    const permissions = new InMemoryPermissionStore();
+    const partition = uniquePartition();
+    catalog.failNext('createSubscription', fault());
+    catalog.failNext('createSubscription', fault());
+    permissions.failNext('grant', fault());
+    const record: SubscriptionRecord = { name: 's', type: 'Shared', cursorId: 'c', createdAtMs: 1 };
+
+    await expect(catalog.createSubscription(partition, record)).rejects.toThrow('injected');
+    await expect(catalog.createSubscription(partition, record)).rejects.toThrow('injected');
+    await expect(permissions.grant('t/ns', 'alice', ['consume'])).rejects.toThrow('injected');
+
+    expect(await catalog.listSubscriptions(partition)).toEqual([]);
+    expect(await permissions.list('t/ns')).toEqual({});
+    await catalog.createSubscription(partition, record);
+    expect(await catalog.getSubscription(partition, 's')).toEqual(record);
+  });
+});

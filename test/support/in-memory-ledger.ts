@@ -1,0 +1,146 @@
+import { TopicNotFoundError } from '../../shared/domain/catalog-errors.ts';
+import { Position } from '../../shared/domain/position.ts';
+import type { TopicName } from '../../shared/domain/topic-name.ts';
+import type { Ledger, ManagedLedgerState, NewEntry, StoredEntry } from '../../shared/ports/ledger.ts';
+import { InjectedFaults } from './in-memory-faults.ts';
+
+interface PartitionRecord {
+  readonly partition: TopicName;
+  readonly ledgers: { readonly ledgerId: bigint; entries: bigint }[];
+  msgInCounter: number;
+  bytesInCounter: number;
+}
+
+/**
+ * What DynamoDbLedger keeps in its tables: partition states, the
+ * deployment-wide ledgerId counter, the ledger index and the entries. Several
+ * InMemoryLedger instances over one InMemoryLedgerTables behave as several
+ * functions over one deployment's tables.
+ */
+export class InMemoryLedgerTables {
+  readonly partitions = new Map<string, PartitionRecord>();
+  readonly owners = new Map<bigint, TopicName>();
+  readonly entries = new Map<string, StoredEntry>();
+
+  /** @param nextLedgerId the first ledgerId handed out (DynamoDbLedger's counter starts at 1). */
+  constructor(private nextLedgerId = 1n) {}
+
+  /** A ledgerId never handed out before, indexed to `partition`. */
+  newLedger(partition: TopicName): bigint {
+    const ledgerId = this.nextLedgerId;
+    this.nextLedgerId += 1n;
+    this.owners.set(ledgerId, partition);
+    return ledgerId;
+  }
+}
+
+/**
+ * Ledger in memory, with the semantics of DynamoDbLedger: ledgerIds come from
+ * one counter, a ledger rolls over lazily (when an append finds it full), the
+ * counters count payload bytes in UTF-8, and appending nothing does nothing.
+ * Not persisted; every operation is atomic (the adapter's append is not: a
+ * crash between allocating ids and writing entries leaves a hole).
+ */
+export class InMemoryLedger implements Ledger {
+  private readonly faults = new InjectedFaults<keyof Ledger>();
+
+  constructor(
+    private readonly maxEntriesPerLedger: number,
+    private readonly tables = new InMemoryLedgerTables(),
+  ) {}
+
+  /** The next call of `operation` rejects with `error` and changes nothing. */
+  failNext(operation: keyof Ledger, error: Error): void {
+    this.faults.failNext(operation, error);
+  }
+
+  async initialize(partition: TopicName): Promise<ManagedLedgerState> {
+    await this.faults.enter('initialize');
+    let record = this.tables.partitions.get(partition.toString());
+    if (record === undefined) {
+      const ledgerId = this.tables.newLedger(partition);
+      record = { partition, ledgers: [{ ledgerId, entries: 0n }], msgInCounter: 0, bytesInCounter: 0 };
+      this.tables.partitions.set(partition.toString(), record);
+    }
+    return snapshot(record);
+  }
+
+  async append(
+    partition: TopicName,
+    entries: readonly NewEntry[],
+    publishTimeMs: number,
+  ): Promise<Position[]> {
+    await this.faults.enter('append');
+    if (entries.length === 0) return [];
+    const record = this.tables.partitions.get(partition.toString());
+    if (record === undefined) throw new TopicNotFoundError(partition.toString());
+    const max = BigInt(this.maxEntriesPerLedger);
+    const positions: Position[] = [];
+    for (const entry of entries) {
+      let current = record.ledgers[record.ledgers.length - 1]!;
+      if (current.entries >= max) {
+        current = { ledgerId: this.tables.newLedger(partition), entries: 0n };
+        record.ledgers.push(current);
+      }
+      const position = Position.of(current.ledgerId, current.entries);
+      current.entries += 1n;
+      this.tables.entries.set(position.toString(), storedEntry(position, entry, publishTimeMs));
+      positions.push(position);
+      record.msgInCounter += 1;
+      record.bytesInCounter += Buffer.byteLength(entry.payload);
+    }
+    return positions;
+  }
+
+  async state(partition: TopicName): Promise<ManagedLedgerState | undefined> {
+    await this.faults.enter('state');
+    const record = this.tables.partitions.get(partition.toString());
+    return record === undefined ? undefined : snapshot(record);
+  }
+
+  async ownerOf(ledgerId: bigint): Promise<TopicName | undefined> {
+    await this.faults.enter('ownerOf');
+    return this.tables.owners.get(ledgerId);
+  }
+
+  async readEntry(position: Position): Promise<StoredEntry | undefined> {
+    await this.faults.enter('readEntry');
+    const entry = this.tables.entries.get(position.toString());
+    return entry === undefined ? undefined : { ...entry, properties: { ...entry.properties } };
+  }
+
+  async deletePartition(partition: TopicName): Promise<void> {
+    await this.faults.enter('deletePartition');
+    const record = this.tables.partitions.get(partition.toString());
+    if (record === undefined) return;
+    for (const { ledgerId, entries } of record.ledgers) {
+      for (let entryId = 0n; entryId < entries; entryId++) {
+        this.tables.entries.delete(Position.of(ledgerId, entryId).toString());
+      }
+      this.tables.owners.delete(ledgerId);
+    }
+    this.tables.partitions.delete(partition.toString());
+  }
+}
+
+function snapshot(record: PartitionRecord): ManagedLedgerState {
+  return {
+    partition: record.partition,
+    ledgers: record.ledgers.map(({ ledgerId, entries }) => ({ ledgerId, entries })),
+    msgInCounter: record.msgInCounter,
+    bytesInCounter: record.bytesInCounter,
+  };
+}
+
+/** Copies only the fields that are set, as the adapter reads back only the attributes it wrote. */
+function storedEntry(position: Position, entry: NewEntry, publishTimeMs: number): StoredEntry {
+  return {
+    position,
+    payload: entry.payload,
+    properties: { ...entry.properties },
+    publishTimeMs,
+    ...(entry.key === undefined ? {} : { key: entry.key }),
+    ...(entry.eventTimeMs === undefined ? {} : { eventTimeMs: entry.eventTimeMs }),
+    ...(entry.deliverAtMs === undefined ? {} : { deliverAtMs: entry.deliverAtMs }),
+  };
+}

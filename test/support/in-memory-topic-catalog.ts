@@ -1,0 +1,80 @@
+import {
+  SubscriptionAlreadyExistsError,
+  TopicAlreadyExistsError,
+} from '../../shared/domain/catalog-errors.ts';
+import type { TopicName } from '../../shared/domain/topic-name.ts';
+import type { SubscriptionRecord, TopicCatalog, TopicRecord } from '../../shared/ports/topic-catalog.ts';
+import { compareUtf8, InjectedFaults } from './in-memory-faults.ts';
+
+/**
+ * TopicCatalog in memory, with the semantics of DynamoDbTopicCatalog:
+ * conditional creation, deletes that ignore what is missing, and lists sorted
+ * by name in UTF-8 byte order (DynamoDB's sort-key order). Deleting a topic
+ * leaves its subscriptions alone. Not persisted; every operation is atomic.
+ */
+export class InMemoryTopicCatalog implements TopicCatalog {
+  private readonly topics = new Map<string, TopicRecord>();
+  /** Partition name -> subscription name -> record. */
+  private readonly subscriptions = new Map<string, Map<string, SubscriptionRecord>>();
+  private readonly faults = new InjectedFaults<keyof TopicCatalog>();
+
+  /** The next call of `operation` rejects with `error` and changes nothing. */
+  failNext(operation: keyof TopicCatalog, error: Error): void {
+    this.faults.failNext(operation, error);
+  }
+
+  async createTopic(record: TopicRecord): Promise<void> {
+    await this.faults.enter('createTopic');
+    const key = record.topic.toString();
+    if (this.topics.has(key)) throw new TopicAlreadyExistsError(key);
+    this.topics.set(key, { ...record });
+  }
+
+  async getTopic(topic: TopicName): Promise<TopicRecord | undefined> {
+    await this.faults.enter('getTopic');
+    const record = this.topics.get(topic.toString());
+    return record === undefined ? undefined : { ...record };
+  }
+
+  async listTopics(domain: TopicName['domain'], namespaceName: string): Promise<TopicRecord[]> {
+    await this.faults.enter('listTopics');
+    return [...this.topics.values()]
+      .filter(({ topic }) => topic.domain === domain && topic.namespaceName === namespaceName)
+      .sort((a, b) => compareUtf8(a.topic.localName, b.topic.localName))
+      .map((record) => ({ ...record }));
+  }
+
+  async deleteTopic(topic: TopicName): Promise<void> {
+    await this.faults.enter('deleteTopic');
+    this.topics.delete(topic.toString());
+  }
+
+  async createSubscription(partition: TopicName, record: SubscriptionRecord): Promise<void> {
+    await this.faults.enter('createSubscription');
+    const subscriptions =
+      this.subscriptions.get(partition.toString()) ?? new Map<string, SubscriptionRecord>();
+    if (subscriptions.has(record.name)) {
+      throw new SubscriptionAlreadyExistsError(partition.toString(), record.name);
+    }
+    subscriptions.set(record.name, { ...record });
+    this.subscriptions.set(partition.toString(), subscriptions);
+  }
+
+  async getSubscription(partition: TopicName, name: string): Promise<SubscriptionRecord | undefined> {
+    await this.faults.enter('getSubscription');
+    const record = this.subscriptions.get(partition.toString())?.get(name);
+    return record === undefined ? undefined : { ...record };
+  }
+
+  async listSubscriptions(partition: TopicName): Promise<SubscriptionRecord[]> {
+    await this.faults.enter('listSubscriptions');
+    return [...(this.subscriptions.get(partition.toString())?.values() ?? [])]
+      .sort((a, b) => compareUtf8(a.name, b.name))
+      .map((record) => ({ ...record }));
+  }
+
+  async deleteSubscription(partition: TopicName, name: string): Promise<void> {
+    await this.faults.enter('deleteSubscription');
+    this.subscriptions.get(partition.toString())?.delete(name);
+  }
+}

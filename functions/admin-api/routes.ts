@@ -84,7 +84,7 @@ export function adminRoutes(deps: Dependencies): Route[] {
         topic: topicOfRequest(request),
         ledgerId: queryValue(request, 'ledgerId'),
         entryId: queryValue(request, 'entryId'),
-        subscriptionNames: queryList(request, 'subscriptionNames'),
+        subscriptionNames: subscriptionNamesOf(request),
         dryRun: queryBoolean(request, 'dryRun'),
         principal: request.principal,
         requestId: request.requestId,
@@ -375,4 +375,15 @@ function messageIdsOf(body: unknown): Position[] {
 
 function isId(value: unknown): value is number | string {
   return typeof value === 'number' || typeof value === 'string';
+}
+
+/** Absent means every subscription (PIP-423); present but empty is a mistake, not "all". */
+function subscriptionNamesOf(request: HttpRequest): string[] {
+  const names = queryList(request, 'subscriptionNames');
+  if (request.query.subscriptionNames !== undefined && names.length === 0) {
+    throw new ValidationError(
+      'subscriptionNames is empty; name at least one subscription, or omit the parameter to acknowledge on every subscription',
+    );
+  }
+  return names;
 }

@@ -45,8 +45,9 @@ function parseId(value: string | undefined, name: string): bigint {
  * subscriptions (all when none is named), so an operator can cancel a
  * scheduled message or pull a poison message out of a backlog.
  *
- * 1. The topic must be persistent (405); ids must be non-negative integers (412).
- * 2. The caller needs `acknowledge_message` on the topic or namespace (403).
+ * 1. The topic must be persistent (405); the caller needs `acknowledge_message`
+ *    on the topic or namespace (403); ids must be non-negative integers (412).
+ * 2. From here on, every outcome is recorded in the audit log.
  * 3. Resolve the topic and the partition owning the ledger; the position must be
  *    a written message of it (404).
  * 4. Every named subscription must exist (404) and none may be Exclusive or
@@ -60,12 +61,13 @@ export async function acknowledgeMessage(
   request: AcknowledgeMessageRequest,
 ): Promise<DryRunOutcome | undefined> {
   const caller = requirePrincipal(request.principal);
+  requirePersistent(request.topic);
+  // Authorization first: a caller without the permission learns nothing about ids, topics or subscriptions.
+  await requireAction(ports.permissions, caller, request.topic, ['acknowledge_message']);
   let position: Position | undefined;
   let subscriptions: SubscriptionRecord[] = [];
   try {
-    requirePersistent(request.topic);
     position = Position.of(parseId(request.ledgerId, 'ledgerId'), parseId(request.entryId, 'entryId'));
-    await requireAction(ports.permissions, caller, request.topic, ['acknowledge_message']);
     const resolved = await resolveTopic(ports, request.topic);
     const { partition } = await resolvePosition(ports, resolved, position);
     subscriptions =
@@ -95,6 +97,8 @@ export async function acknowledgeMessage(
     await audit(ports, request, caller, position, subscriptions, 'acknowledged');
     return undefined;
   } catch (error) {
+    // Refusals of authorized callers are audited too (an operator's failed attempt matters);
+    // callers without the permission never reach here, so they cannot write to the log.
     if (error instanceof AcklineError) {
       await audit(ports, request, caller, position, subscriptions, `refused: ${error.message}`);
     }

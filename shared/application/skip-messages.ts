@@ -2,6 +2,7 @@ import { ValidationError } from '../domain/errors.ts';
 import type { Position } from '../domain/position.ts';
 import type { TopicName } from '../domain/topic-name.ts';
 import { requireAction } from './authorization.ts';
+import { withCursorLease } from './cursor-lease.ts';
 import type { UseCasePorts } from './ports.ts';
 import type { Principal } from './principal.ts';
 import {
@@ -15,7 +16,8 @@ import {
 /**
  * Skip the first `count` messages of the subscription's backlog (on every
  * partition the call addresses, as Pulsar's skip on a partitioned topic).
- * 1. Load the cursor, 2. acknowledge the first `count` backlog entries,
+ * Under the cursor's lease (concurrent skips must not pick the same entries):
+ * 1. load the cursor, 2. acknowledge the first `count` backlog entries,
  * 3. persist the advanced mark-delete position.
  */
 export async function skipMessages(
@@ -37,12 +39,14 @@ export async function skipMessages(
     })),
   );
   for (const { partition, subscription } of subscriptions) {
-    const loaded = await loadCursor(ports, partition, subscription);
-    const positions = loaded.cursor.firstBacklogPositions(count);
-    if (positions.length === 0) continue;
-    await ports.cursors.acknowledge(subscription.cursorId, positions);
-    for (const position of positions) loaded.cursor.acknowledge(position);
-    await foldCursor(ports, subscription, loaded);
+    await withCursorLease(ports, subscription.cursorId, async () => {
+      const loaded = await loadCursor(ports, partition, subscription);
+      const positions = loaded.cursor.firstBacklogPositions(count);
+      if (positions.length === 0) return;
+      await ports.cursors.acknowledge(subscription.cursorId, positions);
+      for (const position of positions) loaded.cursor.acknowledge(position);
+      await foldCursor(ports, subscription, loaded);
+    });
   }
 }
 

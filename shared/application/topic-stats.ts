@@ -8,7 +8,6 @@ import { loadCursor, resolveTopic } from './topic-lookup.ts';
 export interface SubscriptionStats {
   type: string;
   msgBacklog: number;
-  msgBacklogNoDelayed: number;
   unackedMessages: number;
   msgRedeliverCounter: number;
   msgRateOut: number;
@@ -64,12 +63,10 @@ export async function getTopicStats(
       const sum = total.subscriptions[name] ?? {
         ...sub,
         msgBacklog: 0,
-        msgBacklogNoDelayed: 0,
         unackedMessages: 0,
         msgRedeliverCounter: 0,
       };
       sum.msgBacklog += sub.msgBacklog;
-      sum.msgBacklogNoDelayed += sub.msgBacklogNoDelayed;
       sum.unackedMessages += sub.unackedMessages;
       sum.msgRedeliverCounter += sub.msgRedeliverCounter;
       total.subscriptions[name] = sum;
@@ -101,7 +98,6 @@ async function partitionStats(ports: UseCasePorts, partition: TopicName): Promis
     stats.subscriptions[subscription.name] = {
       type: subscription.type,
       msgBacklog: backlog,
-      msgBacklogNoDelayed: backlog,
       unackedMessages: 0,
       msgRedeliverCounter: 0,
       msgRateOut: 0,

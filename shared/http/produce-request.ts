@@ -4,6 +4,12 @@ import type { NewEntry } from '../ports/ledger.ts';
 
 /** Largest payload of one message, in UTF-8 bytes (SQS's historical 256 KiB, which a token may carry inline). */
 export const MAX_PAYLOAD_BYTES = 256 * 1024;
+/**
+ * Key plus properties of one message, in UTF-8 bytes. With a full payload the
+ * message still fits one entries item (350 KB), so storage never refuses what
+ * validation accepted.
+ */
+export const MAX_METADATA_BYTES = 64 * 1024;
 /** Messages per produce request. */
 export const MAX_MESSAGES_PER_REQUEST = 1_000;
 /** deliverAt / eventTime bounds: epoch milliseconds up to year 2286 (13 digits). */
@@ -43,6 +49,17 @@ export function parseProduceRequest(body: unknown, nowMs: number): NewEntry[] {
     if (bytes > MAX_PAYLOAD_BYTES) {
       throw new PayloadTooLargeError(
         `Message ${index} has a payload of ${bytes} bytes; the limit is ${MAX_PAYLOAD_BYTES} bytes`,
+      );
+    }
+    const metadataBytes =
+      Buffer.byteLength(m.key ?? '', 'utf8') +
+      Object.entries(m.properties ?? {}).reduce(
+        (sum, [name, value]) => sum + Buffer.byteLength(name, 'utf8') + Buffer.byteLength(value, 'utf8'),
+        0,
+      );
+    if (metadataBytes > MAX_METADATA_BYTES) {
+      throw new PayloadTooLargeError(
+        `Message ${index} has ${metadataBytes} bytes of key and properties; the limit is ${MAX_METADATA_BYTES} bytes`,
       );
     }
     if (m.deliverAt !== undefined && m.deliverAfterMs !== undefined) {

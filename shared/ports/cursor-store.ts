@@ -23,4 +23,12 @@ export interface CursorStore {
   /** Whether each position is acknowledged. Cost: the head plus one read per ack page touched. */
   isAcknowledged(cursorId: string, positions: readonly Position[]): Promise<boolean[]>;
   delete(cursorId: string): Promise<void>;
+  /**
+   * Takes the cursor's exclusive lease for read-modify-write operations (skip)
+   * until `untilMs`; false when another holder's lease has not expired.
+   * Individual acknowledgements never need it: they commute.
+   */
+  acquireLease(cursorId: string, holder: string, nowMs: number, untilMs: number): Promise<boolean>;
+  /** Releases the lease if `holder` still holds it. */
+  releaseLease(cursorId: string, holder: string): Promise<void>;
 }

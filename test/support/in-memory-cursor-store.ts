@@ -19,6 +19,7 @@ interface CursorRecord {
  */
 export class InMemoryCursorStore implements CursorStore {
   private readonly cursors = new Map<string, CursorRecord>();
+  private readonly leases = new Map<string, { holder: string; untilMs: number }>();
   private readonly faults = new InjectedFaults<keyof CursorStore>();
 
   /** The next call of `operation` rejects with `error` and changes nothing. */
@@ -76,6 +77,20 @@ export class InMemoryCursorStore implements CursorStore {
   async delete(cursorId: string): Promise<void> {
     await this.faults.enter('delete');
     this.cursors.delete(cursorId);
+  }
+
+  async acquireLease(cursorId: string, holder: string, nowMs: number, untilMs: number): Promise<boolean> {
+    await this.faults.enter('acquireLease');
+    if (this.cursors.get(cursorId)?.markDeletePosition === undefined) return false;
+    const lease = this.leases.get(cursorId);
+    if (lease && lease.untilMs >= nowMs && lease.holder !== holder) return false;
+    this.leases.set(cursorId, { holder, untilMs });
+    return true;
+  }
+
+  async releaseLease(cursorId: string, holder: string): Promise<void> {
+    await this.faults.enter('releaseLease');
+    if (this.leases.get(cursorId)?.holder === holder) this.leases.delete(cursorId);
   }
 
   private record(cursorId: string): CursorRecord {

@@ -39,6 +39,7 @@ const WRITE_CONCURRENCY = 16;
  *
  * | sk | attributes | meaning |
  * | `H` | `ml`, `me` (N), `mk` (S) | mark-delete position; `mk` = sortable form for monotonic conditional writes |
+ * | `H` | `lh` (S), `lu` (N) | the lease of a read-modify-write operation (skip): holder, expiry |
  * | `P#<ledgerId:20>#<page:17>` | `a` (NS) | offsets (entryId - page * 256) individually acknowledged in that page |
  *
  * Durability: every acknowledgement is one `ADD` to a number set, which is
@@ -156,6 +157,41 @@ export class DynamoDbCursorStore implements CursorStore {
       ConsistentRead: true,
     });
     await deleteAll(this.client, this.tableName, items);
+  }
+
+  async acquireLease(cursorId: string, holder: string, nowMs: number, untilMs: number): Promise<boolean> {
+    try {
+      await this.client.send(
+        new UpdateItemCommand({
+          TableName: this.tableName,
+          Key: { pk: S(cursorId), sk: S(HEAD) },
+          UpdateExpression: 'SET lh = :holder, lu = :until',
+          ConditionExpression:
+            'attribute_exists(pk) AND (attribute_not_exists(lu) OR lu < :now OR lh = :holder)',
+          ExpressionAttributeValues: { ':holder': S(holder), ':until': N(untilMs), ':now': N(nowMs) },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionalCheckFailed(error)) return false;
+      throw error;
+    }
+  }
+
+  async releaseLease(cursorId: string, holder: string): Promise<void> {
+    try {
+      await this.client.send(
+        new UpdateItemCommand({
+          TableName: this.tableName,
+          Key: { pk: S(cursorId), sk: S(HEAD) },
+          UpdateExpression: 'REMOVE lh, lu',
+          ConditionExpression: 'lh = :holder',
+          ExpressionAttributeValues: { ':holder': S(holder) },
+        }),
+      );
+    } catch (error) {
+      if (!isConditionalCheckFailed(error)) throw error;
+    }
   }
 
   private async deletePagesCoveredBy(cursorId: string, markDelete: Position): Promise<void> {

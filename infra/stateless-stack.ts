@@ -1,9 +1,14 @@
-import { ArnFormat, Duration, Stack, type StackProps } from 'aws-cdk-lib';
+import { ArnFormat, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import {
+  AccessLogField,
+  AccessLogFormat,
   AuthorizationType,
   IdentitySource,
   LambdaIntegration,
+  LogGroupLogDestination,
+  MethodLoggingLevel,
   RequestAuthorizer,
+  ResponseType,
   RestApi,
 } from 'aws-cdk-lib/aws-apigateway';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
@@ -11,25 +16,60 @@ import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
-import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
 import { queuePrefix, schedulerQueue as schedulerQueueDefinition } from '../shared/config/resources.ts';
-import { apiRoutes, type FunctionName, functionNames, publicPaths } from './api-routes.ts';
+import { apiRoutes, type FunctionName, functionNames, gatewayResponses, publicPaths } from './api-routes.ts';
 import { AcklineFunction } from './constructs/ackline-function.ts';
+import { Observability, pascal } from './constructs/observability.ts';
+import { grantTokenSecretRead, type TokenSecretReference } from './constructs/token-secret-access.ts';
 import type { AcklineTable } from './stateful-stack.ts';
 
 export interface StatelessStackProps extends StackProps {
   readonly stage: string;
   readonly tables: readonly AcklineTable[];
   readonly schedulerQueue: IQueue;
+  readonly schedulerDeadLetterQueue: IQueue;
   readonly logRetention: RetentionDays;
+  /** Where the authorizer reads the token secret; only the authorizer may. */
+  readonly tokenSecret: TokenSecretReference;
+  /**
+   * Create API Gateway's account-level CloudWatch Logs role (AWS::ApiGateway::Account),
+   * without which a stage cannot write access or execution logs. One per account and
+   * region; false when the account already has one.
+   */
+  readonly apiGatewayCloudWatchRole: boolean;
+  /** SNS topic ARN that hears every alarm; none by default. */
+  readonly alarmTopicArn?: string;
   /** ACKLINE_SUPERUSER_ROLES, comma-separated; the functions' default applies when absent. */
   readonly superuserRoles?: string;
   readonly maxEntriesPerLedger?: number;
 }
 
-type TableAccess = 'none' | 'read' | 'readWrite';
+/**
+ * Exactly the DynamoDB operations the adapters in shared/adapters/dynamodb/
+ * call (test/infra checks the two lists agree). Deletes go through
+ * BatchWriteItem; conditional writes need no action of their own.
+ */
+export const tableItemActions = [
+  'dynamodb:GetItem',
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:Query',
+  'dynamodb:BatchGetItem',
+  'dynamodb:BatchWriteItem',
+] as const;
+
+/**
+ * What a function may do to the tables:
+ * - `none`: nothing (the authorizer verifies a JWT and reads no table);
+ * - `items`: exactly {@link tableItemActions} on the three tables;
+ * - `readWrite`: CDK's grantReadWriteData, kept for the scheduler and
+ *   maintenance until the data-plane issue says what they call.
+ */
+type TableAccess = 'none' | 'items' | 'readWrite';
 
 interface FunctionSettings {
   readonly memorySizeMb: number;
@@ -39,35 +79,41 @@ interface FunctionSettings {
   readonly schedules: boolean;
   /** Creates, feeds and drains the per-subscription queues. */
   readonly subscriptionQueues: boolean;
+  /** Reads the token secret; gets none of the table and queue configuration. */
+  readonly readsTokenSecret: boolean;
 }
 
 /**
- * Skeleton grants, deliberately coarse (no wildcard actions): least privilege
- * per use case comes with the deploy issue. The authorizer reads permissions
- * from the catalog. The scheduler's timeout stays at a sixth of its queue's
- * visibility timeout, as AWS advises for SQS event sources.
+ * Grants follow what each function calls today. The admin and data APIs use
+ * the tables only: the queue side of subscribe, publish and receive arrives
+ * with the data plane, and with it their queue grants. The scheduler's timeout
+ * stays at a sixth of its queue's visibility timeout, as AWS advises for SQS
+ * event sources.
  */
 const settings: Record<FunctionName, FunctionSettings> = {
   'admin-api': {
     memorySizeMb: 1024,
     timeoutSeconds: 29,
-    tableAccess: 'readWrite',
-    schedules: true,
-    subscriptionQueues: true,
+    tableAccess: 'items',
+    schedules: false,
+    subscriptionQueues: false,
+    readsTokenSecret: false,
   },
   'data-api': {
     memorySizeMb: 1024,
     timeoutSeconds: 29,
-    tableAccess: 'readWrite',
-    schedules: true,
-    subscriptionQueues: true,
+    tableAccess: 'items',
+    schedules: false,
+    subscriptionQueues: false,
+    readsTokenSecret: false,
   },
   authorizer: {
     memorySizeMb: 512,
     timeoutSeconds: 10,
-    tableAccess: 'read',
+    tableAccess: 'none',
     schedules: false,
     subscriptionQueues: false,
+    readsTokenSecret: true,
   },
   scheduler: {
     memorySizeMb: 512,
@@ -75,6 +121,7 @@ const settings: Record<FunctionName, FunctionSettings> = {
     tableAccess: 'readWrite',
     schedules: true,
     subscriptionQueues: true,
+    readsTokenSecret: false,
   },
   maintenance: {
     memorySizeMb: 512,
@@ -82,11 +129,12 @@ const settings: Record<FunctionName, FunctionSettings> = {
     tableAccess: 'readWrite',
     schedules: true,
     subscriptionQueues: true,
+    readsTokenSecret: false,
   },
 };
 
 /** What the control plane and the delivery path do to the queues they create at run time. */
-const subscriptionQueueActions = [
+export const subscriptionQueueActions = [
   'sqs:CreateQueue',
   'sqs:GetQueueUrl',
   'sqs:GetQueueAttributes',
@@ -99,26 +147,29 @@ const subscriptionQueueActions = [
 ];
 
 /**
- * Everything that can be replaced at will: the functions, the REST API and
- * their wiring to the stateful stack's tables and queues.
+ * Everything that can be replaced at will: the functions, the REST API, their
+ * wiring to the stateful stack's tables, queues and token secret, and the
+ * alarms and dashboard.
  */
 export class StatelessStack extends Stack {
   public readonly functions: Readonly<Record<FunctionName, NodejsFunction>>;
   public readonly api: RestApi;
+  public readonly observability: Observability;
 
   constructor(scope: Construct, id: string, props: StatelessStackProps) {
     super(scope, id, props);
     const prefix = queuePrefix(props.stage);
 
-    const environment: Record<string, string> = {
-      ACKLINE_STAGE: props.stage,
+    const common: Record<string, string> = { ACKLINE_STAGE: props.stage };
+    if (props.superuserRoles !== undefined) common.ACKLINE_SUPERUSER_ROLES = props.superuserRoles;
+    const dataEnvironment: Record<string, string> = {
+      ...common,
       ACKLINE_QUEUE_PREFIX: prefix,
       [schedulerQueueDefinition.envVar]: props.schedulerQueue.queueUrl,
     };
-    for (const { definition, table } of props.tables) environment[definition.envVar] = table.tableName;
-    if (props.superuserRoles !== undefined) environment.ACKLINE_SUPERUSER_ROLES = props.superuserRoles;
+    for (const { definition, table } of props.tables) dataEnvironment[definition.envVar] = table.tableName;
     if (props.maxEntriesPerLedger !== undefined) {
-      environment.ACKLINE_MAX_ENTRIES_PER_LEDGER = String(props.maxEntriesPerLedger);
+      dataEnvironment.ACKLINE_MAX_ENTRIES_PER_LEDGER = String(props.maxEntriesPerLedger);
     }
 
     // Queues created at run time are named `<prefix><...>`; the scheduler queue
@@ -132,23 +183,53 @@ export class StatelessStack extends Stack {
     const functions = {} as Record<FunctionName, NodejsFunction>;
     for (const name of functionNames) {
       const setting = settings[name];
-      const fn = new AcklineFunction(this, constructId(name), {
+      const environment = setting.readsTokenSecret ? { ...common } : { ...dataEnvironment };
+      const construct = new AcklineFunction(this, pascal(name), {
         name,
         environment,
         logRetention: props.logRetention,
         memorySizeMb: setting.memorySizeMb,
         timeout: Duration.seconds(setting.timeoutSeconds),
-      }).function;
+      });
+      const fn = construct.function;
       for (const { table } of props.tables) {
+        if (setting.tableAccess === 'items') table.grant(fn, ...tableItemActions);
         if (setting.tableAccess === 'readWrite') table.grantReadWriteData(fn);
-        if (setting.tableAccess === 'read') table.grantReadData(fn);
       }
       if (setting.schedules) props.schedulerQueue.grantSendMessages(fn);
       if (setting.subscriptionQueues) {
         fn.addToRolePolicy(
           new PolicyStatement({ actions: subscriptionQueueActions, resources: [subscriptionQueuesArn] }),
         );
+        NagSuppressions.addResourceSuppressions(
+          construct.role,
+          [
+            {
+              id: 'AwsSolutions-IAM5',
+              reason:
+                'Subscription queues are created at run time, one per subscription, so their names are ' +
+                `unknown at deploy time; the resource is this stage's queue-name prefix ${prefix}*, ` +
+                "which holds this deployment's queues only.",
+              appliesTo: [`Resource::arn:<AWS::Partition>:sqs:<AWS::Region>:<AWS::AccountId>:${prefix}*`],
+            },
+          ],
+          true,
+        );
       }
+      if (setting.readsTokenSecret) {
+        for (const [key, value] of Object.entries(grantTokenSecretRead(construct, fn, props.tokenSecret))) {
+          fn.addEnvironment(key, value);
+        }
+      }
+      NagSuppressions.addResourceSuppressions(fn, [
+        {
+          id: 'AwsSolutions-L1',
+          reason:
+            'nodejs22.x is pinned on purpose: it is the runtime ackline is built and tested for ' +
+            '(ARCHITECTURE.md; esbuild target node22). A newer Node family is adopted by changing ' +
+            'runtime and target together once the test suites pass on it, not when Lambda releases it.',
+        },
+      ]);
       functions[name] = fn;
     }
     this.functions = functions;
@@ -161,13 +242,120 @@ export class StatelessStack extends Stack {
       targets: [new LambdaFunction(functions.maintenance)],
     });
 
-    this.api = new RestApi(this, 'Api', {
-      restApiName: `ackline-${props.stage}`,
-      deployOptions: { stageName: props.stage },
-      // The account-wide CloudWatch role is a singleton per region; access logs
-      // (and the role, if the account lacks one) are the deploy issue's call.
-      cloudWatchRole: false,
+    this.api = this.restApi(props, functions);
+    this.observability = new Observability(this, 'Observability', {
+      stage: props.stage,
+      api: this.api,
+      functions,
+      schedulerQueue: props.schedulerQueue,
+      schedulerDeadLetterQueue: props.schedulerDeadLetterQueue,
+      ...(props.alarmTopicArn === undefined ? {} : { alarmTopicArn: props.alarmTopicArn }),
     });
+  }
+
+  /**
+   * The REST API: `ANY /<segment>/{proxy+}` per route of api-routes.ts behind
+   * the REQUEST authorizer, the public paths without it, gateway responses in
+   * ackline's `{ "reason": ... }` shape (as the local gateway answers), JSON
+   * access logs and ERROR execution logs.
+   */
+  private restApi(props: StatelessStackProps, functions: Record<FunctionName, NodejsFunction>): RestApi {
+    const accessLogs = new LogGroup(this, 'ApiAccessLogs', {
+      retention: props.logRetention,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    const api = new RestApi(this, 'Api', {
+      restApiName: `ackline-${props.stage}`,
+      description: `ackline ${props.stage}: Pulsar admin and data REST paths`,
+      cloudWatchRole: props.apiGatewayCloudWatchRole,
+      // Other APIs of the account log through the same account setting: the
+      // role outlives this stack rather than leave the setting dangling.
+      ...(props.apiGatewayCloudWatchRole ? { cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN } : {}),
+      deployOptions: {
+        stageName: props.stage,
+        accessLogDestination: new LogGroupLogDestination(accessLogs),
+        accessLogFormat: AccessLogFormat.custom(
+          JSON.stringify({
+            requestId: AccessLogField.contextRequestId(),
+            requestTime: AccessLogField.contextRequestTime(),
+            ip: AccessLogField.contextIdentitySourceIp(),
+            httpMethod: AccessLogField.contextHttpMethod(),
+            path: AccessLogField.contextPath(),
+            resourcePath: AccessLogField.contextResourcePath(),
+            status: AccessLogField.contextStatus(),
+            responseLength: AccessLogField.contextResponseLength(),
+            responseLatencyMs: AccessLogField.contextResponseLatency(),
+            integrationLatencyMs: AccessLogField.contextIntegrationLatency(),
+            role: AccessLogField.contextAuthorizerPrincipalId(),
+            error: AccessLogField.contextErrorMessage(),
+          }),
+        ),
+        // Errors only, and never request or response bodies: they carry bearer tokens and payloads.
+        loggingLevel: MethodLoggingLevel.ERROR,
+        dataTraceEnabled: false,
+      },
+    });
+    if (props.apiGatewayCloudWatchRole) {
+      NagSuppressions.addResourceSuppressions(
+        api,
+        [
+          {
+            id: 'AwsSolutions-IAM4',
+            reason:
+              "AmazonAPIGatewayPushToCloudWatchLogs is AWS's policy for API Gateway's account-level logging " +
+              'role: API Gateway writes the logs of every API of the account and region through it, so it ' +
+              "cannot be scoped to this API's log groups.",
+            appliesTo: [
+              'Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs',
+            ],
+          },
+        ],
+        true,
+      );
+    }
+    NagSuppressions.addResourceSuppressions(api, [
+      {
+        id: 'AwsSolutions-APIG2',
+        reason:
+          'Lambda proxy integration on ANY /{proxy+}: each route validates its own input and answers ' +
+          'Pulsar\'s { "reason": ... } body with the status of shared/http/http-error-status.ts; a gateway ' +
+          'request validator has no model to check there and would answer in another shape.',
+      },
+    ]);
+    NagSuppressions.addResourceSuppressions(api.deploymentStage, [
+      {
+        id: 'AwsSolutions-APIG3',
+        reason:
+          'No WAFv2 web ACL by default: every path but the health probe needs a valid HS256 bearer token, ' +
+          'and a web ACL is billed per month and per request. Associate one with the stage where the API ' +
+          'faces untrusted traffic at volume.',
+      },
+    ]);
+
+    const body = (reason: string) => ({ 'application/json': JSON.stringify({ reason }) });
+    const responses = [
+      { id: 'Unauthorized', type: ResponseType.UNAUTHORIZED, answer: gatewayResponses.unauthorized },
+      { id: 'AccessDenied', type: ResponseType.ACCESS_DENIED, answer: gatewayResponses.accessDenied },
+      // What API Gateway answers (403 by default) for a path or method it has no resource for.
+      {
+        id: 'MissingRoute',
+        type: ResponseType.MISSING_AUTHENTICATION_TOKEN,
+        answer: gatewayResponses.missingRoute,
+      },
+      {
+        id: 'PayloadTooLarge',
+        type: ResponseType.REQUEST_TOO_LARGE,
+        answer: gatewayResponses.payloadTooLarge,
+      },
+    ];
+    for (const { id, type, answer } of responses) {
+      api.addGatewayResponse(id, {
+        type,
+        statusCode: String(answer.statusCode),
+        templates: body(answer.reason),
+      });
+    }
+
     // Cache TTL 0: a REQUEST authorizer's policy is cached per identity and
     // would then be reused for other paths and methods of the same token.
     const authorizer = new RequestAuthorizer(this, 'TokenAuthorizer', {
@@ -186,33 +374,39 @@ export class StatelessStack extends Stack {
       return integration;
     };
 
+    const cognitoReason =
+      'ackline authenticates with Pulsar-style HS256 bearer tokens verified by its own Lambda REQUEST ' +
+      'authorizer (functions/authorizer), not with Cognito user pools.';
     for (const route of apiRoutes) {
-      this.api.root
+      const method = api.root
         .resourceForPath(route.firstSegment)
         .addResource('{proxy+}')
         .addMethod('ANY', integrationFor(route.functionName), {
           authorizationType: AuthorizationType.CUSTOM,
           authorizer,
         });
+      NagSuppressions.addResourceSuppressions(method, [{ id: 'AwsSolutions-COG4', reason: cognitoReason }]);
     }
     // A public path is an explicit resource: API Gateway prefers it to the
     // sibling {proxy+} for its method only; every other method still goes
     // through the authorizer.
-    for (const { method, path } of publicPaths) {
+    for (const { method: httpMethod, path } of publicPaths) {
       const firstSegment = path.split('/')[1];
       const route = apiRoutes.find((candidate) => candidate.firstSegment === firstSegment);
       if (route === undefined) throw new Error(`public path ${path} is under no route of apiRoutes`);
-      this.api.root
+      const method = api.root
         .resourceForPath(path)
-        .addMethod(method, integrationFor(route.functionName), { authorizationType: AuthorizationType.NONE });
+        .addMethod(httpMethod, integrationFor(route.functionName), {
+          authorizationType: AuthorizationType.NONE,
+        });
+      const publicReason =
+        `${httpMethod} ${path} is public on purpose (api-routes.ts publicPaths): a liveness probe for ` +
+        'load balancers and uptime checks, which have no token; it answers a constant and reads no data.';
+      NagSuppressions.addResourceSuppressions(method, [
+        { id: 'AwsSolutions-APIG4', reason: publicReason },
+        { id: 'AwsSolutions-COG4', reason: publicReason },
+      ]);
     }
+    return api;
   }
-}
-
-/** `admin-api` -> `AdminApi`. */
-function constructId(name: string): string {
-  return name
-    .split('-')
-    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
-    .join('');
 }

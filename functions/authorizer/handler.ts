@@ -1,17 +1,29 @@
-import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent, Context } from 'aws-lambda';
 import { verifyToken } from '../../shared/adapters/hs256-tokens.ts';
 import { systemClock } from '../../shared/adapters/system-clock.ts';
-import { loadAuthorizerConfig } from '../../shared/config/load-config.ts';
+import {
+  type AuthorizerConfig,
+  loadAuthorizerConfig,
+  METRICS_NAMESPACE,
+  metricNames,
+  serviceNameOf,
+} from '../../shared/config/load-config.ts';
 import type { Clock } from '../../shared/ports/clock.ts';
 
 export interface AuthorizerDependencies {
   readonly tokenSecret: string;
   readonly superuserRoles: readonly string[];
   readonly clock: Clock;
+  readonly logger: Logger;
+  /** Counts refused tokens (`tokenRefused`), flushed at the end of the invocation that refused. */
+  readonly metrics: Metrics;
 }
 
 export type AuthorizerHandler = (
   event: APIGatewayRequestAuthorizerEvent,
+  context?: Context,
 ) => Promise<APIGatewayAuthorizerResult>;
 
 /**
@@ -22,27 +34,40 @@ export type AuthorizerHandler = (
  * Throwing 'Unauthorized' is API Gateway's contract for a 401.
  */
 export function makeHandler(deps: AuthorizerDependencies): AuthorizerHandler {
-  return async (event) => {
-    const header = headerValue(event.headers, 'authorization');
-    const match = header ? /^Bearer\s+(\S+)$/i.exec(header) : null;
-    if (!match?.[1]) throw new Error('Unauthorized');
-    let role: string;
+  const refuse = (reason: string): never => {
+    // The reason names what was wrong (malformed, signature, expiry), never the token.
+    deps.logger.info('bearer token refused', { reason });
+    deps.metrics.addMetric(metricNames.tokenRefused, MetricUnit.Count, 1);
+    throw new Error('Unauthorized');
+  };
+  return async (event, context) => {
+    if (context) deps.logger.addContext(context);
+    deps.logger.setCorrelationId(event.requestContext?.requestId);
     try {
-      role = verifyToken(match[1], deps.tokenSecret, deps.clock.nowMs()).sub;
-    } catch {
-      throw new Error('Unauthorized');
+      const header = headerValue(event.headers, 'authorization');
+      const match = header ? /^Bearer\s+(\S+)$/i.exec(header) : null;
+      if (!match?.[1]) return refuse('no bearer token');
+      let role: string;
+      try {
+        role = verifyToken(match[1], deps.tokenSecret, deps.clock.nowMs()).sub;
+      } catch (error) {
+        return refuse(error instanceof Error ? error.message : 'invalid token');
+      }
+      return {
+        principalId: role,
+        policyDocument: {
+          Version: '2012-10-17',
+          // The whole API: the verdict depends on the token only, so it may be cached.
+          Statement: [
+            { Action: 'execute-api:Invoke', Effect: 'Allow', Resource: apiWildcard(event.methodArn) },
+          ],
+        },
+        context: { role, superuser: String(deps.superuserRoles.includes(role)) },
+      };
+    } finally {
+      // Only refusals add a metric; an empty flush would log a warning per request.
+      if (deps.metrics.hasStoredMetrics()) deps.metrics.publishStoredMetrics();
     }
-    return {
-      principalId: role,
-      policyDocument: {
-        Version: '2012-10-17',
-        // The whole API: the verdict depends on the token only, so it may be cached.
-        Statement: [
-          { Action: 'execute-api:Invoke', Effect: 'Allow', Resource: apiWildcard(event.methodArn) },
-        ],
-      },
-      context: { role, superuser: String(deps.superuserRoles.includes(role)) },
-    };
   };
 }
 
@@ -59,9 +84,53 @@ function apiWildcard(methodArn: string): string {
   return `${prefix}/${stage}/*`;
 }
 
-let cached: AuthorizerHandler | undefined;
+/**
+ * The cold start: configuration, then the token secret. The embedded stack
+ * passes the secret itself (ACKLINE_TOKEN_SECRET); a deployed stack names a
+ * Secrets Manager secret or an SSM parameter, read once here. If that read
+ * fails, the invocation fails (API Gateway answers 500) and the next one
+ * tries again.
+ */
+async function coldStart(config: AuthorizerConfig): Promise<AuthorizerHandler> {
+  const serviceName = serviceNameOf('authorizer');
+  const logger = new Logger({ serviceName });
+  const metrics = new Metrics({
+    namespace: METRICS_NAMESPACE,
+    serviceName,
+    defaultDimensions: { stage: config.stage },
+  });
+  let tokenSecret: string;
+  if (config.tokenSecret.kind === 'value') {
+    tokenSecret = config.tokenSecret.secret;
+  } else {
+    try {
+      const { readDeployedTokenSecret } = await import('./deployed-token-secret.ts');
+      tokenSecret = await readDeployedTokenSecret(config.tokenSecret, config.region);
+    } catch (error) {
+      logger.error('token secret unavailable: requests fail with 500 until it can be read', {
+        error: error as Error,
+        source: config.tokenSecret,
+      });
+      throw error;
+    }
+  }
+  return makeHandler({
+    tokenSecret,
+    superuserRoles: config.superuserRoles,
+    clock: systemClock,
+    logger,
+    metrics,
+  });
+}
 
-export const handler: AuthorizerHandler = (event) => {
-  cached ??= makeHandler({ ...loadAuthorizerConfig(), clock: systemClock });
-  return cached(event);
+let ready: Promise<AuthorizerHandler> | undefined;
+
+export const handler: AuthorizerHandler = async (event, context) => {
+  ready ??= Promise.resolve()
+    .then(() => coldStart(loadAuthorizerConfig()))
+    .catch((error: unknown) => {
+      ready = undefined;
+      throw error;
+    });
+  return (await ready)(event, context);
 };

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics } from '@aws-lambda-powertools/metrics';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { IdGenerator, UseCasePorts } from '../application/ports.ts';
-import type { AcklineConfig } from '../config/load-config.ts';
+import { type AcklineConfig, METRICS_NAMESPACE, serviceNameOf } from '../config/load-config.ts';
 import { RoundRobinRouter } from '../domain/message-router.ts';
 import { DynamoDbAuditLog } from './dynamodb/dynamodb-audit-log.ts';
 import { DynamoDbCursorStore } from './dynamodb/dynamodb-cursor-store.ts';
@@ -18,6 +19,12 @@ import { systemClock } from './system-clock.ts';
 export interface Dependencies {
   readonly config: AcklineConfig;
   readonly logger: Logger;
+  /**
+   * CloudWatch metrics in EMF (namespace `Ackline`, dimensions service and
+   * stage), flushed at the end of each invocation. Off when POWERTOOLS_DEV is
+   * true (the embedded stack) unless POWERTOOLS_METRICS_DISABLED says otherwise.
+   */
+  readonly metrics: Metrics;
   readonly ports: UseCasePorts;
   /** Round-robin partition choice for keyless messages, one per process as a Pulsar producer has one. */
   readonly router: RoundRobinRouter;
@@ -27,7 +34,12 @@ export interface Dependencies {
 export const randomIds: IdGenerator = { newId: () => randomBytes(16).toString('base64url') };
 
 export function createDependencies(config: AcklineConfig, serviceName: string): Dependencies {
-  const logger = new Logger({ serviceName: `ackline-${serviceName}` });
+  const logger = new Logger({ serviceName: serviceNameOf(serviceName) });
+  const metrics = new Metrics({
+    namespace: METRICS_NAMESPACE,
+    serviceName: serviceNameOf(serviceName),
+    defaultDimensions: { stage: config.stage },
+  });
   const dynamodb = new DynamoDBClient({
     region: config.region,
     ...(config.endpoints.dynamodb ? { endpoint: config.endpoints.dynamodb } : {}),
@@ -48,5 +60,5 @@ export function createDependencies(config: AcklineConfig, serviceName: string): 
     ids: randomIds,
     settings: { clusterName: config.clusterName },
   };
-  return { config, logger, ports, router: new RoundRobinRouter(randomBytes(2).readUInt16BE(0)) };
+  return { config, logger, metrics, ports, router: new RoundRobinRouter(randomBytes(2).readUInt16BE(0)) };
 }

@@ -83,18 +83,87 @@ export function loadConfig(env: Env = process.env): AcklineConfig {
   };
 }
 
+/**
+ * Where the authorizer finds the HS256 secret of the bearer tokens. The
+ * secret itself never sits in a deployed function's environment: on AWS the
+ * environment names a Secrets Manager secret or an SSM SecureString parameter,
+ * read once per cold start (shared/adapters/token-secret-source.ts). Only the
+ * embedded stack passes the value itself.
+ */
+export type TokenSecretSource =
+  /** `ACKLINE_TOKEN_SECRET`: the value itself (embedded stack, tests). */
+  | { readonly kind: 'value'; readonly secret: string }
+  /** `ACKLINE_TOKEN_SECRET_ARN`: a Secrets Manager secret whose SecretString is the secret. */
+  | { readonly kind: 'secretsManager'; readonly secretId: string }
+  /** `ACKLINE_TOKEN_SECRET_PARAMETER`: an SSM SecureString parameter, read with decryption. */
+  | { readonly kind: 'ssmParameter'; readonly parameterName: string };
+
+/** The environment variables naming the token secret's source, in order of precedence. */
+export const tokenSecretEnv = {
+  value: 'ACKLINE_TOKEN_SECRET',
+  secretArn: 'ACKLINE_TOKEN_SECRET_ARN',
+  parameterName: 'ACKLINE_TOKEN_SECRET_PARAMETER',
+} as const;
+
 /** The authorizer alone holds the token secret; the other functions trust its verdict. */
 export interface AuthorizerConfig {
-  /** HS256 secret of the bearer tokens. */
-  readonly tokenSecret: string;
+  /** Where the HS256 secret of the bearer tokens comes from (not the secret, unless embedded). */
+  readonly tokenSecret: TokenSecretSource;
   readonly superuserRoles: readonly string[];
+  readonly stage: string;
+  readonly region: string;
 }
 
 export function loadAuthorizerConfig(env: Env = process.env): AuthorizerConfig {
   return {
-    tokenSecret: required(env, 'ACKLINE_TOKEN_SECRET'),
+    tokenSecret: loadTokenSecretSource(env),
     superuserRoles: loadSuperuserRoles(env),
+    stage: optional(env, 'ACKLINE_STAGE', 'dev'),
+    region: optional(env, 'AWS_REGION', optional(env, 'AWS_DEFAULT_REGION', 'us-east-1')),
   };
+}
+
+/**
+ * `ACKLINE_TOKEN_SECRET` wins (the embedded stack sets it); otherwise exactly
+ * one of `ACKLINE_TOKEN_SECRET_ARN` and `ACKLINE_TOKEN_SECRET_PARAMETER`.
+ */
+function loadTokenSecretSource(env: Env): TokenSecretSource {
+  const value = env[tokenSecretEnv.value];
+  if (value) return { kind: 'value', secret: value };
+  const secretId = env[tokenSecretEnv.secretArn];
+  const parameterName = env[tokenSecretEnv.parameterName];
+  if (secretId && parameterName) {
+    throw new ConfigurationError(
+      `set one of ${tokenSecretEnv.secretArn} and ${tokenSecretEnv.parameterName}, not both`,
+    );
+  }
+  if (secretId) return { kind: 'secretsManager', secretId };
+  if (parameterName) return { kind: 'ssmParameter', parameterName };
+  throw new ConfigurationError(
+    `missing environment variable ${tokenSecretEnv.value}, ${tokenSecretEnv.secretArn} or ${tokenSecretEnv.parameterName}`,
+  );
+}
+
+/**
+ * Names shared by the functions that emit metrics and the CDK stack that
+ * graphs them and alarms on them: namespace, and the `service` dimension
+ * Powertools adds (one per function). Every metric also carries `stage`.
+ */
+export const METRICS_NAMESPACE = 'Ackline';
+
+/** The custom metrics, by the function that emits them (unit: Count, statistic: Sum). */
+export const metricNames = {
+  /** data-api, produce route: messages stored (results with errorCode 0). */
+  published: 'published',
+  /** admin-api, acknowledgeMessage (PIP-423): calls that acknowledged (204); dry runs excluded. */
+  adminAcknowledged: 'adminAcknowledged',
+  /** authorizer: bearer tokens refused. Each is also a Lambda error: API Gateway's contract for a 401. */
+  tokenRefused: 'tokenRefused',
+} as const;
+
+/** `data-api` -> `ackline-data-api`: the Powertools service name (logs and metrics) of a function. */
+export function serviceNameOf(functionName: string): string {
+  return `ackline-${functionName}`;
 }
 
 function loadSuperuserRoles(env: Env): readonly string[] {

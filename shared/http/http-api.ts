@@ -1,5 +1,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
-import middy from '@middy/core';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import type { Metrics } from '@aws-lambda-powertools/metrics';
+import middy, { type MiddlewareObj } from '@middy/core';
 import httpRouterHandler from '@middy/http-router';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { NotFoundError, ValidationError } from '../domain/errors.ts';
@@ -14,11 +16,13 @@ const JSON_HEADERS = { 'content-type': 'application/json' } as const;
  * Builds a Lambda proxy handler (API Gateway REST, payload 1.0) from routes:
  * middy's http router picks the route, the route sees a plain HttpRequest, and
  * one error handler turns any throw into `{ "reason": ... }` with the status
- * from the error table.
+ * from the error table. Every log line of the invocation carries the Lambda
+ * context (request id, cold start) and the API Gateway request id as
+ * `correlation_id`; metrics the routes added are flushed when it ends.
  *
  * adapter (this) -> route -> use case -> secondary adapters
  */
-export function httpApi(routes: readonly Route[], logger: Logger): ApiHandler {
+export function httpApi(routes: readonly Route[], logger: Logger, metrics?: Metrics): ApiHandler {
   const router = httpRouterHandler({
     routes: routes.map((route) => ({
       method: route.method,
@@ -31,6 +35,13 @@ export function httpApi(routes: readonly Route[], logger: Logger): ApiHandler {
     },
   });
   const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
+    .use(injectLambdaContext(logger, { resetKeys: true }))
+    .use({
+      before: async (request) => {
+        logger.setCorrelationId(request.event.requestContext?.requestId);
+      },
+    })
+    .use(flushMetrics(metrics))
     .handler(
       router as unknown as (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>,
     )
@@ -42,6 +53,47 @@ export function httpApi(routes: readonly Route[], logger: Logger): ApiHandler {
       request.response = { statusCode, headers: { ...JSON_HEADERS }, body: JSON.stringify({ reason }) };
     });
   return (event, context) => handler(event, context);
+}
+
+/**
+ * Flushes the metrics the invocation added, after the response or the error.
+ * Powertools' own logMetrics middleware would also flush an empty buffer and
+ * log "No application metrics to publish" on every call that adds none (most
+ * routes), so this one flushes only when there is something to publish.
+ */
+function flushMetrics(
+  metrics: Metrics | undefined,
+): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {
+  const flush = async () => {
+    if (metrics?.hasStoredMetrics()) metrics.publishStoredMetrics();
+  };
+  return { after: flush, onError: flush };
+}
+
+/**
+ * Lets a handler observe the successful answers of chosen routes (to add a
+ * metric, say) without touching them: the matching routes are wrapped, the
+ * others are returned as they are. A route that throws is not observed.
+ *
+ * @example
+ * const routes = observeRoutes(dataRoutes(deps), (r) => r.method === 'POST', (response) => count(response));
+ */
+export function observeRoutes(
+  routes: readonly Route[],
+  selects: (route: Route) => boolean,
+  observe: (response: HttpResponse, request: HttpRequest) => void,
+): Route[] {
+  return routes.map((route) => {
+    if (!selects(route)) return route;
+    return {
+      ...route,
+      handler: async (request: HttpRequest) => {
+        const response = await route.handler(request);
+        observe(response, request);
+        return response;
+      },
+    };
+  });
 }
 
 function toResult(response: HttpResponse): APIGatewayProxyResult {

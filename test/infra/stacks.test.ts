@@ -1,8 +1,12 @@
-import { readFileSync } from 'node:fs';
-import { Match, Template } from 'aws-cdk-lib/assertions';
+import { readdirSync, readFileSync } from 'node:fs';
+import { Aspects, Stack } from 'aws-cdk-lib';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { apiRoutes, functionNames, publicPaths } from '../../infra/api-routes.ts';
-import { buildApp } from '../../infra/build-app.ts';
+import { apiRoutes, functionNames, gatewayResponses, publicPaths } from '../../infra/api-routes.ts';
+import { type AcklineApp, buildApp } from '../../infra/build-app.ts';
+import { SCHEDULER_QUEUE_MAX_AGE_SECONDS } from '../../infra/constructs/observability.ts';
+import { subscriptionQueueActions, tableItemActions } from '../../infra/stateless-stack.ts';
 import { schedulerQueue, tables } from '../../shared/config/resources.ts';
 
 // The context `cdk synth` gets, so the template under test is the deployed one.
@@ -10,25 +14,151 @@ const cdkJson = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.ur
   context: Record<string, unknown>;
 };
 
-type Resources = Record<string, { Type: string; Properties?: Record<string, unknown> }>;
+type Resource = {
+  Type: string;
+  Properties?: Record<string, unknown>;
+  DeletionPolicy?: string;
+  Metadata?: Record<string, unknown>;
+};
+type Resources = Record<string, Resource>;
+type Statement = { Effect: string; Action: string | string[]; Resource: unknown; Condition?: unknown };
 
-// Building the app bundles the five handlers with esbuild (real bundling, a
-// few seconds); it happens once and every test reads the same templates.
+const SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:ackline/prod/token-AbC123';
+const KMS_KEY_ARN = 'arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab';
+const TOPIC_ARN = 'arn:aws:sns:eu-west-1:123456789012:ackline-alarms';
+
+/**
+ * Builds the app with cdk-nag's AwsSolutions pack as an aspect. Only the main
+ * app bundles the five handlers with esbuild (real bundling, a few seconds);
+ * variants skip bundling (`aws:cdk:bundling-stacks`), which changes no
+ * resource but the code asset.
+ */
+function build(context: Record<string, unknown> = {}, bundle = false): AcklineApp {
+  const built = buildApp({
+    context: { ...cdkJson.context, ...(bundle ? {} : { 'aws:cdk:bundling-stacks': [] }), ...context },
+  });
+  Aspects.of(built.app).add(new AwsSolutionsChecks({ reports: false }));
+  return built;
+}
+
+let main: AcklineApp;
 let stateful: Template;
 let stateless: Template;
 beforeAll(() => {
-  const built = buildApp({ context: cdkJson.context });
-  stateful = Template.fromStack(built.stateful);
-  stateless = Template.fromStack(built.stateless);
-});
+  main = build({}, true);
+  stateful = Template.fromStack(main.stateful);
+  stateless = Template.fromStack(main.stateless);
+}, 120_000);
 
 function resourcesOf(template: Template, type: string): Resources {
   return template.findResources(type) as Resources;
 }
 
+/** `AdminApiLogsB036E224` -> `AdminApiLogs`: CDK's logical ids end in an 8-digit hash. */
+function withoutHash(logicalId: string): string {
+  return logicalId.replace(/[0-9A-F]{8}$/, '');
+}
+
+/**
+ * A policy resource written as a readable string: `Catalog.Arn`, `TokenSecret`,
+ * `arn:<AWS::Partition>:sqs:...` (cdk-nag's notation). Imports from the stateful stack are
+ * followed to the value they export.
+ */
+function describeResource(value: unknown, exportsOf: Template): string {
+  if (typeof value === 'string') return value;
+  const v = value as Record<string, unknown>;
+  if (typeof v.Ref === 'string') return v.Ref.startsWith('AWS::') ? `<${v.Ref}>` : withoutHash(v.Ref);
+  if (Array.isArray(v['Fn::GetAtt'])) {
+    const [id, attribute] = v['Fn::GetAtt'] as [string, string];
+    return `${withoutHash(id)}.${attribute}`;
+  }
+  if (Array.isArray(v['Fn::Join'])) {
+    const [separator, parts] = v['Fn::Join'] as [string, unknown[]];
+    return parts.map((part) => describeResource(part, exportsOf)).join(separator);
+  }
+  if (typeof v['Fn::ImportValue'] === 'string') {
+    const outputs = exportsOf.toJSON().Outputs as Record<
+      string,
+      { Value: unknown; Export: { Name: string } }
+    >;
+    const output = Object.values(outputs).find((o) => o.Export.Name === v['Fn::ImportValue']);
+    if (output === undefined) throw new Error(`no export ${String(v['Fn::ImportValue'])}`);
+    return describeResource(output.Value, exportsOf);
+  }
+  throw new Error(`cannot describe ${JSON.stringify(value)}`);
+}
+
+/** Per function: its role's inline statements, as `{ actions (sorted), resources (sorted), condition }`. */
+function statementsByFunction(template: Template, exportsOf: Template) {
+  const lambdas = resourcesOf(template, 'AWS::Lambda::Function');
+  const policies = Object.values(resourcesOf(template, 'AWS::IAM::Policy'));
+  const result: Record<string, { actions: string[]; resources: string[]; condition?: unknown }[]> = {};
+  for (const [id, fn] of Object.entries(lambdas)) {
+    const roleId = (fn.Properties?.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+    const statements = policies
+      .filter((policy) => JSON.stringify(policy.Properties?.Roles) === JSON.stringify([{ Ref: roleId }]))
+      .flatMap((policy) => (policy.Properties?.PolicyDocument as { Statement: Statement[] }).Statement);
+    result[withoutHash(id).replace(/Function$/, '')] = statements.map((statement) => {
+      expect(statement.Effect).toBe('Allow');
+      return {
+        actions: [statement.Action].flat().sort(),
+        resources: [statement.Resource]
+          .flat()
+          .map((resource) => describeResource(resource, exportsOf))
+          .sort(),
+        ...(statement.Condition === undefined ? {} : { condition: statement.Condition }),
+      };
+    });
+  }
+  return result;
+}
+
+function resourceTypeCounts(template: Template): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const resource of Object.values(template.toJSON().Resources as Resources)) {
+    counts[resource.Type] = (counts[resource.Type] ?? 0) + 1;
+  }
+  return counts;
+}
+
+/** Unsuppressed AwsSolutions findings of a stack: `rule path: message`. */
+function nagFindings(stack: Stack): string[] {
+  const annotations = Annotations.fromStack(stack);
+  return [
+    ...annotations.findError('*', Match.stringLikeRegexp('AwsSolutions-.*')),
+    ...annotations.findWarning('*', Match.stringLikeRegexp('AwsSolutions-.*')),
+  ].map((finding) => `${finding.id}: ${String(finding.entry.data).split('\n')[0]}`);
+}
+
+const logs = ['logs:CreateLogStream', 'logs:PutLogEvents'];
+const tablesArns = ['Catalog.Arn', 'Cursors.Arn', 'Entries.Arn'];
+const readWriteData = [
+  'dynamodb:BatchGetItem',
+  'dynamodb:BatchWriteItem',
+  'dynamodb:ConditionCheckItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:DescribeTable',
+  'dynamodb:GetItem',
+  'dynamodb:GetRecords',
+  'dynamodb:GetShardIterator',
+  'dynamodb:PutItem',
+  'dynamodb:Query',
+  'dynamodb:Scan',
+  'dynamodb:UpdateItem',
+];
+const subscriptionQueues = {
+  actions: [...subscriptionQueueActions].sort(),
+  resources: ['arn:<AWS::Partition>:sqs:<AWS::Region>:<AWS::AccountId>:ackline-dev-*'],
+};
+
 describe('stateful stack', () => {
-  it('builds exactly one table per definition', () => {
-    stateful.resourceCountIs('AWS::DynamoDB::Table', tables.length);
+  it('holds exactly the tables, the scheduler queue and its DLQ, their policies and the token secret', () => {
+    expect(resourceTypeCounts(stateful)).toEqual({
+      'AWS::DynamoDB::Table': tables.length,
+      'AWS::SQS::Queue': 2,
+      'AWS::SQS::QueuePolicy': 2,
+      'AWS::SecretsManager::Secret': 1,
+    });
   });
 
   it.each(tables)('table $logicalName has its keys, on demand, PITR, encryption and Retain', (definition) => {
@@ -65,12 +195,15 @@ describe('stateful stack', () => {
         maxReceiveCount: schedulerQueue.maxReceiveCount,
       },
     });
+    stateful.hasResource('AWS::SQS::Queue', {
+      Properties: { MessageRetentionPeriod: schedulerQueue.messageRetentionSeconds },
+      DeletionPolicy: 'Retain',
+    });
   });
 
   it('encrypts every queue and lets it be reached over TLS only', () => {
     const queues = resourcesOf(stateful, 'AWS::SQS::Queue');
     const policies = Object.values(resourcesOf(stateful, 'AWS::SQS::QueuePolicy'));
-    expect(Object.keys(queues)).toHaveLength(2);
     for (const [id, queue] of Object.entries(queues)) {
       expect(queue.Properties?.SqsManagedSseEnabled, id).toBe(true);
       const sslOnly = policies.some(
@@ -86,15 +219,59 @@ describe('stateful stack', () => {
       expect(sslOnly, `${id} has an SSL-only queue policy`).toBe(true);
     }
   });
+
+  it('creates the token secret generated by Secrets Manager, named after the stage, retained, with no value', () => {
+    stateful.hasResource('AWS::SecretsManager::Secret', {
+      Properties: {
+        Name: 'ackline/dev/token-secret',
+        GenerateSecretString: { PasswordLength: 64, ExcludePunctuation: true, IncludeSpace: false },
+        SecretString: Match.absent(),
+      },
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+    });
+  });
 });
 
 describe('stateless stack', () => {
+  it('holds exactly the functions, their roles and logs, the API, the schedule, the alarms and the dashboard', () => {
+    const methods = apiRoutes.length + publicPaths.length;
+    expect(resourceTypeCounts(stateless)).toEqual({
+      'AWS::Lambda::Function': functionNames.length,
+      'AWS::IAM::Role': functionNames.length + 1, // + API Gateway's account logging role
+      'AWS::IAM::Policy': functionNames.length,
+      'AWS::Logs::LogGroup': functionNames.length + 1, // + API access logs
+      'AWS::Lambda::EventSourceMapping': 1,
+      'AWS::Events::Rule': 1,
+      // API Gateway invokes each integration from the stage and from the console's test button;
+      // the authorizer once, EventBridge once.
+      'AWS::Lambda::Permission': methods * 2 + 2,
+      'AWS::ApiGateway::RestApi': 1,
+      'AWS::ApiGateway::Account': 1,
+      'AWS::ApiGateway::Deployment': 1,
+      'AWS::ApiGateway::Stage': 1,
+      'AWS::ApiGateway::Authorizer': 1,
+      'AWS::ApiGateway::Resource': expect.any(Number),
+      'AWS::ApiGateway::Method': methods,
+      'AWS::ApiGateway::GatewayResponse': Object.keys(gatewayResponses).length,
+      'AWS::CloudWatch::Alarm': 3 + functionNames.length * 2,
+      'AWS::CloudWatch::Dashboard': 1,
+    });
+  });
+
   it('has exactly the five ackline functions, nodejs22.x on arm64, and no CDK-internal ones', () => {
     // Log groups are explicit LogGroup resources, so no Custom::LogRetention
     // singleton Lambda exists; every AWS::Lambda::Function is an ackline entry point.
-    stateless.resourceCountIs('Custom::LogRetention', 0);
     const lambdas = resourcesOf(stateless, 'AWS::Lambda::Function');
-    expect(Object.keys(lambdas)).toHaveLength(functionNames.length);
+    expect(Object.keys(lambdas).map(withoutHash).sort()).toEqual(
+      [
+        'AdminApiFunction',
+        'AuthorizerFunction',
+        'DataApiFunction',
+        'MaintenanceFunction',
+        'SchedulerFunction',
+      ].sort(),
+    );
     for (const fn of Object.values(lambdas)) {
       expect(fn.Properties).toMatchObject({
         Runtime: 'nodejs22.x',
@@ -102,38 +279,155 @@ describe('stateless stack', () => {
         Handler: 'index.handler',
       });
     }
-    for (const name of ['AdminApi', 'DataApi', 'Authorizer', 'Scheduler', 'Maintenance']) {
-      expect(Object.keys(lambdas).some((id) => id.startsWith(`${name}Function`))).toBe(true);
-    }
   });
 
-  it('gives every function the configuration variables and a log group with the context retention', () => {
-    const lambdas = Object.values(resourcesOf(stateless, 'AWS::Lambda::Function'));
-    for (const fn of lambdas) {
+  it('bundles each handler into its own asset', () => {
+    const assets = Object.values(resourcesOf(stateless, 'AWS::Lambda::Function')).map(
+      (fn) => (fn.Properties?.Code as { S3Key?: string }).S3Key ?? '',
+    );
+    expect(new Set(assets).size).toBe(functionNames.length);
+    for (const asset of assets) expect(asset).toMatch(/^[0-9a-f]{64}\.zip$/);
+  });
+
+  it('gives the data functions the table and queue configuration, and the authorizer only what it reads', () => {
+    const lambdas = resourcesOf(stateless, 'AWS::Lambda::Function');
+    for (const [id, fn] of Object.entries(lambdas)) {
       const variables = (fn.Properties?.Environment as { Variables: Record<string, unknown> }).Variables;
-      expect(Object.keys(variables)).toEqual(
-        expect.arrayContaining([...tables.map((t) => t.envVar), schedulerQueue.envVar, 'ACKLINE_STAGE']),
+      if (id.startsWith('Authorizer')) {
+        expect(variables).toEqual({
+          ACKLINE_STAGE: 'dev',
+          ACKLINE_SUPERUSER_ROLES: 'admin',
+          NODE_OPTIONS: '--enable-source-maps',
+          ACKLINE_TOKEN_SECRET_ARN: { 'Fn::ImportValue': expect.stringMatching(/TokenSecret/) },
+        });
+        continue;
+      }
+      expect(Object.keys(variables).sort()).toEqual(
+        [
+          ...tables.map((t) => t.envVar),
+          schedulerQueue.envVar,
+          'ACKLINE_QUEUE_PREFIX',
+          'ACKLINE_STAGE',
+          'ACKLINE_SUPERUSER_ROLES',
+          'ACKLINE_MAX_ENTRIES_PER_LEDGER',
+          'NODE_OPTIONS',
+        ].sort(),
       );
       expect(variables).toMatchObject({
         ACKLINE_QUEUE_PREFIX: 'ackline-dev-',
         ACKLINE_STAGE: 'dev',
         NODE_OPTIONS: '--enable-source-maps',
       });
+    }
+  });
+
+  it('gives every function its own log group with the context retention, and the API its access log', () => {
+    for (const fn of Object.values(resourcesOf(stateless, 'AWS::Lambda::Function'))) {
       expect(fn.Properties?.LoggingConfig).toEqual({ LogGroup: { Ref: expect.any(String) } });
     }
-    stateless.resourceCountIs('AWS::Logs::LogGroup', functionNames.length);
     stateless.allResourcesProperties('AWS::Logs::LogGroup', {
       RetentionInDays: cdkJson.context['ackline:logRetentionDays'],
     });
   });
 
-  it('guards every proxy route with the REQUEST authorizer and leaves only the public paths open', () => {
+  it('gives every function a role of its own, for Lambda only, with no managed policy', () => {
+    const roles = resourcesOf(stateless, 'AWS::IAM::Role');
+    const functionRoles = Object.values(resourcesOf(stateless, 'AWS::Lambda::Function')).map(
+      (fn) => (fn.Properties?.Role as { 'Fn::GetAtt': [string] })['Fn::GetAtt'][0],
+    );
+    expect(new Set(functionRoles).size).toBe(functionNames.length);
+    for (const roleId of functionRoles) {
+      expect(roles[roleId]?.Properties).toMatchObject({
+        AssumeRolePolicyDocument: {
+          Statement: [
+            { Action: 'sts:AssumeRole', Effect: 'Allow', Principal: { Service: 'lambda.amazonaws.com' } },
+          ],
+        },
+      });
+      expect(roles[roleId]?.Properties?.ManagedPolicyArns, roleId).toBeUndefined();
+    }
+  });
+
+  it('grants each function exactly the actions it uses, on exactly its resources', () => {
+    const own = (name: string) => ({ actions: logs, resources: [`${name}Logs.Arn`] });
+    const schedulerQueueArn = ['SchedulerQueue.Arn'];
+    expect(statementsByFunction(stateless, stateful)).toEqual({
+      AdminApi: [own('AdminApi'), { actions: [...tableItemActions].sort(), resources: tablesArns }],
+      DataApi: [own('DataApi'), { actions: [...tableItemActions].sort(), resources: tablesArns }],
+      Authorizer: [
+        own('Authorizer'),
+        { actions: ['secretsmanager:GetSecretValue'], resources: ['TokenSecret'] },
+      ],
+      Scheduler: [
+        own('Scheduler'),
+        { actions: readWriteData, resources: tablesArns },
+        {
+          // The event source mapping (consume) and grantSendMessages, merged.
+          actions: [
+            'sqs:ChangeMessageVisibility',
+            'sqs:DeleteMessage',
+            'sqs:GetQueueAttributes',
+            'sqs:GetQueueUrl',
+            'sqs:ReceiveMessage',
+            'sqs:SendMessage',
+          ],
+          resources: schedulerQueueArn,
+        },
+        subscriptionQueues,
+      ],
+      Maintenance: [
+        own('Maintenance'),
+        { actions: readWriteData, resources: tablesArns },
+        {
+          actions: ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'],
+          resources: schedulerQueueArn,
+        },
+        subscriptionQueues,
+      ],
+    });
+  });
+
+  it('grants the DynamoDB actions the adapters call, no more and no fewer', () => {
+    const adapters = new URL('../../shared/adapters/dynamodb/', import.meta.url);
+    const called = new Set<string>();
+    for (const file of readdirSync(adapters).filter((name) => name.endsWith('.ts'))) {
+      const source = readFileSync(new URL(file, adapters), 'utf8');
+      for (const [, imports] of source.matchAll(
+        /import\s*\{([^}]*)\}\s*from\s*'@aws-sdk\/client-dynamodb'/g,
+      )) {
+        for (const [, command] of (imports ?? '').matchAll(/\b([A-Z][A-Za-z]+)Command\b/g)) {
+          called.add(`dynamodb:${command}`);
+        }
+      }
+    }
+    expect([...called].sort()).toEqual([...tableItemActions].sort());
+  });
+
+  it('grants no wildcard action and no "*" resource anywhere', () => {
+    for (const template of [stateful, stateless]) {
+      for (const [id, policy] of Object.entries(resourcesOf(template, 'AWS::IAM::Policy'))) {
+        for (const statement of (policy.Properties?.PolicyDocument as { Statement: Statement[] }).Statement) {
+          const actions = [statement.Action].flat();
+          expect(
+            actions.filter((action) => action === '*' || action.endsWith(':*')),
+            id,
+          ).toEqual([]);
+          expect([statement.Resource].flat(), id).not.toContain('*');
+        }
+      }
+    }
+  });
+
+  it('guards every proxy route with the REQUEST authorizer function and leaves only the public paths open', () => {
+    const [authorizerId] = Object.keys(resourcesOf(stateless, 'AWS::ApiGateway::Authorizer'));
     stateless.hasResourceProperties('AWS::ApiGateway::Authorizer', {
       Type: 'REQUEST',
       IdentitySource: 'method.request.header.Authorization',
       AuthorizerResultTtlInSeconds: 0,
     });
-    const [authorizerId] = Object.keys(resourcesOf(stateless, 'AWS::ApiGateway::Authorizer'));
+    expect(JSON.stringify(resourcesOf(stateless, 'AWS::ApiGateway::Authorizer'))).toMatch(
+      /"Fn::GetAtt":\["AuthorizerFunction[0-9A-F]{8}","Arn"\]/,
+    );
 
     const apiResources = resourcesOf(stateless, 'AWS::ApiGateway::Resource');
     const pathOf = (ref: unknown): string => {
@@ -164,8 +458,63 @@ describe('stateless stack', () => {
     expect(open.every((method) => method.authorizationType === 'NONE')).toBe(true);
   });
 
+  it("answers API Gateway's own refusals with the local gateway's statuses and bodies", () => {
+    const types = {
+      unauthorized: 'UNAUTHORIZED',
+      accessDenied: 'ACCESS_DENIED',
+      missingRoute: 'MISSING_AUTHENTICATION_TOKEN',
+      payloadTooLarge: 'REQUEST_TOO_LARGE',
+    } as const;
+    for (const [key, { statusCode, reason }] of Object.entries(gatewayResponses)) {
+      stateless.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+        ResponseType: types[key as keyof typeof types],
+        StatusCode: String(statusCode),
+        ResponseTemplates: { 'application/json': JSON.stringify({ reason }) },
+      });
+    }
+  });
+
+  it('writes JSON access logs and error-level execution logs, never request bodies', () => {
+    const [accessLogsId] = Object.keys(resourcesOf(stateless, 'AWS::Logs::LogGroup')).filter((id) =>
+      id.startsWith('ApiAccessLogs'),
+    );
+    const stage = Object.values(resourcesOf(stateless, 'AWS::ApiGateway::Stage'))[0]?.Properties;
+    expect(stage).toMatchObject({
+      StageName: 'dev',
+      AccessLogSetting: { DestinationArn: { 'Fn::GetAtt': [accessLogsId, 'Arn'] } },
+      MethodSettings: [
+        { HttpMethod: '*', ResourcePath: '/*', LoggingLevel: 'ERROR', DataTraceEnabled: false },
+      ],
+    });
+    const format = JSON.parse((stage?.AccessLogSetting as { Format: string }).Format) as Record<
+      string,
+      string
+    >;
+    expect(format).toMatchObject({
+      requestId: '$context.requestId',
+      status: '$context.status',
+      role: '$context.authorizer.principalId',
+    });
+    stateless.hasResource('AWS::IAM::Role', {
+      Properties: {
+        ManagedPolicyArns: [
+          {
+            'Fn::Join': [
+              '',
+              [
+                'arn:',
+                { Ref: 'AWS::Partition' },
+                ':iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs',
+              ],
+            ],
+          },
+        ],
+      },
+      DeletionPolicy: 'Retain',
+    });
+  });
+
   it('consumes the scheduler queue with partial batch failures', () => {
-    stateless.resourceCountIs('AWS::Lambda::EventSourceMapping', 1);
     stateless.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       FunctionName: { Ref: Match.stringLikeRegexp('^SchedulerFunction') },
       FunctionResponseTypes: ['ReportBatchItemFailures'],
@@ -178,48 +527,278 @@ describe('stateless stack', () => {
       Targets: [{ Arn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^MaintenanceFunction'), 'Arn'] } }],
     });
   });
+});
 
-  it('scopes the run-time subscription queues to the stage prefix', () => {
-    const documents = JSON.stringify(resourcesOf(stateless, 'AWS::IAM::Policy'));
-    expect(documents).toContain('"sqs:CreateQueue"');
-    expect(documents).toContain(':ackline-dev-*"');
+describe('token secret', () => {
+  it('never appears as a value: no secret string, no ACKLINE_TOKEN_SECRET anywhere', () => {
+    for (const template of [stateful, stateless]) {
+      const json = JSON.stringify(template.toJSON());
+      expect(json).not.toMatch(/"SecretString"/);
+      expect(json).not.toMatch(/"ACKLINE_TOKEN_SECRET"/);
+    }
   });
 
-  it('grants no wildcard action and no wildcard resource to sqs or dynamodb actions', () => {
-    for (const template of [stateful, stateless]) {
-      for (const [id, policy] of Object.entries(resourcesOf(template, 'AWS::IAM::Policy'))) {
-        const statements = (policy.Properties?.PolicyDocument as { Statement: Record<string, unknown>[] })
-          .Statement;
-        for (const statement of statements) {
-          const actions = [statement.Action].flat() as string[];
-          const resources = [statement.Resource].flat();
-          expect(
-            actions.filter((action) => action === '*' || action.endsWith(':*')),
-            id,
-          ).toEqual([]);
-          if (actions.some((action) => action.startsWith('sqs:') || action.startsWith('dynamodb:'))) {
-            expect(resources, id).not.toContain('*');
-          }
-        }
-      }
+  it('refuses a secret value in context', () => {
+    expect(() => build({ 'ackline:tokenSecret': 'literal-secret' })).toThrow(
+      /ackline:tokenSecret is not a context value/,
+    );
+  });
+
+  it('uses an existing Secrets Manager secret by ARN: no secret created, read access to that ARN only', () => {
+    const built = build({ 'ackline:tokenSecretArn': SECRET_ARN });
+    Template.fromStack(built.stateful).resourceCountIs('AWS::SecretsManager::Secret', 0);
+    const template = Template.fromStack(built.stateless);
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ ACKLINE_TOKEN_SECRET_ARN: SECRET_ARN }) },
+    });
+    expect(statementsByFunction(template, Template.fromStack(built.stateful)).Authorizer?.[1]).toEqual({
+      actions: ['secretsmanager:GetSecretValue'],
+      resources: [SECRET_ARN],
+    });
+    expect([...nagFindings(built.stateful), ...nagFindings(built.stateless)]).toEqual([]);
+  });
+
+  it('uses an SSM SecureString parameter and its KMS key: GetParameter on it, Decrypt through SSM only', () => {
+    const built = build({
+      'ackline:tokenSecretParameter': '/ackline/prod/token-secret',
+      'ackline:tokenSecretKmsKeyArn': KMS_KEY_ARN,
+    });
+    Template.fromStack(built.stateful).resourceCountIs('AWS::SecretsManager::Secret', 0);
+    const template = Template.fromStack(built.stateless);
+    const authorizer = Object.values(resourcesOf(template, 'AWS::Lambda::Function')).find((fn) =>
+      JSON.stringify(fn.Properties?.Environment).includes('ACKLINE_TOKEN_SECRET_PARAMETER'),
+    );
+    expect((authorizer?.Properties?.Environment as { Variables: Record<string, unknown> }).Variables).toEqual(
+      {
+        ACKLINE_STAGE: 'dev',
+        ACKLINE_SUPERUSER_ROLES: 'admin',
+        NODE_OPTIONS: '--enable-source-maps',
+        ACKLINE_TOKEN_SECRET_PARAMETER: '/ackline/prod/token-secret',
+      },
+    );
+    expect(statementsByFunction(template, Template.fromStack(built.stateful)).Authorizer?.slice(1)).toEqual([
+      {
+        actions: ['ssm:GetParameter'],
+        resources: [
+          'arn:<AWS::Partition>:ssm:<AWS::Region>:<AWS::AccountId>:parameter/ackline/prod/token-secret',
+        ],
+      },
+      {
+        actions: ['kms:Decrypt'],
+        resources: [KMS_KEY_ARN],
+        condition: {
+          StringEquals: {
+            'kms:ViaService': {
+              'Fn::Join': ['', ['ssm.', { Ref: 'AWS::Region' }, '.', { Ref: 'AWS::URLSuffix' }]],
+            },
+          },
+        },
+      },
+    ]);
+    expect([...nagFindings(built.stateful), ...nagFindings(built.stateless)]).toEqual([]);
+  });
+
+  it.each([
+    [{ 'ackline:tokenSecretArn': 'ackline/prod/token' }, /ackline:tokenSecretArn must match/],
+    [
+      { 'ackline:tokenSecretArn': SECRET_ARN, 'ackline:tokenSecretParameter': '/x' },
+      /one of ackline:tokenSecretArn and ackline:tokenSecretParameter/,
+    ],
+    [
+      { 'ackline:tokenSecretKmsKeyArn': KMS_KEY_ARN },
+      /applies to ackline:tokenSecretArn or ackline:tokenSecretParameter/,
+    ],
+  ])('refuses the context %o', (context, message) => {
+    expect(() => build(context)).toThrow(message);
+  });
+});
+
+describe('alarms and dashboard', () => {
+  const alarms = () =>
+    Object.values(resourcesOf(stateless, 'AWS::CloudWatch::Alarm')).map((a) => a.Properties ?? {});
+  const alarmNamed = (name: string) => {
+    const found = alarms().find((alarm) => alarm.AlarmName === `ackline-dev-${name}`);
+    if (found === undefined) throw new Error(`no alarm ackline-dev-${name}`);
+    return found;
+  };
+
+  it('alarms when the scheduler dead-letter queue holds any message', () => {
+    expect(alarmNamed('scheduler-dead-letter-depth')).toMatchObject({
+      Namespace: 'AWS/SQS',
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Dimensions: [
+        {
+          Name: 'QueueName',
+          Value: { 'Fn::ImportValue': expect.stringMatching(/SchedulerQueueDeadLetter/) },
+        },
+      ],
+      Statistic: 'Maximum',
+      ComparisonOperator: 'GreaterThanThreshold',
+      Threshold: 0,
+      TreatMissingData: 'notBreaching',
+    });
+  });
+
+  it("alarms when the scheduler queue's oldest message is older than one hop plus slack", () => {
+    expect(alarmNamed('scheduler-queue-age')).toMatchObject({
+      MetricName: 'ApproximateAgeOfOldestMessage',
+      Dimensions: [
+        {
+          Name: 'QueueName',
+          Value: { 'Fn::ImportValue': expect.stringMatching(/SchedulerQueue[0-9A-F]{8}QueueName/) },
+        },
+      ],
+      ComparisonOperator: 'GreaterThanThreshold',
+      Threshold: SCHEDULER_QUEUE_MAX_AGE_SECONDS,
+    });
+  });
+
+  it('alarms on any API 5xx', () => {
+    expect(alarmNamed('api-5xx')).toMatchObject({
+      Namespace: 'AWS/ApiGateway',
+      MetricName: '5XXError',
+      Dimensions: expect.arrayContaining([
+        { Name: 'ApiName', Value: 'ackline-dev' },
+        { Name: 'Stage', Value: expect.anything() },
+      ]),
+      Statistic: 'Sum',
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      Threshold: 1,
+    });
+  });
+
+  it.each(functionNames)('alarms on errors and throttles of %s', (name) => {
+    const id = name
+      .split('-')
+      .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
+      .join('');
+    const functionRef = { Ref: expect.stringMatching(new RegExp(`^${id}Function[0-9A-F]{8}$`)) };
+    expect(alarmNamed(`${name}-throttles`)).toMatchObject({
+      MetricName: 'Throttles',
+      Dimensions: [{ Name: 'FunctionName', Value: functionRef }],
+      Threshold: 1,
+    });
+    if (name !== 'authorizer') {
+      expect(alarmNamed(`${name}-errors`)).toMatchObject({
+        MetricName: 'Errors',
+        Dimensions: [{ Name: 'FunctionName', Value: functionRef }],
+        Threshold: 1,
+      });
+      return;
+    }
+    // A refused token is a thrown 'Unauthorized', which Lambda counts as an error: subtract them.
+    expect(alarmNamed('authorizer-errors')).toMatchObject({
+      Threshold: 1,
+      Metrics: expect.arrayContaining([
+        expect.objectContaining({ Expression: 'errors - FILL(refused, 0)' }),
+        expect.objectContaining({
+          Id: 'refused',
+          MetricStat: expect.objectContaining({
+            Metric: {
+              Namespace: 'Ackline',
+              MetricName: 'tokenRefused',
+              Dimensions: expect.arrayContaining([
+                { Name: 'service', Value: 'ackline-authorizer' },
+                { Name: 'stage', Value: 'dev' },
+              ]),
+            },
+          }),
+        }),
+      ]),
+    });
+  });
+
+  it('sends every alarm to the SNS topic the context names, and back to OK', () => {
+    const template = Template.fromStack(build({ 'ackline:alarmTopicArn': TOPIC_ARN }).stateless);
+    template.allResourcesProperties('AWS::CloudWatch::Alarm', {
+      AlarmActions: [TOPIC_ARN],
+      OKActions: [TOPIC_ARN],
+    });
+    for (const alarm of alarms()) expect(alarm.AlarmActions).toBeUndefined();
+  });
+
+  it('graphs the alarms, the API, the functions, the scheduler queue and the custom metrics on one dashboard', () => {
+    const [dashboard] = Object.values(resourcesOf(stateless, 'AWS::CloudWatch::Dashboard'));
+    expect(dashboard?.Properties?.DashboardName).toBe('ackline-dev');
+    const body = JSON.stringify(dashboard?.Properties?.DashboardBody);
+    for (const expected of [
+      'alarm',
+      '5XXError',
+      'Throttles',
+      'Errors',
+      'ApproximateAgeOfOldestMessage',
+      'ApproximateNumberOfMessagesVisible',
+      '\\"Ackline\\",\\"published\\",\\"service\\",\\"ackline-data-api\\",\\"stage\\",\\"dev\\"',
+      '\\"Ackline\\",\\"adminAcknowledged\\",\\"service\\",\\"ackline-admin-api\\"',
+      '\\"Ackline\\",\\"tokenRefused\\"',
+    ]) {
+      expect(body).toContain(expected);
     }
   });
 });
 
+describe('cdk-nag AwsSolutions', () => {
+  it('finds nothing unsuppressed in either stack', () => {
+    expect(nagFindings(main.stateful)).toEqual([]);
+    expect(nagFindings(main.stateless)).toEqual([]);
+  });
+
+  it('suppresses only the reviewed rules, each with a written reason', () => {
+    const suppressed = new Map<string, string[]>();
+    for (const template of [stateful, stateless]) {
+      for (const resource of Object.values(template.toJSON().Resources as Resources)) {
+        const rules = (resource.Metadata?.cdk_nag as { rules_to_suppress?: { id: string; reason: string }[] })
+          ?.rules_to_suppress;
+        for (const { id, reason } of rules ?? []) {
+          expect(reason.length, `${id} needs a reason`).toBeGreaterThan(60);
+          suppressed.set(id, [...(suppressed.get(id) ?? []), reason]);
+        }
+      }
+    }
+    expect([...suppressed.keys()].sort()).toEqual(
+      [
+        'AwsSolutions-APIG2', // request validation: proxy integration, handlers validate
+        'AwsSolutions-APIG3', // WAF: opt-in
+        'AwsSolutions-APIG4', // the public health probe
+        'AwsSolutions-COG4', // Lambda token authorizer, not Cognito
+        'AwsSolutions-IAM4', // API Gateway's account logging role
+        'AwsSolutions-IAM5', // run-time subscription queues under the stage prefix
+        'AwsSolutions-L1', // nodejs22.x pinned
+        'AwsSolutions-SMG4', // no automatic rotation of the signing secret
+      ].sort(),
+    );
+  });
+
+  it('stays clean without the API Gateway logging role (an account that has one)', () => {
+    const built = build({ 'ackline:apiGatewayCloudWatchRole': 'false' });
+    const template = Template.fromStack(built.stateless);
+    template.resourceCountIs('AWS::ApiGateway::Account', 0);
+    template.resourceCountIs('AWS::IAM::Role', functionNames.length);
+    expect(nagFindings(built.stateless)).toEqual([]);
+  });
+});
+
 describe('app', () => {
-  it('names the stacks and the queue prefix after the stage and honours the removal policy', () => {
-    const built = buildApp({
-      context: { ...cdkJson.context, 'ackline:stage': 'prod', 'ackline:removalPolicy': 'destroy' },
-    });
+  it('names the stacks, the queue prefix and the secret after the stage and honours the removal policy', () => {
+    const built = build({ 'ackline:stage': 'prod', 'ackline:removalPolicy': 'destroy' });
     expect(built.stateful.stackName).toBe('Ackline-prod-Stateful');
     expect(built.stateless.stackName).toBe('Ackline-prod-Stateless');
     Template.fromStack(built.stateless).allResourcesProperties('AWS::Lambda::Function', {
-      Environment: { Variables: Match.objectLike({ ACKLINE_QUEUE_PREFIX: 'ackline-prod-' }) },
+      Environment: { Variables: Match.objectLike({ ACKLINE_STAGE: 'prod' }) },
     });
-    Template.fromStack(built.stateful).allResources('AWS::DynamoDB::Table', { DeletionPolicy: 'Delete' });
+    const statefulTemplate = Template.fromStack(built.stateful);
+    statefulTemplate.allResources('AWS::DynamoDB::Table', { DeletionPolicy: 'Delete' });
+    statefulTemplate.hasResource('AWS::SecretsManager::Secret', {
+      Properties: { Name: 'ackline/prod/token-secret' },
+      DeletionPolicy: 'Delete',
+    });
   });
 
   it('rejects a stage that cannot prefix queue names', () => {
     expect(() => buildApp({ context: { 'ackline:stage': 'Prod_1' } })).toThrow(/ackline:stage/);
+  });
+
+  it('keeps the stacks environment-agnostic', () => {
+    expect(Stack.of(main.stateless).environment).toBe('aws://unknown-account/unknown-region');
   });
 });

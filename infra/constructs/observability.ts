@@ -1,0 +1,262 @@
+import { Duration } from 'aws-cdk-lib';
+import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
+import {
+  Alarm,
+  AlarmStatusWidget,
+  ComparisonOperator,
+  Dashboard,
+  GraphWidget,
+  type IMetric,
+  MathExpression,
+  Metric,
+  TextWidget,
+  TreatMissingData,
+} from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { Topic } from 'aws-cdk-lib/aws-sns';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { METRICS_NAMESPACE, metricNames, serviceNameOf } from '../../shared/config/load-config.ts';
+import type { FunctionName } from '../api-routes.ts';
+
+export interface ObservabilityProps {
+  readonly stage: string;
+  readonly api: RestApi;
+  readonly functions: Readonly<Record<FunctionName, IFunction>>;
+  readonly schedulerQueue: IQueue;
+  readonly schedulerDeadLetterQueue: IQueue;
+  /** An SNS topic that hears every alarm (ALARM and back to OK); none by default. */
+  readonly alarmTopicArn?: string;
+}
+
+/**
+ * How old the scheduler queue's oldest message may get. One hop is at most
+ * 900 s (SQS DelaySeconds) and the scheduler takes a due message within
+ * seconds, so a message older than a hop plus five minutes means the
+ * scheduler is failing or falling behind.
+ */
+export const SCHEDULER_QUEUE_MAX_AGE_SECONDS = 900 + 300;
+
+const PERIOD = Duration.minutes(5);
+
+/**
+ * Alarms and one dashboard for a stage:
+ * - scheduler dead-letter queue depth > 0 (a message failed maxReceiveCount times);
+ * - age of the scheduler queue's oldest message > SCHEDULER_QUEUE_MAX_AGE_SECONDS;
+ * - API 5xx >= 1 in 5 minutes (the handlers answer every known error with a 4xx);
+ * - per function, errors >= 1 and throttles >= 1 in 5 minutes. The authorizer's
+ *   error alarm subtracts the tokens it refused: API Gateway's contract for a
+ *   401 is a thrown 'Unauthorized', which Lambda counts as an error.
+ * Every alarm treats missing data as OK: no traffic is not a failure.
+ */
+export class Observability extends Construct {
+  public readonly alarms: readonly Alarm[];
+  public readonly dashboard: Dashboard;
+  private readonly stage: string;
+
+  constructor(scope: Construct, id: string, props: ObservabilityProps) {
+    super(scope, id);
+    this.stage = props.stage;
+    const { stage, api, functions } = props;
+    const names = Object.keys(functions) as FunctionName[];
+    const alarms: Alarm[] = [];
+    const alarm = (
+      alarmId: string,
+      metric: IMetric,
+      threshold: number,
+      comparisonOperator: ComparisonOperator,
+      description: string,
+    ) => {
+      const created = new Alarm(this, alarmId, {
+        alarmName: `ackline-${stage}-${kebab(alarmId)}`,
+        alarmDescription: description,
+        metric,
+        threshold,
+        comparisonOperator,
+        evaluationPeriods: 1,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      });
+      alarms.push(created);
+      return created;
+    };
+
+    const deadLetterDepth = props.schedulerDeadLetterQueue.metricApproximateNumberOfMessagesVisible({
+      period: Duration.minutes(1),
+      statistic: 'Maximum',
+    });
+    alarm(
+      'SchedulerDeadLetterDepth',
+      deadLetterDepth,
+      0,
+      ComparisonOperator.GREATER_THAN_THRESHOLD,
+      'Messages in the scheduler dead-letter queue: a timing decision failed maxReceiveCount times and was not applied.',
+    );
+    const oldestAge = props.schedulerQueue.metricApproximateAgeOfOldestMessage({
+      period: PERIOD,
+      statistic: 'Maximum',
+    });
+    alarm(
+      'SchedulerQueueAge',
+      oldestAge,
+      SCHEDULER_QUEUE_MAX_AGE_SECONDS,
+      ComparisonOperator.GREATER_THAN_THRESHOLD,
+      `The scheduler queue holds a message older than ${SCHEDULER_QUEUE_MAX_AGE_SECONDS} s (one 900 s hop plus slack): the scheduler is failing or behind.`,
+    );
+    const serverErrors = api.deploymentStage.metricServerError({ period: PERIOD, statistic: 'Sum' });
+    alarm(
+      'Api5xx',
+      serverErrors,
+      1,
+      ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      'The REST API answered 5xx: an unexpected handler error, an authorizer that cannot read its secret, or a Lambda failure.',
+    );
+
+    const tokenRefused = this.customMetric('authorizer', metricNames.tokenRefused);
+    for (const name of names) {
+      const fn = functions[name];
+      const id = pascal(name);
+      const errors = fn.metricErrors({ period: PERIOD, statistic: 'Sum' });
+      alarm(
+        `${id}Errors`,
+        name === 'authorizer'
+          ? new MathExpression({
+              expression: 'errors - FILL(refused, 0)',
+              usingMetrics: { errors, refused: tokenRefused },
+              label: 'authorizer errors other than refused tokens',
+              period: PERIOD,
+            })
+          : errors,
+        1,
+        ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        name === 'authorizer'
+          ? 'The authorizer failed other than by refusing a token (refusals are counted by the tokenRefused metric).'
+          : `The ${name} function failed (errors thrown out of the handler, timeouts, out of memory).`,
+      );
+      alarm(
+        `${id}Throttles`,
+        fn.metricThrottles({ period: PERIOD, statistic: 'Sum' }),
+        1,
+        ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        `The ${name} function was throttled: the account's or the function's concurrency limit was reached.`,
+      );
+    }
+    this.alarms = alarms;
+
+    if (props.alarmTopicArn !== undefined) {
+      const action = new SnsAction(Topic.fromTopicArn(this, 'AlarmTopic', props.alarmTopicArn));
+      for (const each of alarms) {
+        each.addAlarmAction(action);
+        each.addOkAction(action);
+      }
+    }
+
+    this.dashboard = new Dashboard(this, 'Dashboard', {
+      dashboardName: `ackline-${stage}`,
+      defaultInterval: Duration.hours(3),
+    });
+    const metricsOf = (metric: (fn: IFunction) => Metric) =>
+      names.map((name) => metric(functions[name]).with({ label: name }));
+    this.dashboard.addWidgets(
+      new TextWidget({
+        markdown: `# ackline ${stage}\nAlarms, the REST API, the functions and the scheduler queue. Runbook: docs/deploy-to-aws.md.`,
+        width: 24,
+        height: 2,
+      }),
+    );
+    this.dashboard.addWidgets(new AlarmStatusWidget({ title: 'Alarms', alarms, width: 24, height: 4 }));
+    this.dashboard.addWidgets(
+      new GraphWidget({
+        title: 'API requests and errors',
+        left: [
+          api.deploymentStage.metricCount({ period: PERIOD, statistic: 'Sum', label: 'requests' }),
+          api.deploymentStage.metricClientError({ period: PERIOD, statistic: 'Sum', label: '4xx' }),
+          serverErrors.with({ label: '5xx' }),
+        ],
+        width: 12,
+      }),
+      new GraphWidget({
+        title: 'API latency (p50, p99)',
+        left: [
+          api.deploymentStage.metricLatency({ period: PERIOD, statistic: 'p50', label: 'p50' }),
+          api.deploymentStage.metricLatency({ period: PERIOD, statistic: 'p99', label: 'p99' }),
+        ],
+        width: 12,
+      }),
+    );
+    this.dashboard.addWidgets(
+      new GraphWidget({
+        title: 'Messages published, admin acknowledgements, refused tokens',
+        left: [
+          this.customMetric('data-api', metricNames.published),
+          this.customMetric('admin-api', metricNames.adminAcknowledged),
+        ],
+        right: [tokenRefused],
+        width: 12,
+      }),
+      new GraphWidget({
+        title: 'Scheduler queue',
+        left: [
+          props.schedulerQueue.metricApproximateNumberOfMessagesVisible({ period: PERIOD, label: 'visible' }),
+          props.schedulerQueue.metricApproximateNumberOfMessagesNotVisible({
+            period: PERIOD,
+            label: 'in flight',
+          }),
+          deadLetterDepth.with({ label: 'dead-letter queue' }),
+        ],
+        right: [oldestAge.with({ label: 'age of oldest (s)' })],
+        width: 12,
+      }),
+    );
+    this.dashboard.addWidgets(
+      new GraphWidget({
+        title: 'Invocations',
+        left: metricsOf((fn) => fn.metricInvocations({ period: PERIOD, statistic: 'Sum' })),
+        width: 6,
+      }),
+      new GraphWidget({
+        title: 'Errors',
+        left: metricsOf((fn) => fn.metricErrors({ period: PERIOD, statistic: 'Sum' })),
+        width: 6,
+      }),
+      new GraphWidget({
+        title: 'Throttles',
+        left: metricsOf((fn) => fn.metricThrottles({ period: PERIOD, statistic: 'Sum' })),
+        width: 6,
+      }),
+      new GraphWidget({
+        title: 'Duration p99 (ms)',
+        left: metricsOf((fn) => fn.metricDuration({ period: PERIOD, statistic: 'p99' })),
+        width: 6,
+      }),
+    );
+  }
+
+  /** A metric the functions emit through Powertools (EMF): dimensions service and stage. */
+  private customMetric(functionName: FunctionName, metricName: string): Metric {
+    return new Metric({
+      namespace: METRICS_NAMESPACE,
+      metricName,
+      dimensionsMap: { service: serviceNameOf(functionName), stage: this.stage },
+      period: PERIOD,
+      statistic: 'Sum',
+      label: metricName,
+    });
+  }
+}
+
+/** `admin-api` -> `AdminApi`. */
+export function pascal(name: string): string {
+  return name
+    .split('-')
+    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
+    .join('');
+}
+
+/** `SchedulerQueueAge` -> `scheduler-queue-age`; `Api5xx` -> `api-5xx`. */
+function kebab(id: string): string {
+  return id
+    .replace(/([a-z0-9])([A-Z])/g, '$1-$2')
+    .replace(/([a-z])([0-9])/g, '$1-$2')
+    .toLowerCase();
+}

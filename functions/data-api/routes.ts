@@ -1,10 +1,25 @@
 import type { Dependencies } from '../../shared/adapters/create-dependencies.ts';
+import {
+  acknowledgeCumulative,
+  acknowledgeMessages,
+  closeConsumer,
+  negativeAcknowledge,
+  receiveMessages,
+  redeliverUnacknowledged,
+} from '../../shared/application/consume-messages.ts';
 import { publishMessages } from '../../shared/application/publish-messages.ts';
-import { NotFoundError } from '../../shared/domain/errors.ts';
+import { subscribeConsumer } from '../../shared/application/subscribe-consumer.ts';
+import { NotFoundError, ValidationError } from '../../shared/domain/errors.ts';
 import { TopicName } from '../../shared/domain/topic-name.ts';
-import { ok, type Route } from '../../shared/http/http-types.ts';
+import {
+  parseCumulativeBody,
+  parseIdsBody,
+  parseOptionalHandles,
+  parseSubscribeRequest,
+} from '../../shared/http/consumer-requests.ts';
+import { type HttpRequest, noContent, ok, type Route } from '../../shared/http/http-types.ts';
 import { parseProduceRequest } from '../../shared/http/produce-request.ts';
-import { jsonBody } from '../../shared/http/request-parsing.ts';
+import { jsonBody, queryValue } from '../../shared/http/request-parsing.ts';
 
 /** Produce and consume paths served by this function. */
 export function dataRoutes(deps: Dependencies): Route[] {
@@ -25,5 +40,105 @@ export function dataRoutes(deps: Dependencies): Route[] {
         return ok({ messagePublishResults: results, schemaVersion: 0 });
       },
     },
+    {
+      method: 'POST',
+      path: '/consumers/{domain}/{tenant}/{namespace}/{topic}/subscription/{subscription}',
+      handler: async (request) => {
+        const { domain, topic } = request.rawParams as Record<string, string>;
+        const { tenant, namespace, subscription } = request.params as Record<string, string>;
+        if (domain !== 'persistent' && domain !== 'non-persistent') {
+          throw new NotFoundError(`No route for ${request.method} ${request.path}`);
+        }
+        const name = TopicName.fromRest(domain, tenant as string, namespace as string, topic as string);
+        const subscribe = parseSubscribeRequest(name, subscription as string, jsonBody(request));
+        return ok(await subscribeConsumer(ports, request.principal, subscribe));
+      },
+    },
+    {
+      method: 'POST',
+      path: '/consumers/{consumerId}/receive',
+      handler: async (request) => {
+        const max = optionalInteger(queryValue(request, 'maxMessages'), 'maxMessages', 1, 100, 1);
+        const waitMs = optionalInteger(queryValue(request, 'waitMs'), 'waitMs', 0, 20_000, 0);
+        const messages = await receiveMessages(ports, request.principal, consumerIdOf(request), max, waitMs);
+        return ok({ messages });
+      },
+    },
+    {
+      method: 'POST',
+      path: '/consumers/{consumerId}/ack',
+      handler: async (request) => {
+        const { messageIds, deliveryHandles } = parseIdsBody(jsonBody(request));
+        await acknowledgeMessages(
+          ports,
+          request.principal,
+          consumerIdOf(request),
+          messageIds,
+          deliveryHandles,
+        );
+        return noContent();
+      },
+    },
+    {
+      method: 'POST',
+      path: '/consumers/{consumerId}/ack-cumulative',
+      handler: async (request) => {
+        const messageId = parseCumulativeBody(jsonBody(request));
+        await acknowledgeCumulative(ports, request.principal, consumerIdOf(request), messageId);
+        return noContent();
+      },
+    },
+    {
+      method: 'POST',
+      path: '/consumers/{consumerId}/nack',
+      handler: async (request) => {
+        const { messageIds, deliveryHandles } = parseIdsBody(jsonBody(request));
+        await negativeAcknowledge(
+          ports,
+          request.principal,
+          consumerIdOf(request),
+          messageIds,
+          deliveryHandles,
+        );
+        return noContent();
+      },
+    },
+    {
+      method: 'POST',
+      path: '/consumers/{consumerId}/redeliver-unacknowledged',
+      handler: async (request) => {
+        const handles = parseOptionalHandles(jsonBody(request));
+        await redeliverUnacknowledged(ports, request.principal, consumerIdOf(request), handles);
+        return noContent();
+      },
+    },
+    {
+      method: 'DELETE',
+      path: '/consumers/{consumerId}',
+      handler: async (request) => {
+        await closeConsumer(ports, request.principal, consumerIdOf(request));
+        return noContent();
+      },
+    },
   ];
+}
+
+function consumerIdOf(request: HttpRequest): string {
+  const id = request.params.consumerId ?? '';
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(id)) throw new NotFoundError(`Consumer ${id} not found`);
+  return id;
+}
+
+function optionalInteger(
+  value: string | undefined,
+  name: string,
+  min: number,
+  max: number,
+  fallback: number,
+): number {
+  if (value === undefined || value === '') return fallback;
+  if (!/^\d{1,6}$/.test(value) || Number(value) < min || Number(value) > max) {
+    throw new ValidationError(`${name} must be an integer from ${min} to ${max}, got '${value}'`);
+  }
+  return Number(value);
 }

@@ -1,11 +1,19 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { handler as adminApi } from '../../functions/admin-api/handler.ts';
 import { handler as authorizer } from '../../functions/authorizer/handler.ts';
 import { handler as dataApi } from '../../functions/data-api/handler.ts';
-import { type EmbeddedStack, startEmbeddedStack } from './embedded-stack.ts';
+import { handler as scheduler } from '../../functions/scheduler/handler.ts';
+import { createDependencies } from '../../shared/adapters/create-dependencies.ts';
+import { rebuildSubscriptionQueues } from '../../shared/application/rebuild-subscription-queues.ts';
+import { loadConfig } from '../../shared/config/load-config.ts';
+import { schedulerQueue } from '../../shared/config/resources.ts';
+import { type EmbeddedStack, LOCAL_CREDENTIALS, LOCAL_REGION, startEmbeddedStack } from './embedded-stack.ts';
 import { type LocalGateway, startLocalGateway } from './local-gateway.ts';
+import { type SqsPoller, startSqsPoller } from './sqs-poller.ts';
 
 /**
  * Written into the data directory at every start: where this run's gateway,
@@ -24,6 +32,8 @@ export interface RunningLocal {
   readonly url: string;
   readonly dataDir: string;
   readonly stack: EmbeddedStack;
+  /** Tokens put back on subscription queues at start (unacknowledged messages found in the cursors). */
+  readonly rebuiltTokens: number;
   stop(): Promise<void>;
 }
 
@@ -63,6 +73,20 @@ export async function startLocal(options: LocalOptions): Promise<RunningLocal> {
     await releaseLock();
     throw error;
   }
+  // Local SQS keeps messages in memory: rebuild every subscription queue from its cursor,
+  // then stand in for Lambda's event-source mapping on the scheduler queue.
+  let poller: SqsPoller;
+  let rebuilt: number;
+  try {
+    const deps = createDependencies(loadConfig(), 'embedded');
+    rebuilt = Object.values(await rebuildSubscriptionQueues(deps.ports)).reduce((sum, n) => sum + n, 0);
+    poller = await startSchedulerPoller(stack, deps.logger);
+  } catch (error) {
+    await gateway.close();
+    await stack.stop();
+    await releaseLock();
+    throw error;
+  }
   await writeFile(
     join(dataDir, ENDPOINTS_FILE),
     `${JSON.stringify({ gateway: gateway.url, dynamodb: stack.dynamodbEndpoint, sqs: stack.sqsEndpoint, env: stack.env }, null, 2)}\n`,
@@ -71,7 +95,9 @@ export async function startLocal(options: LocalOptions): Promise<RunningLocal> {
     url: gateway.url,
     dataDir,
     stack,
+    rebuiltTokens: rebuilt,
     stop: async () => {
+      await poller.stop();
       await gateway.close();
       await stack.stop();
       await rm(join(dataDir, ENDPOINTS_FILE), { force: true });
@@ -132,4 +158,30 @@ function isAlive(pid: number): boolean {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
+}
+
+async function startSchedulerPoller(stack: EmbeddedStack, logger: Logger) {
+  const client = new SQSClient({
+    endpoint: stack.sqsEndpoint,
+    region: LOCAL_REGION,
+    credentials: LOCAL_CREDENTIALS,
+  });
+  const queueUrl = stack.env[schedulerQueue.envVar] as string;
+  const { Attributes } = await client.send(
+    new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }),
+  );
+  const poller = startSqsPoller({
+    client,
+    queueUrl,
+    queueArn: Attributes?.QueueArn ?? queueUrl,
+    handler: scheduler,
+    idleMs: 50,
+    onError: (error) => logger.error('scheduler poller', { error: error as Error }),
+  });
+  return {
+    stop: async () => {
+      await poller.stop();
+      client.destroy();
+    },
+  };
 }

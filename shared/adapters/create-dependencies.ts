@@ -2,14 +2,19 @@ import { randomBytes } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { SQSClient } from '@aws-sdk/client-sqs';
 import type { IdGenerator, UseCasePorts } from '../application/ports.ts';
 import { type AcklineConfig, METRICS_NAMESPACE, serviceNameOf } from '../config/load-config.ts';
 import { RoundRobinRouter } from '../domain/message-router.ts';
+import { RedeliveryBackoffRegistry } from '../domain/redelivery-backoff-registry.ts';
 import { DynamoDbAuditLog } from './dynamodb/dynamodb-audit-log.ts';
+import { DynamoDbConsumerRegistry } from './dynamodb/dynamodb-consumer-registry.ts';
 import { DynamoDbCursorStore } from './dynamodb/dynamodb-cursor-store.ts';
 import { DynamoDbLedger } from './dynamodb/dynamodb-ledger.ts';
 import { DynamoDbPermissionStore } from './dynamodb/dynamodb-permission-store.ts';
 import { DynamoDbTopicCatalog } from './dynamodb/dynamodb-topic-catalog.ts';
+import { SqsDeliveryQueue } from './sqs/sqs-delivery-queue.ts';
+import { SqsScheduler } from './sqs/sqs-scheduler.ts';
 import { systemClock } from './system-clock.ts';
 
 /**
@@ -45,6 +50,11 @@ export function createDependencies(config: AcklineConfig, serviceName: string): 
     ...(config.endpoints.dynamodb ? { endpoint: config.endpoints.dynamodb } : {}),
     maxAttempts: 5,
   });
+  const sqs = new SQSClient({
+    region: config.region,
+    ...(config.endpoints.sqs ? { endpoint: config.endpoints.sqs } : {}),
+    maxAttempts: 5,
+  });
   const ports: UseCasePorts = {
     catalog: new DynamoDbTopicCatalog(dynamodb, config.tables.catalog),
     ledger: new DynamoDbLedger(
@@ -56,6 +66,10 @@ export function createDependencies(config: AcklineConfig, serviceName: string): 
     cursors: new DynamoDbCursorStore(dynamodb, config.tables.cursors),
     permissions: new DynamoDbPermissionStore(dynamodb, config.tables.catalog),
     audit: new DynamoDbAuditLog(dynamodb, config.tables.catalog),
+    deliveryQueue: new SqsDeliveryQueue(sqs, config.queuePrefix, config.maxDelaySeconds),
+    scheduler: new SqsScheduler(sqs, config.schedulerQueueUrl, systemClock, config.maxDelaySeconds),
+    consumers: new DynamoDbConsumerRegistry(dynamodb, config.tables.catalog),
+    backoffs: RedeliveryBackoffRegistry.withBuiltIns(),
     clock: systemClock,
     ids: randomIds,
     settings: { clusterName: config.clusterName },

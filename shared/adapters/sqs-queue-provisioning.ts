@@ -12,11 +12,15 @@ export async function ensureQueueWithDeadLetter(
   name: string,
   definition: QueueDefinition,
   extraAttributes: Record<string, string> = {},
+  deadLetterName = `${name}-dlq`,
 ): Promise<string> {
   const dlq = await client.send(
     new CreateQueueCommand({
-      QueueName: `${name}-dlq`,
-      Attributes: { MessageRetentionPeriod: String(definition.messageRetentionSeconds) },
+      QueueName: deadLetterName,
+      Attributes: {
+        MessageRetentionPeriod: String(definition.messageRetentionSeconds),
+        ...(extraAttributes.FifoQueue ? { FifoQueue: extraAttributes.FifoQueue } : {}),
+      },
     }),
   );
   const dlqAttributes = await client.send(

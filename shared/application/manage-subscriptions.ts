@@ -1,11 +1,12 @@
 import { SubscriptionAlreadyExistsError } from '../domain/catalog-errors.ts';
-import { Cursor } from '../domain/cursor.ts';
 import { ValidationError } from '../domain/errors.ts';
 import type { SubscriptionType } from '../domain/subscription-type.ts';
 import type { TopicName } from '../domain/topic-name.ts';
 import { requireAction, requireSuperuser } from './authorization.ts';
+import { queueOf } from './delivery.ts';
 import type { UseCasePorts } from './ports.ts';
 import type { Principal } from './principal.ts';
+import { ensureSubscription } from './subscribe-consumer.ts';
 import { requireSubscription, resolveTopic } from './topic-lookup.ts';
 
 export type InitialPosition = 'Earliest' | 'Latest';
@@ -26,8 +27,9 @@ export function validateSubscriptionName(name: string): string {
  * Create a subscription on every partition the call addresses.
  * 1. Only superusers manage subscriptions; the topic must exist.
  * 2. Refuse when it exists on any partition (409), before writing anything.
- * 3. Per partition: create the cursor (Earliest: before the first entry;
- *    Latest: at the last written entry), then the subscription record.
+ * 3. Per partition: its queue, its cursor (Earliest: before the first entry;
+ *    Latest: at the last written entry), the record, then the backlog it owes
+ *    onto its queue (see ensureSubscription).
  */
 export async function createSubscription(
   ports: UseCasePorts,
@@ -46,17 +48,7 @@ export async function createSubscription(
     }
   }
   for (const partition of resolved.partitions) {
-    const state = await ports.ledger.initialize(partition);
-    const cursor =
-      initialPosition === 'Earliest' ? Cursor.atEarliest(state.ledgers) : Cursor.atLatest(state.ledgers);
-    const cursorId = ports.ids.newId();
-    await ports.cursors.create(cursorId, cursor.markDeletePosition);
-    await ports.catalog.createSubscription(partition, {
-      name,
-      type,
-      cursorId,
-      createdAtMs: ports.clock.nowMs(),
-    });
+    await ensureSubscription(ports, partition, name, type, initialPosition);
   }
 }
 
@@ -93,5 +85,6 @@ export async function deleteSubscription(
   for (const { partition, subscription } of subscriptions) {
     await ports.catalog.deleteSubscription(partition, name);
     await ports.cursors.delete(subscription.cursorId);
+    await ports.deliveryQueue.delete(queueOf(subscription));
   }
 }

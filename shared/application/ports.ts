@@ -1,8 +1,12 @@
+import type { RedeliveryBackoffRegistry } from '../domain/redelivery-backoff-registry.ts';
 import type { AuditLog } from '../ports/audit-log.ts';
 import type { Clock } from '../ports/clock.ts';
+import type { ConsumerRegistry } from '../ports/consumer-registry.ts';
 import type { CursorStore } from '../ports/cursor-store.ts';
+import type { DeliveryQueue } from '../ports/delivery-queue.ts';
 import type { Ledger } from '../ports/ledger.ts';
 import type { PermissionStore } from '../ports/permission-store.ts';
+import type { Scheduler } from '../ports/scheduler.ts';
 import type { TopicCatalog } from '../ports/topic-catalog.ts';
 
 /** Fresh identifiers (cursor ids, consumer ids); injected so tests can fix them. */
@@ -17,6 +21,11 @@ export interface UseCasePorts {
   readonly cursors: CursorStore;
   readonly permissions: PermissionStore;
   readonly audit: AuditLog;
+  readonly deliveryQueue: DeliveryQueue;
+  readonly scheduler: Scheduler;
+  readonly consumers: ConsumerRegistry;
+  /** Resolves stored backoff policies (built-ins plus any class the deployment registers). */
+  readonly backoffs: RedeliveryBackoffRegistry;
   readonly clock: Clock;
   readonly ids: IdGenerator;
   readonly settings: { readonly clusterName: string };

@@ -4,6 +4,7 @@ import type { TopicName } from '../domain/topic-name.ts';
 import type { NewEntry } from '../ports/ledger.ts';
 import type { TopicRecord } from '../ports/topic-catalog.ts';
 import { requireAction } from './authorization.ts';
+import { fanOut } from './delivery.ts';
 import type { UseCasePorts } from './ports.ts';
 import type { Principal } from './principal.ts';
 import { requirePersistent } from './topic-lookup.ts';
@@ -21,7 +22,8 @@ export interface PublishResult {
  * 3. Route each message to a partition (key hash, else round-robin) and append
  *    each partition's messages as one batch: one counter update and one chunk
  *    write per partition.
- * 4. Answer the MessageIds in the order the messages came.
+ * 4. Put a delivery token on every subscription's queue (fan-out).
+ * 5. Answer the MessageIds in the order the messages came.
  */
 export async function publishMessages(
   ports: UseCasePorts,
@@ -56,6 +58,11 @@ export async function publishMessages(
   await Promise.all(
     [...byPartition.values()].map(async (group) => {
       const positions = await ports.ledger.append(group.partition, group.entries, publishTimeMs);
+      await fanOut(
+        ports,
+        group.partition,
+        positions.map((position, i) => ({ ...(group.entries[i] as NewEntry), position, publishTimeMs })),
+      );
       positions.forEach((position, i) => {
         results[group.indexes[i] as number] = {
           messageId: `${position.toString()}:${group.partition.partitionIndex}`,

@@ -21,6 +21,11 @@ export interface AcklineConfig {
   readonly superuserRoles: readonly string[];
   readonly clusterName: string;
   readonly maxEntriesPerLedger: number;
+  /**
+   * The longest delay one SQS message carries (SQS: 900 s). Longer waits hop
+   * through the scheduler; a smaller value makes those hops testable in seconds.
+   */
+  readonly maxDelaySeconds: number;
 }
 
 export class ConfigurationError extends Error {
@@ -55,6 +60,8 @@ function positiveInteger(env: Env, name: string, fallback: number): number {
 }
 
 export const DEFAULT_MAX_ENTRIES_PER_LEDGER = 50_000;
+/** SQS's limit on DelaySeconds. */
+export const SQS_MAX_DELAY_SECONDS = 900;
 
 export function loadConfig(env: Env = process.env): AcklineConfig {
   const endpoints: { dynamodb?: string; sqs?: string } = {};
@@ -79,6 +86,10 @@ export function loadConfig(env: Env = process.env): AcklineConfig {
       env,
       'ACKLINE_MAX_ENTRIES_PER_LEDGER',
       DEFAULT_MAX_ENTRIES_PER_LEDGER,
+    ),
+    maxDelaySeconds: Math.min(
+      SQS_MAX_DELAY_SECONDS,
+      positiveInteger(env, 'ACKLINE_MAX_DELAY_SECONDS', SQS_MAX_DELAY_SECONDS),
     ),
   };
 }

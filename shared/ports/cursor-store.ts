@@ -7,6 +7,11 @@ export interface StoredCursor {
   readonly acknowledged: readonly Position[];
 }
 
+export interface DeliveryState {
+  readonly acknowledged: boolean;
+  readonly redeliveryCount: number;
+}
+
 /**
  * Durable subscription cursors. Every individual acknowledgement is kept (no
  * cap on ack holes), and acknowledging is commutative and idempotent, so
@@ -22,6 +27,21 @@ export interface CursorStore {
   markDelete(cursorId: string, position: Position): Promise<void>;
   /** Whether each position is acknowledged. Cost: the head plus one read per ack page touched. */
   isAcknowledged(cursorId: string, positions: readonly Position[]): Promise<boolean[]>;
+  /**
+   * The delivery check of a batch: whether each position is acknowledged, and
+   * the highest redelivery count recorded for it (0 when none). Cost: the head
+   * plus one read per ack page touched.
+   */
+  deliveryState(cursorId: string, positions: readonly Position[]): Promise<DeliveryState[]>;
+  /**
+   * Records that each position is (re)delivered with the given count. Commutative:
+   * the highest count recorded wins, so a token carrying a lower count is stale.
+   * Cost: one write per ack page touched.
+   */
+  recordRedelivery(
+    cursorId: string,
+    redeliveries: readonly { position: Position; count: number }[],
+  ): Promise<void>;
   delete(cursorId: string): Promise<void>;
   /**
    * Takes the cursor's exclusive lease for read-modify-write operations (skip)

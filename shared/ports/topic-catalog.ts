@@ -29,6 +29,8 @@ export interface TopicCatalog {
   /** Topics of `tenant/namespace` of the given domain, sorted by name. */
   listTopics(domain: TopicName['domain'], namespaceName: string): Promise<TopicRecord[]>;
   deleteTopic(topic: TopicName): Promise<void>;
+  /** Every topic of the deployment (a full scan: for recovery and maintenance, not for requests). */
+  listAllTopics(): Promise<TopicRecord[]>;
 
   createSubscription(partition: TopicName, record: SubscriptionRecord): Promise<void>;
   getSubscription(partition: TopicName, name: string): Promise<SubscriptionRecord | undefined>;

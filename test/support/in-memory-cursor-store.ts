@@ -1,6 +1,6 @@
 import { ConflictError } from '../../shared/domain/errors.ts';
 import { Position } from '../../shared/domain/position.ts';
-import type { CursorStore, StoredCursor } from '../../shared/ports/cursor-store.ts';
+import type { CursorStore, DeliveryState, StoredCursor } from '../../shared/ports/cursor-store.ts';
 import { InjectedFaults } from './in-memory-faults.ts';
 
 interface CursorRecord {
@@ -20,6 +20,8 @@ interface CursorRecord {
 export class InMemoryCursorStore implements CursorStore {
   private readonly cursors = new Map<string, CursorRecord>();
   private readonly leases = new Map<string, { holder: string; untilMs: number }>();
+  /** cursorId -> position -> highest redelivery count recorded. */
+  private readonly redeliveries = new Map<string, Map<string, number>>();
   private readonly faults = new InjectedFaults<keyof CursorStore>();
 
   /** The next call of `operation` rejects with `error` and changes nothing. */
@@ -74,9 +76,40 @@ export class InMemoryCursorStore implements CursorStore {
     );
   }
 
+  async deliveryState(cursorId: string, positions: readonly Position[]): Promise<DeliveryState[]> {
+    await this.faults.enter('deliveryState');
+    const record = this.cursors.get(cursorId);
+    const markDelete = record?.markDeletePosition;
+    if (record === undefined || markDelete === undefined) {
+      return positions.map(() => ({ acknowledged: false, redeliveryCount: 0 }));
+    }
+    const counts = this.redeliveries.get(cursorId);
+    return positions.map((position) =>
+      position.compareTo(markDelete) <= 0
+        ? { acknowledged: true, redeliveryCount: 0 }
+        : {
+            acknowledged: record.acknowledged.has(position.toString()),
+            redeliveryCount: counts?.get(position.toString()) ?? 0,
+          },
+    );
+  }
+
+  async recordRedelivery(
+    cursorId: string,
+    redeliveries: readonly { position: Position; count: number }[],
+  ): Promise<void> {
+    await this.faults.enter('recordRedelivery');
+    const counts = this.redeliveries.get(cursorId) ?? new Map<string, number>();
+    for (const { position, count } of redeliveries) {
+      counts.set(position.toString(), Math.max(count, counts.get(position.toString()) ?? 0));
+    }
+    this.redeliveries.set(cursorId, counts);
+  }
+
   async delete(cursorId: string): Promise<void> {
     await this.faults.enter('delete');
     this.cursors.delete(cursorId);
+    this.redeliveries.delete(cursorId);
   }
 
   async acquireLease(cursorId: string, holder: string, nowMs: number, untilMs: number): Promise<boolean> {

@@ -44,6 +44,11 @@ export class InMemoryTopicCatalog implements TopicCatalog {
       .map((record) => ({ ...record }));
   }
 
+  async listAllTopics(): Promise<TopicRecord[]> {
+    await this.faults.enter('listAllTopics');
+    return [...this.topics.values()].map((record) => ({ ...record }));
+  }
+
   async deleteTopic(topic: TopicName): Promise<void> {
     await this.faults.enter('deleteTopic');
     this.topics.delete(topic.toString());

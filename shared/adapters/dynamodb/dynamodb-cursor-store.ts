@@ -6,7 +6,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { ConflictError, InvalidPositionError } from '../../domain/errors.ts';
 import { Position } from '../../domain/position.ts';
-import type { CursorStore, StoredCursor } from '../../ports/cursor-store.ts';
+import type { CursorStore, DeliveryState, StoredCursor } from '../../ports/cursor-store.ts';
 import {
   backoff,
   big,
@@ -29,6 +29,15 @@ import {
  */
 export const ACK_PAGE_SIZE = 256n;
 
+/**
+ * Redelivery counts share the ack page: attribute `r` (number set) holds
+ * `offset * 2^20 + count` for each (re)delivery recorded, so recording is an
+ * `ADD` (commutative) and the current count of an entry is its highest value.
+ * Written only when a message is nacked or times out: the page of a message
+ * that is simply delivered and acknowledged never holds any.
+ */
+const REDELIVERY_COUNT_LIMIT = 1_048_576n;
+
 const HEAD = 'H';
 const PAGE_PREFIX = 'P#';
 /** Concurrent page writes of one acknowledge call. */
@@ -41,6 +50,7 @@ const WRITE_CONCURRENCY = 16;
  * | `H` | `ml`, `me` (N), `mk` (S) | mark-delete position; `mk` = sortable form for monotonic conditional writes |
  * | `H` | `lh` (S), `lu` (N) | the lease of a read-modify-write operation (skip): holder, expiry |
  * | `P#<ledgerId:20>#<page:17>` | `a` (NS) | offsets (entryId - page * 256) individually acknowledged in that page |
+ * | `P#...` | `r` (NS) | `offset * 2^20 + redeliveryCount` of redelivered entries of that page |
  *
  * Durability: every acknowledgement is one `ADD` to a number set, which is
  * commutative and idempotent, so concurrent acks of neighbouring entries never
@@ -135,16 +145,48 @@ export class DynamoDbCursorStore implements CursorStore {
   }
 
   async isAcknowledged(cursorId: string, positions: readonly Position[]): Promise<boolean[]> {
+    return (await this.deliveryState(cursorId, positions)).map((state) => state.acknowledged);
+  }
+
+  async deliveryState(cursorId: string, positions: readonly Position[]): Promise<DeliveryState[]> {
     if (positions.length === 0) return [];
     const pageKeys = [...new Set(positions.map((p) => pageKey(p.ledgerId, p.entryId / ACK_PAGE_SIZE)))];
     const items = await this.batchGet(cursorId, [HEAD, ...pageKeys]);
     const head = items.get(HEAD);
-    if (!head) return positions.map(() => false);
+    if (!head) return positions.map(() => ({ acknowledged: false, redeliveryCount: 0 }));
     const markDelete = markDeleteOf(head);
     return positions.map((position) => {
-      if (position.compareTo(markDelete) <= 0) return true;
+      if (position.compareTo(markDelete) <= 0) return { acknowledged: true, redeliveryCount: 0 };
       const page = items.get(pageKey(position.ledgerId, position.entryId / ACK_PAGE_SIZE));
-      return page?.a?.NS?.includes((position.entryId % ACK_PAGE_SIZE).toString()) ?? false;
+      const offset = position.entryId % ACK_PAGE_SIZE;
+      return {
+        acknowledged: page?.a?.NS?.includes(offset.toString()) ?? false,
+        redeliveryCount: highestCount(page?.r?.NS, offset),
+      };
+    });
+  }
+
+  async recordRedelivery(
+    cursorId: string,
+    redeliveries: readonly { position: Position; count: number }[],
+  ): Promise<void> {
+    const pages = new Map<string, Set<string>>();
+    for (const { position, count } of redeliveries) {
+      const key = pageKey(position.ledgerId, position.entryId / ACK_PAGE_SIZE);
+      const values = pages.get(key) ?? new Set<string>();
+      const capped = BigInt(Math.min(Math.max(0, Math.floor(count)), Number(REDELIVERY_COUNT_LIMIT) - 1));
+      values.add(((position.entryId % ACK_PAGE_SIZE) * REDELIVERY_COUNT_LIMIT + capped).toString());
+      pages.set(key, values);
+    }
+    await forEachLimited([...pages], WRITE_CONCURRENCY, async ([sk, values]) => {
+      await this.client.send(
+        new UpdateItemCommand({
+          TableName: this.tableName,
+          Key: { pk: S(cursorId), sk: S(sk) },
+          UpdateExpression: 'ADD r :values',
+          ExpressionAttributeValues: { ':values': { NS: [...values] } },
+        }),
+      );
     });
   }
 
@@ -253,6 +295,18 @@ function markDeleteOf(head: Item): Position {
   const ledgerId = big(head, 'ml') as bigint;
   const entryId = big(head, 'me') as bigint;
   return entryId < 0n ? Position.beforeFirst(ledgerId) : Position.of(ledgerId, entryId);
+}
+
+function highestCount(values: readonly string[] | undefined, offset: bigint): number {
+  let highest = 0n;
+  for (const value of values ?? []) {
+    const number = BigInt(value);
+    if (number / REDELIVERY_COUNT_LIMIT === offset) {
+      const count = number % REDELIVERY_COUNT_LIMIT;
+      if (count > highest) highest = count;
+    }
+  }
+  return Number(highest);
 }
 
 function compareBigInt(a: bigint, b: bigint): number {

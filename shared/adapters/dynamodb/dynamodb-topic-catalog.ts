@@ -1,4 +1,4 @@
-import { type DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { type DynamoDBClient, GetItemCommand, PutItemCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { SubscriptionAlreadyExistsError, TopicAlreadyExistsError } from '../../domain/catalog-errors.ts';
 import { parseSubscriptionType } from '../../domain/subscription-type.ts';
 import { TopicName } from '../../domain/topic-name.ts';
@@ -63,6 +63,29 @@ export class DynamoDbTopicCatalog implements TopicCatalog {
       const localName = (str(item, 'sk') as string).slice(2);
       return toTopicRecord(TopicName.parse(`${domain}://${namespaceName}/${localName}`), item);
     });
+  }
+
+  async listAllTopics(): Promise<TopicRecord[]> {
+    const records: TopicRecord[] = [];
+    let startKey: Item | undefined;
+    do {
+      const page = await this.client.send(
+        new ScanCommand({
+          TableName: this.tableName,
+          FilterExpression: 'begins_with(pk, :ns) AND begins_with(sk, :t)',
+          ExpressionAttributeValues: { ':ns': S('NS#'), ':t': S('T#') },
+          ConsistentRead: true,
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      for (const item of page.Items ?? []) {
+        const namespace = (str(item, 'pk') as string).slice(3);
+        const localName = (str(item, 'sk') as string).slice(2);
+        records.push(toTopicRecord(TopicName.parse(`${namespace}/${localName}`), item));
+      }
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+    return records;
   }
 
   async deleteTopic(topic: TopicName): Promise<void> {

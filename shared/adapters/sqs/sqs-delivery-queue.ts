@@ -1,0 +1,214 @@
+import {
+  ChangeMessageVisibilityCommand,
+  DeleteMessageBatchCommand,
+  DeleteQueueCommand,
+  GetQueueUrlCommand,
+  PurgeQueueCommand,
+  QueueDoesNotExist,
+  ReceiveMessageCommand,
+  SendMessageBatchCommand,
+  type SendMessageBatchRequestEntry,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
+import { type QueueDefinition, subscriptionQueueTemplate } from '../../config/resources.ts';
+import { decodeDeliveryToken, encodeDeliveryToken } from '../../domain/delivery-token.ts';
+import type {
+  DeliveryQueue,
+  ReceivedToken,
+  SubscriptionQueue,
+  TokenToSend,
+} from '../../ports/delivery-queue.ts';
+import { ensureQueueWithDeadLetter } from '../sqs-queue-provisioning.ts';
+
+/** SendMessageBatch carries at most 10 messages and 256 KiB. */
+const MAX_BATCH_ENTRIES = 10;
+const MAX_BATCH_BYTES = 250 * 1024;
+const SHORT_POLL_PAUSE_MS = 50;
+
+/**
+ * Subscription queues on SQS: `<prefix>s-<cursorId>` plus `-dlq`, created at
+ * run time from the subscription queue template. Queue URLs are resolved once
+ * per process and cached (they never change for a name).
+ */
+export class SqsDeliveryQueue implements DeliveryQueue {
+  private readonly urls = new Map<string, string>();
+
+  constructor(
+    private readonly client: SQSClient,
+    private readonly queuePrefix: string,
+    readonly maxDelaySeconds: number = 900,
+    private readonly template: QueueDefinition = subscriptionQueueTemplate,
+  ) {}
+
+  /** `<prefix>s-<cursorId>`, with `.fifo` for an ordered queue (SQS requires the suffix). */
+  queueName(queue: SubscriptionQueue): string {
+    return `${this.queuePrefix}s-${queue.cursorId}${queue.ordered ? '.fifo' : ''}`;
+  }
+
+  private deadLetterName(queue: SubscriptionQueue): string {
+    return `${this.queuePrefix}s-${queue.cursorId}-dlq${queue.ordered ? '.fifo' : ''}`;
+  }
+
+  async create(queue: SubscriptionQueue): Promise<void> {
+    const url = await ensureQueueWithDeadLetter(
+      this.client,
+      this.queueName(queue),
+      this.template,
+      queue.ordered ? { FifoQueue: 'true' } : {},
+      this.deadLetterName(queue),
+    );
+    this.urls.set(this.queueName(queue), url);
+  }
+
+  async delete(queue: SubscriptionQueue): Promise<void> {
+    for (const name of [this.queueName(queue), this.deadLetterName(queue)]) {
+      try {
+        const { QueueUrl } = await this.client.send(new GetQueueUrlCommand({ QueueName: name }));
+        await this.client.send(new DeleteQueueCommand({ QueueUrl }));
+      } catch (error) {
+        if (!(error instanceof QueueDoesNotExist)) throw error;
+      }
+    }
+    this.urls.delete(this.queueName(queue));
+  }
+
+  async send(queue: SubscriptionQueue, tokens: readonly TokenToSend[]): Promise<void> {
+    if (tokens.length === 0) return;
+    const url = await this.url(queue);
+    let batch: SendMessageBatchRequestEntry[] = [];
+    let bytes = 0;
+    const flush = async () => {
+      if (batch.length === 0) return;
+      let entries = batch;
+      batch = [];
+      bytes = 0;
+      for (let attempt = 0; entries.length > 0; attempt++) {
+        const result = await this.client.send(
+          new SendMessageBatchCommand({ QueueUrl: url, Entries: entries }),
+        );
+        const failed = new Set((result.Failed ?? []).map((failure) => failure.Id));
+        if (failed.size > 0 && attempt >= 4) {
+          throw new Error(`SendMessageBatch to ${this.queueName(queue)} failed for ${failed.size} tokens`);
+        }
+        entries = entries.filter((entry) => failed.has(entry.Id));
+      }
+    };
+    for (const item of tokens) {
+      const body = encodeDeliveryToken(item.token);
+      const size = Buffer.byteLength(body);
+      if (batch.length === MAX_BATCH_ENTRIES || (batch.length > 0 && bytes + size > MAX_BATCH_BYTES))
+        await flush();
+      const { token } = item;
+      batch.push(
+        queue.ordered
+          ? {
+              Id: String(batch.length),
+              MessageBody: body,
+              // One group per partition queue keeps its order; the id makes a repeated token a no-op for 5 min.
+              MessageGroupId: 'partition',
+              MessageDeduplicationId: `${token.ledgerId}-${token.entryId}-${token.redeliveryCount}`,
+            }
+          : {
+              Id: String(batch.length),
+              MessageBody: body,
+              DelaySeconds: Math.min(this.maxDelaySeconds, Math.max(0, Math.ceil(item.delaySeconds))),
+            },
+      );
+      bytes += size;
+    }
+    await flush();
+  }
+
+  async receive(
+    queue: SubscriptionQueue,
+    max: number,
+    visibilitySeconds: number,
+    waitMs: number,
+  ): Promise<ReceivedToken[]> {
+    const url = await this.url(queue);
+    const deadline = Date.now() + Math.max(0, waitMs);
+    for (;;) {
+      // A short poll first: local-aws-sqs holds a long poll for more than one message until the batch is full.
+      const found = await this.receiveOnce(url, Math.min(10, max), visibilitySeconds, 0);
+      if (found.length > 0 || Date.now() >= deadline) return found;
+      const remainingMs = deadline - Date.now();
+      if (remainingMs >= 1000) {
+        const first = await this.receiveOnce(
+          url,
+          1,
+          visibilitySeconds,
+          Math.min(20, Math.floor(remainingMs / 1000)),
+        );
+        if (first.length > 0) {
+          const more =
+            max > 1 ? await this.receiveOnce(url, Math.min(10, max - 1), visibilitySeconds, 0) : [];
+          return [...first, ...more];
+        }
+      } else {
+        await new Promise((resolve) => setTimeout(resolve, Math.min(remainingMs, SHORT_POLL_PAUSE_MS)));
+      }
+    }
+  }
+
+  async remove(queue: SubscriptionQueue, receipts: readonly string[]): Promise<void> {
+    if (receipts.length === 0) return;
+    const url = await this.url(queue);
+    for (let i = 0; i < receipts.length; i += MAX_BATCH_ENTRIES) {
+      await this.client.send(
+        new DeleteMessageBatchCommand({
+          QueueUrl: url,
+          Entries: receipts.slice(i, i + MAX_BATCH_ENTRIES).map((receipt, index) => ({
+            Id: String(index),
+            ReceiptHandle: receipt,
+          })),
+        }),
+      );
+    }
+  }
+
+  async release(queue: SubscriptionQueue, receipt: string, seconds: number): Promise<void> {
+    await this.client.send(
+      new ChangeMessageVisibilityCommand({
+        QueueUrl: await this.url(queue),
+        ReceiptHandle: receipt,
+        VisibilityTimeout: Math.max(0, Math.ceil(seconds)),
+      }),
+    );
+  }
+
+  async purge(queue: SubscriptionQueue): Promise<void> {
+    await this.client.send(new PurgeQueueCommand({ QueueUrl: await this.url(queue) }));
+  }
+
+  private async receiveOnce(
+    url: string,
+    max: number,
+    visibilitySeconds: number,
+    waitSeconds: number,
+  ): Promise<ReceivedToken[]> {
+    const result = await this.client.send(
+      new ReceiveMessageCommand({
+        QueueUrl: url,
+        MaxNumberOfMessages: max,
+        VisibilityTimeout: visibilitySeconds,
+        WaitTimeSeconds: waitSeconds,
+      }),
+    );
+    const tokens: ReceivedToken[] = [];
+    for (const message of result.Messages ?? []) {
+      if (!message.Body || !message.ReceiptHandle) continue;
+      tokens.push({ token: decodeDeliveryToken(message.Body), receipt: message.ReceiptHandle });
+    }
+    return tokens;
+  }
+
+  private async url(queue: SubscriptionQueue): Promise<string> {
+    const name = this.queueName(queue);
+    const cached = this.urls.get(name);
+    if (cached) return cached;
+    const { QueueUrl } = await this.client.send(new GetQueueUrlCommand({ QueueName: name }));
+    if (!QueueUrl) throw new Error(`No URL for queue ${name}`);
+    this.urls.set(name, QueueUrl);
+    return QueueUrl;
+  }
+}

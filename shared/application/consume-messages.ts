@@ -1,0 +1,479 @@
+import {
+  type DeliveryHandle,
+  type DeliveryToken,
+  decodeDeliveryHandle,
+  encodeDeliveryHandle,
+} from '../domain/delivery-token.ts';
+import { ForbiddenError, NotFoundError, PreconditionFailedError, ValidationError } from '../domain/errors.ts';
+import { MessageId } from '../domain/message-id.ts';
+import { partitionForKey, RoundRobinRouter } from '../domain/message-router.ts';
+import type { Position } from '../domain/position.ts';
+import { isCumulativeAckType } from '../domain/subscription-type.ts';
+import { TopicName } from '../domain/topic-name.ts';
+import type { ConsumerPartition, ConsumerRecord } from '../ports/consumer-registry.ts';
+import type { ReceivedToken, SubscriptionQueue } from '../ports/delivery-queue.ts';
+import type { AckTimeoutJob } from '../ports/scheduler.ts';
+import { requireAction, requirePrincipal } from './authorization.ts';
+import { ackTimeoutDelayMs, negativeAckDelayMs } from './consumer-policy.ts';
+import { enqueue, positionOf, tokenFor } from './delivery.ts';
+import type { UseCasePorts } from './ports.ts';
+import type { Principal } from './principal.ts';
+import { publishMessages } from './publish-messages.ts';
+import { rewindSubscription } from './rewind-subscription.ts';
+import { hasSingleActiveConsumer, OWNERSHIP_LEASE_MS, subscriptionKey } from './subscribe-consumer.ts';
+
+/**
+ * A received token stays hidden this long (SQS's maximum, 12 h) unless it is
+ * acknowledged, nacked or timed out first: redelivery is always an explicit
+ * new token, so the count it carries is exact.
+ */
+export const IN_FLIGHT_VISIBILITY_SECONDS = 43_200;
+/** Key_Shared members count as alive this long after their last poll. */
+export const MEMBER_LEASE_MS = 30_000;
+
+/** The role ackline acts as for its own publishes (dead letters). */
+const SYSTEM: Principal = { role: 'ackline-system', superuser: true };
+/** Dead-letter topics are usually not partitioned; when one is, keyless dead letters spread round-robin. */
+const deadLetterRouter = new RoundRobinRouter(0);
+
+export interface DeliveredMessage {
+  readonly messageId: string;
+  readonly payload: string;
+  readonly key: string | null;
+  readonly properties: Readonly<Record<string, string>>;
+  readonly redeliveryCount: number;
+  readonly publishTime: number;
+  readonly eventTime: number | null;
+  readonly deliveryHandle: string;
+}
+
+/** The consumer, if it exists and belongs to the caller (its subscriber, or a superuser). */
+export async function requireConsumer(
+  ports: UseCasePorts,
+  principal: Principal | undefined,
+  consumerId: string,
+): Promise<ConsumerRecord> {
+  const caller = requirePrincipal(principal);
+  const consumer = await ports.consumers.get(consumerId);
+  if (!consumer) throw new NotFoundError(`Consumer ${consumerId} not found`);
+  if (!caller.superuser && consumer.role !== caller.role) {
+    throw new ForbiddenError(`Consumer ${consumerId} belongs to another role`);
+  }
+  await requireAction(ports.permissions, caller, TopicName.parse(consumer.topic), ['consume']);
+  return consumer;
+}
+
+function queueFor(consumer: ConsumerRecord, partition: ConsumerPartition): SubscriptionQueue {
+  return { cursorId: partition.cursorId, ordered: isCumulativeAckType(consumer.subscriptionType) };
+}
+
+/**
+ * Receive up to `max` messages, waiting up to `waitMs` for the first.
+ * 1. Exclusive/Failover: only the owner reads (a Failover standby gets nothing
+ *    until the owner closes or stops polling); Key_Shared: the consumer joins
+ *    the live members.
+ * 2. Take tokens from the partition queues and check each against the cursor:
+ *    acknowledged or superseded tokens are dropped, messages not yet due go
+ *    back to the scheduler, Key_Shared keys owned by another member go back to
+ *    the queue.
+ * 3. With an ack timeout, schedule the check of each delivery (PIP-130).
+ */
+export async function receiveMessages(
+  ports: UseCasePorts,
+  principal: Principal | undefined,
+  consumerId: string,
+  max: number,
+  waitMs: number,
+): Promise<DeliveredMessage[]> {
+  const consumer = await requireConsumer(ports, principal, consumerId);
+  const key = subscriptionKey(consumer.topic, consumer.subscription);
+  const deadline = ports.clock.nowMs() + waitMs;
+  let members: string[] = [];
+  for (;;) {
+    const now = ports.clock.nowMs();
+    if (hasSingleActiveConsumer(consumer.subscriptionType)) {
+      if (!(await ports.consumers.claimOwnership(key, consumerId, now, now + OWNERSHIP_LEASE_MS))) {
+        if (now >= deadline) return [];
+        await sleep(Math.min(500, deadline - now));
+        continue;
+      }
+    } else if (consumer.subscriptionType === 'Key_Shared') {
+      await ports.consumers.heartbeat(key, consumerId, now + MEMBER_LEASE_MS);
+      members = await ports.consumers.members(key, now);
+    }
+    const remaining = Math.max(0, deadline - now);
+    const received = await receiveTokens(ports, consumer, max, remaining);
+    const delivered = await deliverChecked(ports, consumer, received, members);
+    if (delivered.length > 0 || ports.clock.nowMs() >= deadline) return delivered;
+  }
+}
+
+/** Polls the consumer's partition queues; one partition long-polls, several take turns. */
+async function receiveTokens(
+  ports: UseCasePorts,
+  consumer: ConsumerRecord,
+  max: number,
+  waitMs: number,
+): Promise<{ partition: ConsumerPartition; tokens: ReceivedToken[] }[]> {
+  if (consumer.partitions.length === 1) {
+    const partition = consumer.partitions[0] as ConsumerPartition;
+    const tokens = await ports.deliveryQueue.receive(
+      queueFor(consumer, partition),
+      Math.min(10, max),
+      IN_FLIGHT_VISIBILITY_SECONDS,
+      waitMs,
+    );
+    return [{ partition, tokens }];
+  }
+  const deadline = ports.clock.nowMs() + waitMs;
+  for (;;) {
+    const results = await Promise.all(
+      consumer.partitions.map(async (partition) => ({
+        partition,
+        tokens: await ports.deliveryQueue.receive(
+          queueFor(consumer, partition),
+          Math.min(10, max),
+          IN_FLIGHT_VISIBILITY_SECONDS,
+          0,
+        ),
+      })),
+    );
+    if (results.some((result) => result.tokens.length > 0) || ports.clock.nowMs() >= deadline) return results;
+    await sleep(Math.min(100, Math.max(0, deadline - ports.clock.nowMs())));
+  }
+}
+
+async function deliverChecked(
+  ports: UseCasePorts,
+  consumer: ConsumerRecord,
+  received: readonly { partition: ConsumerPartition; tokens: ReceivedToken[] }[],
+  members: readonly string[],
+): Promise<DeliveredMessage[]> {
+  const delivered: DeliveredMessage[] = [];
+  const ackTimeoutJobs: AckTimeoutJob[] = [];
+  const now = ports.clock.nowMs();
+  for (const { partition, tokens } of received) {
+    if (tokens.length === 0) continue;
+    const queue = queueFor(consumer, partition);
+    const states = await ports.cursors.deliveryState(
+      partition.cursorId,
+      tokens.map((received) => positionOf(received.token)),
+    );
+    const dropped: string[] = [];
+    const notYetDue: { token: DeliveryToken; dueAtMs: number }[] = [];
+    for (const [index, { token, receipt }] of tokens.entries()) {
+      const state = states[index] as { acknowledged: boolean; redeliveryCount: number };
+      // Acknowledged by anyone (consumer, admin, skip), or superseded by a redelivery: never handed out.
+      if (state.acknowledged || state.redeliveryCount > token.redeliveryCount) {
+        dropped.push(receipt);
+        continue;
+      }
+      const deliverAt = token.message?.deliverAtMs;
+      if (!queue.ordered && deliverAt !== undefined && deliverAt > now) {
+        dropped.push(receipt);
+        notYetDue.push({ token, dueAtMs: deliverAt });
+        continue;
+      }
+      if (consumer.subscriptionType === 'Key_Shared' && members.length > 1) {
+        const messageKey = token.message?.key ?? `${token.ledgerId}:${token.entryId}`;
+        if (members[partitionForKey(messageKey, members.length)] !== consumer.consumerId) {
+          await ports.deliveryQueue.release(queue, receipt, 0);
+          continue;
+        }
+      }
+      const message = await messageOf(ports, token);
+      if (!message) {
+        dropped.push(receipt); // allocated but never written: its publisher sends the real token
+        continue;
+      }
+      const handle: DeliveryHandle = {
+        cursorId: partition.cursorId,
+        receipt,
+        ledgerId: token.ledgerId,
+        entryId: token.entryId,
+        partitionIndex: partition.partitionIndex,
+        redeliveryCount: token.redeliveryCount,
+      };
+      delivered.push({
+        messageId: `${token.ledgerId}:${token.entryId}:${partition.partitionIndex}`,
+        payload: message.payload,
+        key: message.key ?? null,
+        properties: message.properties ?? {},
+        redeliveryCount: token.redeliveryCount,
+        publishTime: message.publishTimeMs,
+        eventTime: message.eventTimeMs ?? null,
+        deliveryHandle: encodeDeliveryHandle(handle),
+      });
+      const timeoutMs = ackTimeoutDelayMs(ports.backoffs, consumer.policy, token.redeliveryCount);
+      if (timeoutMs > 0) {
+        ackTimeoutJobs.push({
+          kind: 'ackTimeout',
+          consumerId: consumer.consumerId,
+          queue,
+          receipt,
+          token,
+          dueAtMs: now + timeoutMs,
+        });
+      }
+    }
+    await ports.deliveryQueue.remove(queue, dropped);
+    await enqueue(ports, queue, notYetDue);
+  }
+  await ports.scheduler.schedule(ackTimeoutJobs);
+  return delivered;
+}
+
+async function messageOf(ports: UseCasePorts, token: DeliveryToken) {
+  if (token.message) return token.message;
+  const entry = await ports.ledger.readEntry(positionOf(token));
+  if (!entry) return undefined;
+  return { ...entry };
+}
+
+/** A message id of this consumer's topic: 'L:E' or 'L:E:P', resolved to its partition. */
+function partitionOfMessageId(
+  consumer: ConsumerRecord,
+  text: string,
+): { partition: ConsumerPartition; position: Position } {
+  const id = MessageId.parse(text);
+  const partition =
+    consumer.partitions.length === 1
+      ? consumer.partitions[0]
+      : consumer.partitions.find((candidate) => candidate.partitionIndex === id.partitionIndex);
+  if (!partition) {
+    throw new ValidationError(`Message id ${text} names no partition of ${consumer.topic}`);
+  }
+  return { partition, position: id.position };
+}
+
+/** A handle issued to this consumer's subscription (a forged cursor id is refused). */
+function partitionOfHandle(
+  consumer: ConsumerRecord,
+  text: string,
+): { partition: ConsumerPartition; handle: DeliveryHandle } {
+  const handle = decodeDeliveryHandle(text);
+  const partition = consumer.partitions.find((candidate) => candidate.cursorId === handle.cursorId);
+  if (!partition)
+    throw new ValidationError('Delivery handle does not belong to this consumer’s subscription');
+  return { partition, handle };
+}
+
+/**
+ * Individual acknowledgement by message id and/or delivery handle: the cursor
+ * first (that is what "acknowledged" means), then the tokens are deleted; a
+ * token acknowledged by id alone is dropped when it next shows up.
+ */
+export async function acknowledgeMessages(
+  ports: UseCasePorts,
+  principal: Principal | undefined,
+  consumerId: string,
+  messageIds: readonly string[],
+  deliveryHandles: readonly string[],
+): Promise<void> {
+  const consumer = await requireConsumer(ports, principal, consumerId);
+  const positions = new Map<
+    string,
+    { partition: ConsumerPartition; positions: Position[]; receipts: string[] }
+  >();
+  const group = (partition: ConsumerPartition) => {
+    const existing = positions.get(partition.cursorId) ?? { partition, positions: [], receipts: [] };
+    positions.set(partition.cursorId, existing);
+    return existing;
+  };
+  for (const text of messageIds) {
+    const { partition, position } = partitionOfMessageId(consumer, text);
+    group(partition).positions.push(position);
+  }
+  for (const text of deliveryHandles) {
+    const { partition, handle } = partitionOfHandle(consumer, text);
+    const target = group(partition);
+    target.positions.push(positionOf(handle));
+    target.receipts.push(handle.receipt);
+  }
+  await Promise.all(
+    [...positions.values()].map(async ({ partition, positions: acked, receipts }) => {
+      await ports.cursors.acknowledge(partition.cursorId, acked);
+      await ports.deliveryQueue.remove(queueFor(consumer, partition), receipts);
+    }),
+  );
+}
+
+/** Cumulative acknowledgement: Exclusive and Failover only (412 otherwise, as Pulsar refuses it). */
+export async function acknowledgeCumulative(
+  ports: UseCasePorts,
+  principal: Principal | undefined,
+  consumerId: string,
+  messageId: string,
+): Promise<void> {
+  const consumer = await requireConsumer(ports, principal, consumerId);
+  if (!isCumulativeAckType(consumer.subscriptionType)) {
+    throw new PreconditionFailedError(
+      `Cumulative acknowledgement is not allowed on a ${consumer.subscriptionType} subscription`,
+    );
+  }
+  const { partition, position } = partitionOfMessageId(consumer, messageId);
+  await ports.cursors.markDelete(partition.cursorId, position);
+}
+
+/**
+ * Negative acknowledgement (PIP-106): each message comes back after the
+ * consumer's nack backoff for its redelivery count (or the fixed delay), with
+ * the count incremented, unless it passed the dead-letter policy's
+ * maxRedeliverCount. By message id alone the count comes from the cursor's
+ * record (kept server-side), so that path backs off too.
+ */
+export async function negativeAcknowledge(
+  ports: UseCasePorts,
+  principal: Principal | undefined,
+  consumerId: string,
+  messageIds: readonly string[],
+  deliveryHandles: readonly string[],
+): Promise<void> {
+  const consumer = await requireConsumer(ports, principal, consumerId);
+  const items: { partition: ConsumerPartition; position: Position; count: number; receipt?: string }[] = [];
+  for (const text of deliveryHandles) {
+    const { partition, handle } = partitionOfHandle(consumer, text);
+    items.push({
+      partition,
+      position: positionOf(handle),
+      count: handle.redeliveryCount,
+      receipt: handle.receipt,
+    });
+  }
+  for (const text of messageIds) {
+    const { partition, position } = partitionOfMessageId(consumer, text);
+    const [state] = await ports.cursors.deliveryState(partition.cursorId, [position]);
+    items.push({ partition, position, count: state?.redeliveryCount ?? 0 });
+  }
+  for (const item of items) {
+    const delayMs = negativeAckDelayMs(ports.backoffs, consumer.policy, item.count);
+    await redeliver(ports, consumer, item.partition, item.position, item.count, item.receipt, delayMs);
+  }
+}
+
+/**
+ * Redelivers one delivery with count + 1 after `delayMs`, or dead-letters it:
+ * 1. the cursor decides (already acknowledged: nothing to do);
+ * 2. past maxRedeliverCount: publish to the dead-letter topic, then acknowledge;
+ * 3. otherwise record the new count (older tokens become stale), then put the
+ *    new token on the queue and delete the old one.
+ */
+export async function redeliver(
+  ports: UseCasePorts,
+  consumer: ConsumerRecord,
+  partition: ConsumerPartition,
+  position: Position,
+  count: number,
+  receipt: string | undefined,
+  delayMs: number,
+): Promise<void> {
+  const queue = queueFor(consumer, partition);
+  const [state] = await ports.cursors.deliveryState(partition.cursorId, [position]);
+  if (!state || state.acknowledged || state.redeliveryCount > count) {
+    if (receipt) await ports.deliveryQueue.remove(queue, [receipt]);
+    return;
+  }
+  const entry = await ports.ledger.readEntry(position);
+  if (!entry) return;
+  const next = count + 1;
+  const deadLetter = consumer.policy.deadLetterPolicy;
+  if (deadLetter && next > deadLetter.maxRedeliverCount) {
+    await publishMessages(
+      ports,
+      SYSTEM,
+      TopicName.parse(deadLetter.deadLetterTopic),
+      [
+        {
+          payload: entry.payload,
+          ...(entry.key !== undefined ? { key: entry.key } : {}),
+          ...(entry.eventTimeMs !== undefined ? { eventTimeMs: entry.eventTimeMs } : {}),
+          properties: {
+            ...entry.properties,
+            REAL_TOPIC: partition.topic,
+            ORIGIN_MESSAGE_ID: `${position.toString()}:${partition.partitionIndex}`,
+            REAL_SUBSCRIPTION: consumer.subscription,
+          },
+        },
+      ],
+      deadLetterRouter,
+    );
+    await ports.cursors.acknowledge(partition.cursorId, [position]);
+    if (receipt) await ports.deliveryQueue.remove(queue, [receipt]);
+    return;
+  }
+  await ports.cursors.recordRedelivery(partition.cursorId, [{ position, count: next }]);
+  const token = tokenFor(TopicName.parse(partition.topic), entry, next);
+  await enqueue(ports, queue, [{ token, dueAtMs: ports.clock.nowMs() + delayMs }]);
+  if (receipt) await ports.deliveryQueue.remove(queue, [receipt]);
+}
+
+/**
+ * The ack-timeout check the scheduler runs (PIP-130): a delivery still not
+ * acknowledged, and not redelivered since, comes back at once with count + 1.
+ */
+export async function handleAckTimeout(ports: UseCasePorts, job: AckTimeoutJob): Promise<void> {
+  const consumer = await ports.consumers.get(job.consumerId);
+  if (!consumer) return; // closed: its deliveries are released by the close
+  const partition = consumer.partitions.find((candidate) => candidate.cursorId === job.queue.cursorId);
+  if (!partition) return;
+  await redeliver(
+    ports,
+    consumer,
+    partition,
+    positionOf(job.token),
+    job.token.redeliveryCount,
+    job.receipt,
+    0,
+  );
+}
+
+/**
+ * Pulsar's redeliverUnacknowledgedMessages: the given deliveries (those the
+ * client still holds) come back at once with count + 1. Without handles, every
+ * unacknowledged entry of the subscription is put back on its queue (a rewind,
+ * which is exact for Exclusive and Failover, and for Shared may also redeliver
+ * what other consumers hold).
+ */
+export async function redeliverUnacknowledged(
+  ports: UseCasePorts,
+  principal: Principal | undefined,
+  consumerId: string,
+  deliveryHandles: readonly string[],
+): Promise<void> {
+  const consumer = await requireConsumer(ports, principal, consumerId);
+  if (deliveryHandles.length > 0) {
+    for (const text of deliveryHandles) {
+      const { partition, handle } = partitionOfHandle(consumer, text);
+      await redeliver(
+        ports,
+        consumer,
+        partition,
+        positionOf(handle),
+        handle.redeliveryCount,
+        handle.receipt,
+        0,
+      );
+    }
+    return;
+  }
+  for (const partition of consumer.partitions) {
+    await rewindSubscription(ports, consumer, partition);
+  }
+}
+
+/** Close the consumer: it leaves the subscription (an Exclusive/Failover standby may take over). */
+export async function closeConsumer(
+  ports: UseCasePorts,
+  principal: Principal | undefined,
+  consumerId: string,
+): Promise<void> {
+  const consumer = await requireConsumer(ports, principal, consumerId);
+  const key = subscriptionKey(consumer.topic, consumer.subscription);
+  await ports.consumers.releaseOwnership(key, consumerId);
+  await ports.consumers.leave(key, consumerId);
+  await ports.consumers.delete(consumerId);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
+}

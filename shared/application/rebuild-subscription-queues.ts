@@ -1,0 +1,31 @@
+import { backfill, queueOf } from './delivery.ts';
+import type { UseCasePorts } from './ports.ts';
+
+/**
+ * Recreates every subscription's queue from its cursor and the ledger: each
+ * unacknowledged entry after the mark-delete position gets a token again. The
+ * embedded stack runs it at start (local SQS keeps messages in memory only);
+ * on AWS it is the operator's recovery. Redelivery counts continue from what
+ * the cursors recorded. Cost: a scan of the topics, then linear in the backlogs.
+ * @returns the number of tokens enqueued per subscription (`partition|subscription`).
+ */
+export async function rebuildSubscriptionQueues(ports: UseCasePorts): Promise<Record<string, number>> {
+  const enqueued: Record<string, number> = {};
+  for (const record of await ports.catalog.listAllTopics()) {
+    const partitions =
+      record.partitions === 0
+        ? [record.topic]
+        : Array.from({ length: record.partitions }, (_, i) => record.topic.partition(i));
+    for (const partition of partitions) {
+      for (const subscription of await ports.catalog.listSubscriptions(partition)) {
+        await ports.deliveryQueue.create(queueOf(subscription));
+        enqueued[`${partition.toString()}|${subscription.name}`] = await backfill(
+          ports,
+          partition,
+          subscription,
+        );
+      }
+    }
+  }
+  return enqueued;
+}

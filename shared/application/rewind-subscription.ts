@@ -1,0 +1,42 @@
+import { TopicName } from '../domain/topic-name.ts';
+import type { ConsumerPartition, ConsumerRecord } from '../ports/consumer-registry.ts';
+import { enqueue, MAX_BACKFILL, tokenFor } from './delivery.ts';
+import type { UseCasePorts } from './ports.ts';
+import { loadCursor } from './topic-lookup.ts';
+
+/**
+ * Puts every unacknowledged entry of one partition's subscription back on its
+ * queue with its redelivery count + 1, recording the new counts first so that
+ * every older token (queued or held by a consumer) is dropped when it shows
+ * up. Linear in the backlog (at most MAX_BACKFILL entries per call).
+ */
+export async function rewindSubscription(
+  ports: UseCasePorts,
+  consumer: ConsumerRecord,
+  partition: ConsumerPartition,
+): Promise<void> {
+  const topic = TopicName.parse(partition.topic);
+  const subscription = await ports.catalog.getSubscription(topic, consumer.subscription);
+  if (!subscription) return;
+  const { cursor } = await loadCursor(ports, topic, subscription);
+  const positions = cursor.firstBacklogPositions(Math.min(cursor.backlog(), MAX_BACKFILL));
+  const queue = {
+    cursorId: partition.cursorId,
+    ordered: subscription.type === 'Exclusive' || subscription.type === 'Failover',
+  };
+  for (let i = 0; i < positions.length; i += 100) {
+    const slice = positions.slice(i, i + 100);
+    const states = await ports.cursors.deliveryState(partition.cursorId, slice);
+    const next = slice.map((position, index) => ({
+      position,
+      count: (states[index]?.redeliveryCount ?? 0) + 1,
+    }));
+    await ports.cursors.recordRedelivery(partition.cursorId, next);
+    const entries = await Promise.all(slice.map((position) => ports.ledger.readEntry(position)));
+    const now = ports.clock.nowMs();
+    const items = entries.flatMap((entry, index) =>
+      entry ? [{ token: tokenFor(topic, entry, next[index]?.count ?? 1), dueAtMs: now }] : [],
+    );
+    await enqueue(ports, queue, items);
+  }
+}

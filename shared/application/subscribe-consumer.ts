@@ -1,0 +1,174 @@
+import { SubscriptionAlreadyExistsError, TopicAlreadyExistsError } from '../domain/catalog-errors.ts';
+import { Cursor } from '../domain/cursor.ts';
+import { ConflictError } from '../domain/errors.ts';
+import { isCumulativeAckType, type SubscriptionType } from '../domain/subscription-type.ts';
+import { TopicName } from '../domain/topic-name.ts';
+import type { ConsumerPartition, ConsumerRecord } from '../ports/consumer-registry.ts';
+import type { SubscriptionRecord, TopicRecord } from '../ports/topic-catalog.ts';
+import { requireAction, requirePrincipal } from './authorization.ts';
+import { buildConsumerPolicy, type ConsumerPolicyInput } from './consumer-policy.ts';
+import { backfill, queueOf } from './delivery.ts';
+import type { InitialPosition } from './manage-subscriptions.ts';
+import { validateSubscriptionName } from './manage-subscriptions.ts';
+import type { UseCasePorts } from './ports.ts';
+import type { Principal } from './principal.ts';
+import { requirePersistent } from './topic-lookup.ts';
+
+/** How long an Exclusive/Failover owner stays owner without polling. */
+export const OWNERSHIP_LEASE_MS = 30_000;
+
+export interface SubscribeRequest {
+  readonly topic: TopicName;
+  readonly subscription: string;
+  readonly subscriptionType: SubscriptionType;
+  readonly initialPosition: InitialPosition;
+  readonly consumerName?: string;
+  readonly policy: ConsumerPolicyInput;
+}
+
+/** The key under which a subscription's owner and members are kept. */
+export function subscriptionKey(topic: string, subscription: string): string {
+  return `${topic}|${subscription}`;
+}
+
+/**
+ * Subscribe an HTTP consumer (Pulsar's `consumer.subscribe()`).
+ * 1. The caller needs `consume` on the topic; the policy must be valid (400).
+ * 2. The topic is created if missing (Pulsar's allowAutoTopicCreation), and the
+ *    subscription too, at the requested initial position, with its queues.
+ * 3. An existing subscription of another type is a conflict (409), as is a
+ *    second consumer on an Exclusive subscription whose owner is alive.
+ * 4. A dead-letter policy's initial subscription is created up front.
+ * 5. The consumer is recorded with its policy; its id is returned.
+ */
+export async function subscribeConsumer(
+  ports: UseCasePorts,
+  principal: Principal | undefined,
+  request: SubscribeRequest,
+): Promise<{ consumerId: string }> {
+  const caller = requirePrincipal(principal);
+  requirePersistent(request.topic);
+  validateSubscriptionName(request.subscription);
+  await requireAction(ports.permissions, caller, request.topic, ['consume']);
+  const policy = buildConsumerPolicy(ports.backoffs, request.topic, request.subscription, request.policy);
+  const record = await ensureTopicForConsumer(ports, request.topic);
+  const partitionNames = request.topic.isPartition
+    ? [request.topic]
+    : record.partitions === 0
+      ? [record.topic]
+      : Array.from({ length: record.partitions }, (_, i) => record.topic.partition(i));
+  const partitions: ConsumerPartition[] = [];
+  for (const partition of partitionNames) {
+    const subscription = await ensureSubscription(
+      ports,
+      partition,
+      request.subscription,
+      request.subscriptionType,
+      request.initialPosition,
+    );
+    partitions.push({
+      topic: partition.toString(),
+      partitionIndex: partition.partitionIndex,
+      cursorId: subscription.cursorId,
+    });
+  }
+  const consumerId = ports.ids.newId();
+  const key = subscriptionKey(request.topic.toString(), request.subscription);
+  if (request.subscriptionType === 'Exclusive') {
+    const now = ports.clock.nowMs();
+    if (!(await ports.consumers.claimOwnership(key, consumerId, now, now + OWNERSHIP_LEASE_MS))) {
+      throw new ConflictError(
+        `Exclusive subscription ${request.subscription} on ${request.topic.toString()} already has a consumer`,
+      );
+    }
+  }
+  if (policy.deadLetterPolicy?.initialSubscriptionName) {
+    const deadLetterTopic = TopicName.parse(policy.deadLetterPolicy.deadLetterTopic);
+    await ensureTopicForConsumer(ports, deadLetterTopic);
+    await ensureSubscription(
+      ports,
+      deadLetterTopic,
+      policy.deadLetterPolicy.initialSubscriptionName,
+      'Shared',
+      'Earliest',
+    );
+  }
+  const consumer: ConsumerRecord = {
+    consumerId,
+    consumerName: request.consumerName ?? consumerId,
+    role: caller.role,
+    topic: request.topic.toString(),
+    subscription: request.subscription,
+    subscriptionType: request.subscriptionType,
+    partitions,
+    policy,
+    createdAtMs: ports.clock.nowMs(),
+  };
+  await ports.consumers.register(consumer);
+  return { consumerId };
+}
+
+/** The topic, created non-partitioned when missing (as a Pulsar producer or consumer would). */
+export async function ensureTopicForConsumer(ports: UseCasePorts, topic: TopicName): Promise<TopicRecord> {
+  const base = topic.partitionedTopicName;
+  const existing = await ports.catalog.getTopic(base);
+  if (existing) return existing;
+  await ports.ledger.initialize(base);
+  const created: TopicRecord = { topic: base, partitions: 0, createdAtMs: ports.clock.nowMs() };
+  try {
+    await ports.catalog.createTopic(created);
+    return created;
+  } catch (error) {
+    if (!(error instanceof TopicAlreadyExistsError)) throw error;
+    return (await ports.catalog.getTopic(base)) as TopicRecord;
+  }
+}
+
+/**
+ * The subscription of one partition, created when missing. Creation order makes
+ * a concurrent publish safe: queue, then cursor, then the record (from which
+ * publishers learn of it), then a backfill of whatever the cursor still owes,
+ * covering the whole backlog at Earliest and any entry allocated between the
+ * cursor and the record at Latest.
+ * @throws ConflictError when the subscription exists with another type.
+ */
+export async function ensureSubscription(
+  ports: UseCasePorts,
+  partition: TopicName,
+  name: string,
+  type: SubscriptionType,
+  initialPosition: InitialPosition,
+): Promise<SubscriptionRecord> {
+  const existing = await ports.catalog.getSubscription(partition, name);
+  if (existing) {
+    if (existing.type !== type) {
+      throw new ConflictError(
+        `Subscription ${name} on ${partition.toString()} is ${existing.type}; a ${type} consumer cannot join it`,
+      );
+    }
+    return existing;
+  }
+  const cursorId = ports.ids.newId();
+  const record: SubscriptionRecord = { name, type, cursorId, createdAtMs: ports.clock.nowMs() };
+  await ports.deliveryQueue.create(queueOf(record));
+  const state = await ports.ledger.initialize(partition);
+  const cursor =
+    initialPosition === 'Earliest' ? Cursor.atEarliest(state.ledgers) : Cursor.atLatest(state.ledgers);
+  await ports.cursors.create(cursorId, cursor.markDeletePosition);
+  try {
+    await ports.catalog.createSubscription(partition, record);
+  } catch (error) {
+    if (!(error instanceof SubscriptionAlreadyExistsError)) throw error;
+    // Another consumer created it meanwhile: use theirs, drop ours.
+    await ports.cursors.delete(cursorId);
+    await ports.deliveryQueue.delete(queueOf(record));
+    return ensureSubscription(ports, partition, name, type, initialPosition);
+  }
+  await backfill(ports, partition, record);
+  return record;
+}
+
+/** Ordered subscription types have one active consumer. */
+export function hasSingleActiveConsumer(type: SubscriptionType): boolean {
+  return isCumulativeAckType(type);
+}

@@ -1,0 +1,106 @@
+import { z } from 'zod';
+import type { SubscribeRequest } from '../application/subscribe-consumer.ts';
+import { ValidationError } from '../domain/errors.ts';
+import { parseSubscriptionType } from '../domain/subscription-type.ts';
+import type { TopicName } from '../domain/topic-name.ts';
+
+const backoff = z.union([
+  z
+    .object({
+      minDelayMs: z.number().optional(),
+      maxDelayMs: z.number().optional(),
+      multiplier: z.number().optional(),
+    })
+    .strict(),
+  z.object({ className: z.string().min(1), params: z.unknown().optional() }).strict(),
+]);
+
+const subscribeBody = z
+  .object({
+    consumerName: z.string().min(1).max(256).optional(),
+    subscriptionType: z.string().optional(),
+    subscriptionInitialPosition: z.enum(['Latest', 'Earliest']).optional(),
+    ackTimeoutMs: z.number().int().min(0).max(86_400_000).optional(),
+    ackTimeoutRedeliveryBackoff: backoff.optional(),
+    negativeAckRedeliveryDelayMs: z.number().int().min(0).max(86_400_000).optional(),
+    negativeAckRedeliveryBackoff: backoff.optional(),
+    deadLetterPolicy: z
+      .object({
+        maxRedeliverCount: z.number().int(),
+        deadLetterTopic: z.string().min(1).optional(),
+        initialSubscriptionName: z.string().min(1).optional(),
+      })
+      .strict()
+      .optional(),
+  })
+  .strict();
+
+function invalid(error: z.ZodError, what: string): ValidationError {
+  const issue = error.issues[0];
+  const where = issue?.path.length ? issue.path.join('.') : 'body';
+  return new ValidationError(`Invalid ${what} at ${where}: ${issue?.message ?? 'invalid'}`);
+}
+
+/** The subscribe body of `POST /consumers/persistent/{tenant}/{namespace}/{topic}/subscription/{sub}`. */
+export function parseSubscribeRequest(
+  topic: TopicName,
+  subscription: string,
+  body: unknown,
+): SubscribeRequest {
+  const parsed = subscribeBody.safeParse(body ?? {});
+  if (!parsed.success) throw invalid(parsed.error, 'subscribe request');
+  const input = parsed.data;
+  const request: { -readonly [K in keyof SubscribeRequest]: SubscribeRequest[K] } = {
+    topic,
+    subscription,
+    subscriptionType: parseSubscriptionType(input.subscriptionType ?? 'Exclusive'),
+    initialPosition: input.subscriptionInitialPosition ?? 'Latest',
+    policy: {
+      ...(input.ackTimeoutMs !== undefined ? { ackTimeoutMs: input.ackTimeoutMs } : {}),
+      ...(input.ackTimeoutRedeliveryBackoff
+        ? { ackTimeoutRedeliveryBackoff: input.ackTimeoutRedeliveryBackoff }
+        : {}),
+      ...(input.negativeAckRedeliveryDelayMs !== undefined
+        ? { negativeAckRedeliveryDelayMs: input.negativeAckRedeliveryDelayMs }
+        : {}),
+      ...(input.negativeAckRedeliveryBackoff
+        ? { negativeAckRedeliveryBackoff: input.negativeAckRedeliveryBackoff }
+        : {}),
+      ...(input.deadLetterPolicy ? { deadLetterPolicy: input.deadLetterPolicy } : {}),
+    },
+  };
+  if (input.consumerName !== undefined) request.consumerName = input.consumerName;
+  return request;
+}
+
+const idList = z.array(z.string().min(1).max(4096)).max(1000);
+const ackBody = z
+  .object({ messageIds: idList.optional(), deliveryHandles: idList.optional() })
+  .strict()
+  .refine((body) => (body.messageIds?.length ?? 0) + (body.deliveryHandles?.length ?? 0) > 0, {
+    message: 'give messageIds and/or deliveryHandles',
+  });
+
+/** `{"messageIds":[...]}` and/or `{"deliveryHandles":[...]}` (ack, nack). */
+export function parseIdsBody(body: unknown): { messageIds: string[]; deliveryHandles: string[] } {
+  const parsed = ackBody.safeParse(body);
+  if (!parsed.success) throw invalid(parsed.error, 'request');
+  return { messageIds: parsed.data.messageIds ?? [], deliveryHandles: parsed.data.deliveryHandles ?? [] };
+}
+
+/** redeliver-unacknowledged: no body, or `{"deliveryHandles":[...]}`. */
+export function parseOptionalHandles(body: unknown): string[] {
+  if (body === undefined || body === null) return [];
+  const parsed = z.object({ deliveryHandles: idList.optional() }).strict().safeParse(body);
+  if (!parsed.success) throw invalid(parsed.error, 'request');
+  return parsed.data.deliveryHandles ?? [];
+}
+
+export function parseCumulativeBody(body: unknown): string {
+  const parsed = z
+    .object({ messageId: z.string().min(1).max(100) })
+    .strict()
+    .safeParse(body);
+  if (!parsed.success) throw invalid(parsed.error, 'request');
+  return parsed.data.messageId;
+}

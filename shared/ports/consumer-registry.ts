@@ -1,0 +1,64 @@
+import type { RedeliveryBackoffJson } from '../domain/redelivery-backoff.ts';
+import type { SubscriptionType } from '../domain/subscription-type.ts';
+
+export interface DeadLetterPolicy {
+  readonly maxRedeliverCount: number;
+  readonly deadLetterTopic: string;
+  readonly initialSubscriptionName?: string;
+}
+
+/** A consumer's redelivery settings, stored so the scheduler can apply them later. */
+export interface ConsumerPolicy {
+  /** 0: no ack timeout. */
+  readonly ackTimeoutMs: number;
+  readonly ackTimeoutRedeliveryBackoff?: RedeliveryBackoffJson;
+  /** Used when no nack backoff is set (Pulsar's negativeAckRedeliveryDelay, default 60 s). */
+  readonly negativeAckRedeliveryDelayMs: number;
+  readonly negativeAckRedeliveryBackoff?: RedeliveryBackoffJson;
+  readonly deadLetterPolicy?: DeadLetterPolicy;
+}
+
+/** One partition a consumer reads: its name, index (-1 when not partitioned) and cursor. */
+export interface ConsumerPartition {
+  readonly topic: string;
+  readonly partitionIndex: number;
+  readonly cursorId: string;
+}
+
+export interface ConsumerRecord {
+  readonly consumerId: string;
+  readonly consumerName: string;
+  /** The role that subscribed; every later call of this consumer must come from it. */
+  readonly role: string;
+  readonly topic: string;
+  readonly subscription: string;
+  readonly subscriptionType: SubscriptionType;
+  readonly partitions: readonly ConsumerPartition[];
+  readonly policy: ConsumerPolicy;
+  readonly createdAtMs: number;
+}
+
+/**
+ * HTTP consumers and who may read a subscription: the owner of an Exclusive
+ * or Failover subscription (a lease, renewed while the consumer polls), and
+ * the live members of a Key_Shared one.
+ */
+export interface ConsumerRegistry {
+  register(record: ConsumerRecord): Promise<void>;
+  get(consumerId: string): Promise<ConsumerRecord | undefined>;
+  delete(consumerId: string): Promise<void>;
+  /** Takes or renews the lease; false while another live consumer holds it. */
+  claimOwnership(
+    subscriptionKey: string,
+    consumerId: string,
+    nowMs: number,
+    untilMs: number,
+  ): Promise<boolean>;
+  releaseOwnership(subscriptionKey: string, consumerId: string): Promise<void>;
+  owner(subscriptionKey: string, nowMs: number): Promise<string | undefined>;
+  /** Marks `consumerId` alive until `untilMs` among the subscription's members. */
+  heartbeat(subscriptionKey: string, consumerId: string, untilMs: number): Promise<void>;
+  leave(subscriptionKey: string, consumerId: string): Promise<void>;
+  /** Live members, sorted. */
+  members(subscriptionKey: string, nowMs: number): Promise<string[]>;
+}

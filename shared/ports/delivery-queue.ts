@@ -1,0 +1,54 @@
+import type { DeliveryToken } from '../domain/delivery-token.ts';
+
+/** A token received from a subscription queue, with what it takes to delete or release it. */
+export interface ReceivedToken {
+  readonly token: DeliveryToken;
+  readonly receipt: string;
+}
+
+export interface TokenToSend {
+  readonly token: DeliveryToken;
+  /** 0..maxDelaySeconds; longer waits go through the Scheduler. Ordered queues take no delay. */
+  readonly delaySeconds: number;
+}
+
+/**
+ * A subscription queue: one per topic partition and subscription, named by its
+ * cursor. `ordered` queues (Exclusive, Failover) keep the partition's order
+ * (SQS FIFO, one message group); the others are standard queues, which carry
+ * per-message delays.
+ */
+export interface SubscriptionQueue {
+  readonly cursorId: string;
+  readonly ordered: boolean;
+}
+
+/**
+ * The per-subscription delivery queues (one per topic partition and
+ * subscription, addressed by the cursor's id). SQS is the delivery and timing
+ * mechanism; it is never the record of what was acknowledged.
+ */
+export interface DeliveryQueue {
+  /** The longest delay one send can carry (SQS: 900 s). */
+  readonly maxDelaySeconds: number;
+  /** Creates the queue and its dead-letter queue (idempotent). */
+  create(queue: SubscriptionQueue): Promise<void>;
+  delete(queue: SubscriptionQueue): Promise<void>;
+  /** Sends in batches of 10. */
+  send(queue: SubscriptionQueue, tokens: readonly TokenToSend[]): Promise<void>;
+  /**
+   * Receives up to `max` tokens, hiding them for `visibilitySeconds`; waits up
+   * to `waitMs` when none is ready.
+   */
+  receive(
+    queue: SubscriptionQueue,
+    max: number,
+    visibilitySeconds: number,
+    waitMs: number,
+  ): Promise<ReceivedToken[]>;
+  remove(queue: SubscriptionQueue, receipts: readonly string[]): Promise<void>;
+  /** Makes a received token visible again after `seconds` (0: at once). */
+  release(queue: SubscriptionQueue, receipt: string, seconds: number): Promise<void>;
+  /** Drops every token (queue rebuilds). */
+  purge(queue: SubscriptionQueue): Promise<void>;
+}

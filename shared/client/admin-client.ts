@@ -1,5 +1,6 @@
 import { AdminHttp, type FetchFunction } from './admin-http.ts';
 import { AcklineAdminArgumentError } from './errors.ts';
+import { checkServiceSettings } from './http-transport.ts';
 import { Namespaces } from './namespaces.ts';
 import { Topics } from './topics.ts';
 
@@ -90,24 +91,16 @@ export class AcklineAdminBuilder {
 
   /** @throws AcklineAdminArgumentError when the service URL is missing or not http(s). */
   build(): AcklineAdmin {
-    if (this.url === undefined || !URL.canParse(this.url)) {
-      throw new AcklineAdminArgumentError(
-        `Invalid admin service URL '${this.url ?? ''}': expected http(s)://host[:port]`,
-      );
-    }
-    const { protocol } = new URL(this.url);
-    if (protocol !== 'http:' && protocol !== 'https:') {
-      throw new AcklineAdminArgumentError(`Invalid admin service URL '${this.url}': expected http or https`);
-    }
-    if (!Number.isSafeInteger(this.timeoutMs) || this.timeoutMs <= 0) {
-      throw new AcklineAdminArgumentError(
-        `Invalid request timeout '${this.timeoutMs}' ms: expected a positive integer`,
-      );
-    }
+    const serviceHttpUrl = checkServiceSettings(
+      this.url,
+      this.timeoutMs,
+      'admin service URL',
+      (reason) => new AcklineAdminArgumentError(reason),
+    );
     const fetchFunction: FetchFunction = this.fetchFunction ?? ((url, init) => fetch(url, init));
     return new AcklineAdmin(
       new AdminHttp({
-        serviceHttpUrl: this.url,
+        serviceHttpUrl,
         authToken: this.token || undefined,
         fetch: fetchFunction,
         requestTimeoutMs: this.timeoutMs,

@@ -64,8 +64,19 @@ export function parseTopic(topic: string): TopicPathParts {
  * topicPath('persistent://t/ns/a b'); // '/admin/v2/persistent/t/ns/a%20b'
  */
 export function topicPath(topic: string): string {
+  return `/admin/v2/${topicPathSegments(topic)}`;
+}
+
+/**
+ * The `{domain}/{tenant}/{namespace}/{topic}` part of a topic's REST paths (admin and data API),
+ * each part percent-encoded.
+ *
+ * @example
+ * topicPathSegments('t/ns/a b'); // 'persistent/t/ns/a%20b'
+ */
+export function topicPathSegments(topic: string): string {
   const { domain, tenant, namespace, localName } = parseTopic(topic);
-  return `/admin/v2/${domain}/${encodeURIComponent(tenant)}/${encodeURIComponent(namespace)}/${encodeURIComponent(localName)}`;
+  return `${domain}/${encodeURIComponent(tenant)}/${encodeURIComponent(namespace)}/${encodeURIComponent(localName)}`;
 }
 
 /**

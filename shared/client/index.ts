@@ -1,6 +1,25 @@
-/** The ackline admin client: Pulsar's admin REST API over `fetch`. */
+/**
+ * The ackline clients over `fetch`: the producer/consumer SDK (`AcklineClient`, Pulsar's
+ * `PulsarClient`) and the admin client (`AcklineAdmin`, Pulsar's `PulsarAdmin`).
+ */
+
+// Thrown by the backoff builders and MessageId.parse, which SDK users call.
+export { InvalidPositionError, InvalidRedeliveryBackoffError } from '../domain/errors.ts';
+export { MessageId } from '../domain/message-id.ts';
+export {
+  DEFAULT_FIXED_DELAY_MS,
+  DEFAULT_MAX_DELAY_MS,
+  DEFAULT_MIN_DELAY_MS,
+  DEFAULT_MULTIPLIER,
+  FixedRedeliveryBackoff,
+  FixedRedeliveryBackoffBuilder,
+  MultiplierRedeliveryBackoff,
+  MultiplierRedeliveryBackoffBuilder,
+  type RedeliveryBackoff,
+  type RedeliveryBackoffJson,
+} from '../domain/redelivery-backoff.ts';
+export { AcklineClient, AcklineClientBuilder } from './ackline-client.ts';
 export { AcklineAdmin, AcklineAdminBuilder } from './admin-client.ts';
-export type { FetchFunction } from './admin-http.ts';
 export { parseNamespace, parseTopic, type TopicPathParts, topicPath } from './admin-paths.ts';
 export type {
   AcknowledgeMessageRequest,
@@ -13,14 +32,33 @@ export type {
   PermissionMap,
   SubscriptionType,
 } from './admin-types.ts';
+export type {
+  BatchReceivePolicy,
+  DeadLetterPolicy,
+  RedeliveryBackoffParams,
+  SubscriptionInitialPosition,
+} from './client-types.ts';
+export { type AcknowledgeTarget, Consumer } from './consumer.ts';
+export { ConsumerBuilder } from './consumer-builder.ts';
 export type { EntryIdInput } from './entry-id.ts';
 export {
   AcklineAdminArgumentError,
   AcklineAdminConnectionError,
   AcklineAdminError,
   type AcklineAdminErrorOptions,
+  AcklineClientArgumentError,
+  AcklineClientClosedError,
+  AcklineClientConnectionError,
+  AcklineClientError,
+  type AcklineClientErrorOptions,
+  AcklinePublishError,
   NO_HTTP_STATUS,
 } from './errors.ts';
+export type { FetchFunction } from './http-transport.ts';
 export { type JsonObject, type JsonValue, parseJson, stringifyJson } from './lossless-json.ts';
+export { Message } from './message.ts';
+export { TypedMessageBuilder } from './message-builder.ts';
 export { Namespaces } from './namespaces.ts';
+export { Producer } from './producer.ts';
+export { ProducerBuilder } from './producer-builder.ts';
 export { Topics } from './topics.ts';

@@ -214,17 +214,39 @@ export class Topics {
    * Acknowledges one message on the named subscriptions, or on all of them (PIP-423). Resolves to the
    * server's report when it sends one (a dry run), else to undefined. A 412 means the message could
    * not be acknowledged as asked; the error's `reason` says why.
+   *
+   * Two forms: Pulsar's positional `(topic, ledgerId, entryId, subscriptionNames?)`, and an options
+   * object that can also ask for a dry run.
    * @example
+   * await admin.topics().acknowledgeMessage('my-tenant/my-ns/orders', '18446744073709551615', 3, ['billing', 'audit']);
    * await admin.topics().acknowledgeMessage('my-tenant/my-ns/orders', {
    *   ledgerId: '18446744073709551615',
    *   entryId: '3',
    *   subscriptionNames: ['billing', 'audit'],
    * });
    */
+  async acknowledgeMessage(topic: string, request: AcknowledgeMessageRequest): Promise<JsonValue | undefined>;
+  /**
+   * Pulsar's positional form: acknowledges `ledgerId:entryId` on `subscriptionNames`, or on every
+   * subscription when absent or empty.
+   * @example await admin.topics().acknowledgeMessage('my-tenant/my-ns/orders', 12, 3, ['billing']);
+   */
   async acknowledgeMessage(
     topic: string,
-    request: AcknowledgeMessageRequest,
+    ledgerId: EntryIdInput,
+    entryId: EntryIdInput,
+    subscriptionNames?: readonly string[],
+  ): Promise<JsonValue | undefined>;
+  async acknowledgeMessage(
+    topic: string,
+    requestOrLedgerId: AcknowledgeMessageRequest | EntryIdInput,
+    entryId?: EntryIdInput,
+    subscriptionNames?: readonly string[],
   ): Promise<JsonValue | undefined> {
+    const request: AcknowledgeMessageRequest =
+      typeof requestOrLedgerId === 'object' && requestOrLedgerId !== null
+        ? requestOrLedgerId
+        : { ledgerId: requestOrLedgerId, entryId: entryId as EntryIdInput, subscriptionNames };
     const query: [string, string][] = [
       ['ledgerId', entryIdText(request.ledgerId, 'ledgerId')],
       ['entryId', entryIdText(request.entryId, 'entryId')],

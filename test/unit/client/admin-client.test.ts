@@ -207,6 +207,35 @@ describe('AcklineAdmin topics().acknowledgeMessage', () => {
   });
 
   it.each([
+    [
+      "Pulsar's positional form with subscriptions",
+      (a: AcklineAdmin) => a.topics().acknowledgeMessage('my-tenant/my-ns/orders', BIG_ID, 3n, ['a', 'b c']),
+      `?ledgerId=${BIG_ID}&entryId=3&subscriptionNames=a&subscriptionNames=b%20c`,
+    ],
+    [
+      "Pulsar's positional form for every subscription",
+      (a: AcklineAdmin) => a.topics().acknowledgeMessage('my-tenant/my-ns/orders', 12, '0'),
+      '?ledgerId=12&entryId=0',
+    ],
+  ])('%s', async (_name, call, search) => {
+    const { admin, requests } = adminWith();
+
+    await call(admin);
+
+    expect(requests[0]!.method).toBe('POST');
+    expect(requests[0]!.url).toBe(`${BASE}${TOPIC_PATH}/acknowledgeMessage${search}`);
+  });
+
+  it('checks the ids of the positional form before sending', async () => {
+    const { admin, requests } = adminWith();
+
+    const error = await failure(admin.topics().acknowledgeMessage('t/ns/x', '12', -1));
+
+    expect(error).toBeInstanceOf(AcklineAdminArgumentError);
+    expect(requests).toHaveLength(0);
+  });
+
+  it.each([
     ['a non-digit ledgerId', { ledgerId: '12x', entryId: '3' }],
     ['a negative entryId', { ledgerId: '12', entryId: '-1' }],
     ['an unsafe number', { ledgerId: 2 ** 53 + 2, entryId: '3' }],

@@ -6,6 +6,8 @@ export interface RecordedRequest {
   readonly method: string;
   readonly headers: Readonly<Record<string, string>>;
   readonly body: string | undefined;
+  /** The request's abort signal (its timeout, and a consumer's close for receive polls). */
+  readonly signal: AbortSignal | undefined;
 }
 
 export type Responder = (request: RecordedRequest) => Response | Promise<Response>;
@@ -26,6 +28,7 @@ export function fakeFetch(respond: Responder = () => noContent()): {
       method: init.method ?? 'GET',
       headers,
       body: typeof init.body === 'string' ? init.body : undefined,
+      signal: init.signal ?? undefined,
     };
     requests.push(request);
     return respond(request);

@@ -1,0 +1,192 @@
+import { AcklineAdmin } from './admin-client.ts';
+import type { Consumer } from './consumer.ts';
+import { ConsumerBuilder } from './consumer-builder.ts';
+import { DataHttp } from './data-http.ts';
+import { AcklineClientArgumentError, AcklineClientClosedError } from './errors.ts';
+import { checkServiceSettings, type FetchFunction } from './http-transport.ts';
+import type { Producer } from './producer.ts';
+import { ProducerBuilder } from './producer-builder.ts';
+
+/** Pulsar's default operation timeout. */
+const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+
+/** Settings of an {@link AcklineClient}, as its builder checked them. */
+interface ClientSettings {
+  readonly serviceUrl: string;
+  readonly authToken: string | undefined;
+  readonly fetch: FetchFunction;
+  readonly requestTimeoutMs: number;
+}
+
+/**
+ * The ackline client, as Pulsar's `PulsarClient`: makes producers and consumers that speak the data
+ * API over `fetch`, and hands out the admin client for the same service. Holds no connections;
+ * build one per service and share it.
+ *
+ * @example
+ * const client = AcklineClient.builder().serviceUrl('http://127.0.0.1:8080').authToken(token).build();
+ * const producer = await client.newProducer().topic('my-tenant/my-ns/orders').create();
+ * await producer.send('order 1');
+ * await client.close();
+ */
+export class AcklineClient {
+  private readonly http: DataHttp;
+  private adminClient: AcklineAdmin | undefined;
+  private readonly producers = new Set<Producer>();
+  private readonly consumers = new Set<Consumer>();
+  private closed = false;
+
+  /** Use {@link AcklineClient.builder}. */
+  constructor(private readonly settings: ClientSettings) {
+    this.http = new DataHttp({
+      serviceUrl: settings.serviceUrl,
+      authToken: settings.authToken,
+      fetch: settings.fetch,
+      requestTimeoutMs: settings.requestTimeoutMs,
+    });
+  }
+
+  /**
+   * Starts configuring a client.
+   * @example const client = AcklineClient.builder().serviceUrl('https://abc.execute-api.eu-west-1.amazonaws.com/prod').build();
+   */
+  static builder(): AcklineClientBuilder {
+    return new AcklineClientBuilder();
+  }
+
+  /**
+   * Starts configuring a producer.
+   * @example const producer = await client.newProducer().topic('my-tenant/my-ns/orders').create();
+   */
+  newProducer(): ProducerBuilder {
+    return new ProducerBuilder({
+      http: this.http,
+      checkOpen: () => this.checkOpen(),
+      register: (producer) => this.producers.add(producer),
+      unregister: (producer) => this.producers.delete(producer),
+    });
+  }
+
+  /**
+   * Starts configuring a consumer.
+   * @example
+   * const consumer = await client.newConsumer().topic('my-tenant/my-ns/orders').subscriptionName('billing')
+   *   .subscriptionType('Shared').subscribe();
+   */
+  newConsumer(): ConsumerBuilder {
+    return new ConsumerBuilder({
+      http: this.http,
+      requestTimeoutMs: this.settings.requestTimeoutMs,
+      checkOpen: () => this.checkOpen(),
+      register: (consumer) => this.consumers.add(consumer),
+      unregister: (consumer) => this.consumers.delete(consumer),
+    });
+  }
+
+  /**
+   * The admin client of the same service, URL, token and fetch (built once).
+   * @example await client.admin().topics().acknowledgeMessage('my-tenant/my-ns/orders', 12, 3, ['billing']);
+   */
+  admin(): AcklineAdmin {
+    this.adminClient ??= AcklineAdmin.builder()
+      .serviceHttpUrl(this.settings.serviceUrl)
+      .authToken(this.settings.authToken)
+      .fetch(this.settings.fetch)
+      .requestTimeoutMs(this.settings.requestTimeoutMs)
+      .build();
+    return this.adminClient;
+  }
+
+  /**
+   * Closes every producer (sending what they batched) and consumer made by this client; new ones are
+   * refused with {@link AcklineClientClosedError}. Rejects with the first failure, after trying all.
+   * @example process.on('SIGTERM', () => void client.close());
+   */
+  async close(): Promise<void> {
+    this.closed = true;
+    const results = await Promise.allSettled([
+      ...[...this.producers].map((producer) => producer.close()),
+      ...[...this.consumers].map((consumer) => consumer.close()),
+    ]);
+    const failure = results.find((result) => result.status === 'rejected');
+    if (failure) throw failure.reason;
+  }
+
+  private checkOpen(): void {
+    if (this.closed) throw new AcklineClientClosedError('The ackline client is closed');
+  }
+}
+
+/**
+ * Configures an {@link AcklineClient}; only the service URL is required.
+ *
+ * @example
+ * const client = AcklineClient.builder()
+ *   .serviceUrl('http://127.0.0.1:8080')
+ *   .authToken(process.env.ACKLINE_AUTH_TOKEN)
+ *   .requestTimeoutMs(10_000)
+ *   .build();
+ */
+export class AcklineClientBuilder {
+  private url: string | undefined;
+  private token: string | undefined;
+  private fetchFunction: FetchFunction | undefined;
+  private timeoutMs = DEFAULT_REQUEST_TIMEOUT_MS;
+
+  /**
+   * The service's base URL, e.g. `http://127.0.0.1:8080`; a path prefix (API Gateway stage) is kept.
+   * @example AcklineClient.builder().serviceUrl('https://abc.execute-api.eu-west-1.amazonaws.com/prod');
+   */
+  serviceUrl(url: string): this {
+    this.url = url;
+    return this;
+  }
+
+  /**
+   * A token sent as `Authorization: Bearer <token>`; undefined or empty sends none.
+   * @example AcklineClient.builder().serviceUrl(url).authToken(process.env.ACKLINE_AUTH_TOKEN);
+   */
+  authToken(token: string | undefined): this {
+    this.token = token;
+    return this;
+  }
+
+  /**
+   * The `fetch` to use (default: the global one); tests inject a fake.
+   * @example AcklineClient.builder().serviceUrl(url).fetch((input, init) => fetch(input, init));
+   */
+  fetch(fetchFunction: FetchFunction): this {
+    this.fetchFunction = fetchFunction;
+    return this;
+  }
+
+  /**
+   * How long one request may take before it fails (default 30 000 ms, Pulsar's operation timeout); a
+   * receive poll may take this plus the wait it asks for.
+   * @example AcklineClient.builder().serviceUrl(url).requestTimeoutMs(10_000);
+   */
+  requestTimeoutMs(timeoutMs: number): this {
+    this.timeoutMs = timeoutMs;
+    return this;
+  }
+
+  /**
+   * @throws AcklineClientArgumentError when the service URL is missing or not http(s), or the
+   * timeout is not a positive integer.
+   * @example const client = AcklineClient.builder().serviceUrl('http://127.0.0.1:8080').build();
+   */
+  build(): AcklineClient {
+    const serviceUrl = checkServiceSettings(
+      this.url,
+      this.timeoutMs,
+      'service URL',
+      (reason) => new AcklineClientArgumentError(reason),
+    );
+    return new AcklineClient({
+      serviceUrl,
+      authToken: this.token || undefined,
+      fetch: this.fetchFunction ?? ((url, init) => fetch(url, init)),
+      requestTimeoutMs: this.timeoutMs,
+    });
+  }
+}

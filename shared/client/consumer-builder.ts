@@ -1,0 +1,364 @@
+import { validateAckTimeoutMs } from '../domain/ack-timeout.ts';
+import type { RedeliveryBackoff, RedeliveryBackoffJson } from '../domain/redelivery-backoff.ts';
+import { SUBSCRIPTION_TYPES } from '../domain/subscription-type.ts';
+import type {
+  BatchReceivePolicy,
+  DeadLetterPolicy,
+  RedeliveryBackoffParams,
+  SubscriptionInitialPosition,
+  SubscriptionType,
+} from './client-types.ts';
+import { Consumer, MAX_MESSAGES_PER_RECEIVE } from './consumer.ts';
+import { parseConsumerId } from './data-answers.ts';
+import { type DataHttp, dataTopic, subscribePath } from './data-http.ts';
+import { AcklineClientArgumentError } from './errors.ts';
+import type { JsonInput } from './lossless-json.ts';
+
+/** What a {@link ConsumerBuilder} needs from its client. */
+export interface ConsumerBuilderContext {
+  readonly http: DataHttp;
+  readonly requestTimeoutMs: number;
+  /** Throws when the client is closed. */
+  checkOpen(): void;
+  /** Tracks a subscribed consumer until it closes. */
+  register(consumer: Consumer): void;
+  unregister(consumer: Consumer): void;
+}
+
+/** A backoff as the builder keeps it until subscribe: an object, or a class name and parameters. */
+type BackoffSetting = RedeliveryBackoff | RedeliveryBackoffJson;
+
+const DEFAULT_RECEIVER_QUEUE_SIZE = 10;
+const DEFAULT_BATCH_RECEIVE_TIMEOUT_MS = 100;
+const INITIAL_POSITIONS: readonly SubscriptionInitialPosition[] = ['Latest', 'Earliest'];
+
+/**
+ * Configures and subscribes a {@link Consumer}, as Pulsar's `ConsumerBuilder`. `topic` and
+ * `subscriptionName` are required; the subscription type defaults to Exclusive, as Pulsar's. Setters
+ * only record; `subscribe()` checks everything and rejects with {@link AcklineClientArgumentError}
+ * before sending anything when a setting is wrong. Durations are in milliseconds.
+ *
+ * @example
+ * const consumer = await client
+ *   .newConsumer()
+ *   .topic('my-tenant/my-ns/orders')
+ *   .subscriptionName('billing')
+ *   .subscriptionType('Shared')
+ *   .subscriptionInitialPosition('Earliest')
+ *   .ackTimeout(30_000)
+ *   .negativeAckRedeliveryBackoff(
+ *     MultiplierRedeliveryBackoff.builder().minDelayMs(1000).maxDelayMs(60_000).multiplier(2).build(),
+ *   )
+ *   .deadLetterPolicy({ maxRedeliverCount: 5 })
+ *   .subscribe();
+ */
+export class ConsumerBuilder {
+  private topicName: string | undefined;
+  private subscription: string | undefined;
+  private type: SubscriptionType = 'Exclusive';
+  private initialPosition: SubscriptionInitialPosition | undefined;
+  private name: string | undefined;
+  private queueSize = DEFAULT_RECEIVER_QUEUE_SIZE;
+  private ackTimeoutMs: number | undefined;
+  private ackTimeoutBackoff: BackoffSetting | undefined;
+  private nackDelayMs: number | undefined;
+  private nackBackoff: BackoffSetting | undefined;
+  private deadLetter: DeadLetterPolicy | undefined;
+  private batchPolicy: BatchReceivePolicy = {};
+
+  /** Use `client.newConsumer()`. */
+  constructor(private readonly context: ConsumerBuilderContext) {}
+
+  /**
+   * The topic: `persistent://tenant/ns/topic`, `tenant/ns/topic` or a bare `topic` (in
+   * `public/default`). A partitioned topic is consumed across its partitions.
+   * @example client.newConsumer().topic('persistent://my-tenant/my-ns/orders');
+   */
+  topic(topic: string): this {
+    this.topicName = topic;
+    return this;
+  }
+
+  /**
+   * The subscription; created on first subscribe.
+   * @example client.newConsumer().subscriptionName('billing');
+   */
+  subscriptionName(subscription: string): this {
+    this.subscription = subscription;
+    return this;
+  }
+
+  /**
+   * Exclusive (default), Failover, Shared or Key_Shared. Fixed when the subscription is created;
+   * subscribing with another type fails with 409, as does a second consumer on an Exclusive one.
+   * @example client.newConsumer().subscriptionType('Key_Shared');
+   */
+  subscriptionType(type: SubscriptionType): this {
+    this.type = type;
+    return this;
+  }
+
+  /**
+   * Where a new subscription starts: Latest (the server's default, as Pulsar's) or Earliest.
+   * @example client.newConsumer().subscriptionInitialPosition('Earliest');
+   */
+  subscriptionInitialPosition(position: SubscriptionInitialPosition): this {
+    this.initialPosition = position;
+    return this;
+  }
+
+  /**
+   * A name for this consumer, shown in topic stats.
+   * @example client.newConsumer().consumerName(`billing-${process.pid}`);
+   */
+  consumerName(name: string): this {
+    this.name = name;
+    return this;
+  }
+
+  /**
+   * How many messages one receive poll may prefetch (0..100, default 10). Prefetched messages count
+   * as delivered to this consumer, so a large value starves other consumers of a Shared subscription
+   * and starts their ack timeout early; 0 fetches only what receives wait for.
+   * @example client.newConsumer().receiverQueueSize(50);
+   */
+  receiverQueueSize(size: number): this {
+    this.queueSize = size;
+    return this;
+  }
+
+  /**
+   * Redelivers a message not acknowledged within `timeoutMs` of its delivery (0 disables it, the
+   * default; otherwise >= 1000 ms).
+   * @example client.newConsumer().ackTimeout(30_000);
+   */
+  ackTimeout(timeoutMs: number): this {
+    this.ackTimeoutMs = timeoutMs;
+    return this;
+  }
+
+  /**
+   * Waits longer before each ack-timeout redelivery (PIP-130): a backoff object such as
+   * `MultiplierRedeliveryBackoff`, or a class name known to the server and its parameters.
+   * @example
+   * client.newConsumer().ackTimeout(10_000)
+   *   .ackTimeoutRedeliveryBackoff(MultiplierRedeliveryBackoff.builder().minDelayMs(1000).maxDelayMs(60_000).build());
+   */
+  ackTimeoutRedeliveryBackoff(backoff: RedeliveryBackoff): this;
+  /**
+   * As above, by class name: `{"className", "params"}` is sent as given.
+   * @example client.newConsumer().ackTimeoutRedeliveryBackoff('MultiplierRedeliveryBackoff', { minDelayMs: 1000 });
+   */
+  ackTimeoutRedeliveryBackoff(className: string, params?: RedeliveryBackoffParams): this;
+  ackTimeoutRedeliveryBackoff(backoff: RedeliveryBackoff | string, params?: RedeliveryBackoffParams): this {
+    this.ackTimeoutBackoff = backoffSetting(backoff, params);
+    return this;
+  }
+
+  /**
+   * The same delay before every negative-ack redelivery (Pulsar's `negativeAckRedeliveryDelay`; the
+   * server's default is 60 000 ms). Set this or {@link negativeAckRedeliveryBackoff}, not both.
+   * @example client.newConsumer().negativeAckRedeliveryDelay(5_000);
+   */
+  negativeAckRedeliveryDelay(delayMs: number): this {
+    this.nackDelayMs = delayMs;
+    return this;
+  }
+
+  /**
+   * A delay before each negative-ack redelivery that grows with the message's redelivery count
+   * (PIP-106). Set this or {@link negativeAckRedeliveryDelay}, not both: subscribe() refuses both, as
+   * PIP-106 says.
+   * @example
+   * client.newConsumer().negativeAckRedeliveryBackoff(
+   *   MultiplierRedeliveryBackoff.builder().minDelayMs(1000).maxDelayMs(60_000).multiplier(2).build(),
+   * );
+   */
+  negativeAckRedeliveryBackoff(backoff: RedeliveryBackoff): this;
+  /**
+   * As above, by class name: `{"className", "params"}` is sent as given, for a backoff registered on
+   * the server.
+   * @example
+   * client.newConsumer().negativeAckRedeliveryBackoff('MultiplierRedeliveryBackoff', {
+   *   minDelayMs: 1000, maxDelayMs: 60_000, multiplier: 2,
+   * });
+   */
+  negativeAckRedeliveryBackoff(className: string, params?: RedeliveryBackoffParams): this;
+  negativeAckRedeliveryBackoff(backoff: RedeliveryBackoff | string, params?: RedeliveryBackoffParams): this {
+    this.nackBackoff = backoffSetting(backoff, params);
+    return this;
+  }
+
+  /**
+   * Sends a message to a dead letter topic after `maxRedeliverCount` redeliveries.
+   * @example client.newConsumer().deadLetterPolicy({ maxRedeliverCount: 5, deadLetterTopic: 'my-tenant/my-ns/orders-DLQ' });
+   */
+  deadLetterPolicy(policy: DeadLetterPolicy): this {
+    this.deadLetter = policy;
+    return this;
+  }
+
+  /**
+   * How `batchReceive()` batches (default: up to 100 messages, 100 ms wait).
+   * @example client.newConsumer().batchReceivePolicy({ maxNumMessages: 20, timeoutMs: 1000 });
+   */
+  batchReceivePolicy(policy: BatchReceivePolicy): this {
+    this.batchPolicy = policy;
+    return this;
+  }
+
+  /**
+   * Checks the settings, subscribes (`POST /consumers/{domain}/{tenant}/{ns}/{topic}/subscription/{sub}`)
+   * and resolves to the consumer.
+   * @throws AcklineClientArgumentError (rejects, nothing sent) on a missing or invalid setting, or
+   * when both negativeAckRedeliveryDelay and negativeAckRedeliveryBackoff are set;
+   * AcklineClientError with the server's reason on 400 (e.g. an unknown backoff class) or 409 (the
+   * subscription has another type, or an Exclusive one has a consumer).
+   * @example const consumer = await client.newConsumer().topic('my-tenant/my-ns/orders').subscriptionName('billing').subscribe();
+   */
+  async subscribe(): Promise<Consumer> {
+    this.context.checkOpen();
+    const topic = dataTopic(required(this.topicName, 'topic'));
+    const subscription = required(this.subscription, 'subscriptionName');
+    const body = this.subscribeBody();
+    const batchReceive = this.batchReceiveSettings();
+    const { http, requestTimeoutMs } = this.context;
+    const consumerId = parseConsumerId(
+      await http.json({ method: 'POST', path: subscribePath(topic, subscription), body }),
+    );
+    const consumer = new Consumer({
+      http,
+      consumerId,
+      topic,
+      subscription,
+      subscriptionType: this.type,
+      receiverQueueSize: this.queueSize,
+      batchReceive,
+      requestTimeoutMs,
+      onClose: (closed) => this.context.unregister(closed),
+    });
+    this.context.register(consumer);
+    return consumer;
+  }
+
+  private subscribeBody(): JsonInput {
+    if (!SUBSCRIPTION_TYPES.includes(this.type)) {
+      throw new AcklineClientArgumentError(
+        `Invalid subscriptionType '${this.type}': expected one of ${SUBSCRIPTION_TYPES.join(', ')}`,
+      );
+    }
+    if (this.initialPosition !== undefined && !INITIAL_POSITIONS.includes(this.initialPosition)) {
+      throw new AcklineClientArgumentError(
+        `Invalid subscriptionInitialPosition '${this.initialPosition}': expected Latest or Earliest`,
+      );
+    }
+    if (this.name !== undefined && this.name.length === 0) {
+      throw new AcklineClientArgumentError('Invalid consumerName: it is empty');
+    }
+    if (
+      !Number.isSafeInteger(this.queueSize) ||
+      this.queueSize < 0 ||
+      this.queueSize > MAX_MESSAGES_PER_RECEIVE
+    ) {
+      throw new AcklineClientArgumentError(
+        `Invalid receiverQueueSize '${this.queueSize}': expected an integer from 0 to ${MAX_MESSAGES_PER_RECEIVE}`,
+      );
+    }
+    if (this.nackDelayMs !== undefined && this.nackBackoff !== undefined) {
+      throw new AcklineClientArgumentError(
+        'Set negativeAckRedeliveryDelay or negativeAckRedeliveryBackoff, not both (PIP-106)',
+      );
+    }
+    if (this.ackTimeoutMs !== undefined) {
+      try {
+        validateAckTimeoutMs(this.ackTimeoutMs);
+      } catch (error) {
+        throw new AcklineClientArgumentError(error instanceof Error ? error.message : String(error), {
+          cause: error,
+        });
+      }
+    }
+    if (this.nackDelayMs !== undefined && (!Number.isSafeInteger(this.nackDelayMs) || this.nackDelayMs < 0)) {
+      throw new AcklineClientArgumentError(
+        `Invalid negativeAckRedeliveryDelay '${this.nackDelayMs}' ms: expected a whole number >= 0`,
+      );
+    }
+    return {
+      consumerName: this.name,
+      subscriptionType: this.type,
+      subscriptionInitialPosition: this.initialPosition,
+      ackTimeoutMs: this.ackTimeoutMs,
+      ackTimeoutRedeliveryBackoff: backoffJson(this.ackTimeoutBackoff, 'ackTimeoutRedeliveryBackoff'),
+      negativeAckRedeliveryDelayMs: this.nackDelayMs,
+      negativeAckRedeliveryBackoff: backoffJson(this.nackBackoff, 'negativeAckRedeliveryBackoff'),
+      deadLetterPolicy: this.deadLetter === undefined ? undefined : deadLetterJson(this.deadLetter),
+    };
+  }
+
+  private batchReceiveSettings(): { maxNumMessages: number; timeoutMs: number } {
+    const maxNumMessages = this.batchPolicy.maxNumMessages ?? MAX_MESSAGES_PER_RECEIVE;
+    const timeoutMs = this.batchPolicy.timeoutMs ?? DEFAULT_BATCH_RECEIVE_TIMEOUT_MS;
+    if (
+      !Number.isSafeInteger(maxNumMessages) ||
+      maxNumMessages < 1 ||
+      maxNumMessages > MAX_MESSAGES_PER_RECEIVE
+    ) {
+      throw new AcklineClientArgumentError(
+        `Invalid batchReceivePolicy maxNumMessages '${maxNumMessages}': expected an integer from 1 to ${MAX_MESSAGES_PER_RECEIVE}`,
+      );
+    }
+    if (!Number.isFinite(timeoutMs) || timeoutMs < 0) {
+      throw new AcklineClientArgumentError(
+        `Invalid batchReceivePolicy timeoutMs '${timeoutMs}': expected >= 0`,
+      );
+    }
+    return { maxNumMessages, timeoutMs };
+  }
+}
+
+function required(value: string | undefined, what: string): string {
+  if (value === undefined || value.length === 0) {
+    throw new AcklineClientArgumentError(`Cannot subscribe: ${what} is required`);
+  }
+  return value;
+}
+
+function backoffSetting(
+  backoff: RedeliveryBackoff | string,
+  params?: RedeliveryBackoffParams,
+): BackoffSetting {
+  return typeof backoff === 'string' ? { className: backoff, params: params ?? {} } : backoff;
+}
+
+/** The `{"className", "params"}` wire form: a backoff object's `toJSON()`, or what was given. */
+function backoffJson(backoff: BackoffSetting | undefined, what: string): JsonInput | undefined {
+  if (backoff === undefined) return undefined;
+  const json: unknown =
+    'toJSON' in backoff && typeof backoff.toJSON === 'function' ? backoff.toJSON() : backoff;
+  const { className, params } = (json ?? {}) as Partial<RedeliveryBackoffJson>;
+  if (typeof className !== 'string' || className.length === 0) {
+    throw new AcklineClientArgumentError(`Invalid ${what}: expected a RedeliveryBackoff or a class name`);
+  }
+  if (params === null || typeof params !== 'object' || Array.isArray(params)) {
+    throw new AcklineClientArgumentError(`Invalid ${what} params for '${className}': expected an object`);
+  }
+  return { className, params };
+}
+
+function deadLetterJson(policy: DeadLetterPolicy): JsonInput {
+  const { maxRedeliverCount, deadLetterTopic, initialSubscriptionName } = policy;
+  if (!Number.isSafeInteger(maxRedeliverCount) || maxRedeliverCount < 1) {
+    throw new AcklineClientArgumentError(
+      `Invalid deadLetterPolicy maxRedeliverCount '${maxRedeliverCount}': expected an integer >= 1`,
+    );
+  }
+  for (const [what, value] of [
+    ['deadLetterTopic', deadLetterTopic],
+    ['initialSubscriptionName', initialSubscriptionName],
+  ] as const) {
+    if (value !== undefined && (typeof value !== 'string' || value.length === 0)) {
+      throw new AcklineClientArgumentError(`Invalid deadLetterPolicy ${what}: expected a non-empty string`);
+    }
+  }
+  return { maxRedeliverCount, deadLetterTopic, initialSubscriptionName };
+}

@@ -1,0 +1,397 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { MessageId } from '../domain/message-id.ts';
+import { isCumulativeAckType } from '../domain/subscription-type.ts';
+import type { SubscriptionType } from './admin-types.ts';
+import { parseReceivedMessages } from './data-answers.ts';
+import { consumerPath, type DataHttp, type DataTopic } from './data-http.ts';
+import { AcklineClientArgumentError, AcklineClientClosedError, AcklineClientError } from './errors.ts';
+import { Message } from './message.ts';
+
+/** The longest wait one receive poll may ask the server for. */
+export const MAX_RECEIVE_WAIT_MS = 20_000;
+/** The most messages one receive poll may ask for. */
+export const MAX_MESSAGES_PER_RECEIVE = 100;
+/**
+ * When the server answers a poll with no message before the wait it was asked for (it may cap the
+ * wait), the consumer pauses this long at most before polling again, so it never spins.
+ */
+const EARLY_EMPTY_ANSWER_PAUSE_MS = 1_000;
+
+/** What `acknowledge` and `negativeAcknowledge` accept. */
+export type AcknowledgeTarget = Message | MessageId | readonly (Message | MessageId)[];
+
+/** Everything a {@link Consumer} is built with. */
+export interface ConsumerSettings {
+  readonly http: DataHttp;
+  readonly consumerId: string;
+  readonly topic: DataTopic;
+  readonly subscription: string;
+  readonly subscriptionType: SubscriptionType;
+  /** Messages one poll asks for beyond those waited for (0..100). */
+  readonly receiverQueueSize: number;
+  readonly batchReceive: { readonly maxNumMessages: number; readonly timeoutMs: number };
+  /** The client's request timeout; a poll's timeout adds the wait it asks for. */
+  readonly requestTimeoutMs: number;
+  /** Called once the consumer has closed (the client stops tracking it). */
+  readonly onClose: (consumer: Consumer) => void;
+}
+
+interface Waiter {
+  /** How many messages it takes: 1 for receive, up to maxNumMessages for batchReceive. */
+  readonly wanted: number;
+  /** Epoch ms, or undefined to wait until a message comes. */
+  readonly deadlineMs: number | undefined;
+  readonly resolve: (message: Message | undefined) => void;
+  readonly reject: (error: unknown) => void;
+  timer: NodeJS.Timeout | undefined;
+}
+
+/**
+ * An HTTP consumer of one subscription, as Pulsar's `Consumer<String>`. `receive()` long-polls the
+ * data API (`POST /consumers/{id}/receive?maxMessages&waitMs`) only while a receive waits; a poll may
+ * bring more messages than are waited for (up to `receiverQueueSize`), which are kept, in order, for
+ * the next receives. Kept messages are delivered to this consumer but not acknowledged: closing or
+ * `redeliverUnacknowledgedMessages()` hands them back to the subscription.
+ *
+ * @example
+ * const consumer = await client.newConsumer().topic('my-tenant/my-ns/orders').subscriptionName('billing')
+ *   .subscriptionType('Shared').subscribe();
+ * const message = await consumer.receive();
+ * try {
+ *   await handle(message.getValue());
+ *   await consumer.acknowledge(message);
+ * } catch {
+ *   await consumer.negativeAcknowledge(message);
+ * }
+ */
+export class Consumer {
+  private readonly incoming: Message[] = [];
+  private readonly waiters: Waiter[] = [];
+  private polling = false;
+  /** Aborted on close: stops the poll in flight (the server redelivers what it held). */
+  private readonly closed = new AbortController();
+  private closing: Promise<void> | undefined;
+
+  /** Use `client.newConsumer()...subscribe()`. */
+  constructor(private readonly settings: ConsumerSettings) {}
+
+  /**
+   * The topic's full name.
+   * @example consumer.getTopic(); // 'persistent://my-tenant/my-ns/orders'
+   */
+  getTopic(): string {
+    return this.settings.topic.name;
+  }
+
+  /**
+   * The subscription's name.
+   * @example consumer.getSubscription(); // 'billing'
+   */
+  getSubscription(): string {
+    return this.settings.subscription;
+  }
+
+  /**
+   * The id the server gave this consumer at subscribe.
+   * @example log.info({ consumerId: consumer.getConsumerId() }, 'subscribed');
+   */
+  getConsumerId(): string {
+    return this.settings.consumerId;
+  }
+
+  /**
+   * Waits for the next message. Concurrent receives are served in call order.
+   * @throws AcklineClientClosedError (rejects) when the consumer is closed, also while waiting;
+   * AcklineClientError when a poll fails (every waiting receive rejects with it).
+   * @example const message = await consumer.receive();
+   */
+  receive(): Promise<Message>;
+  /**
+   * Waits at most `timeoutMs` for the next message; resolves to undefined when none came (as Pulsar's
+   * `receive(timeout, unit)` returns null). A message a poll brings after the timeout is kept for the
+   * next receive. `receive(0)` answers from the kept messages, else polls without waiting (what that
+   * poll brings too late is kept for the next call).
+   * @example
+   * const message = await consumer.receive(5_000);
+   * if (message === undefined) console.log('nothing for 5 s');
+   */
+  receive(timeoutMs: number): Promise<Message | undefined>;
+  async receive(timeoutMs?: number): Promise<Message | undefined> {
+    this.checkOpen();
+    if (timeoutMs !== undefined && !(Number.isFinite(timeoutMs) && timeoutMs >= 0)) {
+      throw new AcklineClientArgumentError(`Invalid receive timeout '${timeoutMs}' ms: expected >= 0`);
+    }
+    return this.take(1, timeoutMs);
+  }
+
+  /**
+   * Waits for messages and resolves with those one poll brings, up to the batch receive policy's
+   * `maxNumMessages` (default 100), or with none after its `timeoutMs` (default 100 ms).
+   * @example
+   * const messages = await consumer.batchReceive();
+   * await Promise.all(messages.map(handle));
+   * await consumer.acknowledge(messages);
+   */
+  async batchReceive(): Promise<Message[]> {
+    this.checkOpen();
+    const { maxNumMessages, timeoutMs } = this.settings.batchReceive;
+    if (this.incoming.length === 0) {
+      const first = await this.take(maxNumMessages, timeoutMs);
+      if (first === undefined) return [];
+      return [first, ...this.incoming.splice(0, maxNumMessages - 1)];
+    }
+    return this.incoming.splice(0, maxNumMessages);
+  }
+
+  /**
+   * Acknowledges messages individually (`POST /consumers/{id}/ack`). A {@link Message} is
+   * acknowledged by its delivery handle (the delivery it came from), a {@link MessageId} by id; an
+   * array may mix both and goes in one request.
+   * @example
+   * await consumer.acknowledge(message);
+   * await consumer.acknowledge(MessageId.parse('12:3:-1'));
+   * await consumer.acknowledge(messages);
+   */
+  async acknowledge(target: AcknowledgeTarget): Promise<void> {
+    this.checkOpen();
+    const { messageIds, deliveryHandles } = identify(target, 'acknowledge');
+    if (messageIds.length === 0 && deliveryHandles.length === 0) return;
+    await this.settings.http.send({
+      method: 'POST',
+      path: this.path('ack'),
+      body: {
+        messageIds: messageIds.length > 0 ? messageIds : undefined,
+        deliveryHandles: deliveryHandles.length > 0 ? deliveryHandles : undefined,
+      },
+    });
+  }
+
+  /**
+   * Acknowledges every message up to and including `target` (`POST /consumers/{id}/ack-cumulative`).
+   * Only Exclusive and Failover subscriptions may: on Shared and Key_Shared it rejects before sending,
+   * as Pulsar's client does (the server would answer 412).
+   * @example await consumer.acknowledgeCumulative(lastMessageOfTheBatch);
+   */
+  async acknowledgeCumulative(target: Message | MessageId): Promise<void> {
+    this.checkOpen();
+    const { subscriptionType } = this.settings;
+    if (!isCumulativeAckType(subscriptionType)) {
+      throw new AcklineClientArgumentError(
+        `Cannot acknowledge cumulatively on the ${subscriptionType} subscription '${this.getSubscription()}': only Exclusive and Failover subscriptions can`,
+      );
+    }
+    const messageId = target instanceof Message ? target.getMessageId() : target;
+    if (!(messageId instanceof MessageId)) {
+      throw new AcklineClientArgumentError('acknowledgeCumulative takes a Message or a MessageId');
+    }
+    await this.settings.http.send({
+      method: 'POST',
+      path: this.path('ack-cumulative'),
+      body: { messageId: messageId.toString() },
+    });
+  }
+
+  /**
+   * Asks for messages to be redelivered later (`POST /consumers/{id}/nack`), after the consumer's
+   * `negativeAckRedeliveryBackoff` delay for the message's redelivery count, or its fixed
+   * `negativeAckRedeliveryDelay`. A {@link Message} is named by its delivery handle, a
+   * {@link MessageId} by id (a mixed array takes one request of each).
+   * @example
+   * try {
+   *   await handle(message);
+   *   await consumer.acknowledge(message);
+   * } catch {
+   *   await consumer.negativeAcknowledge(message);
+   * }
+   */
+  async negativeAcknowledge(target: AcknowledgeTarget): Promise<void> {
+    this.checkOpen();
+    const { messageIds, deliveryHandles } = identify(target, 'negativeAcknowledge');
+    const requests: Promise<unknown>[] = [];
+    const path = this.path('nack');
+    const { http } = this.settings;
+    if (deliveryHandles.length > 0)
+      requests.push(http.send({ method: 'POST', path, body: { deliveryHandles } }));
+    if (messageIds.length > 0) requests.push(http.send({ method: 'POST', path, body: { messageIds } }));
+    await Promise.all(requests);
+  }
+
+  /**
+   * Hands every message delivered to this consumer and not yet acknowledged back to the subscription
+   * (`POST /consumers/{id}/redeliver-unacknowledged`), including those kept for the next receives.
+   * @example await consumer.redeliverUnacknowledgedMessages();
+   */
+  async redeliverUnacknowledgedMessages(): Promise<void> {
+    this.checkOpen();
+    this.incoming.length = 0;
+    await this.settings.http.send({ method: 'POST', path: this.path('redeliver-unacknowledged') });
+  }
+
+  /**
+   * Closes the consumer (`DELETE /consumers/{id}`): waiting receives reject with
+   * {@link AcklineClientClosedError}, kept messages are dropped and the server redelivers everything
+   * this consumer had not acknowledged. A consumer the server no longer knows (404) counts as closed.
+   * Closing again returns the same promise; if the DELETE failed, closing again retries it.
+   * @example await consumer.close();
+   */
+  async close(): Promise<void> {
+    if (this.closing) return this.closing;
+    if (!this.closed.signal.aborted) {
+      this.closed.abort();
+      const error = new AcklineClientClosedError(`Consumer ${this.describe()} was closed`);
+      for (const waiter of this.waiters.splice(0)) settle(waiter, () => waiter.reject(error));
+      this.incoming.length = 0;
+    }
+    this.closing = this.settings.http.send({ method: 'DELETE', path: this.path() }).then(
+      () => this.settings.onClose(this),
+      (error: unknown) => {
+        if (error instanceof AcklineClientError && error.statusCode === 404) {
+          this.settings.onClose(this);
+          return;
+        }
+        this.closing = undefined;
+        throw error;
+      },
+    );
+    return this.closing;
+  }
+
+  /** A message kept from an earlier poll, or the next one a poll brings. */
+  private take(wanted: number, timeoutMs: number | undefined): Promise<Message | undefined> {
+    const kept = this.incoming.shift();
+    if (kept !== undefined) return Promise.resolve(kept);
+    return new Promise((resolve, reject) => {
+      const waiter: Waiter = {
+        wanted,
+        deadlineMs: timeoutMs === undefined ? undefined : Date.now() + timeoutMs,
+        resolve,
+        reject,
+        timer: undefined,
+      };
+      if (timeoutMs !== undefined) {
+        waiter.timer = setTimeout(() => this.expire(waiter), timeoutMs);
+      }
+      this.waiters.push(waiter);
+      void this.pollWhileWaited();
+    });
+  }
+
+  /**
+   * The poll loop: one poll at a time, while a receive waits. A poll in flight is never abandoned
+   * (the server has delivered what it answers), only aborted by close.
+   */
+  private async pollWhileWaited(): Promise<void> {
+    if (this.polling) return;
+    this.polling = true;
+    try {
+      while (this.waiters.length > 0 && !this.closed.signal.aborted) {
+        const startedMs = Date.now();
+        const waitMs = this.pollWaitMs(startedMs);
+        const messages = await this.poll(waitMs);
+        if (this.closed.signal.aborted) return;
+        for (const message of messages) this.dispatch(message);
+        // Expire here too, not only by timer: a fast answer must not start another poll for them.
+        const nowMs = Date.now();
+        for (const waiter of this.waiters.filter(
+          (w) => w.deadlineMs !== undefined && w.deadlineMs <= nowMs,
+        )) {
+          this.expire(waiter);
+        }
+        const earlyMs = waitMs - (nowMs - startedMs);
+        if (messages.length === 0 && earlyMs > 0 && this.waiters.length > 0) {
+          await sleep(Math.min(earlyMs, EARLY_EMPTY_ANSWER_PAUSE_MS), undefined, {
+            signal: this.closed.signal,
+          });
+        }
+      }
+    } catch (error) {
+      if (!this.closed.signal.aborted) {
+        for (const waiter of this.waiters.splice(0)) settle(waiter, () => waiter.reject(error));
+      }
+    } finally {
+      this.polling = false;
+    }
+  }
+
+  /** Until the latest deadline of the waiting receives, or the longest wait when one has none. */
+  private pollWaitMs(nowMs: number): number {
+    let waitMs = 0;
+    for (const { deadlineMs } of this.waiters) {
+      waitMs = Math.max(waitMs, deadlineMs === undefined ? MAX_RECEIVE_WAIT_MS : deadlineMs - nowMs);
+    }
+    return Math.min(Math.ceil(waitMs), MAX_RECEIVE_WAIT_MS);
+  }
+
+  private async poll(waitMs: number): Promise<Message[]> {
+    const wanted = this.waiters.reduce((sum, waiter) => sum + waiter.wanted, 0);
+    const maxMessages = Math.min(
+      Math.max(wanted, this.settings.receiverQueueSize, 1),
+      MAX_MESSAGES_PER_RECEIVE,
+    );
+    const body = await this.settings.http.send({
+      method: 'POST',
+      path: this.path('receive'),
+      query: [
+        ['maxMessages', String(maxMessages)],
+        ['waitMs', String(waitMs)],
+      ],
+      timeoutMs: this.settings.requestTimeoutMs + waitMs,
+      signal: this.closed.signal,
+    });
+    return parseReceivedMessages(body, this.settings.topic);
+  }
+
+  /** To the longest-waiting receive, else kept for the next one. */
+  private dispatch(message: Message): void {
+    const waiter = this.waiters.shift();
+    if (waiter === undefined) this.incoming.push(message);
+    else settle(waiter, () => waiter.resolve(message));
+  }
+
+  private expire(waiter: Waiter): void {
+    const index = this.waiters.indexOf(waiter);
+    if (index < 0) return;
+    this.waiters.splice(index, 1);
+    settle(waiter, () => waiter.resolve(undefined));
+  }
+
+  private checkOpen(): void {
+    if (this.closed.signal.aborted) {
+      throw new AcklineClientClosedError(`Consumer ${this.describe()} is closed`);
+    }
+  }
+
+  private describe(): string {
+    return `${this.settings.consumerId} of subscription '${this.getSubscription()}' on ${this.getTopic()}`;
+  }
+
+  private path(action?: string): string {
+    return consumerPath(this.settings.consumerId, action);
+  }
+}
+
+function settle(waiter: Waiter, outcome: () => void): void {
+  clearTimeout(waiter.timer);
+  outcome();
+}
+
+/** Splits messages (by delivery handle, else id) and ids, refusing anything else. */
+function identify(
+  target: AcknowledgeTarget,
+  operation: string,
+): { messageIds: string[]; deliveryHandles: string[] } {
+  const messageIds: string[] = [];
+  const deliveryHandles: string[] = [];
+  const targets: readonly unknown[] = Array.isArray(target) ? target : [target];
+  for (const item of targets) {
+    if (item instanceof Message) {
+      if (item.deliveryHandle !== undefined) deliveryHandles.push(item.deliveryHandle);
+      else messageIds.push(item.getMessageId().toString());
+    } else if (item instanceof MessageId) {
+      messageIds.push(item.toString());
+    } else {
+      throw new AcklineClientArgumentError(`${operation} takes Messages or MessageIds, not ${String(item)}`);
+    }
+  }
+  return { messageIds, deliveryHandles };
+}

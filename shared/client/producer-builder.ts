@@ -1,0 +1,124 @@
+import { type DataHttp, dataTopic } from './data-http.ts';
+import { AcklineClientArgumentError } from './errors.ts';
+import { Producer } from './producer.ts';
+
+/** What a {@link ProducerBuilder} needs from its client. */
+export interface ProducerBuilderContext {
+  readonly http: DataHttp;
+  /** Throws when the client is closed. */
+  checkOpen(): void;
+  /** Tracks a created producer until it closes. */
+  register(producer: Producer): void;
+  unregister(producer: Producer): void;
+}
+
+/** The server's limit of messages per produce request. */
+const MAX_MESSAGES_PER_REQUEST = 1000;
+
+/**
+ * Configures a {@link Producer}, as Pulsar's `ProducerBuilder`; `topic` is required. Batching is on,
+ * with Pulsar's defaults: `sendAsync` messages sent within 1 ms go in one request of at most 1000
+ * messages and 128 KiB (a single larger message goes alone); `send()` sends at once.
+ *
+ * @example
+ * const producer = await client
+ *   .newProducer()
+ *   .topic('my-tenant/my-ns/orders')
+ *   .batchingMaxPublishDelay(10)
+ *   .create();
+ */
+export class ProducerBuilder {
+  private topicName: string | undefined;
+  private batchingEnabled = true;
+  private maxPublishDelayMs = 1;
+  private maxMessages = MAX_MESSAGES_PER_REQUEST;
+  private maxBytes = 128 * 1024;
+
+  /** Use `client.newProducer()`. */
+  constructor(private readonly context: ProducerBuilderContext) {}
+
+  /**
+   * The topic: `persistent://tenant/ns/topic`, `tenant/ns/topic` or a bare `topic` (in
+   * `public/default`). The server creates a missing topic on first publish, as Pulsar's
+   * `allowAutoTopicCreation`.
+   * @example client.newProducer().topic('persistent://my-tenant/my-ns/orders');
+   */
+  topic(topic: string): this {
+    this.topicName = topic;
+    return this;
+  }
+
+  /**
+   * Whether `sendAsync` messages are batched (default true); when false every message is one request.
+   * @example client.newProducer().topic('t/ns/orders').enableBatching(false);
+   */
+  enableBatching(enabled: boolean): this {
+    this.batchingEnabled = enabled;
+    return this;
+  }
+
+  /**
+   * How long a batch waits for more `sendAsync` messages (default 1 ms).
+   * @example client.newProducer().topic('t/ns/orders').batchingMaxPublishDelay(10);
+   */
+  batchingMaxPublishDelay(delayMs: number): this {
+    this.maxPublishDelayMs = delayMs;
+    return this;
+  }
+
+  /**
+   * The most messages in one request (1..1000, default 1000).
+   * @example client.newProducer().topic('t/ns/orders').batchingMaxMessages(100);
+   */
+  batchingMaxMessages(maxMessages: number): this {
+    this.maxMessages = maxMessages;
+    return this;
+  }
+
+  /**
+   * The most bytes of messages in one request (default 131072); keep well under the gateway's body
+   * limit.
+   * @example client.newProducer().topic('t/ns/orders').batchingMaxBytes(1024 * 1024);
+   */
+  batchingMaxBytes(maxBytes: number): this {
+    this.maxBytes = maxBytes;
+    return this;
+  }
+
+  /**
+   * Checks the settings and resolves to the producer; sends nothing (the data API is stateless).
+   * @throws AcklineClientArgumentError (rejects) on a missing topic or an invalid batching setting.
+   * @example const producer = await client.newProducer().topic('my-tenant/my-ns/orders').create();
+   */
+  async create(): Promise<Producer> {
+    this.context.checkOpen();
+    if (this.topicName === undefined || this.topicName.length === 0) {
+      throw new AcklineClientArgumentError('Cannot create a producer: topic is required');
+    }
+    const topic = dataTopic(this.topicName);
+    checkInteger(this.maxPublishDelayMs, 'batchingMaxPublishDelay', 0, 60_000);
+    checkInteger(this.maxMessages, 'batchingMaxMessages', 1, MAX_MESSAGES_PER_REQUEST);
+    checkInteger(this.maxBytes, 'batchingMaxBytes', 1, Number.MAX_SAFE_INTEGER);
+    const producer = new Producer({
+      http: this.context.http,
+      topic,
+      batching: {
+        enabled: this.batchingEnabled,
+        maxPublishDelayMs: this.maxPublishDelayMs,
+        maxMessages: this.maxMessages,
+        maxBytes: this.maxBytes,
+      },
+      onClose: (closed) => this.context.unregister(closed),
+    });
+    this.context.register(producer);
+    return producer;
+  }
+}
+
+function checkInteger(value: number, what: string, minimum: number, maximum: number): void {
+  if (!Number.isSafeInteger(value) || value < minimum || value > maximum) {
+    throw new AcklineClientArgumentError(
+      `Invalid ${what} '${value}': expected an integer from ${minimum} to ${maximum}`,
+    );
+  }
+}

@@ -1,0 +1,166 @@
+import type { MessageId } from '../domain/message-id.ts';
+import { parsePublishResults } from './data-answers.ts';
+import { type DataHttp, type DataTopic, producePath } from './data-http.ts';
+import { AcklineClientClosedError, AcklinePublishError } from './errors.ts';
+import { type MessageSink, type ProduceMessage, TypedMessageBuilder } from './message-builder.ts';
+
+/** How a {@link Producer} batches; see `ProducerBuilder`. */
+export interface BatchingSettings {
+  readonly enabled: boolean;
+  readonly maxPublishDelayMs: number;
+  readonly maxMessages: number;
+  readonly maxBytes: number;
+}
+
+/** Everything a {@link Producer} is built with. */
+export interface ProducerSettings {
+  readonly http: DataHttp;
+  readonly topic: DataTopic;
+  readonly batching: BatchingSettings;
+  /** Called once the producer has closed (the client stops tracking it). */
+  readonly onClose: (producer: Producer) => void;
+}
+
+interface PendingMessage {
+  readonly message: ProduceMessage;
+  readonly bytes: number;
+  readonly resolve: (messageId: MessageId) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/**
+ * Publishes to one topic through the data API (`POST /topics/{domain}/{tenant}/{namespace}/{topic}`,
+ * Pulsar's REST produce), as Pulsar's `Producer<String>`. A message is stored (durably) when its
+ * `send()` resolves. Holds no connection; with batching, messages sent within the batching delay
+ * share one request (one Lambda invocation, one ledger append per partition).
+ *
+ * @example
+ * const producer = await client.newProducer().topic('my-tenant/my-ns/orders').create();
+ * const id = await producer.send('order 1');
+ * await producer.newMessage().key('customer-7').value('order 2').deliverAfter(60_000).send();
+ * await producer.close();
+ */
+export class Producer {
+  private batch: PendingMessage[] = [];
+  private batchBytes = 0;
+  private batchTimer: NodeJS.Timeout | undefined;
+  private readonly inFlight = new Set<Promise<void>>();
+  private closing: Promise<void> | undefined;
+  private readonly sink: MessageSink = { enqueue: (message, flushNow) => this.enqueue(message, flushNow) };
+
+  /** Use `client.newProducer()...create()`. */
+  constructor(private readonly settings: ProducerSettings) {}
+
+  /**
+   * The topic's full name.
+   * @example producer.getTopic(); // 'persistent://my-tenant/my-ns/orders'
+   */
+  getTopic(): string {
+    return this.settings.topic.name;
+  }
+
+  /**
+   * Starts a message with a key, properties, event time or delivery delay.
+   * @example await producer.newMessage().key('customer-7').value('order 1').property('traceId', 'abc').send();
+   */
+  newMessage(): TypedMessageBuilder {
+    return new TypedMessageBuilder(this.sink);
+  }
+
+  /**
+   * Sends a message made of `value` only, and any batched before it, now.
+   * @example const id = await producer.send('order 1'); id.toString(); // '12:3:-1'
+   */
+  async send(value: string): Promise<MessageId> {
+    return this.newMessage().value(value).send();
+  }
+
+  /**
+   * Sends a message made of `value` only with the next batch (see {@link TypedMessageBuilder.sendAsync}).
+   * @example const ids = await Promise.all(['a', 'b', 'c'].map((v) => producer.sendAsync(v))); // one request
+   */
+  async sendAsync(value: string): Promise<MessageId> {
+    return this.newMessage().value(value).sendAsync();
+  }
+
+  /**
+   * Sends the pending batch now and waits until every message sent so far is answered. Never
+   * rejects: each message's own promise carries its outcome.
+   * @example producer.sendAsync('a'); await producer.flush();
+   */
+  async flush(): Promise<void> {
+    this.sendBatch();
+    await Promise.all(this.inFlight);
+  }
+
+  /**
+   * Refuses new messages, sends the pending batch and waits for every message sent so far to be
+   * answered (Pulsar's `close()`). Closing again resolves at once.
+   * @example await producer.close();
+   */
+  async close(): Promise<void> {
+    this.closing ??= this.flush().finally(() => this.settings.onClose(this));
+    return this.closing;
+  }
+
+  private enqueue(message: ProduceMessage, flushNow: boolean): Promise<MessageId> {
+    if (this.closing) {
+      return Promise.reject(new AcklineClientClosedError(`Producer for ${this.getTopic()} is closed`));
+    }
+    const { batching } = this.settings;
+    const bytes = Buffer.byteLength(JSON.stringify(message), 'utf8');
+    const sent = new Promise<MessageId>((resolve, reject) => {
+      const pending: PendingMessage = { message, bytes, resolve, reject };
+      if (!batching.enabled) {
+        this.publish([pending]);
+        return;
+      }
+      // A message that would overflow the batch goes in the next one.
+      if (
+        this.batch.length > 0 &&
+        (this.batch.length >= batching.maxMessages || this.batchBytes + bytes > batching.maxBytes)
+      ) {
+        this.sendBatch();
+      }
+      this.batch.push(pending);
+      this.batchBytes += bytes;
+      if (flushNow || this.batch.length >= batching.maxMessages || this.batchBytes >= batching.maxBytes) {
+        this.sendBatch();
+      } else {
+        this.batchTimer ??= setTimeout(() => this.sendBatch(), batching.maxPublishDelayMs);
+      }
+    });
+    return sent;
+  }
+
+  private sendBatch(): void {
+    clearTimeout(this.batchTimer);
+    this.batchTimer = undefined;
+    const batch = this.batch;
+    this.batch = [];
+    this.batchBytes = 0;
+    if (batch.length > 0) this.publish(batch);
+  }
+
+  /** One produce request; settles every message's promise and never rejects itself. */
+  private publish(batch: readonly PendingMessage[]): void {
+    const request = this.settings.http
+      .json({
+        method: 'POST',
+        path: producePath(this.settings.topic),
+        body: { messages: batch.map((pending) => pending.message) },
+      })
+      .then((body) => {
+        parsePublishResults(body, batch.length).forEach((outcome, index) => {
+          const pending = batch[index]!;
+          if ('messageId' in outcome) pending.resolve(outcome.messageId);
+          else pending.reject(new AcklinePublishError(outcome.errorCode, outcome.reason));
+        });
+      })
+      .catch((error: unknown) => {
+        for (const pending of batch) pending.reject(error);
+      })
+      .finally(() => this.inFlight.delete(request));
+    this.inFlight.add(request);
+  }
+}

@@ -60,6 +60,8 @@ export const tableItemActions = [
   'dynamodb:Query',
   'dynamodb:BatchGetItem',
   'dynamodb:BatchWriteItem',
+  // listAllTopics: the queue rebuild scans the catalog (recovery, not requests).
+  'dynamodb:Scan',
 ] as const;
 
 /**
@@ -95,16 +97,20 @@ const settings: Record<FunctionName, FunctionSettings> = {
     memorySizeMb: 1024,
     timeoutSeconds: 29,
     tableAccess: 'items',
-    schedules: false,
-    subscriptionQueues: false,
+    // Subscriptions and consumers create queues, publishing sends tokens, receiving reads them,
+    // nack and delayed delivery schedule redeliveries.
+    schedules: true,
+    subscriptionQueues: true,
     readsTokenSecret: false,
   },
   'data-api': {
     memorySizeMb: 1024,
     timeoutSeconds: 29,
     tableAccess: 'items',
-    schedules: false,
-    subscriptionQueues: false,
+    // Subscriptions and consumers create queues, publishing sends tokens, receiving reads them,
+    // nack and delayed delivery schedule redeliveries.
+    schedules: true,
+    subscriptionQueues: true,
     readsTokenSecret: false,
   },
   authorizer: {

@@ -352,8 +352,24 @@ describe('stateless stack', () => {
     const own = (name: string) => ({ actions: logs, resources: [`${name}Logs.Arn`] });
     const schedulerQueueArn = ['SchedulerQueue.Arn'];
     expect(statementsByFunction(stateless, stateful)).toEqual({
-      AdminApi: [own('AdminApi'), { actions: [...tableItemActions].sort(), resources: tablesArns }],
-      DataApi: [own('DataApi'), { actions: [...tableItemActions].sort(), resources: tablesArns }],
+      AdminApi: [
+        own('AdminApi'),
+        { actions: [...tableItemActions].sort(), resources: tablesArns },
+        {
+          actions: ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'],
+          resources: schedulerQueueArn,
+        },
+        subscriptionQueues,
+      ],
+      DataApi: [
+        own('DataApi'),
+        { actions: [...tableItemActions].sort(), resources: tablesArns },
+        {
+          actions: ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'],
+          resources: schedulerQueueArn,
+        },
+        subscriptionQueues,
+      ],
       Authorizer: [
         own('Authorizer'),
         { actions: ['secretsmanager:GetSecretValue'], resources: ['TokenSecret'] },

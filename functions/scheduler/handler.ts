@@ -27,6 +27,7 @@ export function makeHandler(deps: Dependencies): SchedulerHandler {
         }
       }),
     );
+    deps.metrics.publishStoredMetrics();
     return { batchItemFailures: failures };
   };
 }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
-import { Metrics } from '@aws-lambda-powertools/metrics';
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { IdGenerator, UseCasePorts } from '../application/ports.ts';
@@ -70,6 +70,7 @@ export function createDependencies(config: AcklineConfig, serviceName: string): 
     scheduler: new SqsScheduler(sqs, config.schedulerQueueUrl, systemClock, config.maxDelaySeconds),
     consumers: new DynamoDbConsumerRegistry(dynamodb, config.tables.catalog),
     backoffs: RedeliveryBackoffRegistry.withBuiltIns(),
+    counters: { add: (name, value) => metrics.addMetric(name, MetricUnit.Count, value) },
     clock: systemClock,
     ids: randomIds,
     settings: { clusterName: config.clusterName },

@@ -2,6 +2,7 @@ import type { RedeliveryBackoffRegistry } from '../domain/redelivery-backoff-reg
 import type { AuditLog } from '../ports/audit-log.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { ConsumerRegistry } from '../ports/consumer-registry.ts';
+import type { Counters } from '../ports/counters.ts';
 import type { CursorStore } from '../ports/cursor-store.ts';
 import type { DeliveryQueue } from '../ports/delivery-queue.ts';
 import type { Ledger } from '../ports/ledger.ts';
@@ -29,4 +30,6 @@ export interface UseCasePorts {
   readonly clock: Clock;
   readonly ids: IdGenerator;
   readonly settings: { readonly clusterName: string };
+  /** Optional: what the use cases count (delivered, acked, nacked, ...). */
+  readonly counters?: Counters;
 }

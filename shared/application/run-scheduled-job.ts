@@ -14,11 +14,13 @@ const DUE_TOLERANCE_MS = 50;
 export async function runScheduledJob(ports: UseCasePorts, job: ScheduledJob): Promise<'hopped' | 'done'> {
   if (job.dueAtMs > ports.clock.nowMs() + DUE_TOLERANCE_MS) {
     await ports.scheduler.schedule([job]);
+    ports.counters?.add('schedulerHops', 1);
     return 'hopped';
   }
   if (job.kind === 'deliver') {
     await ports.deliveryQueue.send(job.queue, [{ token: job.token, delaySeconds: 0 }]);
   } else {
+    ports.counters?.add('ackTimeouts', 1);
     await handleAckTimeout(ports, job);
   }
   return 'done';

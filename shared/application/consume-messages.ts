@@ -36,7 +36,8 @@ const SYSTEM: Principal = { role: 'ackline-system', superuser: true };
 /** Dead-letter topics are usually not partitioned; when one is, keyless dead letters spread round-robin. */
 const deadLetterRouter = new RoundRobinRouter(0);
 
-export interface DeliveredMessage {
+/** A message as every consumer gets it: HTTP receive and event-driven (Lambda) consumers. */
+export interface ConsumerMessage {
   readonly messageId: string;
   readonly payload: string;
   readonly key: string | null;
@@ -44,6 +45,10 @@ export interface DeliveredMessage {
   readonly redeliveryCount: number;
   readonly publishTime: number;
   readonly eventTime: number | null;
+}
+
+/** A message handed to an HTTP consumer, with the handle that acknowledges or nacks it. */
+export interface DeliveredMessage extends ConsumerMessage {
   readonly deliveryHandle: string;
 }
 
@@ -155,35 +160,29 @@ async function deliverChecked(
   for (const { partition, tokens } of received) {
     if (tokens.length === 0) continue;
     const queue = queueFor(consumer, partition);
-    const states = await ports.cursors.deliveryState(
-      partition.cursorId,
-      tokens.map((received) => positionOf(received.token)),
+    const verdicts = await checkDeliveries(
+      ports,
+      consumer,
+      partition,
+      tokens.map((received) => received.token),
+      members,
+      now,
     );
     const dropped: string[] = [];
     const notYetDue: { token: DeliveryToken; dueAtMs: number }[] = [];
     for (const [index, { token, receipt }] of tokens.entries()) {
-      const state = states[index] as { acknowledged: boolean; redeliveryCount: number };
-      // Acknowledged by anyone (consumer, admin, skip), or superseded by a redelivery: never handed out.
-      if (state.acknowledged || state.redeliveryCount > token.redeliveryCount) {
+      const verdict = verdicts[index] as DeliveryVerdict;
+      if (verdict.kind === 'drop') {
         dropped.push(receipt);
         continue;
       }
-      const deliverAt = token.message?.deliverAtMs;
-      if (!queue.ordered && deliverAt !== undefined && deliverAt > now) {
+      if (verdict.kind === 'notYetDue') {
         dropped.push(receipt);
-        notYetDue.push({ token, dueAtMs: deliverAt });
+        notYetDue.push({ token, dueAtMs: verdict.dueAtMs });
         continue;
       }
-      if (consumer.subscriptionType === 'Key_Shared' && members.length > 1) {
-        const messageKey = token.message?.key ?? `${token.ledgerId}:${token.entryId}`;
-        if (members[partitionForKey(messageKey, members.length)] !== consumer.consumerId) {
-          await ports.deliveryQueue.release(queue, receipt, 0);
-          continue;
-        }
-      }
-      const message = await messageOf(ports, token);
-      if (!message) {
-        dropped.push(receipt); // allocated but never written: its publisher sends the real token
+      if (verdict.kind === 'otherMember') {
+        await ports.deliveryQueue.release(queue, receipt, 0);
         continue;
       }
       const handle: DeliveryHandle = {
@@ -194,16 +193,7 @@ async function deliverChecked(
         partitionIndex: partition.partitionIndex,
         redeliveryCount: token.redeliveryCount,
       };
-      delivered.push({
-        messageId: `${token.ledgerId}:${token.entryId}:${partition.partitionIndex}`,
-        payload: message.payload,
-        key: message.key ?? null,
-        properties: message.properties ?? {},
-        redeliveryCount: token.redeliveryCount,
-        publishTime: message.publishTimeMs,
-        eventTime: message.eventTimeMs ?? null,
-        deliveryHandle: encodeDeliveryHandle(handle),
-      });
+      delivered.push({ ...verdict.message, deliveryHandle: encodeDeliveryHandle(handle) });
       const timeoutMs = ackTimeoutDelayMs(ports.backoffs, consumer.policy, token.redeliveryCount);
       if (timeoutMs > 0) {
         ackTimeoutJobs.push({
@@ -220,7 +210,85 @@ async function deliverChecked(
     await enqueue(ports, queue, notYetDue);
   }
   await ports.scheduler.schedule(ackTimeoutJobs);
+  ports.counters?.add('delivered', delivered.length);
+  const redelivered = delivered.filter((message) => message.redeliveryCount > 0).length;
+  if (redelivered > 0) ports.counters?.add('redelivered', redelivered);
   return delivered;
+}
+
+/** What the delivery check decided for one token taken from a subscription queue. */
+export type DeliveryVerdict =
+  /** Hand the message to the consumer. */
+  | { readonly kind: 'deliver'; readonly message: ConsumerMessage }
+  /**
+   * Never hand it out; delete the token: acknowledged by anyone (consumer,
+   * admin, skip), superseded by a redelivery (the cursor recorded a higher
+   * count), or allocated but never written (its publisher sends the real token).
+   */
+  | { readonly kind: 'drop' }
+  /** A delayed message not yet due (Shared, Key_Shared): delete the token and put it back for `dueAtMs`. */
+  | { readonly kind: 'notYetDue'; readonly dueAtMs: number }
+  /** Key_Shared: another live member owns the message's key; make the token visible again at once. */
+  | { readonly kind: 'otherMember' };
+
+/**
+ * The delivery check every consumer goes through (HTTP receive, event-driven
+ * consumers): the cursor, not the queue, says whether a token's message may be
+ * handed out. Decides only; the caller deletes, releases or re-enqueues tokens.
+ * `members` are the live Key_Shared members (empty: no key selection).
+ * Cost: one cursor read for the batch (the head plus each ack page touched),
+ * plus one ledger read per deliverable token that does not carry its message.
+ */
+export async function checkDeliveries(
+  ports: UseCasePorts,
+  consumer: ConsumerRecord,
+  partition: ConsumerPartition,
+  tokens: readonly DeliveryToken[],
+  members: readonly string[],
+  nowMs: number,
+): Promise<DeliveryVerdict[]> {
+  if (tokens.length === 0) return [];
+  const queue = queueFor(consumer, partition);
+  const states = await ports.cursors.deliveryState(partition.cursorId, tokens.map(positionOf));
+  const verdicts: DeliveryVerdict[] = [];
+  for (const [index, token] of tokens.entries()) {
+    const state = states[index] as { acknowledged: boolean; redeliveryCount: number };
+    // Acknowledged by anyone (consumer, admin, skip), or superseded by a redelivery: never handed out.
+    if (state.acknowledged || state.redeliveryCount > token.redeliveryCount) {
+      verdicts.push({ kind: 'drop' });
+      continue;
+    }
+    const deliverAt = token.message?.deliverAtMs;
+    if (!queue.ordered && deliverAt !== undefined && deliverAt > nowMs) {
+      verdicts.push({ kind: 'notYetDue', dueAtMs: deliverAt });
+      continue;
+    }
+    if (consumer.subscriptionType === 'Key_Shared' && members.length > 1) {
+      const messageKey = token.message?.key ?? `${token.ledgerId}:${token.entryId}`;
+      if (members[partitionForKey(messageKey, members.length)] !== consumer.consumerId) {
+        verdicts.push({ kind: 'otherMember' });
+        continue;
+      }
+    }
+    const message = await messageOf(ports, token);
+    if (!message) {
+      verdicts.push({ kind: 'drop' }); // allocated but never written: its publisher sends the real token
+      continue;
+    }
+    verdicts.push({
+      kind: 'deliver',
+      message: {
+        messageId: `${token.ledgerId}:${token.entryId}:${partition.partitionIndex}`,
+        payload: message.payload,
+        key: message.key ?? null,
+        properties: message.properties ?? {},
+        redeliveryCount: token.redeliveryCount,
+        publishTime: message.publishTimeMs,
+        eventTime: message.eventTimeMs ?? null,
+      },
+    });
+  }
+  return verdicts;
 }
 
 async function messageOf(ports: UseCasePorts, token: DeliveryToken) {
@@ -296,6 +364,7 @@ export async function acknowledgeMessages(
       await ports.deliveryQueue.remove(queueFor(consumer, partition), receipts);
     }),
   );
+  ports.counters?.add('acked', messageIds.length + deliveryHandles.length);
 }
 
 /** Cumulative acknowledgement: Exclusive and Failover only (412 otherwise, as Pulsar refuses it). */
@@ -349,14 +418,15 @@ export async function negativeAcknowledge(
     const delayMs = negativeAckDelayMs(ports.backoffs, consumer.policy, item.count);
     await redeliver(ports, consumer, item.partition, item.position, item.count, item.receipt, delayMs);
   }
+  ports.counters?.add('nacked', items.length);
 }
 
 /**
  * Redelivers one delivery with count + 1 after `delayMs`, or dead-letters it:
  * 1. the cursor decides (already acknowledged: nothing to do);
  * 2. past maxRedeliverCount: publish to the dead-letter topic, then acknowledge;
- * 3. otherwise record the new count (older tokens become stale), then put the
- *    new token on the queue and delete the old one.
+ * 3. otherwise put the new token on the queue, record the new count (older
+ *    tokens become stale) and delete the old token.
  */
 export async function redeliver(
   ports: UseCasePorts,
@@ -399,11 +469,13 @@ export async function redeliver(
     );
     await ports.cursors.acknowledge(partition.cursorId, [position]);
     if (receipt) await ports.deliveryQueue.remove(queue, [receipt]);
+    ports.counters?.add('deadLettered', 1);
     return;
   }
-  await ports.cursors.recordRedelivery(partition.cursorId, [{ position, count: next }]);
+  // New token first: a failure after it can only cause a duplicate, never a message without a token.
   const token = tokenFor(TopicName.parse(partition.topic), entry, next);
   await enqueue(ports, queue, [{ token, dueAtMs: ports.clock.nowMs() + delayMs }]);
+  await ports.cursors.recordRedelivery(partition.cursorId, [{ position, count: next }]);
   if (receipt) await ports.deliveryQueue.remove(queue, [receipt]);
 }
 

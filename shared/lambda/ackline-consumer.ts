@@ -1,0 +1,138 @@
+import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { createDependencies, type Dependencies } from '../adapters/create-dependencies.ts';
+import {
+  type MessageProcessor,
+  processQueueRecords,
+  type RecordOutcome,
+} from '../application/process-queue-records.ts';
+import { ConfigurationError, loadConfig } from '../config/load-config.ts';
+import { CONSUMER_ID_ENV } from './consumer-env.ts';
+import { cursorIdOfQueueArn } from './subscription-queue-arn.ts';
+
+export interface AcklineConsumerOptions {
+  /**
+   * The consumer whose subscription and redelivery policy apply: the
+   * `consumerId` that subscribe answered (`POST /consumers/persistent/...`).
+   * Default: the `ACKLINE_CONSUMER_ID` environment variable (the
+   * AcklineSubscriptionConsumer CDK construct sets it).
+   */
+  readonly consumerId?: string;
+  /**
+   * Your code for one message. Resolving acknowledges the message; throwing
+   * negatively acknowledges it: it comes back after the consumer's nack
+   * backoff with `redeliveryCount` + 1, or goes to the dead-letter topic past
+   * the dead-letter policy's `maxRedeliverCount`.
+   */
+  readonly process: MessageProcessor;
+}
+
+/** A Lambda handler for SQS events with partial batch failures (`reportBatchItemFailures`). */
+export type AcklineConsumerHandler = (event: SQSEvent) => Promise<SQSBatchResponse>;
+
+/**
+ * Turns `process(message)` into the handler of a Lambda function that an SQS
+ * event source feeds from a subscription's queue: an event-driven Pulsar
+ * consumer, with the semantics of an HTTP consumer that receives, processes
+ * and acknowledges.
+ *
+ * - Every record goes through the delivery check first: messages acknowledged
+ *   by anyone (consumer, admin acknowledgeMessage, skip) or superseded by a
+ *   redelivery never reach `process`; delayed messages wait for deliverAt.
+ * - `process` resolves: the message is acknowledged on the cursor.
+ * - `process` throws: a negative acknowledgement (PIP-106): redelivered after
+ *   the consumer's nack backoff with the count incremented, or published to
+ *   the dead-letter topic (with `REAL_TOPIC`, `ORIGIN_MESSAGE_ID`,
+ *   `REAL_SUBSCRIPTION`) past `maxRedeliverCount`. The record itself is
+ *   reported done, so SQS's own receive count and redrive stay out of it.
+ * - Only storage and queue failures are reported as batch item failures: SQS
+ *   shows those records again after the queue's visibility timeout (30 s).
+ * - Ack timeout: the function's timeout plays that role, not the consumer's
+ *   `ackTimeoutMs` (which event-driven consumers do not use). An invocation
+ *   that times out or crashes acknowledges nothing more; SQS shows its
+ *   unfinished records again after the queue's visibility timeout, and they
+ *   are delivered again with the same `redeliveryCount`. Keep the function's
+ *   timeout under the subscription queue's visibility timeout (30 s).
+ * - Exclusive and Failover queues are FIFO: messages are processed one after
+ *   another in order; Key_Shared processes one key after another, Shared a
+ *   whole batch at once.
+ *
+ * The dependencies (DynamoDB and SQS clients, from the same environment
+ * variables as ackline's own functions) are built once per cold start.
+ *
+ * @example
+ * import { acklineConsumer } from 'ackline/lambda';
+ *
+ * export const handler = acklineConsumer({
+ *   consumerId: process.env.ACKLINE_CONSUMER_ID,
+ *   process: async (message) => {
+ *     const order = JSON.parse(message.payload);
+ *     await fulfil(order); // a throw is a nack: back after the backoff, redeliveryCount + 1
+ *   },
+ * });
+ */
+export function acklineConsumer(options: AcklineConsumerOptions): AcklineConsumerHandler {
+  let cached: AcklineConsumerHandler | undefined;
+  return (event) => {
+    cached ??= makeAcklineConsumer(createDependencies(loadConfig(), 'consumer'), {
+      consumerId: options.consumerId ?? consumerIdFromEnv(),
+      process: options.process,
+    });
+    return cached(event);
+  };
+}
+
+/**
+ * {@link acklineConsumer} over given dependencies (tests, or a composition
+ * root of your own).
+ *
+ * adapter (SQS event) -> processQueueRecords -> cursor store / delivery queue / scheduler
+ */
+export function makeAcklineConsumer(
+  deps: Dependencies,
+  options: { readonly consumerId: string; readonly process: MessageProcessor },
+): AcklineConsumerHandler {
+  return async (event) => {
+    const records = event.Records.map((record) => ({
+      recordId: record.messageId,
+      cursorId: cursorIdOfQueueArn(deps.config.queuePrefix, record.eventSourceARN),
+      body: record.body,
+    }));
+    let outcomes: RecordOutcome[];
+    try {
+      outcomes = await processQueueRecords(deps.ports, options.consumerId, records, options.process);
+    } finally {
+      deps.metrics.publishStoredMetrics();
+    }
+    for (const outcome of outcomes) log(deps, outcome);
+    return {
+      batchItemFailures: outcomes
+        .filter((outcome) => outcome.kind === 'failed')
+        .map((outcome) => ({ itemIdentifier: outcome.recordId })),
+    };
+  };
+}
+
+function log(deps: Dependencies, outcome: RecordOutcome): void {
+  if (outcome.kind === 'negativelyAcknowledged') {
+    deps.logger.warn('process threw: message negatively acknowledged', {
+      messageId: outcome.message.messageId,
+      redeliveryCount: outcome.message.redeliveryCount,
+      error: outcome.error as Error,
+    });
+  } else if (outcome.kind === 'failed') {
+    deps.logger.error('record left to SQS for a retry', {
+      recordId: outcome.recordId,
+      error: outcome.error as Error,
+    });
+  }
+}
+
+function consumerIdFromEnv(): string {
+  const consumerId = process.env[CONSUMER_ID_ENV];
+  if (!consumerId) {
+    throw new ConfigurationError(
+      `missing environment variable ${CONSUMER_ID_ENV} (or give acklineConsumer a consumerId)`,
+    );
+  }
+  return consumerId;
+}

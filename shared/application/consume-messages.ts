@@ -4,7 +4,13 @@ import {
   decodeDeliveryHandle,
   encodeDeliveryHandle,
 } from '../domain/delivery-token.ts';
-import { ForbiddenError, NotFoundError, PreconditionFailedError, ValidationError } from '../domain/errors.ts';
+import {
+  ForbiddenError,
+  NotFoundError,
+  PositionNotFoundError,
+  PreconditionFailedError,
+  ValidationError,
+} from '../domain/errors.ts';
 import { MessageId } from '../domain/message-id.ts';
 import { partitionForKey, RoundRobinRouter } from '../domain/message-router.ts';
 import type { Position } from '../domain/position.ts';
@@ -28,6 +34,8 @@ import { hasSingleActiveConsumer, OWNERSHIP_LEASE_MS, subscriptionKey } from './
  * new token, so the count it carries is exact.
  */
 export const IN_FLIGHT_VISIBILITY_SECONDS = 43_200;
+/** A Key_Shared consumer that found only other members' keys waits this long before polling again. */
+const KEY_SHARED_PAUSE_MS = 200;
 /** Key_Shared members count as alive this long after their last poll. */
 export const MEMBER_LEASE_MS = 30_000;
 
@@ -108,8 +116,11 @@ export async function receiveMessages(
     }
     const remaining = Math.max(0, deadline - now);
     const received = await receiveTokens(ports, consumer, max, remaining);
-    const delivered = await deliverChecked(ports, consumer, received, members);
+    const { delivered, handedBack } = await deliverChecked(ports, consumer, received, members);
     if (delivered.length > 0 || ports.clock.nowMs() >= deadline) return delivered;
+    // Only other members' keys came: give them a moment to poll before taking those tokens again.
+    if (handedBack > 0)
+      await sleep(Math.min(KEY_SHARED_PAUSE_MS, Math.max(0, deadline - ports.clock.nowMs())));
   }
 }
 
@@ -153,10 +164,11 @@ async function deliverChecked(
   consumer: ConsumerRecord,
   received: readonly { partition: ConsumerPartition; tokens: ReceivedToken[] }[],
   members: readonly string[],
-): Promise<DeliveredMessage[]> {
+): Promise<{ delivered: DeliveredMessage[]; handedBack: number }> {
   const delivered: DeliveredMessage[] = [];
   const ackTimeoutJobs: AckTimeoutJob[] = [];
   const now = ports.clock.nowMs();
+  let handedBackCount = 0;
   for (const { partition, tokens } of received) {
     if (tokens.length === 0) continue;
     const queue = queueFor(consumer, partition);
@@ -170,6 +182,7 @@ async function deliverChecked(
     );
     const dropped: string[] = [];
     const notYetDue: { token: DeliveryToken; dueAtMs: number }[] = [];
+    const handedBack: { token: DeliveryToken; dueAtMs: number }[] = [];
     for (const [index, { token, receipt }] of tokens.entries()) {
       const verdict = verdicts[index] as DeliveryVerdict;
       if (verdict.kind === 'drop') {
@@ -182,7 +195,9 @@ async function deliverChecked(
         continue;
       }
       if (verdict.kind === 'otherMember') {
-        await ports.deliveryQueue.release(queue, receipt, 0);
+        // A fresh token, not a visibility change: the SQS receive count (and its redrive) starts again.
+        dropped.push(receipt);
+        handedBack.push({ token, dueAtMs: now });
         continue;
       }
       const handle: DeliveryHandle = {
@@ -206,14 +221,15 @@ async function deliverChecked(
         });
       }
     }
+    await enqueue(ports, queue, [...notYetDue, ...handedBack]);
     await ports.deliveryQueue.remove(queue, dropped);
-    await enqueue(ports, queue, notYetDue);
+    handedBackCount += handedBack.length;
   }
   await ports.scheduler.schedule(ackTimeoutJobs);
   ports.counters?.add('delivered', delivered.length);
   const redelivered = delivered.filter((message) => message.redeliveryCount > 0).length;
   if (redelivered > 0) ports.counters?.add('redelivered', redelivered);
-  return delivered;
+  return { delivered, handedBack: handedBackCount };
 }
 
 /** What the delivery check decided for one token taken from a subscription queue. */
@@ -358,6 +374,8 @@ export async function acknowledgeMessages(
     target.positions.push(positionOf(handle));
     target.receipts.push(handle.receipt);
   }
+  for (const { partition, positions: acked } of positions.values())
+    await requireWritten(ports, partition, acked);
   await Promise.all(
     [...positions.values()].map(async ({ partition, positions: acked, receipts }) => {
       await ports.cursors.acknowledge(partition.cursorId, acked);
@@ -381,7 +399,27 @@ export async function acknowledgeCumulative(
     );
   }
   const { partition, position } = partitionOfMessageId(consumer, messageId);
+  await requireWritten(ports, partition, [position]);
   await ports.cursors.markDelete(partition.cursorId, position);
+}
+
+/**
+ * Acknowledging names written entries of the partition only: an id of an entry
+ * not written yet (or of another topic's ledger) would silently swallow a
+ * message published later. One ledger-state read per partition.
+ */
+async function requireWritten(
+  ports: UseCasePorts,
+  partition: ConsumerPartition,
+  positions: readonly Position[],
+): Promise<void> {
+  const state = await ports.ledger.state(TopicName.parse(partition.topic));
+  for (const position of positions) {
+    const ledger = state?.ledgers.find((info) => info.ledgerId === position.ledgerId);
+    if (!ledger || position.entryId >= ledger.entries) {
+      throw new PositionNotFoundError(`Message ${position.toString()} not found in topic ${partition.topic}`);
+    }
+  }
 }
 
 /**
@@ -533,7 +571,11 @@ export async function redeliverUnacknowledged(
   }
 }
 
-/** Close the consumer: it leaves the subscription (an Exclusive/Failover standby may take over). */
+/**
+ * Close the consumer: it leaves the subscription, its unacknowledged messages
+ * are put back on the queue, and an Exclusive/Failover standby may take over.
+ * Cost: linear in the subscription's backlog (the rewind).
+ */
 export async function closeConsumer(
   ports: UseCasePorts,
   principal: Principal | undefined,
@@ -541,9 +583,13 @@ export async function closeConsumer(
 ): Promise<void> {
   const consumer = await requireConsumer(ports, principal, consumerId);
   const key = subscriptionKey(consumer.topic, consumer.subscription);
-  await ports.consumers.releaseOwnership(key, consumerId);
-  await ports.consumers.leave(key, consumerId);
   await ports.consumers.delete(consumerId);
+  await ports.consumers.leave(key, consumerId);
+  // What it received but did not acknowledge comes back now (Pulsar redelivers a closed consumer's
+  // pending messages). Deliveries are not tracked per consumer, so the subscription is rewound:
+  // exact for Exclusive and Failover, at-least-once for Shared and Key_Shared.
+  for (const partition of consumer.partitions) await rewindSubscription(ports, consumer, partition);
+  await ports.consumers.releaseOwnership(key, consumerId);
 }
 
 function sleep(ms: number): Promise<void> {

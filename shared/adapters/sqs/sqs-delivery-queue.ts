@@ -12,6 +12,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { type QueueDefinition, subscriptionQueueTemplate } from '../../config/resources.ts';
 import { decodeDeliveryToken, encodeDeliveryToken } from '../../domain/delivery-token.ts';
+import { NotFoundError } from '../../domain/errors.ts';
 import type {
   DeliveryQueue,
   ReceivedToken,
@@ -186,14 +187,19 @@ export class SqsDeliveryQueue implements DeliveryQueue {
     visibilitySeconds: number,
     waitSeconds: number,
   ): Promise<ReceivedToken[]> {
-    const result = await this.client.send(
-      new ReceiveMessageCommand({
-        QueueUrl: url,
-        MaxNumberOfMessages: max,
-        VisibilityTimeout: visibilitySeconds,
-        WaitTimeSeconds: waitSeconds,
-      }),
-    );
+    const result = await this.client
+      .send(
+        new ReceiveMessageCommand({
+          QueueUrl: url,
+          MaxNumberOfMessages: max,
+          VisibilityTimeout: visibilitySeconds,
+          WaitTimeSeconds: waitSeconds,
+        }),
+      )
+      .catch((error: unknown) => {
+        if (error instanceof QueueDoesNotExist) throw gone(url, error);
+        throw error;
+      });
     const tokens: ReceivedToken[] = [];
     for (const message of result.Messages ?? []) {
       if (!message.Body || !message.ReceiptHandle) continue;
@@ -206,9 +212,22 @@ export class SqsDeliveryQueue implements DeliveryQueue {
     const name = this.queueName(queue);
     const cached = this.urls.get(name);
     if (cached) return cached;
-    const { QueueUrl } = await this.client.send(new GetQueueUrlCommand({ QueueName: name }));
+    let QueueUrl: string | undefined;
+    try {
+      ({ QueueUrl } = await this.client.send(new GetQueueUrlCommand({ QueueName: name })));
+    } catch (error) {
+      if (error instanceof QueueDoesNotExist) throw gone(name, error);
+      throw error;
+    }
     if (!QueueUrl) throw new Error(`No URL for queue ${name}`);
     this.urls.set(name, QueueUrl);
     return QueueUrl;
   }
+}
+
+/** The queue of a deleted subscription: its consumers get a 404, not a 500. */
+function gone(queue: string, cause: unknown): NotFoundError {
+  return new NotFoundError(`The subscription queue ${queue} does not exist: the subscription was deleted`, {
+    cause,
+  });
 }

@@ -61,6 +61,21 @@ export async function startLocal(options: LocalOptions): Promise<RunningLocal> {
     POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'WARN',
     POWERTOOLS_DEV: process.env.POWERTOOLS_DEV ?? 'true',
   });
+  // Local SQS keeps messages in memory: rebuild every subscription queue from its cursor before
+  // the gateway opens (so no publish is in flight and ids a crashed publisher allocated but never
+  // wrote can be acknowledged), then stand in for Lambda's event-source mapping on the scheduler queue.
+  let poller: SqsPoller;
+  let rebuilt: number;
+  try {
+    const deps = createDependencies(loadConfig(), 'embedded');
+    const counts = await rebuildSubscriptionQueues(deps.ports, { acknowledgeUnwritten: true });
+    rebuilt = Object.values(counts).reduce((sum, n) => sum + n, 0);
+    poller = await startSchedulerPoller(stack, deps.logger);
+  } catch (error) {
+    await stack.stop();
+    await releaseLock();
+    throw error;
+  }
   let gateway: LocalGateway;
   try {
     gateway = await startLocalGateway({
@@ -69,20 +84,7 @@ export async function startLocal(options: LocalOptions): Promise<RunningLocal> {
       functions: { authorizer, api: { 'admin-api': adminApi, 'data-api': dataApi } },
     });
   } catch (error) {
-    await stack.stop();
-    await releaseLock();
-    throw error;
-  }
-  // Local SQS keeps messages in memory: rebuild every subscription queue from its cursor,
-  // then stand in for Lambda's event-source mapping on the scheduler queue.
-  let poller: SqsPoller;
-  let rebuilt: number;
-  try {
-    const deps = createDependencies(loadConfig(), 'embedded');
-    rebuilt = Object.values(await rebuildSubscriptionQueues(deps.ports)).reduce((sum, n) => sum + n, 0);
-    poller = await startSchedulerPoller(stack, deps.logger);
-  } catch (error) {
-    await gateway.close();
+    await poller.stop();
     await stack.stop();
     await releaseLock();
     throw error;

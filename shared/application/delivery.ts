@@ -124,6 +124,7 @@ export async function backfill(
   ports: UseCasePorts,
   partition: TopicName,
   subscription: SubscriptionRecord,
+  options: { readonly acknowledgeUnwritten?: boolean } = {},
 ): Promise<number> {
   const { cursor } = await loadCursor(ports, partition, subscription);
   const positions = cursor.firstBacklogPositions(Math.min(cursor.backlog(), MAX_BACKFILL));
@@ -134,14 +135,23 @@ export async function backfill(
     const states = await ports.cursors.deliveryState(subscription.cursorId, slice);
     const entries = await Promise.all(slice.map((position) => ports.ledger.readEntry(position)));
     const items: { token: DeliveryToken; dueAtMs: number }[] = [];
+    const unwritten: Position[] = [];
     entries.forEach((entry, index) => {
-      if (!entry) return; // allocated but not (yet) written: its publisher sends the token
+      if (!entry) {
+        // Allocated but not written: normally its publisher is still writing and sends the token;
+        // after a crash (acknowledgeUnwritten) no one will, and it was never a message.
+        unwritten.push(slice[index] as Position);
+        return;
+      }
       items.push({
         token: tokenFor(partition, entry, states[index]?.redeliveryCount ?? 0),
         dueAtMs: firstDueAtMs(subscription.type, entry, now),
       });
     });
     await enqueue(ports, queueOf(subscription), items);
+    if (options.acknowledgeUnwritten && unwritten.length > 0) {
+      await ports.cursors.acknowledge(subscription.cursorId, unwritten);
+    }
     enqueued += items.length;
   }
   return enqueued;

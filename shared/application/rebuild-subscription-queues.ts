@@ -9,7 +9,10 @@ import type { UseCasePorts } from './ports.ts';
  * the cursors recorded. Cost: a scan of the topics, then linear in the backlogs.
  * @returns the number of tokens enqueued per subscription (`partition|subscription`).
  */
-export async function rebuildSubscriptionQueues(ports: UseCasePorts): Promise<Record<string, number>> {
+export async function rebuildSubscriptionQueues(
+  ports: UseCasePorts,
+  options: { readonly acknowledgeUnwritten?: boolean } = {},
+): Promise<Record<string, number>> {
   const enqueued: Record<string, number> = {};
   for (const record of await ports.catalog.listAllTopics()) {
     const partitions =
@@ -23,6 +26,7 @@ export async function rebuildSubscriptionQueues(ports: UseCasePorts): Promise<Re
           ports,
           partition,
           subscription,
+          options,
         );
       }
     }

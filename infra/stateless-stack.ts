@@ -67,11 +67,9 @@ export const tableItemActions = [
 /**
  * What a function may do to the tables:
  * - `none`: nothing (the authorizer verifies a JWT and reads no table);
- * - `items`: exactly {@link tableItemActions} on the three tables;
- * - `readWrite`: CDK's grantReadWriteData, kept for the scheduler and
- *   maintenance until the data-plane issue says what they call.
+ * - `items`: exactly {@link tableItemActions} on the three tables.
  */
-type TableAccess = 'none' | 'items' | 'readWrite';
+type TableAccess = 'none' | 'items';
 
 interface FunctionSettings {
   readonly memorySizeMb: number;
@@ -124,7 +122,7 @@ const settings: Record<FunctionName, FunctionSettings> = {
   scheduler: {
     memorySizeMb: 512,
     timeoutSeconds: schedulerQueueDefinition.visibilityTimeoutSeconds / 6,
-    tableAccess: 'readWrite',
+    tableAccess: 'items',
     schedules: true,
     subscriptionQueues: true,
     readsTokenSecret: false,
@@ -132,7 +130,7 @@ const settings: Record<FunctionName, FunctionSettings> = {
   maintenance: {
     memorySizeMb: 512,
     timeoutSeconds: 240,
-    tableAccess: 'readWrite',
+    tableAccess: 'items',
     schedules: true,
     subscriptionQueues: true,
     readsTokenSecret: false,
@@ -200,7 +198,6 @@ export class StatelessStack extends Stack {
       const fn = construct.function;
       for (const { table } of props.tables) {
         if (setting.tableAccess === 'items') table.grant(fn, ...tableItemActions);
-        if (setting.tableAccess === 'readWrite') table.grantReadWriteData(fn);
       }
       if (setting.schedules) props.schedulerQueue.grantSendMessages(fn);
       if (setting.subscriptionQueues) {

@@ -132,20 +132,6 @@ function nagFindings(stack: Stack): string[] {
 
 const logs = ['logs:CreateLogStream', 'logs:PutLogEvents'];
 const tablesArns = ['Catalog.Arn', 'Cursors.Arn', 'Entries.Arn'];
-const readWriteData = [
-  'dynamodb:BatchGetItem',
-  'dynamodb:BatchWriteItem',
-  'dynamodb:ConditionCheckItem',
-  'dynamodb:DeleteItem',
-  'dynamodb:DescribeTable',
-  'dynamodb:GetItem',
-  'dynamodb:GetRecords',
-  'dynamodb:GetShardIterator',
-  'dynamodb:PutItem',
-  'dynamodb:Query',
-  'dynamodb:Scan',
-  'dynamodb:UpdateItem',
-];
 const subscriptionQueues = {
   actions: [...subscriptionQueueActions].sort(),
   resources: ['arn:<AWS::Partition>:sqs:<AWS::Region>:<AWS::AccountId>:ackline-dev-*'],
@@ -376,7 +362,7 @@ describe('stateless stack', () => {
       ],
       Scheduler: [
         own('Scheduler'),
-        { actions: readWriteData, resources: tablesArns },
+        { actions: [...tableItemActions].sort(), resources: tablesArns },
         {
           // The event source mapping (consume) and grantSendMessages, merged.
           actions: [
@@ -393,7 +379,7 @@ describe('stateless stack', () => {
       ],
       Maintenance: [
         own('Maintenance'),
-        { actions: readWriteData, resources: tablesArns },
+        { actions: [...tableItemActions].sort(), resources: tablesArns },
         {
           actions: ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'],
           resources: schedulerQueueArn,

@@ -9,7 +9,6 @@ import {
 import {
   createSubscription,
   deleteSubscription,
-  type InitialPosition,
   listSubscriptions,
 } from '../../shared/application/manage-subscriptions.ts';
 import {
@@ -20,6 +19,7 @@ import {
 } from '../../shared/application/manage-topics.ts';
 import { getMessageById, peekMessage } from '../../shared/application/read-messages.ts';
 import { skipByMessageIds, skipMessages } from '../../shared/application/skip-messages.ts';
+import type { InitialPosition } from '../../shared/application/subscription-name.ts';
 import { getInternalStats, getTopicStats } from '../../shared/application/topic-stats.ts';
 import { NotFoundError, ValidationError } from '../../shared/domain/errors.ts';
 import { Position } from '../../shared/domain/position.ts';

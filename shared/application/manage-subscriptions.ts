@@ -1,5 +1,4 @@
 import { SubscriptionAlreadyExistsError } from '../domain/catalog-errors.ts';
-import { ValidationError } from '../domain/errors.ts';
 import type { SubscriptionType } from '../domain/subscription-type.ts';
 import type { TopicName } from '../domain/topic-name.ts';
 import { requireAction, requireSuperuser } from './authorization.ts';
@@ -7,21 +6,8 @@ import { queueOf } from './delivery.ts';
 import type { UseCasePorts } from './ports.ts';
 import type { Principal } from './principal.ts';
 import { ensureSubscription } from './subscribe-consumer.ts';
+import { type InitialPosition, validateSubscriptionName } from './subscription-name.ts';
 import { requireSubscription, resolveTopic } from './topic-lookup.ts';
-
-export type InitialPosition = 'Earliest' | 'Latest';
-
-/** Pulsar's subscription names: non-empty, no control characters, and not too long for a key. */
-const SUBSCRIPTION_NAME = /^[^\p{Cc}/]{1,256}$/u;
-
-export function validateSubscriptionName(name: string): string {
-  if (!SUBSCRIPTION_NAME.test(name)) {
-    throw new ValidationError(
-      `Invalid subscription name '${name}': 1 to 256 characters, no '/' or control characters`,
-    );
-  }
-  return name;
-}
 
 /**
  * Create a subscription on every partition the call addresses.

@@ -1,13 +1,11 @@
-import { TopicAlreadyExistsError, TopicNotFoundError } from '../domain/catalog-errors.ts';
 import { partitionForKey, type RoundRobinRouter } from '../domain/message-router.ts';
 import type { TopicName } from '../domain/topic-name.ts';
 import type { NewEntry } from '../ports/ledger.ts';
-import type { TopicRecord } from '../ports/topic-catalog.ts';
 import { requireAction } from './authorization.ts';
 import { fanOut } from './delivery.ts';
 import type { UseCasePorts } from './ports.ts';
 import type { Principal } from './principal.ts';
-import { requirePersistent } from './topic-lookup.ts';
+import { ensureTopic, requirePersistent } from './topic-lookup.ts';
 
 export interface PublishResult {
   readonly messageId: string;
@@ -72,28 +70,4 @@ export async function publishMessages(
     }),
   );
   return results;
-}
-
-async function ensureTopic(ports: UseCasePorts, topic: TopicName): Promise<TopicRecord> {
-  const base = topic.partitionedTopicName;
-  const existing = await ports.catalog.getTopic(base);
-  if (existing) {
-    if (topic.isPartition && topic.partitionIndex >= existing.partitions) {
-      throw new TopicNotFoundError(topic.toString());
-    }
-    return existing;
-  }
-  if (topic.isPartition) {
-    const { TopicNotFoundError } = await import('../domain/catalog-errors.ts');
-    throw new TopicNotFoundError(topic.toString());
-  }
-  await ports.ledger.initialize(base);
-  const record: TopicRecord = { topic: base, partitions: 0, createdAtMs: ports.clock.nowMs() };
-  try {
-    await ports.catalog.createTopic(record);
-    return record;
-  } catch (error) {
-    if (!(error instanceof TopicAlreadyExistsError)) throw error;
-    return (await ports.catalog.getTopic(base)) as TopicRecord;
-  }
 }

@@ -1,18 +1,17 @@
-import { SubscriptionAlreadyExistsError, TopicAlreadyExistsError } from '../domain/catalog-errors.ts';
+import { SubscriptionAlreadyExistsError } from '../domain/catalog-errors.ts';
 import { Cursor } from '../domain/cursor.ts';
 import { ConflictError } from '../domain/errors.ts';
 import { isCumulativeAckType, type SubscriptionType } from '../domain/subscription-type.ts';
 import { TopicName } from '../domain/topic-name.ts';
 import type { ConsumerPartition, ConsumerRecord } from '../ports/consumer-registry.ts';
-import type { SubscriptionRecord, TopicRecord } from '../ports/topic-catalog.ts';
+import type { SubscriptionRecord } from '../ports/topic-catalog.ts';
 import { requireAction, requirePrincipal } from './authorization.ts';
 import { buildConsumerPolicy, type ConsumerPolicyInput } from './consumer-policy.ts';
 import { backfill, queueOf } from './delivery.ts';
-import type { InitialPosition } from './manage-subscriptions.ts';
-import { validateSubscriptionName } from './manage-subscriptions.ts';
 import type { UseCasePorts } from './ports.ts';
 import type { Principal } from './principal.ts';
-import { requirePersistent } from './topic-lookup.ts';
+import { type InitialPosition, validateSubscriptionName } from './subscription-name.ts';
+import { ensureTopic, requirePersistent } from './topic-lookup.ts';
 
 /** How long an Exclusive/Failover owner stays owner without polling. */
 export const OWNERSHIP_LEASE_MS = 30_000;
@@ -51,7 +50,7 @@ export async function subscribeConsumer(
   validateSubscriptionName(request.subscription);
   await requireAction(ports.permissions, caller, request.topic, ['consume']);
   const policy = buildConsumerPolicy(ports.backoffs, request.topic, request.subscription, request.policy);
-  const record = await ensureTopicForConsumer(ports, request.topic);
+  const record = await ensureTopic(ports, request.topic);
   const partitionNames = request.topic.isPartition
     ? [request.topic]
     : record.partitions === 0
@@ -84,7 +83,7 @@ export async function subscribeConsumer(
   }
   if (policy.deadLetterPolicy?.initialSubscriptionName) {
     const deadLetterTopic = TopicName.parse(policy.deadLetterPolicy.deadLetterTopic);
-    await ensureTopicForConsumer(ports, deadLetterTopic);
+    await ensureTopic(ports, deadLetterTopic);
     await ensureSubscription(
       ports,
       deadLetterTopic,
@@ -106,22 +105,6 @@ export async function subscribeConsumer(
   };
   await ports.consumers.register(consumer);
   return { consumerId };
-}
-
-/** The topic, created non-partitioned when missing (as a Pulsar producer or consumer would). */
-export async function ensureTopicForConsumer(ports: UseCasePorts, topic: TopicName): Promise<TopicRecord> {
-  const base = topic.partitionedTopicName;
-  const existing = await ports.catalog.getTopic(base);
-  if (existing) return existing;
-  await ports.ledger.initialize(base);
-  const created: TopicRecord = { topic: base, partitions: 0, createdAtMs: ports.clock.nowMs() };
-  try {
-    await ports.catalog.createTopic(created);
-    return created;
-  } catch (error) {
-    if (!(error instanceof TopicAlreadyExistsError)) throw error;
-    return (await ports.catalog.getTopic(base)) as TopicRecord;
-  }
 }
 
 /**

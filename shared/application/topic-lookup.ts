@@ -1,6 +1,7 @@
 import {
   NonPersistentTopicError,
   SubscriptionNotFoundError,
+  TopicAlreadyExistsError,
   TopicNotFoundError,
 } from '../domain/catalog-errors.ts';
 import { Cursor } from '../domain/cursor.ts';
@@ -124,5 +125,31 @@ export async function foldCursor(
 ): Promise<void> {
   if (loaded.cursor.markDeletePosition.compareTo(loaded.storedMarkDelete) > 0) {
     await ports.cursors.markDelete(subscription.cursorId, loaded.cursor.markDeletePosition);
+  }
+}
+
+/**
+ * The topic of a publish or a subscribe, created non-partitioned when missing
+ * (Pulsar's default allowAutoTopicCreation). A partition (`name-partition-i`)
+ * is never created this way: it must belong to an existing partitioned topic.
+ */
+export async function ensureTopic(ports: UseCasePorts, topic: TopicName): Promise<TopicRecord> {
+  const base = topic.partitionedTopicName;
+  const existing = await ports.catalog.getTopic(base);
+  if (existing) {
+    if (topic.isPartition && topic.partitionIndex >= existing.partitions) {
+      throw new TopicNotFoundError(topic.toString());
+    }
+    return existing;
+  }
+  if (topic.isPartition) throw new TopicNotFoundError(topic.toString());
+  await ports.ledger.initialize(base);
+  const record: TopicRecord = { topic: base, partitions: 0, createdAtMs: ports.clock.nowMs() };
+  try {
+    await ports.catalog.createTopic(record);
+    return record;
+  } catch (error) {
+    if (!(error instanceof TopicAlreadyExistsError)) throw error;
+    return (await ports.catalog.getTopic(base)) as TopicRecord;
   }
 }

@@ -21,7 +21,7 @@ import type { ReceivedToken, SubscriptionQueue } from '../ports/delivery-queue.t
 import type { AckTimeoutJob } from '../ports/scheduler.ts';
 import { requireAction, requirePrincipal } from './authorization.ts';
 import { ackTimeoutDelayMs, negativeAckDelayMs } from './consumer-policy.ts';
-import { enqueue, positionOf, tokenFor } from './delivery.ts';
+import { enqueue, positionOf, queueOf, tokenFor } from './delivery.ts';
 import type { UseCasePorts } from './ports.ts';
 import type { Principal } from './principal.ts';
 import { publishMessages } from './publish-messages.ts';
@@ -36,6 +36,25 @@ import { hasSingleActiveConsumer, OWNERSHIP_LEASE_MS, subscriptionKey } from './
 export const IN_FLIGHT_VISIBILITY_SECONDS = 43_200;
 /** A Key_Shared consumer that found only other members' keys waits this long before polling again. */
 const KEY_SHARED_PAUSE_MS = 200;
+/**
+ * An ownership lease or membership renewed this recently by this process is not
+ * written again: a consumer polling in a tight loop pays one write per 5 s, not
+ * one per receive. The lease (30 s) outlasts the longest poll (20 s) by more
+ * than this.
+ */
+const RENEW_AFTER_MS = 5_000;
+const renewalsByPorts = new WeakMap<UseCasePorts, Map<string, number>>();
+
+/** When this process last renewed each consumer's lease or membership (per composition root). */
+function renewals(ports: UseCasePorts): Map<string, number> {
+  let renewed = renewalsByPorts.get(ports);
+  if (!renewed) {
+    renewed = new Map();
+    renewalsByPorts.set(ports, renewed);
+  }
+  return renewed;
+}
+
 /** Key_Shared members count as alive this long after their last poll. */
 export const MEMBER_LEASE_MS = 30_000;
 
@@ -77,7 +96,7 @@ export async function requireConsumer(
 }
 
 function queueFor(consumer: ConsumerRecord, partition: ConsumerPartition): SubscriptionQueue {
-  return { cursorId: partition.cursorId, ordered: isCumulativeAckType(consumer.subscriptionType) };
+  return queueOf({ cursorId: partition.cursorId, type: consumer.subscriptionType });
 }
 
 /**
@@ -104,14 +123,23 @@ export async function receiveMessages(
   let members: string[] = [];
   for (;;) {
     const now = ports.clock.nowMs();
+    const renewed = renewals(ports);
+    const fresh = (renewed.get(consumerId) ?? 0) > now - RENEW_AFTER_MS;
     if (hasSingleActiveConsumer(consumer.subscriptionType)) {
-      if (!(await ports.consumers.claimOwnership(key, consumerId, now, now + OWNERSHIP_LEASE_MS))) {
-        if (now >= deadline) return [];
-        await sleep(Math.min(500, deadline - now));
-        continue;
+      if (!fresh) {
+        if (!(await ports.consumers.claimOwnership(key, consumerId, now, now + OWNERSHIP_LEASE_MS))) {
+          renewed.delete(consumerId);
+          if (now >= deadline) return [];
+          await sleep(Math.min(500, deadline - now));
+          continue;
+        }
+        renewed.set(consumerId, now);
       }
     } else if (consumer.subscriptionType === 'Key_Shared') {
-      await ports.consumers.heartbeat(key, consumerId, now + MEMBER_LEASE_MS);
+      if (!fresh) {
+        await ports.consumers.heartbeat(key, consumerId, now + MEMBER_LEASE_MS);
+        renewed.set(consumerId, now);
+      }
       members = await ports.consumers.members(key, now);
     }
     const remaining = Math.max(0, deadline - now);
@@ -437,7 +465,8 @@ export async function negativeAcknowledge(
   deliveryHandles: readonly string[],
 ): Promise<void> {
   const consumer = await requireConsumer(ports, principal, consumerId);
-  const items: { partition: ConsumerPartition; position: Position; count: number; receipt?: string }[] = [];
+  // A nack by id carries no count: redeliver takes the one the cursor recorded, in the read it makes anyway.
+  const items: { partition: ConsumerPartition; position: Position; count?: number; receipt?: string }[] = [];
   for (const text of deliveryHandles) {
     const { partition, handle } = partitionOfHandle(consumer, text);
     items.push({
@@ -449,18 +478,19 @@ export async function negativeAcknowledge(
   }
   for (const text of messageIds) {
     const { partition, position } = partitionOfMessageId(consumer, text);
-    const [state] = await ports.cursors.deliveryState(partition.cursorId, [position]);
-    items.push({ partition, position, count: state?.redeliveryCount ?? 0 });
+    items.push({ partition, position });
   }
+  const delayMs = (count: number) => negativeAckDelayMs(ports.backoffs, consumer.policy, count);
   for (const item of items) {
-    const delayMs = negativeAckDelayMs(ports.backoffs, consumer.policy, item.count);
     await redeliver(ports, consumer, item.partition, item.position, item.count, item.receipt, delayMs);
   }
   ports.counters?.add('nacked', items.length);
 }
 
 /**
- * Redelivers one delivery with count + 1 after `delayMs`, or dead-letters it:
+ * Redelivers one delivery with count + 1 after `delayMs` (a number, or a
+ * function of the count), or dead-letters it. `count` is the count the
+ * delivery carried; undefined takes the one the cursor recorded.
  * 1. the cursor decides (already acknowledged: nothing to do);
  * 2. past maxRedeliverCount: publish to the dead-letter topic, then acknowledge;
  * 3. otherwise put the new token on the queue, record the new count (older
@@ -471,12 +501,13 @@ export async function redeliver(
   consumer: ConsumerRecord,
   partition: ConsumerPartition,
   position: Position,
-  count: number,
+  deliveredCount: number | undefined,
   receipt: string | undefined,
-  delayMs: number,
+  delayMs: number | ((count: number) => number),
 ): Promise<void> {
   const queue = queueFor(consumer, partition);
   const [state] = await ports.cursors.deliveryState(partition.cursorId, [position]);
+  const count = deliveredCount ?? state?.redeliveryCount ?? 0;
   if (!state || state.acknowledged || state.redeliveryCount > count) {
     if (receipt) await ports.deliveryQueue.remove(queue, [receipt]);
     return;
@@ -484,6 +515,7 @@ export async function redeliver(
   const entry = await ports.ledger.readEntry(position);
   if (!entry) return;
   const next = count + 1;
+  const waitMs = typeof delayMs === 'number' ? delayMs : delayMs(count);
   const deadLetter = consumer.policy.deadLetterPolicy;
   if (deadLetter && next > deadLetter.maxRedeliverCount) {
     await publishMessages(
@@ -512,7 +544,7 @@ export async function redeliver(
   }
   // New token first: a failure after it can only cause a duplicate, never a message without a token.
   const token = tokenFor(TopicName.parse(partition.topic), entry, next);
-  await enqueue(ports, queue, [{ token, dueAtMs: ports.clock.nowMs() + delayMs }]);
+  await enqueue(ports, queue, [{ token, dueAtMs: ports.clock.nowMs() + waitMs }]);
   await ports.cursors.recordRedelivery(partition.cursorId, [{ position, count: next }]);
   if (receipt) await ports.deliveryQueue.remove(queue, [receipt]);
 }
@@ -584,6 +616,7 @@ export async function closeConsumer(
   const consumer = await requireConsumer(ports, principal, consumerId);
   const key = subscriptionKey(consumer.topic, consumer.subscription);
   await ports.consumers.delete(consumerId);
+  renewals(ports).delete(consumerId);
   await ports.consumers.leave(key, consumerId);
   // What it received but did not acknowledge comes back now (Pulsar redelivers a closed consumer's
   // pending messages). Deliveries are not tracked per consumer, so the subscription is rewound:

@@ -1,6 +1,6 @@
 import { TopicName } from '../domain/topic-name.ts';
 import type { ConsumerPartition, ConsumerRecord } from '../ports/consumer-registry.ts';
-import { enqueue, MAX_BACKFILL, tokenFor } from './delivery.ts';
+import { enqueue, MAX_BACKFILL, queueOf, tokenFor } from './delivery.ts';
 import type { UseCasePorts } from './ports.ts';
 import { loadCursor } from './topic-lookup.ts';
 
@@ -20,10 +20,7 @@ export async function rewindSubscription(
   if (!subscription) return;
   const { cursor } = await loadCursor(ports, topic, subscription);
   const positions = cursor.firstBacklogPositions(Math.min(cursor.backlog(), MAX_BACKFILL));
-  const queue = {
-    cursorId: partition.cursorId,
-    ordered: subscription.type === 'Exclusive' || subscription.type === 'Failover',
-  };
+  const queue = queueOf(subscription);
   for (let i = 0; i < positions.length; i += 100) {
     const slice = positions.slice(i, i + 100);
     const states = await ports.cursors.deliveryState(partition.cursorId, slice);

@@ -51,4 +51,12 @@ export interface DeliveryQueue {
   release(queue: SubscriptionQueue, receipt: string, seconds: number): Promise<void>;
   /** Drops every token (queue rebuilds). */
   purge(queue: SubscriptionQueue): Promise<void>;
+  /**
+   * How many tokens the queue's dead-letter queue holds (moved there after the
+   * queue's maxReceiveCount receives, visible or in flight): tokens that
+   * nothing delivers any more until an operator redrives them or rebuilds the
+   * queue. Approximate, as SQS counts; 0 when the queue does not exist.
+   * Cost: one attribute read (plus the URL lookup once per process).
+   */
+  deadLetterCount(queue: SubscriptionQueue): Promise<number>;
 }

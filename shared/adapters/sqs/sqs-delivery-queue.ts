@@ -2,6 +2,7 @@ import {
   ChangeMessageVisibilityCommand,
   DeleteMessageBatchCommand,
   DeleteQueueCommand,
+  GetQueueAttributesCommand,
   GetQueueUrlCommand,
   PurgeQueueCommand,
   QueueDoesNotExist,
@@ -71,6 +72,7 @@ export class SqsDeliveryQueue implements DeliveryQueue {
       }
     }
     this.urls.delete(this.queueName(queue));
+    this.urls.delete(this.deadLetterName(queue));
   }
 
   async send(queue: SubscriptionQueue, tokens: readonly TokenToSend[]): Promise<void> {
@@ -179,6 +181,33 @@ export class SqsDeliveryQueue implements DeliveryQueue {
 
   async purge(queue: SubscriptionQueue): Promise<void> {
     await this.client.send(new PurgeQueueCommand({ QueueUrl: await this.url(queue) }));
+  }
+
+  async deadLetterCount(queue: SubscriptionQueue): Promise<number> {
+    const name = this.deadLetterName(queue);
+    let url = this.urls.get(name);
+    try {
+      if (url === undefined) {
+        ({ QueueUrl: url } = await this.client.send(new GetQueueUrlCommand({ QueueName: name })));
+        if (!url) throw new Error(`No URL for queue ${name}`);
+        this.urls.set(name, url);
+      }
+      const { Attributes } = await this.client.send(
+        new GetQueueAttributesCommand({
+          QueueUrl: url,
+          AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+        }),
+      );
+      return (
+        Number(Attributes?.ApproximateNumberOfMessages ?? 0) +
+        Number(Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0)
+      );
+    } catch (error) {
+      // A subscription being created or deleted has no dead-letter queue (yet, or any more).
+      if (!(error instanceof QueueDoesNotExist)) throw error;
+      this.urls.delete(name);
+      return 0;
+    }
   }
 
   private async receiveOnce(

@@ -56,6 +56,9 @@ class RecordingDeliveryQueue implements DeliveryQueue {
   async purge(queue: SubscriptionQueue): Promise<void> {
     this.sent.set(queue.cursorId, []);
   }
+  async deadLetterCount(): Promise<number> {
+    return 0;
+  }
 
   /** Takes every token sent to the queue so far. */
   take(cursorId: string): TokenToSend[] {

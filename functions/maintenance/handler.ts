@@ -1,21 +1,92 @@
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import type { Context } from 'aws-lambda';
 import { createDependencies, type Dependencies } from '../../shared/adapters/create-dependencies.ts';
-import { loadConfig } from '../../shared/config/load-config.ts';
+import {
+  type MaintenanceSummary,
+  maintainSubscriptions,
+} from '../../shared/application/maintain-subscriptions.ts';
+import { loadConfig, maintenanceMetricNames } from '../../shared/config/load-config.ts';
 
-export type MaintenanceHandler = () => Promise<void>;
+export type MaintenanceHandler = (
+  event: unknown,
+  context: Pick<Context, 'getRemainingTimeInMillis'>,
+) => Promise<MaintenanceSummary>;
 
 /**
- * Scheduled maintenance: folds ack pages into mark-delete positions, rebuilds
- * subscription queues from cursors, enforces retention.
+ * Work stops being started this long before the Lambda timeout: what was
+ * started finishes (one subscription is a few storage calls, retried), and the
+ * summary and metrics are written, well inside it.
  */
-export function makeHandler(deps: Dependencies): MaintenanceHandler {
-  return async () => {
-    deps.logger.debug('maintenance run');
+export const STOP_BEFORE_TIMEOUT_MS = 30_000;
+
+/** How many non-empty dead-letter queues one summary line names. */
+const LOGGED_DEAD_LETTER_QUEUES = 20;
+
+/**
+ * Scheduled maintenance (EventBridge, every five minutes): reports the
+ * subscription dead-letter queues, folds acknowledged entries into mark-delete
+ * positions, measures how late the backlogs are. Queue rebuilds and retention
+ * are not done here yet.
+ *
+ * adapter (schedule) -> maintainSubscriptions -> catalog, cursor store, ledger, delivery queue
+ *
+ * Time budget: the run stops starting work STOP_BEFORE_TIMEOUT_MS before the
+ * timeout and the next run carries on after the last subscription this one
+ * reached. That position lives in this container only; a cold start begins at
+ * a random subscription instead, so every one is reached even if no container
+ * ever stays warm.
+ */
+export function makeHandler(deps: Dependencies, random: () => number = Math.random): MaintenanceHandler {
+  let resumeAfter: string | undefined;
+  let coldStart = true;
+  return async (_event, context) => {
+    const { logger, metrics, ports } = deps;
+    const deadlineMs = ports.clock.nowMs() + context.getRemainingTimeInMillis() - STOP_BEFORE_TIMEOUT_MS;
+    const summary = await maintainSubscriptions(ports, {
+      deadlineMs,
+      ...(resumeAfter !== undefined ? { resumeAfter } : coldStart ? { startAt: random() } : {}),
+      onFailure: ({ step, target, error }) =>
+        logger.error('maintenance step failed', {
+          step,
+          target,
+          error: error instanceof Error ? error : String(error),
+        }),
+    });
+    coldStart = false;
+    resumeAfter = summary.resumeAfter;
+
+    const names = maintenanceMetricNames;
+    metrics.addMetric(names.runs, MetricUnit.Count, 1);
+    metrics.addMetric(names.failures, MetricUnit.Count, summary.failures);
+    metrics.addMetric(names.foldedCursors, MetricUnit.Count, summary.foldedCursors);
+    metrics.addMetric(names.foldedEntries, MetricUnit.Count, summary.foldedEntries);
+    metrics.addMetric(names.deadLetterMessages, MetricUnit.Count, summary.deadLetterMessages);
+    metrics.addMetric(
+      names.backlogAgeSeconds,
+      MetricUnit.Seconds,
+      Math.floor((summary.oldestBacklog?.ageMs ?? 0) / 1000),
+    );
+    logger.info('maintenance run', {
+      subscriptions: summary.subscriptions,
+      deadLetterQueuesChecked: summary.deadLetterQueuesChecked,
+      deadLetterMessages: summary.deadLetterMessages,
+      deadLetterQueues: summary.deadLetterQueues.slice(0, LOGGED_DEAD_LETTER_QUEUES),
+      visited: summary.visited,
+      foldedCursors: summary.foldedCursors,
+      foldedEntries: summary.foldedEntries,
+      oldestBacklog: summary.oldestBacklog,
+      failures: summary.failures,
+      complete: summary.resumeAfter === undefined,
+      resumeAfter: summary.resumeAfter,
+    });
+    metrics.publishStoredMetrics();
+    return summary;
   };
 }
 
 let cached: MaintenanceHandler | undefined;
 
-export const handler: MaintenanceHandler = () => {
+export const handler: MaintenanceHandler = (event, context) => {
   cached ??= makeHandler(createDependencies(loadConfig(), 'maintenance'));
-  return cached();
+  return cached(event, context);
 };

@@ -172,6 +172,27 @@ export const metricNames = {
   tokenRefused: 'tokenRefused',
 } as const;
 
+/**
+ * What the maintenance function reports once per run (statistic: Maximum for
+ * the gauges, Sum for the counts). The gauges describe the subscription queues
+ * and cursors the control plane creates at run time, which the CDK stacks
+ * cannot name one by one.
+ */
+export const maintenanceMetricNames = {
+  /** Count, 1 per completed run: the heartbeat the stalled-maintenance alarm watches. */
+  runs: 'maintenanceRuns',
+  /** Count: partitions or subscriptions a step failed for (each logged). */
+  failures: 'maintenanceFailures',
+  /** Count: cursors whose mark-delete position the fold moved. */
+  foldedCursors: 'foldedCursors',
+  /** Count: individually acknowledged entries absorbed into mark-delete positions. */
+  foldedEntries: 'foldedEntries',
+  /** Gauge (Count): tokens in all the subscription dead-letter queues. */
+  deadLetterMessages: 'subscriptionDeadLetterMessages',
+  /** Gauge (Seconds): the longest any due unacknowledged message has waited, over the subscriptions visited. */
+  backlogAgeSeconds: 'subscriptionBacklogAgeSeconds',
+} as const;
+
 /** `data-api` -> `ackline-data-api`: the Powertools service name (logs and metrics) of a function. */
 export function serviceNameOf(functionName: string): string {
   return `ackline-${functionName}`;

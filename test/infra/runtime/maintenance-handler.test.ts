@@ -1,0 +1,162 @@
+// The maintenance function's wiring, in process: what it logs and the EMF
+// metrics CloudWatch would extract (the alarms of infra/constructs/observability.ts
+// watch them), and the resume point it keeps between invocations. The use case
+// itself is covered by test/unit/application/maintain-subscriptions.test.ts.
+import { describe, expect, it } from 'vitest';
+import { makeHandler, STOP_BEFORE_TIMEOUT_MS } from '../../../functions/maintenance/handler.ts';
+import type { Dependencies } from '../../../shared/adapters/create-dependencies.ts';
+import { queueOf } from '../../../shared/application/delivery.ts';
+import type { UseCasePorts } from '../../../shared/application/ports.ts';
+import {
+  METRICS_NAMESPACE,
+  maintenanceMetricNames,
+  serviceNameOf,
+} from '../../../shared/config/load-config.ts';
+import { Cursor } from '../../../shared/domain/cursor.ts';
+import { RoundRobinRouter } from '../../../shared/domain/message-router.ts';
+import { RedeliveryBackoffRegistry } from '../../../shared/domain/redelivery-backoff-registry.ts';
+import { TopicName } from '../../../shared/domain/topic-name.ts';
+import { InMemoryAuditLog } from '../../support/in-memory-audit-log.ts';
+import { InMemoryCursorStore } from '../../support/in-memory-cursor-store.ts';
+import { InMemoryDeliveryQueue } from '../../support/in-memory-delivery-queue.ts';
+import { InMemoryLedger } from '../../support/in-memory-ledger.ts';
+import { InMemoryPermissionStore } from '../../support/in-memory-permission-store.ts';
+import { InMemoryTopicCatalog } from '../../support/in-memory-topic-catalog.ts';
+import { ManualClock } from '../../support/manual-clock.ts';
+import { RecordingLogger, RecordingMetrics } from './recording-observability.ts';
+
+const HOUR_MS = 3_600_000;
+
+/** Reading a cursor takes `loadMs` of the clock, so a test can run out of time. */
+class SlowCursorStore extends InMemoryCursorStore {
+  readonly loaded: string[] = [];
+  constructor(
+    private readonly clock: ManualClock,
+    private readonly loadMs: number,
+  ) {
+    super();
+  }
+  override async load(cursorId: string) {
+    this.loaded.push(cursorId);
+    this.clock.advance(this.loadMs);
+    return super.load(cursorId);
+  }
+}
+
+/** Three subscriptions of one topic with one message each; `a` acked it, `c`'s dead-letter queue holds 2 tokens. */
+async function maintenance(loadMs = 0) {
+  const clock = new ManualClock(1_700_000_000_000);
+  const catalog = new InMemoryTopicCatalog();
+  const ledger = new InMemoryLedger(100);
+  const cursors = new SlowCursorStore(clock, loadMs);
+  const deliveryQueue = new InMemoryDeliveryQueue();
+  const ports = {
+    catalog,
+    ledger,
+    cursors,
+    permissions: new InMemoryPermissionStore(),
+    audit: new InMemoryAuditLog(),
+    deliveryQueue,
+    backoffs: RedeliveryBackoffRegistry.withBuiltIns(),
+    clock,
+    ids: { newId: () => 'id' },
+    settings: { clusterName: 'standalone' },
+  } as unknown as UseCasePorts;
+
+  const topic = TopicName.parse('persistent://public/default/orders');
+  await catalog.createTopic({ topic, partitions: 0, createdAtMs: clock.nowMs() });
+  await ledger.initialize(topic);
+  const [position] = await ledger.append(topic, [{ payload: 'm', properties: {} }], clock.nowMs());
+  for (const name of ['a', 'b', 'c']) {
+    const record = { name, type: 'Shared' as const, cursorId: `cursor-${name}`, createdAtMs: clock.nowMs() };
+    await catalog.createSubscription(topic, record);
+    await cursors.create(
+      record.cursorId,
+      Cursor.atEarliest((await ledger.state(topic))!.ledgers).markDeletePosition,
+    );
+    await deliveryQueue.create(queueOf(record));
+  }
+  await cursors.acknowledge('cursor-a', [position!]);
+  deliveryQueue.setDeadLetterCount('cursor-c', 2);
+  clock.advance(2 * HOUR_MS);
+
+  const logger = new RecordingLogger({ serviceName: serviceNameOf('maintenance') });
+  const metrics = new RecordingMetrics({
+    namespace: METRICS_NAMESPACE,
+    serviceName: serviceNameOf('maintenance'),
+    defaultDimensions: { stage: 'test' },
+  });
+  const deps = {
+    config: { stage: 'test' },
+    logger,
+    metrics,
+    ports,
+    router: new RoundRobinRouter(0),
+  } as unknown as Dependencies;
+  return { clock, cursors, logger, metrics, handler: makeHandler(deps, () => 0) };
+}
+
+const withRemaining = (ms: number) => ({ getRemainingTimeInMillis: () => ms });
+
+describe('maintenance handler', () => {
+  it('emits one EMF document per run with the metrics the alarms watch, and logs a summary', async () => {
+    const { handler, metrics, logger } = await maintenance();
+
+    await handler({}, withRemaining(240_000));
+
+    expect(metrics.values()).toEqual([
+      {
+        [maintenanceMetricNames.runs]: 1,
+        [maintenanceMetricNames.failures]: 0,
+        [maintenanceMetricNames.foldedCursors]: 1,
+        [maintenanceMetricNames.foldedEntries]: 1,
+        [maintenanceMetricNames.deadLetterMessages]: 2,
+        [maintenanceMetricNames.backlogAgeSeconds]: 2 * 3600,
+      },
+    ]);
+    const units = Object.fromEntries(
+      metrics.flushed[0]._aws.CloudWatchMetrics[0]!.Metrics.map((m) => [m.Name, m.Unit]),
+    );
+    expect(units[maintenanceMetricNames.backlogAgeSeconds]).toBe('Seconds');
+    expect(metrics.flushed[0]._aws.CloudWatchMetrics[0]!.Dimensions).toEqual([['service', 'stage']]);
+    expect(logger.lines).toContainEqual(
+      expect.objectContaining({
+        message: 'maintenance run',
+        subscriptions: 3,
+        visited: 3,
+        foldedCursors: 1,
+        deadLetterMessages: 2,
+        deadLetterQueues: [expect.objectContaining({ subscription: 'c', messages: 2 })],
+        oldestBacklog: expect.objectContaining({ ageMs: 2 * HOUR_MS }),
+        complete: true,
+      }),
+    );
+  });
+
+  it('logs each failed step and counts it, and still reports the run', async () => {
+    const { handler, metrics, logger, cursors } = await maintenance();
+    cursors.failNext('load', new Error('throttled'));
+
+    await handler({}, withRemaining(240_000));
+
+    expect(metrics.values()[0]).toMatchObject({
+      [maintenanceMetricNames.runs]: 1,
+      [maintenanceMetricNames.failures]: 1,
+    });
+    expect(logger.lines).toContainEqual(
+      expect.objectContaining({ level: 'ERROR', message: 'maintenance step failed', step: 'fold' }),
+    );
+  });
+
+  it('stops STOP_BEFORE_TIMEOUT_MS before the timeout and carries on there in the next invocation', async () => {
+    // Each cursor read takes 600 ms and each run has 500 ms before its stop: one subscription per run.
+    const { handler, cursors } = await maintenance(600);
+    const budget = withRemaining(STOP_BEFORE_TIMEOUT_MS + 500);
+
+    const runs = [await handler({}, budget), await handler({}, budget), await handler({}, budget)];
+
+    expect(cursors.loaded).toEqual(['cursor-a', 'cursor-b', 'cursor-c']);
+    expect(runs.map((run) => run.visited)).toEqual([1, 1, 1]);
+    expect(runs[0]?.resumeAfter).toBe(JSON.stringify(['persistent://public/default/orders', 'a']));
+  });
+});

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import type {
   APIGatewayAuthorizerResult,
   APIGatewayProxyEvent,
@@ -8,6 +9,7 @@ import type {
   APIGatewayRequestAuthorizerEvent,
   Context,
 } from 'aws-lambda';
+import type { UsageMeter } from '../../shared/adapters/usage-meter.ts';
 import {
   type ApiFunctionName,
   apiRoutes,
@@ -34,6 +36,11 @@ export interface LocalGateway {
 }
 
 const STAGE = 'local';
+/**
+ * With a usage meter (ACKLINE_METER=1, for `npm run bench`): GET answers what
+ * the stack spent since the last DELETE. Not an API Gateway route: local only.
+ */
+export const USAGE_PATH = '/_local/usage';
 const ACCOUNT = '123456789012';
 const API_ID = 'ackline-local';
 
@@ -49,9 +56,10 @@ export async function startLocalGateway(options: {
   readonly port: number;
   readonly host: string;
   readonly functions: LocalGatewayFunctions;
+  readonly meter?: UsageMeter;
 }): Promise<LocalGateway> {
   const server = createServer((req, res) => {
-    handle(req, res, options.functions).catch((error: unknown) => {
+    handle(req, res, options.functions, options.meter).catch((error: unknown) => {
       // A handler that throws is a Lambda invocation error: API Gateway answers 502.
       console.error('local gateway: invocation failed', error);
       send(res, 502, { reason: 'Internal server error' });
@@ -69,11 +77,23 @@ export async function startLocalGateway(options: {
   return { url: `http://${options.host}:${port}`, port, close: () => closeServer(server) };
 }
 
-async function handle(req: IncomingMessage, res: ServerResponse, functions: LocalGatewayFunctions) {
+async function handle(
+  req: IncomingMessage,
+  res: ServerResponse,
+  functions: LocalGatewayFunctions,
+  meter: UsageMeter | undefined,
+) {
   const url = new URL(req.url ?? '/', 'http://localhost');
   const method = (req.method ?? 'GET').toUpperCase();
   const rawPath = url.pathname;
   const body = await readBody(req);
+  if (meter && rawPath === USAGE_PATH) {
+    if (method === 'DELETE') meter.reset();
+    send(res, 200, meter.snapshot());
+    return;
+  }
+  const received = performance.now();
+  if (meter) res.once('finish', () => meter.invoked('apiGateway', performance.now() - received));
   if (body === undefined) {
     send(res, gatewayResponses.payloadTooLarge.statusCode, {
       reason: gatewayResponses.payloadTooLarge.reason,
@@ -111,9 +131,12 @@ async function handle(req: IncomingMessage, res: ServerResponse, functions: Loca
       requestContext: requestContext(method, rawPath, resource, requestId, undefined),
     } as unknown as APIGatewayRequestAuthorizerEvent;
     let result: APIGatewayAuthorizerResult;
+    const authorizing = performance.now();
     try {
       result = await functions.authorizer(authorizerEvent, lambdaContext('authorizer', requestId));
+      meter?.invoked('authorizer', performance.now() - authorizing);
     } catch {
+      meter?.invoked('authorizer', performance.now() - authorizing);
       // The authorizer throws 'Unauthorized' for a missing or bad token, as on AWS.
       send(res, gatewayResponses.unauthorized.statusCode, { reason: gatewayResponses.unauthorized.reason });
       return;
@@ -142,7 +165,9 @@ async function handle(req: IncomingMessage, res: ServerResponse, functions: Loca
     body: body.length > 0 ? body.toString('utf8') : null,
     isBase64Encoded: false,
   };
+  const invoking = performance.now();
   const result = await functions.api[route.functionName](event, lambdaContext(route.functionName, requestId));
+  meter?.invoked(route.functionName, performance.now() - invoking);
   res.statusCode = result.statusCode;
   for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, String(value));
   res.setHeader('x-amzn-requestid', requestId);

@@ -2,6 +2,7 @@
  * `npm start`: the embedded stack on one machine, no AWS account needed.
  *   PORT              gateway port on 127.0.0.1 (default 8080; 0 picks a free one)
  *   ACKLINE_DATA_DIR  where dynalite keeps its data and the token secret (default ./.ackline)
+ *   ACKLINE_METER=1   count AWS requests and invocations at GET /_local/usage (`npm run bench`)
  */
 
 import { quietAwsSdkNodeWarning } from './quiet-warnings.ts';
@@ -18,7 +19,7 @@ if (!Number.isInteger(port) || port < 0 || port > 65535) {
 }
 
 try {
-  const local = await startLocal({ port, dataDir });
+  const local = await startLocal({ port, dataDir, meter: process.env.ACKLINE_METER === '1' });
   console.log(`ackline ready on ${local.url}`);
   let stopping = false;
   const stop = async (signal: string) => {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { handler as adminApi } from '../../functions/admin-api/handler.ts';
@@ -8,6 +9,7 @@ import { handler as authorizer } from '../../functions/authorizer/handler.ts';
 import { handler as dataApi } from '../../functions/data-api/handler.ts';
 import { handler as scheduler } from '../../functions/scheduler/handler.ts';
 import { createDependencies } from '../../shared/adapters/create-dependencies.ts';
+import { installUsageMeter, UsageMeter } from '../../shared/adapters/usage-meter.ts';
 import { rebuildSubscriptionQueues } from '../../shared/application/rebuild-subscription-queues.ts';
 import { loadConfig } from '../../shared/config/load-config.ts';
 import { schedulerQueue } from '../../shared/config/resources.ts';
@@ -26,6 +28,8 @@ export interface LocalOptions {
   readonly port: number;
   readonly host?: string;
   readonly dataDir: string;
+  /** Count AWS requests, capacity and invocations for the benchmark (served at USAGE_PATH). */
+  readonly meter?: boolean;
 }
 
 export interface RunningLocal {
@@ -64,13 +68,16 @@ export async function startLocal(options: LocalOptions): Promise<RunningLocal> {
   // Local SQS keeps messages in memory: rebuild every subscription queue from its cursor before
   // the gateway opens (so no publish is in flight and ids a crashed publisher allocated but never
   // wrote can be acknowledged), then stand in for Lambda's event-source mapping on the scheduler queue.
+  const meter = options.meter ? new UsageMeter() : undefined;
+  if (meter) installUsageMeter(meter);
   let poller: SqsPoller;
   let rebuilt: number;
   try {
     const deps = createDependencies(loadConfig(), 'embedded');
     const counts = await rebuildSubscriptionQueues(deps.ports, { acknowledgeUnwritten: true });
     rebuilt = Object.values(counts).reduce((sum, n) => sum + n, 0);
-    poller = await startSchedulerPoller(stack, deps.logger);
+    meter?.reset(); // the rebuild is start-up work, not what the first phase costs
+    poller = await startSchedulerPoller(stack, deps.logger, meter);
   } catch (error) {
     await stack.stop();
     await releaseLock();
@@ -82,6 +89,7 @@ export async function startLocal(options: LocalOptions): Promise<RunningLocal> {
       port: options.port,
       host,
       functions: { authorizer, api: { 'admin-api': adminApi, 'data-api': dataApi } },
+      ...(meter ? { meter } : {}),
     });
   } catch (error) {
     await poller.stop();
@@ -162,7 +170,7 @@ function isAlive(pid: number): boolean {
   }
 }
 
-async function startSchedulerPoller(stack: EmbeddedStack, logger: Logger) {
+async function startSchedulerPoller(stack: EmbeddedStack, logger: Logger, meter: UsageMeter | undefined) {
   const client = new SQSClient({
     endpoint: stack.sqsEndpoint,
     region: LOCAL_REGION,
@@ -176,7 +184,17 @@ async function startSchedulerPoller(stack: EmbeddedStack, logger: Logger) {
     client,
     queueUrl,
     queueArn: Attributes?.QueueArn ?? queueUrl,
-    handler: scheduler,
+    // The poller stands in for Lambda's event-source mapping: its polls are not metered, the invocations are.
+    handler: meter
+      ? async (event) => {
+          const started = performance.now();
+          try {
+            return await scheduler(event);
+          } finally {
+            meter.invoked('scheduler', performance.now() - started);
+          }
+        }
+      : scheduler,
     idleMs: 50,
     onError: (error) => logger.error('scheduler poller', { error: error as Error }),
   });

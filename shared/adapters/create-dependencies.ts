@@ -16,6 +16,7 @@ import { DynamoDbTopicCatalog } from './dynamodb/dynamodb-topic-catalog.ts';
 import { SqsDeliveryQueue } from './sqs/sqs-delivery-queue.ts';
 import { SqsScheduler } from './sqs/sqs-scheduler.ts';
 import { systemClock } from './system-clock.ts';
+import { installedUsageMeter } from './usage-meter.ts';
 
 /**
  * The composition root: builds every adapter once per cold start (or once per
@@ -55,6 +56,11 @@ export function createDependencies(config: AcklineConfig, serviceName: string): 
     ...(config.endpoints.sqs ? { endpoint: config.endpoints.sqs } : {}),
     maxAttempts: 5,
   });
+  const meter = installedUsageMeter();
+  if (meter) {
+    meter.attachDynamoDb(dynamodb);
+    meter.attachSqs(sqs);
+  }
   const ports: UseCasePorts = {
     catalog: new DynamoDbTopicCatalog(dynamodb, config.tables.catalog),
     ledger: new DynamoDbLedger(

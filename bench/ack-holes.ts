@@ -1,0 +1,280 @@
+import { performance } from 'node:perf_hooks';
+import { type AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../infra/local/embedded-stack.ts';
+import { DynamoDbCursorStore } from '../shared/adapters/dynamodb/dynamodb-cursor-store.ts';
+import { queryAll } from '../shared/adapters/dynamodb/dynamodb-support.ts';
+import { DynamoDbTopicCatalog } from '../shared/adapters/dynamodb/dynamodb-topic-catalog.ts';
+import { tables } from '../shared/config/resources.ts';
+import { TopicName } from '../shared/domain/topic-name.ts';
+import { type BenchStack, note, Progress, runLimited, sumWhere } from './harness.ts';
+
+export interface AckHolesOptions {
+  /** Entries published; every other one is acknowledged. */
+  readonly entries: number;
+  /** Acknowledgements per ack call: Pulsar's maxAcknowledgmentGroupSize. */
+  readonly groupSize: number;
+  /** Entries a consumer holds unacknowledged at once; acks are shuffled within it. */
+  readonly window: number;
+  /** Acknowledgements of the second run, in random order across the whole topic. */
+  readonly randomOrderSample: number;
+}
+
+export interface AckHolesResult {
+  readonly entries: number;
+  readonly acknowledgements: number;
+  readonly holes: number;
+  readonly groupSize: number;
+  readonly window: number;
+  readonly publishSeconds: number;
+  readonly ackSeconds: number;
+  readonly acksPerSecond: number;
+  readonly writeUnitsPerAck: number;
+  readonly readUnitsPerAck: number;
+  readonly updateItemsPerAck: number;
+  readonly cursorItems: number;
+  readonly storedBytesPerHole: number;
+  readonly restartSeconds: number;
+  readonly verified: {
+    readonly acknowledgementsFound: number;
+    readonly backlog: number;
+    readonly lost: number;
+  };
+  /** The same acknowledgements sent in random order across the whole topic (worst case for the page layout). */
+  readonly randomOrder: { readonly acknowledgements: number; readonly writeUnitsPerAck: number };
+  readonly wallSeconds: number;
+}
+
+const TOPIC = 'persistent://public/default/bench-holes';
+const TOPIC_PATH = '/persistent/public/default/bench-holes';
+
+/**
+ * `entries` entries, every other one acknowledged individually over the
+ * consumer HTTP API (message ids, `groupSize` per call, in random order
+ * within a window of `window` entries, as a consumer acknowledging in
+ * processing order and grouping its acks would), then a restart of the
+ * embedded stack and a check of the stored cursor against what was sent.
+ */
+export async function runAckHoles(stack: BenchStack, options: AckHolesOptions): Promise<AckHolesResult> {
+  const wallStarted = performance.now();
+  const ids = await publish(stack, options.entries);
+  const publishSeconds = (performance.now() - wallStarted) / 1000;
+
+  const consumerId = await subscribe(stack, 'holes');
+  const acked = ids.filter((_, index) => index % 2 === 1);
+  const ordered = windowShuffled(acked, options.window / 2);
+  await stack.usage(true);
+  const ackStarted = performance.now();
+  await acknowledge(stack, consumerId, ordered, options.groupSize, 'ack holes: acknowledge');
+  const ackSeconds = (performance.now() - ackStarted) / 1000;
+  const usage = await stack.usage(true);
+
+  // Worst case for the page layout: random order across the whole topic, on a second subscription.
+  const randomConsumer = await subscribe(stack, 'holes-random-order');
+  const sample = windowShuffled(acked, acked.length).slice(0, options.randomOrderSample);
+  await stack.usage(true);
+  await acknowledge(stack, randomConsumer, sample, options.groupSize, 'ack holes: random-order sample');
+  const randomUsage = await stack.usage(true);
+
+  const cursorId = await cursorIdOf(stack, 'holes');
+  const restartSeconds = (await stack.restart()) / 1000;
+  const verified = await verify(stack, cursorId, ids);
+  const stored = await cursorItems(stack, cursorId);
+  const holes = ids.length - acked.length;
+  return {
+    entries: ids.length,
+    acknowledgements: acked.length,
+    holes,
+    groupSize: options.groupSize,
+    window: options.window,
+    publishSeconds,
+    ackSeconds,
+    acksPerSecond: acked.length / ackSeconds,
+    writeUnitsPerAck: sumWhere(usage.requests, 'DynamoDB.', 'writeCapacityUnits') / acked.length,
+    readUnitsPerAck: sumWhere(usage.requests, 'DynamoDB.', 'readCapacityUnits') / acked.length,
+    updateItemsPerAck: (usage.requests['DynamoDB.UpdateItem']?.requests ?? 0) / acked.length,
+    cursorItems: stored.items,
+    storedBytesPerHole: stored.bytes / holes,
+    restartSeconds,
+    verified,
+    randomOrder: {
+      acknowledgements: sample.length,
+      writeUnitsPerAck: sumWhere(randomUsage.requests, 'DynamoDB.', 'writeCapacityUnits') / sample.length,
+    },
+    wallSeconds: (performance.now() - wallStarted) / 1000,
+  };
+}
+
+/** Publishes `count` one-byte messages in calls of 1,000; answers their ids in order. */
+async function publish(stack: BenchStack, count: number): Promise<string[]> {
+  await stack.call('PUT', `/admin/v2${TOPIC_PATH}`, undefined, [204, 200]);
+  const calls = Math.ceil(count / 1000);
+  const ids: string[][] = new Array(calls);
+  const progress = new Progress('ack holes: publish', count);
+  await runLimited(calls, 4, async (call) => {
+    const size = Math.min(1000, count - call * 1000);
+    const result = await stack.call<{ messagePublishResults: { messageId: string }[] }>(
+      'POST',
+      `/topics${TOPIC_PATH}`,
+      { messages: Array.from({ length: size }, () => ({ payload: 'h' })) },
+    );
+    ids[call] = result.messagePublishResults.map((r) => r.messageId);
+    progress.add(size);
+  });
+  progress.finish();
+  return ids.flat();
+}
+
+async function subscribe(stack: BenchStack, subscription: string): Promise<string> {
+  const started = performance.now();
+  const { consumerId } = await stack.call<{ consumerId: string }>(
+    'POST',
+    `/consumers${TOPIC_PATH}/subscription/${subscription}`,
+    { subscriptionType: 'Shared', subscriptionInitialPosition: 'Earliest' },
+  );
+  note(`  subscribed ${subscription} at Earliest in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  return consumerId;
+}
+
+/** Shuffles within consecutive windows of `window` items (Fisher-Yates, seeded). */
+function windowShuffled<T>(items: readonly T[], window: number): T[] {
+  const out = [...items];
+  let seed = 0x2545f491;
+  const random = () => {
+    seed ^= seed << 13;
+    seed ^= seed >>> 17;
+    seed ^= seed << 5;
+    return (seed >>> 0) / 2 ** 32;
+  };
+  for (let start = 0; start < out.length; start += window) {
+    const end = Math.min(out.length, start + window);
+    for (let i = end - 1; i > start; i--) {
+      const j = start + Math.floor(random() * (i - start + 1));
+      [out[i], out[j]] = [out[j] as T, out[i] as T];
+    }
+  }
+  return out;
+}
+
+async function acknowledge(
+  stack: BenchStack,
+  consumerId: string,
+  ids: readonly string[],
+  groupSize: number,
+  label: string,
+): Promise<void> {
+  const progress = new Progress(label, ids.length);
+  const groups = Math.ceil(ids.length / groupSize);
+  await runLimited(groups, 4, async (group) => {
+    const messageIds = ids.slice(group * groupSize, (group + 1) * groupSize);
+    await stack.call('POST', `/consumers/${consumerId}/ack`, { messageIds });
+    progress.add(messageIds.length);
+  });
+  progress.finish();
+}
+
+function dynamodb(stack: BenchStack): DynamoDBClient {
+  return new DynamoDBClient({
+    endpoint: stack.endpoints.dynamodb,
+    region: LOCAL_REGION,
+    credentials: LOCAL_CREDENTIALS,
+  });
+}
+
+function tableName(stack: BenchStack, logicalName: string): string {
+  const table = tables.find((t) => t.logicalName === logicalName);
+  return stack.endpoints.env[table?.envVar ?? ''] as string;
+}
+
+async function cursorIdOf(stack: BenchStack, subscription: string): Promise<string> {
+  const client = dynamodb(stack);
+  try {
+    const record = await new DynamoDbTopicCatalog(client, tableName(stack, 'Catalog')).getSubscription(
+      TopicName.parse(TOPIC),
+      subscription,
+    );
+    if (!record) throw new Error(`subscription ${subscription} not found`);
+    return record.cursorId;
+  } finally {
+    client.destroy();
+  }
+}
+
+/**
+ * Reads the cursor back from the restarted stack's storage (not through the
+ * code that wrote it) and compares it with what was sent: every odd entry
+ * acknowledged, every even one still in the backlog; then asks the admin API
+ * for the backlog.
+ */
+async function verify(
+  stack: BenchStack,
+  cursorId: string,
+  ids: readonly string[],
+): Promise<AckHolesResult['verified']> {
+  const client = dynamodb(stack);
+  let stored: Awaited<ReturnType<DynamoDbCursorStore['load']>>;
+  try {
+    stored = await new DynamoDbCursorStore(client, tableName(stack, 'Cursors')).load(cursorId);
+  } finally {
+    client.destroy();
+  }
+  if (!stored) throw new Error('cursor missing after the restart');
+  const found = new Set(stored.acknowledged.map((position) => position.toString()));
+  let lost = 0;
+  let wronglyAcked = 0;
+  ids.forEach((id, index) => {
+    const position = id.split(':').slice(0, 2).join(':');
+    const isAcked = found.has(position);
+    if (index % 2 === 1 && !isAcked) lost++;
+    if (index % 2 === 0 && isAcked) wronglyAcked++;
+  });
+  if (wronglyAcked > 0) throw new Error(`${wronglyAcked} entries acknowledged that were never acknowledged`);
+  const stats = await stack.call<{ subscriptions: Record<string, { msgBacklog: number }> }>(
+    'GET',
+    `/admin/v2${TOPIC_PATH}/stats`,
+  );
+  return {
+    acknowledgementsFound: found.size,
+    backlog: stats.subscriptions.holes?.msgBacklog ?? -1,
+    lost,
+  };
+}
+
+/** The cursor's items and their size by DynamoDB's item size rules. */
+async function cursorItems(stack: BenchStack, cursorId: string): Promise<{ items: number; bytes: number }> {
+  const client = dynamodb(stack);
+  try {
+    const items = await queryAll(client, {
+      TableName: tableName(stack, 'Cursors'),
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': { S: cursorId } },
+      ConsistentRead: true,
+    });
+    return { items: items.length, bytes: items.reduce((sum, item) => sum + itemBytes(item), 0) };
+  } finally {
+    client.destroy();
+  }
+}
+
+/** DynamoDB's item size: attribute names plus values (numbers: 1 byte per 2 significant digits, plus 1). */
+export function itemBytes(item: Record<string, AttributeValue>): number {
+  let bytes = 0;
+  for (const [name, value] of Object.entries(item)) bytes += Buffer.byteLength(name) + valueBytes(value);
+  return bytes;
+}
+
+function valueBytes(value: AttributeValue): number {
+  if (value.S !== undefined) return Buffer.byteLength(value.S);
+  if (value.N !== undefined) return numberBytes(value.N);
+  if (value.NS !== undefined) return value.NS.reduce((sum, n) => sum + numberBytes(n), 0);
+  if (value.SS !== undefined) return value.SS.reduce((sum, s) => sum + Buffer.byteLength(s), 0);
+  if (value.B !== undefined) return value.B.length;
+  if (value.BOOL !== undefined || value.NULL !== undefined) return 1;
+  if (value.L !== undefined) return 3 + value.L.reduce((sum, v) => sum + 1 + valueBytes(v), 0);
+  if (value.M !== undefined) return 3 + itemBytes(value.M) + Object.keys(value.M).length;
+  return 0;
+}
+
+function numberBytes(n: string): number {
+  const digits = n.replace(/^-/, '').replace('.', '').replace(/^0+/, '').replace(/0+$/, '');
+  return Math.ceil(Math.max(1, digits.length) / 2) + 1;
+}

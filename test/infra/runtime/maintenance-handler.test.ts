@@ -114,11 +114,10 @@ describe('maintenance handler', () => {
         [maintenanceMetricNames.backlogAgeSeconds]: 2 * 3600,
       },
     ]);
-    const units = Object.fromEntries(
-      metrics.flushed[0]._aws.CloudWatchMetrics[0]!.Metrics.map((m) => [m.Name, m.Unit]),
-    );
+    const directive = metrics.flushed[0]?._aws.CloudWatchMetrics[0];
+    const units = Object.fromEntries(directive?.Metrics.map((m) => [m.Name, m.Unit]) ?? []);
     expect(units[maintenanceMetricNames.backlogAgeSeconds]).toBe('Seconds');
-    expect(metrics.flushed[0]._aws.CloudWatchMetrics[0]!.Dimensions).toEqual([['service', 'stage']]);
+    expect(directive?.Dimensions).toEqual([['service', 'stage']]);
     expect(logger.lines).toContainEqual(
       expect.objectContaining({
         message: 'maintenance run',

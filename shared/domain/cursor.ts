@@ -189,11 +189,26 @@ export class Cursor {
    * @throws ValidationError when `count` is not a non-negative integer.
    */
   firstBacklogPositions(count: number): Position[] {
+    return this.backlogPositionsAfter(this.markDeleted, count);
+  }
+
+  /**
+   * The first `count` unacknowledged entries strictly after `after` (and after the mark-delete
+   * position), in order; fewer when the backlog ends sooner. `after` may be any position: `L:-1`,
+   * an acknowledged entry, one in a ledger absent from the layout (the walk resumes at the next
+   * entry the layout holds). This is how a backlog is read in bounded steps (the queue feeder).
+   * Linear in `count` plus the acknowledged ranges up to the last position returned (those before
+   * `after` included).
+   * @throws ValidationError when `count` is not a non-negative integer.
+   */
+  backlogPositionsAfter(after: Position, count: number): Position[] {
     if (!Number.isSafeInteger(count) || count < 0) {
       throw new ValidationError(`Invalid number of messages ${quote(count)}: expected an integer >= 0`);
     }
     const positions: Position[] = [];
-    let ordinal = this.ledgers.ordinal(this.markDeleted);
+    const markDeleted = this.ledgers.ordinal(this.markDeleted);
+    const start = this.ledgers.ordinal(after);
+    let ordinal = start > markDeleted ? start : markDeleted;
     const take = (untilOrdinal: bigint): void => {
       while (positions.length < count && ordinal < untilOrdinal) {
         ordinal += 1n;
@@ -205,7 +220,9 @@ export class Cursor {
       if (positions.length === count) {
         return false;
       }
-      ordinal = this.ledgers.ordinal(range.upperInclusive);
+      // A range may end before `after`: the walk never moves back.
+      const upper = this.ledgers.ordinal(range.upperInclusive);
+      if (upper > ordinal) ordinal = upper;
       return true;
     });
     take(this.ledgers.totalEntries);

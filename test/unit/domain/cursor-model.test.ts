@@ -236,6 +236,12 @@ describe('Cursor against a naive model', () => {
           expect(cursor.nthBacklogPosition(n)?.toString()).toBe(backlog[n - 1]?.toString());
           const take = random.int(backlog.length + 3);
           expect(cursor.firstBacklogPositions(take).map(String)).toEqual(backlog.slice(0, take).map(String));
+          const from = random.chance(0.2) ? cursor.markDeletePosition : randomPosition(random, layout);
+          const later = backlog.filter((position) => position.compareTo(from) > 0);
+          const count = random.int(later.length + 3);
+          expect(cursor.backlogPositionsAfter(from, count).map(String), `after ${from}`).toEqual(
+            later.slice(0, count).map(String),
+          );
           // The entry right after the mark-delete position, or where the next write goes.
           const after = model.entries.find((entry) => entry.compareTo(model.markDeletePosition) > 0);
           const last = layout[layout.length - 1]!;

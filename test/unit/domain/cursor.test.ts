@@ -228,6 +228,54 @@ describe('Cursor', () => {
     expect(cursor.firstBacklogPositions(100).map(String)).toEqual(['3:3', '3:6', '3:8', '6:2', '6:3', '6:4']);
   });
 
+  it.each([
+    // Unacknowledged: 3:3, 3:6, 3:8, 6:2, 6:3, 6:4 (mark-delete 3:2; acked 3:4, 3:5, 3:7, 3:9, 6:0, 6:1).
+    ['before the mark-delete (3:0)', '3:0', 2, ['3:3', '3:6']],
+    ['L:-1 of the first ledger', '3:-1', 1, ['3:3']],
+    ['an unacknowledged entry (3:3)', '3:3', 2, ['3:6', '3:8']],
+    ['inside an acknowledged range (3:4)', '3:4', 2, ['3:6', '3:8']],
+    ['the last entry of a ledger, acknowledged (3:9)', '3:9', 2, ['6:2', '6:3']],
+    ['an empty ledger (4:-1)', '4:-1', 1, ['6:2']],
+    ['a ledger absent from the layout (5:7)', '5:7', 9, ['6:2', '6:3', '6:4']],
+    ['an entry past a ledger end (3:50)', '3:50', 1, ['6:2']],
+    ['the last entry (6:4)', '6:4', 5, []],
+    ['a ledger after the last one (9:0)', '9:0', 5, []],
+    ['an unacknowledged entry, count 0', '3:3', 0, []],
+  ])('lists the first backlog entries after %s', (_, after, count, expected) => {
+    // Arrange
+    const cursor = cursorAfter(['3:4', '3:5', '3:7', '3:9', '6:0', '6:1'], '3:2');
+
+    // Act
+    const positions = cursor.backlogPositionsAfter(at(after), count);
+
+    // Assert
+    expect(positions.map(String)).toEqual(expected);
+  });
+
+  it('walks the whole backlog in steps of any size, each step resuming after the last', () => {
+    // Arrange
+    const cursor = cursorAfter(['3:4', '3:5', '3:7', '3:9', '6:0', '6:1'], '3:2');
+
+    for (const step of [1, 2, 4, 6, 7]) {
+      // Act
+      const walked: Position[] = [];
+      let after = cursor.markDeletePosition;
+      for (;;) {
+        const positions = cursor.backlogPositionsAfter(after, step);
+        walked.push(...positions);
+        if (positions.length < step) break;
+        after = positions[positions.length - 1]!;
+      }
+
+      // Assert
+      expect(walked.map(String)).toEqual(cursor.firstBacklogPositions(100).map(String));
+    }
+  });
+
+  it.each([[-1], [0.5]])('rejects the count %d of backlog entries after a position', (n) => {
+    expect(() => Cursor.atEarliest(layout).backlogPositionsAfter(at('3:0'), n)).toThrow(ValidationError);
+  });
+
   it.each([[0], [-1], [1.5]])('rejects peek position %d', (n) => {
     expect(() => Cursor.atEarliest(layout).nthBacklogPosition(n)).toThrow(ValidationError);
   });

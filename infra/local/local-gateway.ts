@@ -1,7 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+  STATUS_CODES,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
+import type { Duplex } from 'node:stream';
 import type {
   APIGatewayAuthorizerResult,
   APIGatewayProxyEvent,
@@ -58,12 +65,30 @@ export async function startLocalGateway(options: {
   readonly functions: LocalGatewayFunctions;
   readonly meter?: UsageMeter;
 }): Promise<LocalGateway> {
-  const server = createServer((req, res) => {
+  // The Host check is handle()'s, so that its refusal has a JSON reason like every other answer.
+  const server = createServer({ requireHostHeader: false }, (req, res) => {
     handle(req, res, options.functions, options.meter).catch((error: unknown) => {
       // A handler that throws is a Lambda invocation error: API Gateway answers 502.
       console.error('local gateway: invocation failed', error);
       send(res, 502, { reason: 'Internal server error' });
     });
+  });
+  // Requests Node refuses before handle() sees them: answered in the same `{ "reason" }` shape
+  // (Node's own answers have an empty body).
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+    if (error.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    if (error.code === 'HPE_HEADER_OVERFLOW') socket.end(rawAnswer(431, 'Request headers are too large'));
+    else if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') socket.end(rawAnswer(408, 'Request timed out'));
+    else socket.end(rawAnswer(400, `Malformed HTTP request (${error.code ?? 'unparsable'})`));
+  });
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    send(res, 417, { reason: `Expectation '${req.headers.expect}' is not supported` });
+  });
+  server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
+    socket.end(rawAnswer(405, 'CONNECT is not supported'));
   });
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
@@ -83,13 +108,19 @@ async function handle(
   functions: LocalGatewayFunctions,
   meter: UsageMeter | undefined,
 ) {
-  const url = new URL(req.url ?? '/', 'http://localhost');
+  const url = requestUrl(req.url);
   const method = (req.method ?? 'GET').toUpperCase();
-  const rawPath = url.pathname;
   const body = await readBody(req);
+  if (!url || (req.httpVersion === '1.1' && req.headers.host === undefined)) {
+    // API Gateway never forwards these: a target that is not a URL (`http://[`), or HTTP/1.1 without Host.
+    send(res, 400, { reason: url ? 'The Host header is required' : 'The request target is not a valid URL' });
+    return;
+  }
+  const rawPath = url.pathname;
   if (meter && rawPath === USAGE_PATH) {
+    const usage = meter.snapshot();
     if (method === 'DELETE') meter.reset();
-    send(res, 200, meter.snapshot());
+    send(res, 200, usage);
     return;
   }
   const received = performance.now();
@@ -216,15 +247,32 @@ function lambdaContext(functionName: string, requestId: string): Context {
 }
 
 function singleValueHeaders(req: IncomingMessage): Record<string, string> {
-  const headers: Record<string, string> = {};
+  const headers = record<string>();
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
     headers[req.rawHeaders[i] as string] = req.rawHeaders[i + 1] as string;
   }
   return headers;
 }
 
+/** The request target as a URL, or undefined when it cannot be one (`http://[::1`, `http://x:99999/`). */
+function requestUrl(target: string | undefined): URL | undefined {
+  try {
+    return new URL(target ?? '/', 'http://localhost');
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Maps keyed by what the client sent (header and parameter names) have no prototype: a name such as
+ * `__proto__` or `constructor` is a key like any other, not an inherited member.
+ */
+function record<T>(): Record<string, T> {
+  return Object.create(null) as Record<string, T>;
+}
+
 function multiValue(req: IncomingMessage): Record<string, string[]> {
-  const headers: Record<string, string[]> = {};
+  const headers = record<string[]>();
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
     const name = req.rawHeaders[i] as string;
     const values = headers[name] ?? [];
@@ -239,8 +287,8 @@ function queryParameters(url: URL): {
   single: Record<string, string> | null;
   multi: Record<string, string[]> | null;
 } {
-  const single: Record<string, string> = {};
-  const multi: Record<string, string[]> = {};
+  const single = record<string>();
+  const multi = record<string[]>();
   for (const [name, value] of url.searchParams) {
     single[name] = value; // the last value wins, as on API Gateway
     const values = multi[name] ?? [];
@@ -268,6 +316,19 @@ function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
     req.on('end', () => resolve(tooLarge ? undefined : Buffer.concat(chunks)));
     req.on('error', reject);
   });
+}
+
+/** A whole HTTP/1.1 answer with a JSON reason, for a socket Node's parser gave up on; closes it. */
+function rawAnswer(statusCode: number, reason: string): string {
+  const body = JSON.stringify({ reason });
+  return [
+    `HTTP/1.1 ${statusCode} ${STATUS_CODES[statusCode] ?? ''}`,
+    'content-type: application/json',
+    `content-length: ${Buffer.byteLength(body)}`,
+    'connection: close',
+    '',
+    body,
+  ].join('\r\n');
 }
 
 function send(res: ServerResponse, statusCode: number, body: unknown) {

@@ -24,6 +24,7 @@ import { ackTimeoutDelayMs, negativeAckDelayMs } from './consumer-policy.ts';
 import { enqueue, positionOf, queueOf, tokenFor } from './delivery.ts';
 import type { UseCasePorts } from './ports.ts';
 import type { Principal } from './principal.ts';
+import { consumerRecord, firstUnwritten, forgetConsumer } from './process-memo.ts';
 import { publishMessages } from './publish-messages.ts';
 import { rewindSubscription } from './rewind-subscription.ts';
 import { hasSingleActiveConsumer, OWNERSHIP_LEASE_MS, subscriptionKey } from './subscribe-consumer.ts';
@@ -86,7 +87,7 @@ export async function requireConsumer(
   consumerId: string,
 ): Promise<ConsumerRecord> {
   const caller = requirePrincipal(principal);
-  const consumer = await ports.consumers.get(consumerId);
+  const consumer = await consumerRecord(ports, consumerId);
   if (!consumer) throw new NotFoundError(`Consumer ${consumerId} not found`);
   if (!caller.superuser && consumer.role !== caller.role) {
     throw new ForbiddenError(`Consumer ${consumerId} belongs to another role`);
@@ -434,19 +435,17 @@ export async function acknowledgeCumulative(
 /**
  * Acknowledging names written entries of the partition only: an id of an entry
  * not written yet (or of another topic's ledger) would silently swallow a
- * message published later. One ledger-state read per partition.
+ * message published later. At most one ledger-state read per partition, none
+ * when this process already saw the entries written.
  */
 async function requireWritten(
   ports: UseCasePorts,
   partition: ConsumerPartition,
   positions: readonly Position[],
 ): Promise<void> {
-  const state = await ports.ledger.state(TopicName.parse(partition.topic));
-  for (const position of positions) {
-    const ledger = state?.ledgers.find((info) => info.ledgerId === position.ledgerId);
-    if (!ledger || position.entryId >= ledger.entries) {
-      throw new PositionNotFoundError(`Message ${position.toString()} not found in topic ${partition.topic}`);
-    }
+  const missing = await firstUnwritten(ports, TopicName.parse(partition.topic), positions);
+  if (missing) {
+    throw new PositionNotFoundError(`Message ${missing.toString()} not found in topic ${partition.topic}`);
   }
 }
 
@@ -616,6 +615,7 @@ export async function closeConsumer(
   const consumer = await requireConsumer(ports, principal, consumerId);
   const key = subscriptionKey(consumer.topic, consumer.subscription);
   await ports.consumers.delete(consumerId);
+  forgetConsumer(ports, consumerId);
   renewals(ports).delete(consumerId);
   await ports.consumers.leave(key, consumerId);
   // What it received but did not acknowledge comes back now (Pulsar redelivers a closed consumer's

@@ -5,6 +5,7 @@ import { requireSuperuser } from './authorization.ts';
 import { queueOf } from './delivery.ts';
 import type { UseCasePorts } from './ports.ts';
 import type { Principal } from './principal.ts';
+import { forgetTopic } from './process-memo.ts';
 import { requirePersistent, resolveTopic } from './topic-lookup.ts';
 
 /** Pulsar's default cap on partitions per topic (maxNumPartitionsPerPartitionedTopic is unlimited; 0 = none). */
@@ -83,6 +84,7 @@ export async function deleteTopic(
   if (topic.isPartition) throw new TopicNotFoundError(topic.toString());
   const resolved = await resolveTopic(ports, topic);
   await ports.catalog.deleteTopic(resolved.record.topic);
+  forgetTopic(ports, resolved.record.topic);
   for (const partition of resolved.partitions) {
     for (const subscription of await ports.catalog.listSubscriptions(partition)) {
       await ports.catalog.deleteSubscription(partition, subscription.name);

@@ -11,6 +11,7 @@ import type { TopicName } from '../domain/topic-name.ts';
 import type { ManagedLedgerState } from '../ports/ledger.ts';
 import type { SubscriptionRecord, TopicRecord } from '../ports/topic-catalog.ts';
 import type { UseCasePorts } from './ports.ts';
+import { firstUnwritten, ledgerOwner, topicRecord } from './process-memo.ts';
 
 /** A topic as addressed by a call: the base record and the partitions the call applies to. */
 export interface ResolvedTopic {
@@ -35,7 +36,7 @@ export function requirePersistent(topic: TopicName): void {
 export async function resolveTopic(ports: UseCasePorts, topic: TopicName): Promise<ResolvedTopic> {
   requirePersistent(topic);
   const base = topic.partitionedTopicName;
-  const record = await ports.catalog.getTopic(base);
+  const record = await topicRecord(ports, base);
   if (!record) throw new TopicNotFoundError(topic.toString());
   if (topic.isPartition) {
     if (topic.partitionIndex >= record.partitions) throw new TopicNotFoundError(topic.toString());
@@ -49,14 +50,14 @@ export async function resolveTopic(ports: UseCasePorts, topic: TopicName): Promi
 }
 
 /**
- * The partition of `resolved` that holds `position`, with its ledger state.
+ * The partition of `resolved` that holds `position`.
  * @throws PositionNotFoundError when the position is not a written message of this topic.
  */
 export async function resolvePosition(
   ports: UseCasePorts,
   resolved: ResolvedTopic,
   position: Position,
-): Promise<{ partition: TopicName; state: ManagedLedgerState }> {
+): Promise<{ partition: TopicName }> {
   const notFound = () =>
     new PositionNotFoundError(
       `Message ${position.toString()} not found in topic ${resolved.topic.toString()}`,
@@ -65,14 +66,11 @@ export async function resolvePosition(
   if (resolved.partitions.length === 1) {
     partition = resolved.partitions[0];
   } else {
-    const owner = await ports.ledger.ownerOf(position.ledgerId);
+    const owner = await ledgerOwner(ports, position.ledgerId);
     partition = resolved.partitions.find((candidate) => owner?.equals(candidate));
   }
-  if (!partition) throw notFound();
-  const state = await ports.ledger.state(partition);
-  const ledger = state?.ledgers.find((info) => info.ledgerId === position.ledgerId);
-  if (!state || !ledger || position.entryId >= ledger.entries) throw notFound();
-  return { partition, state };
+  if (!partition || (await firstUnwritten(ports, partition, [position]))) throw notFound();
+  return { partition };
 }
 
 export async function requireSubscription(
@@ -135,7 +133,7 @@ export async function foldCursor(
  */
 export async function ensureTopic(ports: UseCasePorts, topic: TopicName): Promise<TopicRecord> {
   const base = topic.partitionedTopicName;
-  const existing = await ports.catalog.getTopic(base);
+  const existing = await topicRecord(ports, base);
   if (existing) {
     if (topic.isPartition && topic.partitionIndex >= existing.partitions) {
       throw new TopicNotFoundError(topic.toString());

@@ -1,0 +1,125 @@
+import type { Position } from '../domain/position.ts';
+import type { TopicName } from '../domain/topic-name.ts';
+import type { ConsumerRecord } from '../ports/consumer-registry.ts';
+import type { ManagedLedgerState } from '../ports/ledger.ts';
+import type { TopicRecord } from '../ports/topic-catalog.ts';
+import type { UseCasePorts } from './ports.ts';
+
+/**
+ * How long this process trusts a consumer or topic record it read: a consumer
+ * closed, or a topic deleted or repartitioned, through another process (Lambda
+ * container) is noticed here within this long. The process that made the
+ * change forgets its copy at once. Pulsar clients cache topic metadata in the
+ * same way (and for longer: partitions are re-read every 60 s).
+ */
+export const RECORD_TTL_MS = 5_000;
+/** Entries kept per map; the oldest go first. */
+const MAX_ENTRIES = 10_000;
+
+/**
+ * What one process (a Lambda container, the embedded stack) remembers between
+ * calls, per composition root. Only what cannot make a call wrong: records
+ * that change rarely, for a few seconds; ledger states, which only grow, so a
+ * remembered one is a lower bound of what is written; and which partition a
+ * ledger belongs to, which never changes.
+ */
+interface Memo {
+  readonly consumers: Map<string, { record: ConsumerRecord; untilMs: number }>;
+  readonly topics: Map<string, { record: TopicRecord; untilMs: number }>;
+  readonly ledgerStates: Map<string, ManagedLedgerState>;
+  readonly ledgerOwners: Map<string, TopicName>;
+}
+
+const memos = new WeakMap<UseCasePorts, Memo>();
+
+function memoOf(ports: UseCasePorts): Memo {
+  let memo = memos.get(ports);
+  if (!memo) {
+    memo = { consumers: new Map(), topics: new Map(), ledgerStates: new Map(), ledgerOwners: new Map() };
+    memos.set(ports, memo);
+  }
+  return memo;
+}
+
+function remember<V>(map: Map<string, V>, key: string, value: V): void {
+  map.delete(key);
+  map.set(key, value);
+  if (map.size > MAX_ENTRIES) map.delete(map.keys().next().value as string);
+}
+
+/** The consumer's record, read at most once per RECORD_TTL_MS by this process. */
+export async function consumerRecord(
+  ports: UseCasePorts,
+  consumerId: string,
+): Promise<ConsumerRecord | undefined> {
+  const { consumers } = memoOf(ports);
+  const now = ports.clock.nowMs();
+  const known = consumers.get(consumerId);
+  if (known && known.untilMs > now) return known.record;
+  const record = await ports.consumers.get(consumerId);
+  if (record) remember(consumers, consumerId, { record, untilMs: now + RECORD_TTL_MS });
+  else consumers.delete(consumerId);
+  return record;
+}
+
+export function forgetConsumer(ports: UseCasePorts, consumerId: string): void {
+  memoOf(ports).consumers.delete(consumerId);
+}
+
+/** The topic's record, read at most once per RECORD_TTL_MS by this process. */
+export async function topicRecord(ports: UseCasePorts, topic: TopicName): Promise<TopicRecord | undefined> {
+  const { topics } = memoOf(ports);
+  const key = topic.toString();
+  const now = ports.clock.nowMs();
+  const known = topics.get(key);
+  if (known && known.untilMs > now) return known.record;
+  const record = await ports.catalog.getTopic(topic);
+  if (record) remember(topics, key, { record, untilMs: now + RECORD_TTL_MS });
+  else topics.delete(key);
+  return record;
+}
+
+export function forgetTopic(ports: UseCasePorts, topic: TopicName): void {
+  memoOf(ports).topics.delete(topic.toString());
+}
+
+/**
+ * The first position that names no entry of the partition's ledgers (none:
+ * undefined). Answered from the remembered ledger state when it already holds
+ * them all (ledgers only grow), else from a fresh read, which is remembered.
+ */
+export async function firstUnwritten(
+  ports: UseCasePorts,
+  partition: TopicName,
+  positions: readonly Position[],
+): Promise<Position | undefined> {
+  const { ledgerStates } = memoOf(ports);
+  const key = partition.toString();
+  const known = ledgerStates.get(key);
+  if (known && firstMissing(known, positions) === undefined) return undefined;
+  const state = await ports.ledger.state(partition);
+  if (!state) {
+    ledgerStates.delete(key);
+    return positions[0];
+  }
+  remember(ledgerStates, key, state);
+  return firstMissing(state, positions);
+}
+
+function firstMissing(state: ManagedLedgerState, positions: readonly Position[]): Position | undefined {
+  return positions.find((position) => {
+    const ledger = state.ledgers.find((info) => info.ledgerId === position.ledgerId);
+    return ledger === undefined || position.entryId >= ledger.entries;
+  });
+}
+
+/** The partition a ledger belongs to (a ledger never changes hands), read once by this process. */
+export async function ledgerOwner(ports: UseCasePorts, ledgerId: bigint): Promise<TopicName | undefined> {
+  const { ledgerOwners } = memoOf(ports);
+  const key = ledgerId.toString();
+  const known = ledgerOwners.get(key);
+  if (known) return known;
+  const owner = await ports.ledger.ownerOf(ledgerId);
+  if (owner) remember(ledgerOwners, key, owner);
+  return owner;
+}

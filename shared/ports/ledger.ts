@@ -43,6 +43,13 @@ export interface Ledger {
   /** The partition that owns `ledgerId`, if any. */
   ownerOf(ledgerId: bigint): Promise<TopicName | undefined>;
   readEntry(position: Position): Promise<StoredEntry | undefined>;
+  /**
+   * The written entries of ledger `ledgerId` from `firstEntryId` to `lastEntryId`, both included,
+   * in order (BookKeeper's `ReadHandle.read(first, last)`); ids allocated but never written, or past
+   * the ledger's end, are absent. Nothing when `firstEntryId > lastEntryId`. For reading a run of a
+   * backlog: the storage items holding the range are each read once, not once per entry.
+   */
+  readEntries(ledgerId: bigint, firstEntryId: bigint, lastEntryId: bigint): Promise<StoredEntry[]>;
   /** Removes the partition's state, ledgers and entries. */
   deletePartition(partition: TopicName): Promise<void>;
 }

@@ -519,6 +519,61 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
         expect(sha256(stored?.payload ?? '')).toBe(sha256(batch[i]!.payload));
       }
       expect((await ledger.state(partition))?.bytesInCounter).toBe(3 * (200 * 1024 + 2));
+      const ledgerId = positions[0]!.ledgerId;
+      const ranged = await ledger.readEntries(ledgerId, positions[0]!.entryId, positions[2]!.entryId);
+      expect(ranged.map((e) => sha256(e.payload))).toEqual(batch.map((e) => sha256(e.payload)));
+    });
+
+    it('readEntries gives the written entries of a range in order, across chunks, as readEntry gives them', async () => {
+      const ledger = storage().ledger(1_000);
+      const partition = uniquePartition();
+      const { ledgers } = await ledger.initialize(partition);
+      const ledgerId = ledgers[0]!.ledgerId;
+      // Three publishes, three chunks: entries 0-2, 3, 4-7.
+      await ledger.append(partition, [entry('a', { key: 'k' }), entry('b'), entry('c')], 1);
+      await ledger.append(partition, [entry('d', { properties: { p: '1' }, eventTimeMs: 5 })], 2);
+      await ledger.append(partition, [entry('e'), entry('f', { deliverAtMs: 9 }), entry('g'), entry('h')], 3);
+      const one = async (entryId: number) => (await ledger.readEntry(pos(ledgerId, entryId)))!;
+
+      const [all, middle, single, pastEnd, inverted] = await Promise.all([
+        ledger.readEntries(ledgerId, 0n, 7n),
+        ledger.readEntries(ledgerId, 1n, 5n),
+        ledger.readEntries(ledgerId, 3n, 3n),
+        ledger.readEntries(ledgerId, 6n, 100n),
+        ledger.readEntries(ledgerId, 5n, 4n),
+      ]);
+
+      expect(all).toStrictEqual(await Promise.all([0, 1, 2, 3, 4, 5, 6, 7].map(one)));
+      expect(middle.map((e) => e.payload)).toEqual(['b', 'c', 'd', 'e', 'f']);
+      expect(middle).toStrictEqual(await Promise.all([1, 2, 3, 4, 5].map(one)));
+      expect(single).toStrictEqual([await one(3)]);
+      expect(texts(pastEnd.map((e) => e.position))).toEqual([`${ledgerId}:6`, `${ledgerId}:7`]);
+      expect(inverted).toEqual([]);
+    });
+
+    it('readEntries reads one ledger only; an unknown ledger or a range past the end gives nothing', async () => {
+      const ledger = storage().ledger(5);
+      const partition = uniquePartition();
+      await ledger.initialize(partition);
+      await ledger.append(
+        partition,
+        Array.from({ length: 8 }, (_, i) => entry(`${i}`)),
+        1,
+      );
+      const [first, second] = ((await ledger.state(partition))?.ledgers ?? []).map((info) => info.ledgerId);
+
+      const [ofFirst, ofSecond, beyond, unknown] = await Promise.all([
+        ledger.readEntries(first!, 0n, 99n),
+        ledger.readEntries(second!, 0n, 99n),
+        ledger.readEntries(second!, 3n, 99n),
+        ledger.readEntries(1n << 62n, 0n, 99n),
+      ]);
+
+      expect(ofFirst.map((e) => e.payload)).toEqual(['0', '1', '2', '3', '4']);
+      expect(ofSecond.map((e) => e.payload)).toEqual(['5', '6', '7']);
+      expect(texts(ofSecond.map((e) => e.position))).toEqual([0, 1, 2].map((i) => `${second}:${i}`));
+      expect(beyond).toEqual([]);
+      expect(unknown).toEqual([]);
     });
 
     it('readEntry of a position never written returns undefined', async () => {

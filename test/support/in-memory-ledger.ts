@@ -109,6 +109,22 @@ export class InMemoryLedger implements Ledger {
     return entry === undefined ? undefined : { ...entry, properties: { ...entry.properties } };
   }
 
+  async readEntries(ledgerId: bigint, firstEntryId: bigint, lastEntryId: bigint): Promise<StoredEntry[]> {
+    await this.faults.enter('readEntries');
+    const entries: StoredEntry[] = [];
+    // Bounded by what the ledger holds, whatever range is asked for.
+    const owner = this.tables.owners.get(ledgerId);
+    const ledger =
+      owner && this.tables.partitions.get(owner.toString())?.ledgers.find((l) => l.ledgerId === ledgerId);
+    if (!ledger) return entries;
+    const last = lastEntryId < ledger.entries - 1n ? lastEntryId : ledger.entries - 1n;
+    for (let entryId = firstEntryId < 0n ? 0n : firstEntryId; entryId <= last; entryId++) {
+      const entry = this.tables.entries.get(Position.of(ledgerId, entryId).toString());
+      if (entry !== undefined) entries.push({ ...entry, properties: { ...entry.properties } });
+    }
+    return entries;
+  }
+
   async deletePartition(partition: TopicName): Promise<void> {
     await this.faults.enter('deletePartition');
     const record = this.tables.partitions.get(partition.toString());

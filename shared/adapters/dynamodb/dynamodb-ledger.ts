@@ -145,6 +145,54 @@ export class DynamoDbLedger implements Ledger {
     return toStoredEntry(position, entry, num(chunk, 'pt') ?? 0);
   }
 
+  /**
+   * Two Queries, run together: the chunk holding `firstEntryId` (the last one starting at or before
+   * it), then every chunk starting after it up to `lastEntryId` (paged). Each chunk is read whole,
+   * so a range that starts or ends inside a big chunk pays for all of it, once.
+   */
+  async readEntries(ledgerId: bigint, firstEntryId: bigint, lastEntryId: bigint): Promise<StoredEntry[]> {
+    if (firstEntryId > lastEntryId) return [];
+    const [head, rest] = await Promise.all([
+      this.client.send(
+        new QueryCommand({
+          TableName: this.entriesTable,
+          KeyConditionExpression: 'ledgerId = :l AND firstEntryId <= :e',
+          ExpressionAttributeValues: { ':l': N(ledgerId), ':e': N(firstEntryId) },
+          ScanIndexForward: false,
+          Limit: 1,
+          ConsistentRead: true,
+        }),
+      ),
+      firstEntryId === lastEntryId
+        ? Promise.resolve([])
+        : queryAll(this.client, {
+            TableName: this.entriesTable,
+            KeyConditionExpression: 'ledgerId = :l AND firstEntryId BETWEEN :from AND :to',
+            ExpressionAttributeValues: {
+              ':l': N(ledgerId),
+              ':from': N(firstEntryId + 1n),
+              ':to': N(lastEntryId),
+            },
+            ConsistentRead: true,
+          }),
+    ]);
+    const entries: StoredEntry[] = [];
+    for (const chunk of [...(head.Items ?? []), ...rest]) {
+      const first = big(chunk, 'firstEntryId') as bigint;
+      const list = chunk.e?.L ?? [];
+      const count = Math.min(num(chunk, 'n') ?? 0, list.length);
+      const publishTimeMs = num(chunk, 'pt') ?? 0;
+      const from = firstEntryId > first ? Number(firstEntryId - first) : 0;
+      const to = Math.min(count - 1, Number(lastEntryId - first));
+      for (let index = from; index <= to; index++) {
+        const entry = list[index]?.M;
+        if (entry)
+          entries.push(toStoredEntry(Position.of(ledgerId, first + BigInt(index)), entry, publishTimeMs));
+      }
+    }
+    return entries;
+  }
+
   async deletePartition(partition: TopicName): Promise<void> {
     const state = await this.state(partition);
     if (!state) return;

@@ -116,21 +116,22 @@ function decodeParam(name: string, value: string): string {
 }
 
 export function toRequest(event: APIGatewayProxyEvent, context: Pick<Context, 'awsRequestId'>): HttpRequest {
-  const params: Record<string, string> = {};
-  const rawParams: Record<string, string> = {};
+  // Keyed by what the client sent: no prototype, so `__proto__` or `constructor` is just a name.
+  const params = record<string>();
+  const rawParams = record<string>();
   for (const [name, value] of Object.entries(event.pathParameters ?? {})) {
     if (value === undefined || name === 'proxy') continue;
     rawParams[name] = value;
     params[name] = decodeParam(name, value);
   }
-  const query: Record<string, string[]> = {};
+  const query = record<string[]>();
   for (const [name, values] of Object.entries(event.multiValueQueryStringParameters ?? {})) {
     if (values) query[name] = values;
   }
   for (const [name, value] of Object.entries(event.queryStringParameters ?? {})) {
     if (value !== undefined && !query[name]) query[name] = [value];
   }
-  const headers: Record<string, string> = {};
+  const headers = record<string>();
   for (const [name, value] of Object.entries(event.headers ?? {})) {
     if (value !== undefined) headers[name.toLowerCase()] = value;
   }
@@ -149,6 +150,10 @@ export function toRequest(event: APIGatewayProxyEvent, context: Pick<Context, 'a
     principal: principalOf(event),
     requestId: context.awsRequestId,
   };
+}
+
+function record<T>(): Record<string, T> {
+  return Object.create(null) as Record<string, T>;
 }
 
 function principalOf(event: APIGatewayProxyEvent): Principal | undefined {

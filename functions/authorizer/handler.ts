@@ -44,8 +44,10 @@ export function makeHandler(deps: AuthorizerDependencies): AuthorizerHandler {
     if (context) deps.logger.addContext(context);
     deps.logger.setCorrelationId(event.requestContext?.requestId);
     try {
-      const header = headerValue(event.headers, 'authorization');
-      const match = header ? /^Bearer\s+(\S+)$/i.exec(header) : null;
+      const headers = authorizationHeaders(event);
+      // Two Authorization headers are ambiguous (proxies disagree on which one counts): refuse both.
+      if (headers.length > 1) return refuse('more than one Authorization header');
+      const match = headers[0] ? /^Bearer\s+(\S+)$/i.exec(headers[0]) : null;
       if (!match?.[1]) return refuse('no bearer token');
       let role: string;
       try {
@@ -71,11 +73,17 @@ export function makeHandler(deps: AuthorizerDependencies): AuthorizerHandler {
   };
 }
 
-function headerValue(headers: Record<string, string | undefined> | null, name: string): string | undefined {
-  for (const [key, value] of Object.entries(headers ?? {})) {
-    if (key.toLowerCase() === name) return value;
-  }
-  return undefined;
+/**
+ * Every Authorization header line of the request, whatever the case of its name: from
+ * `multiValueHeaders` when the event has them (API Gateway always sends both maps), else `headers`.
+ */
+function authorizationHeaders(event: APIGatewayRequestAuthorizerEvent): string[] {
+  const values = (map: Record<string, string | readonly string[] | undefined> | null | undefined) =>
+    Object.entries(map ?? {})
+      .filter(([key]) => key.toLowerCase() === 'authorization')
+      .flatMap(([, value]) => (value === undefined ? [] : typeof value === 'string' ? [value] : [...value]));
+  const multi = values(event.multiValueHeaders);
+  return multi.length > 0 ? multi : values(event.headers);
 }
 
 /** `arn:...:apiId/stage/METHOD/path` -> `arn:...:apiId/stage/*`. */

@@ -38,6 +38,7 @@ const produceBody = z
  * anything is stored: a bad field is a 400, an oversized payload a 413.
  */
 export function parseProduceRequest(body: unknown, nowMs: number): NewEntry[] {
+  refuseUnstorablePropertyNames(body);
   const parsed = produceBody.safeParse(body);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -74,5 +75,20 @@ export function parseProduceRequest(body: unknown, nowMs: number): NewEntry[] {
     if (m.deliverAt !== undefined) entry.deliverAtMs = m.deliverAt;
     if (m.deliverAfterMs !== undefined) entry.deliverAtMs = nowMs + m.deliverAfterMs;
     return entry;
+  });
+}
+
+/**
+ * A property named `__proto__` would be dropped silently (a JavaScript object cannot hold it as a
+ * plain key), storing a message that differs from the one sent: refused instead.
+ */
+function refuseUnstorablePropertyNames(body: unknown): void {
+  const messages = (body as { messages?: unknown } | null | undefined)?.messages;
+  if (!Array.isArray(messages)) return;
+  messages.forEach((message: unknown, index) => {
+    const properties = (message as { properties?: unknown } | null | undefined)?.properties;
+    if (typeof properties === 'object' && properties !== null && Object.hasOwn(properties, '__proto__')) {
+      throw new ValidationError(`Message ${index} has a property named __proto__, which cannot be stored`);
+    }
   });
 }

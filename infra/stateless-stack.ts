@@ -23,7 +23,7 @@ import type { Construct } from 'constructs';
 import { queuePrefix, schedulerQueue as schedulerQueueDefinition } from '../shared/config/resources.ts';
 import { apiRoutes, type FunctionName, functionNames, gatewayResponses, publicPaths } from './api-routes.ts';
 import { AcklineFunction } from './constructs/ackline-function.ts';
-import { Observability, pascal } from './constructs/observability.ts';
+import { MAINTENANCE_INTERVAL, Observability, pascal } from './constructs/observability.ts';
 import { grantTokenSecretRead, type TokenSecretReference } from './constructs/token-secret-access.ts';
 import type { AcklineTable } from './stateful-stack.ts';
 
@@ -77,8 +77,8 @@ interface FunctionSettings {
   readonly tableAccess: TableAccess;
   /** Sends to the scheduler's delay queue. */
   readonly schedules: boolean;
-  /** Creates, feeds and drains the per-subscription queues. */
-  readonly subscriptionQueues: boolean;
+  /** What it does to the per-subscription queues (see {@link SubscriptionQueueAccess}). */
+  readonly subscriptionQueues: SubscriptionQueueAccess;
   /** Reads the token secret; gets none of the table and queue configuration. */
   readonly readsTokenSecret: boolean;
 }
@@ -98,7 +98,7 @@ const settings: Record<FunctionName, FunctionSettings> = {
     // Subscriptions and consumers create queues, publishing sends tokens, receiving reads them,
     // nack and delayed delivery schedule redeliveries.
     schedules: true,
-    subscriptionQueues: true,
+    subscriptionQueues: 'deliver',
     readsTokenSecret: false,
   },
   'data-api': {
@@ -108,7 +108,7 @@ const settings: Record<FunctionName, FunctionSettings> = {
     // Subscriptions and consumers create queues, publishing sends tokens, receiving reads them,
     // nack and delayed delivery schedule redeliveries.
     schedules: true,
-    subscriptionQueues: true,
+    subscriptionQueues: 'deliver',
     readsTokenSecret: false,
   },
   authorizer: {
@@ -116,7 +116,7 @@ const settings: Record<FunctionName, FunctionSettings> = {
     timeoutSeconds: 10,
     tableAccess: 'none',
     schedules: false,
-    subscriptionQueues: false,
+    subscriptionQueues: 'none',
     readsTokenSecret: true,
   },
   scheduler: {
@@ -124,15 +124,16 @@ const settings: Record<FunctionName, FunctionSettings> = {
     timeoutSeconds: schedulerQueueDefinition.visibilityTimeoutSeconds / 6,
     tableAccess: 'items',
     schedules: true,
-    subscriptionQueues: true,
+    subscriptionQueues: 'deliver',
     readsTokenSecret: false,
   },
   maintenance: {
     memorySizeMb: 512,
     timeoutSeconds: 240,
     tableAccess: 'items',
-    schedules: true,
-    subscriptionQueues: true,
+    // It counts the tokens in each subscription's dead-letter queue; it neither sends nor schedules.
+    schedules: false,
+    subscriptionQueues: 'inspect',
     readsTokenSecret: false,
   },
 };
@@ -149,6 +150,23 @@ export const subscriptionQueueActions = [
   'sqs:DeleteMessage',
   'sqs:ChangeMessageVisibility',
 ];
+
+/**
+ * What maintenance does to those queues: it reads the attributes of each
+ * subscription's dead-letter queue (the tokens SQS moved there). By the names
+ * it derives from the catalog's subscriptions, so it needs no `sqs:ListQueues`,
+ * which IAM cannot limit to the stage's queue-name prefix.
+ */
+export const subscriptionQueueInspectActions = ['sqs:GetQueueUrl', 'sqs:GetQueueAttributes'];
+
+/**
+ * What a function may do to the per-subscription queues created at run time,
+ * on the stage's queue-name prefix only:
+ * - `none`: nothing;
+ * - `deliver`: {@link subscriptionQueueActions} (create, feed, drain, delete);
+ * - `inspect`: {@link subscriptionQueueInspectActions} (read their attributes).
+ */
+type SubscriptionQueueAccess = 'none' | 'deliver' | 'inspect';
 
 /**
  * Everything that can be replaced at will: the functions, the REST API, their
@@ -200,10 +218,12 @@ export class StatelessStack extends Stack {
         if (setting.tableAccess === 'items') table.grant(fn, ...tableItemActions);
       }
       if (setting.schedules) props.schedulerQueue.grantSendMessages(fn);
-      if (setting.subscriptionQueues) {
-        fn.addToRolePolicy(
-          new PolicyStatement({ actions: subscriptionQueueActions, resources: [subscriptionQueuesArn] }),
-        );
+      if (setting.subscriptionQueues !== 'none') {
+        const actions =
+          setting.subscriptionQueues === 'deliver'
+            ? subscriptionQueueActions
+            : subscriptionQueueInspectActions;
+        fn.addToRolePolicy(new PolicyStatement({ actions, resources: [subscriptionQueuesArn] }));
         NagSuppressions.addResourceSuppressions(
           construct.role,
           [
@@ -241,7 +261,7 @@ export class StatelessStack extends Stack {
       new SqsEventSource(props.schedulerQueue, { batchSize: 10, reportBatchItemFailures: true }),
     );
     new Rule(this, 'MaintenanceSchedule', {
-      schedule: Schedule.rate(Duration.minutes(5)),
+      schedule: Schedule.rate(MAINTENANCE_INTERVAL),
       targets: [new LambdaFunction(functions.maintenance)],
     });
 

@@ -17,7 +17,13 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { METRICS_NAMESPACE, metricNames, serviceNameOf } from '../../shared/config/load-config.ts';
+import {
+  METRICS_NAMESPACE,
+  maintenanceMetricNames,
+  metricNames,
+  serviceNameOf,
+} from '../../shared/config/load-config.ts';
+import { MAX_RETENTION_SECONDS } from '../../shared/config/resources.ts';
 import type { FunctionName } from '../api-routes.ts';
 
 export interface ObservabilityProps {
@@ -40,6 +46,27 @@ export const SCHEDULER_QUEUE_MAX_AGE_SECONDS = 900 + 300;
 
 const PERIOD = Duration.minutes(5);
 
+/** How often EventBridge runs the maintenance function. */
+export const MAINTENANCE_INTERVAL = Duration.minutes(5);
+
+/**
+ * The period of the alarms on what the maintenance function reports once per
+ * run: three runs, so that every period holds at least two reports whatever
+ * the schedule's jitter (a period without one would read as "no dead letters").
+ */
+export const MAINTENANCE_REPORT_PERIOD = Duration.minutes(15);
+
+/**
+ * How long a due message may wait unacknowledged on a subscription before the
+ * backlog-age alarm fires: half of SQS's 14-day retention. Its delivery token
+ * is no older than that, give or take one 900 s SQS delay (a token is sent when
+ * the message is published, falls due or is redelivered), so the operator has
+ * a week before SQS starts dropping the oldest tokens; after that only a queue
+ * rebuild delivers those messages. A subscription nobody consumes raises it
+ * too, as it should: Pulsar would keep its backlog, ackline's tokens expire.
+ */
+export const SUBSCRIPTION_BACKLOG_MAX_AGE_SECONDS = MAX_RETENTION_SECONDS / 2;
+
 /**
  * Alarms and one dashboard for a stage:
  * - scheduler dead-letter queue depth > 0 (a message failed maxReceiveCount times);
@@ -47,8 +74,15 @@ const PERIOD = Duration.minutes(5);
  * - API 5xx >= 1 in 5 minutes (the handlers answer every known error with a 4xx);
  * - per function, errors >= 1 and throttles >= 1 in 5 minutes. The authorizer's
  *   error alarm subtracts the tokens it refused: API Gateway's contract for a
- *   401 is a thrown 'Unauthorized', which Lambda counts as an error.
- * Every alarm treats missing data as OK: no traffic is not a failure.
+ *   401 is a thrown 'Unauthorized', which Lambda counts as an error;
+ * - the subscription queues and cursors the control plane creates at run time,
+ *   which no stack can name, through what the maintenance function reports
+ *   each run (shared/application/maintain-subscriptions.ts): tokens in any
+ *   subscription dead-letter queue > 0; a due message unacknowledged for more
+ *   than SUBSCRIPTION_BACKLOG_MAX_AGE_SECONDS; and no completed maintenance run
+ *   in MAINTENANCE_REPORT_PERIOD, without which those two would go quiet.
+ * Every alarm but the last treats missing data as OK: no traffic is not a
+ * failure. The last treats it as breaching: silence is what it watches for.
  */
 export class Observability extends Construct {
   public readonly alarms: readonly Alarm[];
@@ -67,6 +101,7 @@ export class Observability extends Construct {
       threshold: number,
       comparisonOperator: ComparisonOperator,
       description: string,
+      treatMissingData = TreatMissingData.NOT_BREACHING,
     ) => {
       const created = new Alarm(this, alarmId, {
         alarmName: `ackline-${stage}-${kebab(alarmId)}`,
@@ -75,7 +110,7 @@ export class Observability extends Construct {
         threshold,
         comparisonOperator,
         evaluationPeriods: 1,
-        treatMissingData: TreatMissingData.NOT_BREACHING,
+        treatMissingData,
       });
       alarms.push(created);
       return created;
@@ -141,6 +176,56 @@ export class Observability extends Construct {
         `The ${name} function was throttled: the account's or the function's concurrency limit was reached.`,
       );
     }
+
+    // Run-time subscription queues: their names come from cursor ids, so the
+    // maintenance function measures them and reports one value per run.
+    // Without a label, so that each alarm is on its metric itself (no metric-math form).
+    const maintenanceMetric = (metricName: string, statistic: string, period: Duration) =>
+      new Metric({
+        namespace: METRICS_NAMESPACE,
+        metricName,
+        dimensionsMap: { service: serviceNameOf('maintenance'), stage },
+        period,
+        statistic,
+      });
+    const subscriptionDeadLetters = maintenanceMetric(
+      maintenanceMetricNames.deadLetterMessages,
+      'Maximum',
+      MAINTENANCE_REPORT_PERIOD,
+    );
+    alarm(
+      'SubscriptionDeadLetterDepth',
+      subscriptionDeadLetters,
+      0,
+      ComparisonOperator.GREATER_THAN_THRESHOLD,
+      'Tokens in a subscription dead-letter queue (ackline-<stage>-s-*-dlq): SQS moved them there after ' +
+        'maxReceiveCount receives, and nothing delivers those messages until they are redriven or the ' +
+        "queue is rebuilt. The maintenance function's 'maintenance run' log line names the queues.",
+    );
+    const backlogAge = maintenanceMetric(
+      maintenanceMetricNames.backlogAgeSeconds,
+      'Maximum',
+      Duration.hours(1),
+    );
+    alarm(
+      'SubscriptionBacklogAge',
+      backlogAge,
+      SUBSCRIPTION_BACKLOG_MAX_AGE_SECONDS,
+      ComparisonOperator.GREATER_THAN_THRESHOLD,
+      `A subscription has had a due message unacknowledged for more than ${SUBSCRIPTION_BACKLOG_MAX_AGE_SECONDS / 86_400} days: ` +
+        'its consumers are gone or failing, and SQS drops delivery tokens after 14 days. The ' +
+        "'maintenance run' log line names the subscription (oldestBacklog).",
+    );
+    alarm(
+      'MaintenanceStalled',
+      maintenanceMetric(maintenanceMetricNames.runs, 'Sum', MAINTENANCE_REPORT_PERIOD),
+      1,
+      ComparisonOperator.LESS_THAN_THRESHOLD,
+      `No maintenance run completed in ${MAINTENANCE_REPORT_PERIOD.toMinutes()} minutes (it runs every ` +
+        `${MAINTENANCE_INTERVAL.toMinutes()}): the schedule is off or the function fails, and the ` +
+        'subscription dead-letter and backlog-age alarms are blind meanwhile.',
+      TreatMissingData.BREACHING,
+    );
     this.alarms = alarms;
 
     if (props.alarmTopicArn !== undefined) {
@@ -159,7 +244,7 @@ export class Observability extends Construct {
       names.map((name) => metric(functions[name]).with({ label: name }));
     this.dashboard.addWidgets(
       new TextWidget({
-        markdown: `# ackline ${stage}\nAlarms, the REST API, the functions and the scheduler queue. Runbook: docs/deploy-to-aws.md.`,
+        markdown: `# ackline ${stage}\nAlarms, the REST API, the functions, the scheduler queue and the subscriptions (as maintenance reports them). Runbook: docs/deploy-to-aws.md.`,
         width: 24,
         height: 2,
       }),
@@ -205,6 +290,23 @@ export class Observability extends Construct {
           deadLetterDepth.with({ label: 'dead-letter queue' }),
         ],
         right: [oldestAge.with({ label: 'age of oldest (s)' })],
+        width: 12,
+      }),
+    );
+    this.dashboard.addWidgets(
+      new GraphWidget({
+        title: 'Subscriptions: dead-letter tokens, oldest due unacknowledged message (s)',
+        left: [subscriptionDeadLetters.with({ label: 'tokens in dead-letter queues' })],
+        right: [backlogAge.with({ label: 'backlog age (s)', period: MAINTENANCE_REPORT_PERIOD })],
+        width: 12,
+      }),
+      new GraphWidget({
+        title: 'Maintenance: folded cursors and entries, failures',
+        left: [
+          this.customMetric('maintenance', maintenanceMetricNames.foldedEntries),
+          this.customMetric('maintenance', maintenanceMetricNames.foldedCursors),
+        ],
+        right: [this.customMetric('maintenance', maintenanceMetricNames.failures)],
         width: 12,
       }),
     );

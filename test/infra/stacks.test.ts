@@ -5,8 +5,16 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { apiRoutes, functionNames, gatewayResponses, publicPaths } from '../../infra/api-routes.ts';
 import { type AcklineApp, buildApp } from '../../infra/build-app.ts';
-import { SCHEDULER_QUEUE_MAX_AGE_SECONDS } from '../../infra/constructs/observability.ts';
-import { subscriptionQueueActions, tableItemActions } from '../../infra/stateless-stack.ts';
+import {
+  SCHEDULER_QUEUE_MAX_AGE_SECONDS,
+  SUBSCRIPTION_BACKLOG_MAX_AGE_SECONDS,
+} from '../../infra/constructs/observability.ts';
+import {
+  subscriptionQueueActions,
+  subscriptionQueueInspectActions,
+  tableItemActions,
+} from '../../infra/stateless-stack.ts';
+import { maintenanceMetricNames } from '../../shared/config/load-config.ts';
 import { schedulerQueue, tables } from '../../shared/config/resources.ts';
 
 // The context `cdk synth` gets, so the template under test is the deployed one.
@@ -240,7 +248,8 @@ describe('stateless stack', () => {
       'AWS::ApiGateway::Resource': expect.any(Number),
       'AWS::ApiGateway::Method': methods,
       'AWS::ApiGateway::GatewayResponse': Object.keys(gatewayResponses).length,
-      'AWS::CloudWatch::Alarm': 3 + functionNames.length * 2,
+      // Scheduler DLQ and age, API 5xx, subscription DLQs, backlog age, maintenance heartbeat.
+      'AWS::CloudWatch::Alarm': 6 + functionNames.length * 2,
       'AWS::CloudWatch::Dashboard': 1,
     });
   });
@@ -377,14 +386,14 @@ describe('stateless stack', () => {
         },
         subscriptionQueues,
       ],
+      // It reads the subscription dead-letter queues' attributes; it sends and schedules nothing.
       Maintenance: [
         own('Maintenance'),
         { actions: [...tableItemActions].sort(), resources: tablesArns },
         {
-          actions: ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'],
-          resources: schedulerQueueArn,
+          actions: [...subscriptionQueueInspectActions].sort(),
+          resources: subscriptionQueues.resources,
         },
-        subscriptionQueues,
       ],
     });
   });
@@ -710,6 +719,58 @@ describe('alarms and dashboard', () => {
     });
   });
 
+  /** A metric the maintenance function emits (EMF): namespace Ackline, its service, the stage. */
+  const maintenanceMetric = (name: string) => ({
+    Namespace: 'Ackline',
+    MetricName: name,
+    Dimensions: expect.arrayContaining([
+      { Name: 'service', Value: 'ackline-maintenance' },
+      { Name: 'stage', Value: 'dev' },
+    ]),
+  });
+
+  it('alarms when any run-time subscription dead-letter queue holds a token, as maintenance counts them', () => {
+    expect(alarmNamed('subscription-dead-letter-depth')).toMatchObject({
+      ...maintenanceMetric(maintenanceMetricNames.deadLetterMessages),
+      Statistic: 'Maximum',
+      // Three maintenance runs: every period holds a report.
+      Period: 900,
+      EvaluationPeriods: 1,
+      ComparisonOperator: 'GreaterThanThreshold',
+      Threshold: 0,
+      TreatMissingData: 'notBreaching',
+    });
+  });
+
+  it('alarms when a due message has waited unacknowledged for half of the SQS retention', () => {
+    expect(SUBSCRIPTION_BACKLOG_MAX_AGE_SECONDS).toBe(schedulerQueue.messageRetentionSeconds / 2);
+    expect(alarmNamed('subscription-backlog-age')).toMatchObject({
+      ...maintenanceMetric(maintenanceMetricNames.backlogAgeSeconds),
+      Statistic: 'Maximum',
+      Period: 3600,
+      ComparisonOperator: 'GreaterThanThreshold',
+      Threshold: 7 * 86_400,
+      TreatMissingData: 'notBreaching',
+    });
+  });
+
+  it('alarms when no maintenance run completes in fifteen minutes, missing data included', () => {
+    expect(alarmNamed('maintenance-stalled')).toMatchObject({
+      ...maintenanceMetric(maintenanceMetricNames.runs),
+      Statistic: 'Sum',
+      Period: 900,
+      ComparisonOperator: 'LessThanThreshold',
+      Threshold: 1,
+      TreatMissingData: 'breaching',
+    });
+  });
+
+  it('watches the run-time queues through metrics: no alarm names a subscription queue or needs a query', () => {
+    for (const alarm of alarms()) {
+      expect(JSON.stringify(alarm)).not.toMatch(/ackline-dev-s-|SELECT /);
+    }
+  });
+
   it('sends every alarm to the SNS topic the context names, and back to OK', () => {
     const template = Template.fromStack(build({ 'ackline:alarmTopicArn': TOPIC_ARN }).stateless);
     template.allResourcesProperties('AWS::CloudWatch::Alarm', {
@@ -733,6 +794,9 @@ describe('alarms and dashboard', () => {
       '\\"Ackline\\",\\"published\\",\\"service\\",\\"ackline-data-api\\",\\"stage\\",\\"dev\\"',
       '\\"Ackline\\",\\"adminAcknowledged\\",\\"service\\",\\"ackline-admin-api\\"',
       '\\"Ackline\\",\\"tokenRefused\\"',
+      '\\"Ackline\\",\\"subscriptionDeadLetterMessages\\",\\"service\\",\\"ackline-maintenance\\"',
+      '\\"Ackline\\",\\"subscriptionBacklogAgeSeconds\\",\\"service\\",\\"ackline-maintenance\\"',
+      '\\"Ackline\\",\\"foldedEntries\\",\\"service\\",\\"ackline-maintenance\\"',
     ]) {
       expect(body).toContain(expected);
     }

@@ -71,7 +71,7 @@ export const tableItemActions = [
  */
 type TableAccess = 'none' | 'items';
 
-interface FunctionSettings {
+export interface FunctionSettings {
   readonly memorySizeMb: number;
   readonly timeoutSeconds: number;
   readonly tableAccess: TableAccess;
@@ -90,7 +90,7 @@ interface FunctionSettings {
  * stays at a sixth of its queue's visibility timeout, as AWS advises for SQS
  * event sources.
  */
-const settings: Record<FunctionName, FunctionSettings> = {
+export const functionSettings: Record<FunctionName, FunctionSettings> = {
   'admin-api': {
     memorySizeMb: 1024,
     timeoutSeconds: 29,
@@ -204,7 +204,7 @@ export class StatelessStack extends Stack {
 
     const functions = {} as Record<FunctionName, NodejsFunction>;
     for (const name of functionNames) {
-      const setting = settings[name];
+      const setting = functionSettings[name];
       const environment = setting.readsTokenSecret ? { ...common } : { ...dataEnvironment };
       const construct = new AcklineFunction(this, pascal(name), {
         name,

@@ -59,4 +59,12 @@ export interface DeliveryQueue {
    * Cost: one attribute read (plus the URL lookup once per process).
    */
   deadLetterCount(queue: SubscriptionQueue): Promise<number>;
+  /**
+   * How many tokens wait on the queue, visible or delayed (not those a consumer
+   * holds in flight): what a producer of tokens checks before adding more (the
+   * backlog feeder's flow control). Approximate, as SQS counts.
+   * Cost: one attribute read (plus the URL lookup once per process).
+   * @throws NotFoundError when the queue does not exist (its subscription was deleted).
+   */
+  depth(queue: SubscriptionQueue): Promise<number>;
 }

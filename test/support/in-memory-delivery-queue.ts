@@ -1,3 +1,4 @@
+import { NotFoundError } from '../../shared/domain/errors.ts';
 import type {
   DeliveryQueue,
   ReceivedToken,
@@ -11,7 +12,9 @@ import { InjectedFaults } from './in-memory-faults.ts';
  * deliver through them: queues exist or not, tokens sent are kept in order,
  * and a test sets how many tokens a queue's dead-letter queue holds (SQS moves
  * them there; nothing here does). Receiving returns nothing: delivery is
- * tested against the embedded stack's SQS. Not persisted.
+ * tested against the embedded stack's SQS, so a queue's depth is every token
+ * sent to it (a test takes tokens off `sent` to stand for consumers). Not
+ * persisted.
  */
 export class InMemoryDeliveryQueue implements DeliveryQueue {
   readonly maxDelaySeconds = 900;
@@ -62,6 +65,14 @@ export class InMemoryDeliveryQueue implements DeliveryQueue {
   async purge(queue: SubscriptionQueue): Promise<void> {
     await this.faults.enter('purge');
     if (this.sent.has(queue.cursorId)) this.sent.set(queue.cursorId, []);
+  }
+
+  /** Every token sent and not purged: nothing receives them here. */
+  async depth(queue: SubscriptionQueue): Promise<number> {
+    await this.faults.enter('depth');
+    const tokens = this.sent.get(queue.cursorId);
+    if (!tokens) throw new NotFoundError(`The subscription queue ${queue.cursorId} does not exist`);
+    return tokens.length;
   }
 
   async deadLetterCount(queue: SubscriptionQueue): Promise<number> {

@@ -210,6 +210,26 @@ export class SqsDeliveryQueue implements DeliveryQueue {
     }
   }
 
+  async depth(queue: SubscriptionQueue): Promise<number> {
+    const url = await this.url(queue);
+    try {
+      const { Attributes } = await this.client.send(
+        new GetQueueAttributesCommand({
+          QueueUrl: url,
+          AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesDelayed'],
+        }),
+      );
+      return (
+        Number(Attributes?.ApproximateNumberOfMessages ?? 0) +
+        Number(Attributes?.ApproximateNumberOfMessagesDelayed ?? 0)
+      );
+    } catch (error) {
+      if (!(error instanceof QueueDoesNotExist)) throw error;
+      this.urls.delete(this.queueName(queue));
+      throw gone(this.queueName(queue), error);
+    }
+  }
+
   private async receiveOnce(
     url: string,
     max: number,

@@ -59,6 +59,9 @@ class RecordingDeliveryQueue implements DeliveryQueue {
   async deadLetterCount(): Promise<number> {
     return 0;
   }
+  async depth(queue: SubscriptionQueue): Promise<number> {
+    return this.sent.get(queue.cursorId)?.length ?? 0;
+  }
 
   /** Takes every token sent to the queue so far. */
   take(cursorId: string): TokenToSend[] {

@@ -36,7 +36,10 @@ export interface RunningLocal {
   readonly url: string;
   readonly dataDir: string;
   readonly stack: EmbeddedStack;
-  /** Tokens put back on subscription queues at start (unacknowledged messages found in the cursors). */
+  /**
+   * Tokens put back on subscription queues at start (unacknowledged messages found in the cursors):
+   * the first part of each backlog; the scheduler feeds the rest once it polls.
+   */
   readonly rebuiltTokens: number;
   stop(): Promise<void>;
 }

@@ -1,4 +1,5 @@
 import { type DeliveryToken, type InlineMessage, MAX_INLINE_BYTES } from '../domain/delivery-token.ts';
+import { LedgerIndex } from '../domain/ledger-layout.ts';
 import { Position } from '../domain/position.ts';
 import { isCumulativeAckType, type SubscriptionType } from '../domain/subscription-type.ts';
 import type { TopicName } from '../domain/topic-name.ts';
@@ -109,31 +110,80 @@ export async function fanOut(
   );
 }
 
-/** How many backlog entries one backfill call puts on a queue (bigger backlogs: maintenance). */
-export const MAX_BACKFILL = 100_000;
+/** Positions whose entry ids are at most this far apart in one ledger are read by one range read. */
+const MAX_READ_GAP = 16n;
+/** Positions per cursor check, range read and enqueue. */
+const BACKFILL_SLICE = 100;
+
+export interface BackfillOptions {
+  /** Only entries strictly after it (default: the mark-delete position). */
+  readonly after?: Position;
+  /**
+   * The last entry owed, included (default: the last entry of the ledgers as
+   * read now, after the subscription record was created).
+   */
+  readonly until?: Position;
+  /** At most this many backlog entries are read and enqueued (>= 1). */
+  readonly limit: number;
+  /**
+   * Entries allocated but not written are acknowledged: only when no publish
+   * can be in flight (recovery at start), since a publisher still writing one
+   * sends its token itself.
+   */
+  readonly acknowledgeUnwritten?: boolean;
+}
+
+export interface BackfillResult {
+  /** Tokens enqueued. */
+  readonly enqueued: number;
+  /** The last position this call covered, when backlog up to `until` remains after it. */
+  readonly next?: Position;
+  /** The last entry owed (the option, or the last entry read now); undefined when there is none. */
+  readonly until?: Position;
+}
 
 /**
- * Puts a token on the subscription's queue for every unacknowledged entry
- * after its mark-delete position (up to MAX_BACKFILL): a new subscription at
- * Earliest gets the existing backlog, and a queue lost with the embedded
- * stack's in-memory SQS is rebuilt from the cursor. Redelivery counts restart
- * from what the cursor recorded.
- * @returns how many tokens were enqueued.
+ * Puts a token on the subscription's queue for the unacknowledged entries
+ * after `after` (and after the mark-delete position) up to `until`, at most
+ * `limit` of them, in log order: a new subscription at Earliest gets the
+ * existing backlog, and a queue lost with the embedded stack's in-memory SQS
+ * is rebuilt from the cursor. Larger backlogs are fed on in bounded steps (see
+ * feed-backlog.ts). Redelivery counts restart from what the cursor recorded.
+ *
+ * Why `until`: an entry allocated after the subscription record was created
+ * gets its token from publish's fan-out (its publisher lists the
+ * subscriptions after writing it); a token from here too would deliver it
+ * twice. Only entries allocated between the record's creation and the read of
+ * `until` can get both (a window of one read).
+ *
+ * Cost: the cursor load, then per 100 positions one delivery-state read, one
+ * range read per run of nearby entries of one ledger, and one batch send per
+ * 10 tokens.
  */
 export async function backfill(
   ports: UseCasePorts,
   partition: TopicName,
   subscription: SubscriptionRecord,
-  options: { readonly acknowledgeUnwritten?: boolean } = {},
-): Promise<number> {
-  const { cursor } = await loadCursor(ports, partition, subscription);
-  const positions = cursor.firstBacklogPositions(Math.min(cursor.backlog(), MAX_BACKFILL));
+  options: BackfillOptions,
+): Promise<BackfillResult> {
+  if (!Number.isSafeInteger(options.limit) || options.limit < 1) {
+    throw new RangeError(`backfill limit ${options.limit} is not a positive integer`);
+  }
+  const { cursor, state } = await loadCursor(ports, partition, subscription);
+  const until = options.until ?? new LedgerIndex(state.ledgers).lastEntry();
+  if (until === undefined) return { enqueued: 0 };
+  const candidates = cursor
+    .backlogPositionsAfter(options.after ?? cursor.markDeletePosition, options.limit + 1)
+    .filter((position) => position.compareTo(until) <= 0);
+  const positions = candidates.slice(0, options.limit);
   const now = ports.clock.nowMs();
   let enqueued = 0;
-  for (let i = 0; i < positions.length; i += 100) {
-    const slice = positions.slice(i, i + 100);
-    const states = await ports.cursors.deliveryState(subscription.cursorId, slice);
-    const entries = await Promise.all(slice.map((position) => ports.ledger.readEntry(position)));
+  for (let i = 0; i < positions.length; i += BACKFILL_SLICE) {
+    const slice = positions.slice(i, i + BACKFILL_SLICE);
+    const [states, entries] = await Promise.all([
+      ports.cursors.deliveryState(subscription.cursorId, slice),
+      readBacklogEntries(ports, slice),
+    ]);
     const items: { token: DeliveryToken; dueAtMs: number }[] = [];
     const unwritten: Position[] = [];
     entries.forEach((entry, index) => {
@@ -154,5 +204,31 @@ export async function backfill(
     }
     enqueued += items.length;
   }
-  return enqueued;
+  const more = candidates.length > positions.length;
+  return more ? { enqueued, next: positions[positions.length - 1] as Position, until } : { enqueued, until };
+}
+
+/**
+ * The entries at `positions` (undefined where none was written), read as
+ * ranges: positions of one ledger at most MAX_READ_GAP apart share one range
+ * read, so a run of the backlog costs one read, not one per entry. In order.
+ */
+async function readBacklogEntries(
+  ports: UseCasePorts,
+  positions: readonly Position[],
+): Promise<(StoredEntry | undefined)[]> {
+  const runs: { ledgerId: bigint; first: bigint; last: bigint }[] = [];
+  for (const position of positions) {
+    const run = runs[runs.length - 1];
+    if (run && run.ledgerId === position.ledgerId && position.entryId - run.last <= MAX_READ_GAP) {
+      run.last = position.entryId;
+    } else {
+      runs.push({ ledgerId: position.ledgerId, first: position.entryId, last: position.entryId });
+    }
+  }
+  const read = await Promise.all(
+    runs.map((run) => ports.ledger.readEntries(run.ledgerId, run.first, run.last)),
+  );
+  const byPosition = new Map(read.flat().map((entry) => [entry.position.toString(), entry]));
+  return positions.map((position) => byPosition.get(position.toString()));
 }

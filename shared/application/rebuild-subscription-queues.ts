@@ -1,13 +1,17 @@
-import { backfill, queueOf } from './delivery.ts';
+import { queueOf } from './delivery.ts';
+import { feedBacklog } from './feed-backlog.ts';
 import type { UseCasePorts } from './ports.ts';
 
 /**
  * Recreates every subscription's queue from its cursor and the ledger: each
- * unacknowledged entry after the mark-delete position gets a token again. The
- * embedded stack runs it at start (local SQS keeps messages in memory only);
- * on AWS it is the operator's recovery. Redelivery counts continue from what
- * the cursors recorded. Cost: a scan of the topics, then linear in the backlogs.
- * @returns the number of tokens enqueued per subscription (`partition|subscription`).
+ * unacknowledged entry after the mark-delete position gets a token again, the
+ * first INLINE_BACKFILL per subscription now and the rest through the
+ * scheduler's feed jobs (feedBacklog). The embedded stack runs it at start
+ * (local SQS keeps messages in memory only), before its gateway opens and its
+ * scheduler polls; on AWS it is the operator's recovery. Redelivery counts
+ * continue from what the cursors recorded. Cost: a scan of the topics, then at
+ * most INLINE_BACKFILL entries per subscription.
+ * @returns the number of tokens enqueued now per subscription (`partition|subscription`).
  */
 export async function rebuildSubscriptionQueues(
   ports: UseCasePorts,
@@ -22,7 +26,7 @@ export async function rebuildSubscriptionQueues(
     for (const partition of partitions) {
       for (const subscription of await ports.catalog.listSubscriptions(partition)) {
         await ports.deliveryQueue.create(queueOf(subscription));
-        enqueued[`${partition.toString()}|${subscription.name}`] = await backfill(
+        enqueued[`${partition.toString()}|${subscription.name}`] = await feedBacklog(
           ports,
           partition,
           subscription,

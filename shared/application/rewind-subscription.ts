@@ -1,14 +1,17 @@
 import { TopicName } from '../domain/topic-name.ts';
 import type { ConsumerPartition, ConsumerRecord } from '../ports/consumer-registry.ts';
-import { enqueue, MAX_BACKFILL, queueOf, tokenFor } from './delivery.ts';
+import { enqueue, queueOf, tokenFor } from './delivery.ts';
 import type { UseCasePorts } from './ports.ts';
 import { loadCursor } from './topic-lookup.ts';
+
+/** How many backlog entries one rewind puts back on the queue. */
+export const MAX_REWIND = 100_000;
 
 /**
  * Puts every unacknowledged entry of one partition's subscription back on its
  * queue with its redelivery count + 1, recording the new counts first so that
  * every older token (queued or held by a consumer) is dropped when it shows
- * up. Linear in the backlog (at most MAX_BACKFILL entries per call).
+ * up. Linear in the backlog (at most MAX_REWIND entries per call).
  */
 export async function rewindSubscription(
   ports: UseCasePorts,
@@ -19,7 +22,7 @@ export async function rewindSubscription(
   const subscription = await ports.catalog.getSubscription(topic, consumer.subscription);
   if (!subscription) return;
   const { cursor } = await loadCursor(ports, topic, subscription);
-  const positions = cursor.firstBacklogPositions(Math.min(cursor.backlog(), MAX_BACKFILL));
+  const positions = cursor.firstBacklogPositions(Math.min(cursor.backlog(), MAX_REWIND));
   const queue = queueOf(subscription);
   for (let i = 0; i < positions.length; i += 100) {
     const slice = positions.slice(i, i + 100);

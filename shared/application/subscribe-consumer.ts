@@ -7,7 +7,8 @@ import type { ConsumerPartition, ConsumerRecord } from '../ports/consumer-regist
 import type { SubscriptionRecord } from '../ports/topic-catalog.ts';
 import { requireAction, requirePrincipal } from './authorization.ts';
 import { buildConsumerPolicy, type ConsumerPolicyInput } from './consumer-policy.ts';
-import { backfill, queueOf } from './delivery.ts';
+import { queueOf } from './delivery.ts';
+import { feedBacklog } from './feed-backlog.ts';
 import type { UseCasePorts } from './ports.ts';
 import type { Principal } from './principal.ts';
 import { type InitialPosition, validateSubscriptionName } from './subscription-name.ts';
@@ -110,9 +111,13 @@ export async function subscribeConsumer(
 /**
  * The subscription of one partition, created when missing. Creation order makes
  * a concurrent publish safe: queue, then cursor, then the record (from which
- * publishers learn of it), then a backfill of whatever the cursor still owes,
- * covering the whole backlog at Earliest and any entry allocated between the
- * cursor and the record at Latest.
+ * publishers learn of it), then a backfill of whatever the cursor still owes up
+ * to the last entry written once the record exists, covering the whole backlog
+ * at Earliest and any entry allocated between the cursor and the record at
+ * Latest. Later entries get their tokens from publish's fan-out. The first
+ * INLINE_BACKFILL entries are enqueued before this returns; a bigger backlog
+ * is fed on by the scheduler (feedBacklog), in log order but after whatever
+ * publishes meanwhile put on the queue.
  * @throws ConflictError when the subscription exists with another type.
  */
 export async function ensureSubscription(
@@ -147,7 +152,7 @@ export async function ensureSubscription(
     await ports.deliveryQueue.delete(queueOf(record));
     return ensureSubscription(ports, partition, name, type, initialPosition);
   }
-  await backfill(ports, partition, record);
+  await feedBacklog(ports, partition, record);
   return record;
 }
 

@@ -6,7 +6,9 @@ export type CounterName =
   | 'nacked'
   | 'deadLettered'
   | 'schedulerHops'
-  | 'ackTimeouts';
+  | 'ackTimeouts'
+  /** Backlog tokens the feeder put on subscription queues (after a subscribe's or a rebuild's first part). */
+  | 'backlogFed';
 
 export interface Counters {
   add(name: CounterName, value: number): void;

@@ -19,7 +19,39 @@ export interface AckTimeoutJob {
   readonly dueAtMs: number;
 }
 
-export type ScheduledJob = DeliverJob | AckTimeoutJob;
+/** A position as jobs carry it (JSON has no bigint), as tokens do. */
+export interface JobPosition {
+  readonly ledgerId: string;
+  readonly entryId: string;
+}
+
+/**
+ * At `dueAtMs`, put the next part of a subscription's backlog on its queue:
+ * the entries after `after` up to `until`, a bounded number per job, then
+ * schedule the job for the rest (the backlog feeder). Dropped when the
+ * subscription is gone or was recreated (another cursor, so another queue).
+ */
+export interface FeedJob {
+  readonly kind: 'feed';
+  /** The topic partition (full name). */
+  readonly partition: string;
+  readonly subscription: string;
+  /** The subscription's queue; its cursorId names the subscription's cursor. */
+  readonly queue: SubscriptionQueue;
+  /** The last entry already fed: the job feeds what comes after it. */
+  readonly after: JobPosition;
+  /**
+   * The last entry the feeder owes, fixed when the feed started: every later
+   * entry was allocated after the subscription was visible to publishers, so
+   * publish's fan-out sends its token.
+   */
+  readonly until: JobPosition;
+  /** Entries allocated but never written are acknowledged (recovery after a crash, no publish in flight). */
+  readonly acknowledgeUnwritten?: boolean;
+  readonly dueAtMs: number;
+}
+
+export type ScheduledJob = DeliverJob | AckTimeoutJob | FeedJob;
 
 /**
  * Every timing decision past what one SQS delay carries: jobs wait on the

@@ -39,7 +39,8 @@ export class InMemoryLedgerTables {
  * one counter, a ledger rolls over lazily (when an append finds it full), the
  * counters count payload bytes in UTF-8, and appending nothing does nothing.
  * Not persisted; every operation is atomic (the adapter's append is not: a
- * crash between allocating ids and writing entries leaves a hole).
+ * crash between allocating ids and writing entries leaves a hole, which
+ * `allocateUnwritten` makes).
  */
 export class InMemoryLedger implements Ledger {
   private readonly faults = new InjectedFaults<keyof Ledger>();
@@ -88,6 +89,28 @@ export class InMemoryLedger implements Ledger {
       positions.push(position);
       record.msgInCounter += 1;
       record.bytesInCounter += Buffer.byteLength(entry.payload);
+    }
+    return positions;
+  }
+
+  /**
+   * Allocates `count` ids without writing their entries: what DynamoDbLedger
+   * leaves when its publisher dies between the two (a hole that reads back as
+   * nothing). Rolls over as append does.
+   */
+  allocateUnwritten(partition: TopicName, count: number): Position[] {
+    const record = this.tables.partitions.get(partition.toString());
+    if (record === undefined) throw new TopicNotFoundError(partition.toString());
+    const positions: Position[] = [];
+    for (let i = 0; i < count; i++) {
+      let current = record.ledgers[record.ledgers.length - 1]!;
+      if (current.entries >= BigInt(this.maxEntriesPerLedger)) {
+        current = { ledgerId: this.tables.newLedger(partition), entries: 0n };
+        record.ledgers.push(current);
+      }
+      positions.push(Position.of(current.ledgerId, current.entries));
+      current.entries += 1n;
+      record.msgInCounter += 1;
     }
     return positions;
   }

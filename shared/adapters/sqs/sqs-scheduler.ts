@@ -1,8 +1,11 @@
 import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { decodeDeliveryToken, encodeDeliveryToken } from '../../domain/delivery-token.ts';
 import { ValidationError } from '../../domain/errors.ts';
+import { Position } from '../../domain/position.ts';
+import { TopicName } from '../../domain/topic-name.ts';
 import type { Clock } from '../../ports/clock.ts';
-import type { ScheduledJob, Scheduler } from '../../ports/scheduler.ts';
+import type { SubscriptionQueue } from '../../ports/delivery-queue.ts';
+import type { FeedJob, JobPosition, ScheduledJob, Scheduler } from '../../ports/scheduler.ts';
 
 /**
  * The scheduler's delay queue on SQS. A job waits `min(maxDelaySeconds,
@@ -38,10 +41,28 @@ export class SqsScheduler implements Scheduler {
 }
 
 export function encodeJob(job: ScheduledJob): string {
+  if (job.kind === 'feed') {
+    const wire: Record<string, unknown> = {
+      kind: job.kind,
+      partition: job.partition,
+      subscription: job.subscription,
+      queue: { cursorId: job.queue.cursorId, ordered: job.queue.ordered },
+      after: { ledgerId: job.after.ledgerId, entryId: job.after.entryId },
+      until: { ledgerId: job.until.ledgerId, entryId: job.until.entryId },
+      dueAtMs: job.dueAtMs,
+    };
+    if (job.acknowledgeUnwritten) wire.acknowledgeUnwritten = true;
+    return JSON.stringify(wire);
+  }
   const { token, ...rest } = job;
   return JSON.stringify({ ...rest, token: JSON.parse(encodeDeliveryToken(token)) });
 }
 
+/**
+ * The job a scheduler message carries. Strict: a message that is not exactly
+ * one of the job kinds, with every field of the right type, is rejected.
+ * @throws ValidationError (InvalidPositionError, InvalidTopicNameError) for a malformed job.
+ */
 export function decodeJob(body: string): ScheduledJob {
   let parsed: Record<string, unknown>;
   try {
@@ -49,16 +70,23 @@ export function decodeJob(body: string): ScheduledJob {
   } catch {
     throw new ValidationError('Scheduled job is not JSON');
   }
-  const token = decodeDeliveryToken(JSON.stringify(parsed.token));
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new ValidationError('Scheduled job is not an object');
+  }
   const queue = parsed.queue as { cursorId?: unknown; ordered?: unknown } | undefined;
   if (
     typeof queue?.cursorId !== 'string' ||
     typeof queue.ordered !== 'boolean' ||
-    typeof parsed.dueAtMs !== 'number'
+    typeof parsed.dueAtMs !== 'number' ||
+    !Number.isFinite(parsed.dueAtMs)
   ) {
     throw new ValidationError('Scheduled job is malformed');
   }
   const target = { cursorId: queue.cursorId, ordered: queue.ordered };
+  if (parsed.kind === 'feed') {
+    return decodeFeedJob(parsed, target, parsed.dueAtMs);
+  }
+  const token = decodeDeliveryToken(JSON.stringify(parsed.token));
   if (parsed.kind === 'deliver') {
     return { kind: 'deliver', queue: target, token, dueAtMs: parsed.dueAtMs };
   }
@@ -77,4 +105,38 @@ export function decodeJob(body: string): ScheduledJob {
     };
   }
   throw new ValidationError(`Unknown scheduled job kind ${String(parsed.kind)}`);
+}
+
+function decodeFeedJob(parsed: Record<string, unknown>, queue: SubscriptionQueue, dueAtMs: number): FeedJob {
+  const { partition, subscription, acknowledgeUnwritten } = parsed;
+  if (
+    typeof partition !== 'string' ||
+    typeof subscription !== 'string' ||
+    subscription.length === 0 ||
+    (acknowledgeUnwritten !== undefined && typeof acknowledgeUnwritten !== 'boolean')
+  ) {
+    throw new ValidationError('Scheduled feed job is malformed');
+  }
+  TopicName.parse(partition);
+  const job: { -readonly [K in keyof FeedJob]: FeedJob[K] } = {
+    kind: 'feed',
+    partition,
+    subscription,
+    queue,
+    after: jobPosition(parsed.after, 'after'),
+    until: jobPosition(parsed.until, 'until'),
+    dueAtMs,
+  };
+  if (acknowledgeUnwritten) job.acknowledgeUnwritten = true;
+  return job;
+}
+
+/** A position field of a job: an entry (non-negative decimal ids), as strings. */
+function jobPosition(value: unknown, what: string): JobPosition {
+  const position = value as { ledgerId?: unknown; entryId?: unknown } | undefined;
+  if (typeof position?.ledgerId !== 'string' || typeof position.entryId !== 'string') {
+    throw new ValidationError(`Scheduled feed job has no valid ${what} position`);
+  }
+  const parsed = Position.of(position.ledgerId, position.entryId);
+  return { ledgerId: parsed.ledgerId.toString(), entryId: parsed.entryId.toString() };
 }

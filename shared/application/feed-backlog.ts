@@ -1,0 +1,115 @@
+import { NotFoundError } from '../domain/errors.ts';
+import { Position } from '../domain/position.ts';
+import { TopicName } from '../domain/topic-name.ts';
+import type { FeedJob, JobPosition } from '../ports/scheduler.ts';
+import type { SubscriptionRecord } from '../ports/topic-catalog.ts';
+import { backfill, queueOf } from './delivery.ts';
+import type { UseCasePorts } from './ports.ts';
+
+/**
+ * Backlog entries a subscribe (or a queue rebuild) enqueues itself, so the
+ * first receive finds messages, before the feeder takes over. Kept small: a
+ * subscribe answers within API Gateway's 29 s, once per partition.
+ */
+export const INLINE_BACKFILL = 1_000;
+/**
+ * Backlog entries one feed job enqueues: bounded work (about 200 batch sends)
+ * well inside the scheduler function's timeout, with ten jobs per invocation.
+ */
+export const FEED_BATCH = 2_000;
+/**
+ * Flow control: a feed job waits while the subscription queue holds more than
+ * this many tokens (visible or delayed), so a slow consumer's queue does not
+ * take the whole backlog at once.
+ */
+export const FEED_HIGH_WATER = 10_000;
+/** How long a feed job waits when the queue is above FEED_HIGH_WATER. */
+export const FEED_RETRY_MS = 10_000;
+
+/**
+ * Puts a subscription's backlog on its queue: the first INLINE_BACKFILL
+ * entries now, the rest through the scheduler, FEED_BATCH entries per feed
+ * job (see runFeedJob). The feeder owes the entries up to the last one
+ * written when this call reads the ledgers; later ones get their tokens from
+ * publish's fan-out (see backfill). Tokens go on the queue in log order, each
+ * part after the one before.
+ * @returns how many tokens were enqueued now.
+ */
+export async function feedBacklog(
+  ports: UseCasePorts,
+  partition: TopicName,
+  subscription: SubscriptionRecord,
+  options: { readonly acknowledgeUnwritten?: boolean } = {},
+): Promise<number> {
+  const result = await backfill(ports, partition, subscription, {
+    limit: INLINE_BACKFILL,
+    ...(options.acknowledgeUnwritten ? { acknowledgeUnwritten: true } : {}),
+  });
+  if (result.next && result.until) {
+    const job: FeedJob = {
+      kind: 'feed',
+      partition: partition.toString(),
+      subscription: subscription.name,
+      queue: queueOf(subscription),
+      after: jobPosition(result.next),
+      until: jobPosition(result.until),
+      dueAtMs: ports.clock.nowMs(),
+      ...(options.acknowledgeUnwritten ? { acknowledgeUnwritten: true } : {}),
+    };
+    await ports.scheduler.schedule([job]);
+  }
+  return result.enqueued;
+}
+
+/**
+ * The feeder's step, run by the scheduler for a `feed` job:
+ * 1. the subscription is gone, or was deleted and recreated (another cursor):
+ *    drop the job;
+ * 2. its queue holds more than FEED_HIGH_WATER tokens: run the same job again
+ *    in FEED_RETRY_MS (the cursor is not read meanwhile);
+ * 3. enqueue up to FEED_BATCH backlog entries after `after` (up to `until`),
+ *    skipping what was acknowledged since, and schedule the job for the rest,
+ *    due now.
+ * At least once: a job run twice (SQS redelivers a job whose invocation
+ * failed) enqueues its part twice, which can deliver those entries twice.
+ */
+export async function runFeedJob(ports: UseCasePorts, job: FeedJob): Promise<'dropped' | 'waiting' | 'fed'> {
+  const partition = TopicName.parse(job.partition);
+  const current = async () => {
+    const subscription = await ports.catalog.getSubscription(partition, job.subscription);
+    return subscription?.cursorId === job.queue.cursorId ? subscription : undefined;
+  };
+  const subscription = await current();
+  if (!subscription) return 'dropped';
+  try {
+    if ((await ports.deliveryQueue.depth(job.queue)) > FEED_HIGH_WATER) {
+      await ports.scheduler.schedule([{ ...job, dueAtMs: ports.clock.nowMs() + FEED_RETRY_MS }]);
+      return 'waiting';
+    }
+    const result = await backfill(ports, partition, subscription, {
+      after: positionOf(job.after),
+      until: positionOf(job.until),
+      limit: FEED_BATCH,
+      ...(job.acknowledgeUnwritten ? { acknowledgeUnwritten: true } : {}),
+    });
+    ports.counters?.add('backlogFed', result.enqueued);
+    if (result.next) {
+      await ports.scheduler.schedule([
+        { ...job, after: jobPosition(result.next), dueAtMs: ports.clock.nowMs() },
+      ]);
+    }
+    return 'fed';
+  } catch (error) {
+    // Deleted meanwhile (its cursor or queue went first): nothing is owed any more.
+    if (error instanceof NotFoundError && !(await current())) return 'dropped';
+    throw error;
+  }
+}
+
+function jobPosition(position: Position): JobPosition {
+  return { ledgerId: position.ledgerId.toString(), entryId: position.entryId.toString() };
+}
+
+function positionOf(position: JobPosition): Position {
+  return Position.of(position.ledgerId, position.entryId);
+}

@@ -1,0 +1,101 @@
+import { describe, expect, it } from 'vitest';
+import { decodeJob, encodeJob } from '../../../../shared/adapters/sqs/sqs-scheduler.ts';
+import type { DeliveryToken } from '../../../../shared/domain/delivery-token.ts';
+import { ValidationError } from '../../../../shared/domain/errors.ts';
+import type { FeedJob, ScheduledJob } from '../../../../shared/ports/scheduler.ts';
+
+const token: DeliveryToken = {
+  topic: 'persistent://public/default/orders-partition-1',
+  ledgerId: '9007199254740993',
+  entryId: '4',
+  redeliveryCount: 2,
+  message: { payload: 'héllo', key: 'k', properties: { a: 'b' }, publishTimeMs: 1_700_000_000_000 },
+};
+
+const feed: FeedJob = {
+  kind: 'feed',
+  partition: 'persistent://public/default/orders-partition-1',
+  subscription: 'billing',
+  queue: { cursorId: 'c-1', ordered: false },
+  after: { ledgerId: '3', entryId: '999' },
+  // Above 2^53: ids travel as strings, exactly.
+  until: { ledgerId: '9223372036854775807', entryId: '9007199254740993' },
+  dueAtMs: 1_700_000_000_123,
+};
+
+describe('scheduler job codec', () => {
+  it.each<[string, ScheduledJob]>([
+    ['a deliver job', { kind: 'deliver', queue: { cursorId: 'c-1', ordered: true }, token, dueAtMs: 5 }],
+    [
+      'an ackTimeout job',
+      {
+        kind: 'ackTimeout',
+        consumerId: 'consumer-1',
+        queue: { cursorId: 'c-1', ordered: false },
+        receipt: 'receipt-1',
+        token,
+        dueAtMs: 6,
+      },
+    ],
+    ['a feed job', feed],
+    [
+      'a feed job of a recovery',
+      { ...feed, queue: { cursorId: 'c-2', ordered: true }, acknowledgeUnwritten: true },
+    ],
+  ])('round-trips %s exactly', (_, job) => {
+    expect(decodeJob(encodeJob(job))).toStrictEqual(job);
+  });
+
+  it('writes a feed job with its fields only (no token), and acknowledgeUnwritten only when set', () => {
+    expect(JSON.parse(encodeJob(feed))).toStrictEqual({
+      kind: 'feed',
+      partition: feed.partition,
+      subscription: 'billing',
+      queue: { cursorId: 'c-1', ordered: false },
+      after: { ledgerId: '3', entryId: '999' },
+      until: feed.until,
+      dueAtMs: feed.dueAtMs,
+    });
+    expect(JSON.parse(encodeJob({ ...feed, acknowledgeUnwritten: false }))).not.toHaveProperty(
+      'acknowledgeUnwritten',
+    );
+  });
+
+  const wire = (changes: Record<string, unknown>): string =>
+    JSON.stringify({ ...JSON.parse(encodeJob(feed)), ...changes });
+
+  it.each([
+    ['not JSON', '{'],
+    ['JSON null', 'null'],
+    ['a JSON array', '[]'],
+    ['an unknown kind', wire({ kind: 'compact' })],
+    ['no queue', wire({ queue: undefined })],
+    ['a queue without ordered', wire({ queue: { cursorId: 'c-1' } })],
+    ['dueAtMs as a string', wire({ dueAtMs: '5' })],
+    ['a feed job without partition', wire({ partition: undefined })],
+    ['a feed job naming no valid topic', wire({ partition: 'persistent://only-tenant' })],
+    ['a feed job without subscription', wire({ subscription: undefined })],
+    ['a feed job with an empty subscription', wire({ subscription: '' })],
+    ['a feed job without after', wire({ after: undefined })],
+    ['a feed job without until', wire({ until: undefined })],
+    ['a feed job with numeric ids', wire({ after: { ledgerId: 3, entryId: 999 } })],
+    ['a feed job with a negative entry id', wire({ after: { ledgerId: '3', entryId: '-1' } })],
+    ['a feed job with a non-decimal id', wire({ until: { ledgerId: '0x10', entryId: '1' } })],
+    [
+      'a feed job with an id above 2^63-1',
+      wire({ until: { ledgerId: '9223372036854775808', entryId: '1' } }),
+    ],
+    ['a feed job with acknowledgeUnwritten not a boolean', wire({ acknowledgeUnwritten: 'yes' })],
+    ['a deliver job without token', JSON.stringify({ kind: 'deliver', queue: feed.queue, dueAtMs: 1 })],
+    [
+      'an ackTimeout job without receipt',
+      JSON.stringify({
+        ...JSON.parse(encodeJob({ kind: 'deliver', queue: feed.queue, token, dueAtMs: 1 })),
+        kind: 'ackTimeout',
+        consumerId: 'c',
+      }),
+    ],
+  ])('rejects %s with a ValidationError', (_, body) => {
+    expect(() => decodeJob(body)).toThrow(ValidationError);
+  });
+});

@@ -1,0 +1,481 @@
+import { describe, expect, it } from 'vitest';
+import { queueOf } from '../../../shared/application/delivery.ts';
+import {
+  FEED_BATCH,
+  FEED_HIGH_WATER,
+  FEED_RETRY_MS,
+  INLINE_BACKFILL,
+  runFeedJob,
+} from '../../../shared/application/feed-backlog.ts';
+import type { UseCasePorts } from '../../../shared/application/ports.ts';
+import { rebuildSubscriptionQueues } from '../../../shared/application/rebuild-subscription-queues.ts';
+import { runScheduledJob } from '../../../shared/application/run-scheduled-job.ts';
+import { ensureSubscription } from '../../../shared/application/subscribe-consumer.ts';
+import type { Position } from '../../../shared/domain/position.ts';
+import { RedeliveryBackoffRegistry } from '../../../shared/domain/redelivery-backoff-registry.ts';
+import type { SubscriptionType } from '../../../shared/domain/subscription-type.ts';
+import { TopicName } from '../../../shared/domain/topic-name.ts';
+import type { ConsumerRegistry } from '../../../shared/ports/consumer-registry.ts';
+import type { CounterName } from '../../../shared/ports/counters.ts';
+import type { StoredCursor } from '../../../shared/ports/cursor-store.ts';
+import type { FeedJob, ScheduledJob } from '../../../shared/ports/scheduler.ts';
+import type { SubscriptionRecord } from '../../../shared/ports/topic-catalog.ts';
+import { InMemoryAuditLog } from '../../support/in-memory-audit-log.ts';
+import { InMemoryCursorStore } from '../../support/in-memory-cursor-store.ts';
+import { InMemoryDeliveryQueue } from '../../support/in-memory-delivery-queue.ts';
+import { InMemoryLedger } from '../../support/in-memory-ledger.ts';
+import { InMemoryPermissionStore } from '../../support/in-memory-permission-store.ts';
+import { InMemoryScheduler } from '../../support/in-memory-scheduler.ts';
+import { InMemoryTopicCatalog } from '../../support/in-memory-topic-catalog.ts';
+import { ManualClock } from '../../support/manual-clock.ts';
+
+const START_MS = 1_700_000_000_000;
+const ORDERS = TopicName.parse('persistent://public/default/orders');
+
+/** A port the feeder must not touch: any use fails the test. */
+function unused<T extends object>(name: string): T {
+  return new Proxy({} as T, {
+    get: (_target, property) => {
+      throw new Error(`the feeder used ports.${name}.${String(property)}`);
+    },
+  });
+}
+
+/** The cursor store, counting loads (flow control must not read the cursor). */
+class CountingCursorStore extends InMemoryCursorStore {
+  loads = 0;
+
+  override async load(cursorId: string): Promise<StoredCursor | undefined> {
+    this.loads += 1;
+    return super.load(cursorId);
+  }
+}
+
+/** The catalog, with a hook run after getSubscription answered (a delete landing meanwhile). */
+class HookedTopicCatalog extends InMemoryTopicCatalog {
+  afterGetSubscription: (() => Promise<void>) | undefined;
+
+  override async getSubscription(
+    partition: TopicName,
+    name: string,
+  ): Promise<SubscriptionRecord | undefined> {
+    const record = await super.getSubscription(partition, name);
+    await this.afterGetSubscription?.();
+    return record;
+  }
+}
+
+/** One deployment in memory: ledgers of `maxEntriesPerLedger` entries, time at START_MS. */
+function deployment(maxEntriesPerLedger = 1_500) {
+  const clock = new ManualClock(START_MS);
+  const catalog = new HookedTopicCatalog();
+  const ledger = new InMemoryLedger(maxEntriesPerLedger);
+  const cursors = new CountingCursorStore();
+  const deliveryQueue = new InMemoryDeliveryQueue();
+  const scheduler = new InMemoryScheduler();
+  const counted = new Map<CounterName, number>();
+  let nextId = 0;
+  const ports: UseCasePorts = {
+    catalog,
+    ledger,
+    cursors,
+    permissions: new InMemoryPermissionStore(),
+    audit: new InMemoryAuditLog(),
+    deliveryQueue,
+    scheduler,
+    consumers: unused<ConsumerRegistry>('consumers'),
+    backoffs: RedeliveryBackoffRegistry.withBuiltIns(),
+    clock,
+    ids: { newId: () => `cursor-${++nextId}` },
+    settings: { clusterName: 'standalone' },
+    counters: { add: (name, value) => counted.set(name, (counted.get(name) ?? 0) + value) },
+  };
+
+  async function topic(): Promise<TopicName> {
+    await catalog.createTopic({ topic: ORDERS, partitions: 0, createdAtMs: clock.nowMs() });
+    await ledger.initialize(ORDERS);
+    return ORDERS;
+  }
+
+  /** Appends `count` messages in publishes of at most 1,000 (one chunk each in DynamoDB). */
+  async function publish(count: number, from = 0): Promise<Position[]> {
+    const positions: Position[] = [];
+    for (let i = 0; i < count; i += 1_000) {
+      const entries = Array.from({ length: Math.min(1_000, count - i) }, (_, j) => ({
+        payload: `m${from + i + j}`,
+        properties: {},
+      }));
+      positions.push(...(await ledger.append(ORDERS, entries, clock.nowMs())));
+    }
+    return positions;
+  }
+
+  function subscribe(name = 'billing', type: SubscriptionType = 'Shared'): Promise<SubscriptionRecord> {
+    return ensureSubscription(ports, ORDERS, name, type, 'Earliest');
+  }
+
+  /** The positions of the tokens on a subscription's queue, in the order they were sent. */
+  function queued(subscription: SubscriptionRecord): string[] {
+    return (deliveryQueue.sent.get(subscription.cursorId) ?? []).map(
+      ({ token }) => `${token.ledgerId}:${token.entryId}`,
+    );
+  }
+
+  /** Runs every scheduled job, and the jobs they schedule, until none is left (at most `rounds`). */
+  async function drain(rounds = 100): Promise<ScheduledJob[]> {
+    const ran: ScheduledJob[] = [];
+    for (let round = 0; round < rounds && scheduler.jobs.length > 0; round++) {
+      for (const job of scheduler.take()) {
+        ran.push(job);
+        await runScheduledJob(ports, job);
+      }
+    }
+    return ran;
+  }
+
+  return {
+    ports,
+    clock,
+    catalog,
+    ledger,
+    cursors,
+    deliveryQueue,
+    scheduler,
+    counted,
+    topic,
+    publish,
+    subscribe,
+    queued,
+    drain,
+  };
+}
+
+const texts = (positions: readonly Position[]): string[] => positions.map(String);
+
+function feedJobs(jobs: readonly ScheduledJob[]): FeedJob[] {
+  return jobs.filter((job): job is FeedJob => job.kind === 'feed');
+}
+
+describe('feedBacklog: a subscribe at Earliest', () => {
+  it('enqueues a backlog of at most INLINE_BACKFILL entries itself and schedules nothing', async () => {
+    const d = deployment();
+    await d.topic();
+    const positions = await d.publish(INLINE_BACKFILL);
+
+    const billing = await d.subscribe();
+
+    expect(d.queued(billing)).toEqual(texts(positions));
+    expect(d.scheduler.jobs).toEqual([]);
+  });
+
+  it('enqueues the first INLINE_BACKFILL entries and schedules a feed job, due now, for the rest', async () => {
+    const d = deployment();
+    await d.topic();
+    const positions = await d.publish(INLINE_BACKFILL + 1);
+
+    const billing = await d.subscribe();
+
+    expect(d.queued(billing)).toEqual(texts(positions.slice(0, INLINE_BACKFILL)));
+    const last = positions[positions.length - 1]!;
+    const after = positions[INLINE_BACKFILL - 1]!;
+    expect(d.scheduler.jobs).toEqual([
+      {
+        kind: 'feed',
+        partition: ORDERS.toString(),
+        subscription: 'billing',
+        queue: queueOf(billing),
+        after: { ledgerId: after.ledgerId.toString(), entryId: after.entryId.toString() },
+        until: { ledgerId: last.ledgerId.toString(), entryId: last.entryId.toString() },
+        dueAtMs: START_MS,
+      } satisfies FeedJob,
+    ]);
+  });
+
+  it('feeds a backlog spread over several ledgers exactly once, in log order, FEED_BATCH per job', async () => {
+    const d = deployment(1_500);
+    await d.topic();
+    const total = INLINE_BACKFILL + 2 * FEED_BATCH + 345;
+    const positions = await d.publish(total);
+    expect((await d.ledger.state(ORDERS))?.ledgers.length).toBeGreaterThan(3);
+
+    const billing = await d.subscribe();
+    const ran = await d.drain();
+
+    expect(d.queued(billing)).toEqual(texts(positions));
+    expect(feedJobs(ran)).toHaveLength(3);
+    expect(d.counted.get('backlogFed')).toBe(total - INLINE_BACKFILL);
+    const tokens = d.deliveryQueue.sent.get(billing.cursorId) ?? [];
+    expect(tokens.every(({ token, delaySeconds }) => token.redeliveryCount === 0 && delaySeconds === 0)).toBe(
+      true,
+    );
+    expect(tokens[0]?.token.message?.payload).toBe('m0');
+  });
+
+  it('keeps log order on an ordered (Exclusive) subscription queue', async () => {
+    const d = deployment(700);
+    await d.topic();
+    const positions = await d.publish(INLINE_BACKFILL + FEED_BATCH + 10);
+
+    const owner = await d.subscribe('owner', 'Exclusive');
+    await d.drain();
+
+    expect(queueOf(owner).ordered).toBe(true);
+    expect(d.queued(owner)).toEqual(texts(positions));
+  });
+
+  it('stops at the last entry written when the subscription was created: later ones are fan-out’s', async () => {
+    const d = deployment();
+    await d.topic();
+    const backlog = await d.publish(INLINE_BACKFILL + 500);
+    const billing = await d.subscribe();
+
+    // Published after the subscription existed: publish's fan-out sends these tokens.
+    const later = await d.publish(300, INLINE_BACKFILL + 500);
+    await d.drain();
+
+    expect(d.queued(billing)).toEqual(texts(backlog));
+    expect(d.queued(billing)).not.toContain(later[0]!.toString());
+  });
+
+  it('skips what was acknowledged after the feed started, and an acknowledged `after` itself', async () => {
+    const d = deployment();
+    await d.topic();
+    const positions = await d.publish(INLINE_BACKFILL + 100);
+    const billing = await d.subscribe();
+    // A consumer acknowledges the inline part (mark-delete moves past `after`) and a few later ones.
+    const acked = [
+      ...positions.slice(0, INLINE_BACKFILL),
+      ...positions.slice(INLINE_BACKFILL + 10, INLINE_BACKFILL + 20),
+    ];
+    await d.cursors.acknowledge(billing.cursorId, acked);
+
+    await d.drain();
+
+    const fed = d.queued(billing).slice(INLINE_BACKFILL);
+    expect(fed).toEqual(
+      texts([
+        ...positions.slice(INLINE_BACKFILL, INLINE_BACKFILL + 10),
+        ...positions.slice(INLINE_BACKFILL + 20),
+      ]),
+    );
+  });
+
+  it('carries the redelivery counts the cursor recorded', async () => {
+    const d = deployment();
+    await d.topic();
+    const positions = await d.publish(INLINE_BACKFILL + 5);
+    const billing = await d.subscribe();
+    const redelivered = positions[INLINE_BACKFILL + 2]!;
+    await d.cursors.recordRedelivery(billing.cursorId, [{ position: redelivered, count: 3 }]);
+
+    await d.drain();
+
+    const token = (d.deliveryQueue.sent.get(billing.cursorId) ?? []).find(
+      ({ token }) => `${token.ledgerId}:${token.entryId}` === redelivered.toString(),
+    );
+    expect(token?.token.redeliveryCount).toBe(3);
+  });
+
+  it('leaves ids allocated but not written to their publisher (it is still writing and sends the token)', async () => {
+    const d = deployment();
+    await d.topic();
+    await d.publish(INLINE_BACKFILL + 10);
+    const unwritten = d.ledger.allocateUnwritten(ORDERS, 2);
+    const billing = await d.subscribe();
+
+    await d.drain();
+
+    expect(d.queued(billing)).toHaveLength(INLINE_BACKFILL + 10);
+    expect(await d.cursors.isAcknowledged(billing.cursorId, unwritten)).toEqual([false, false]);
+  });
+
+  it('schedules nothing at Latest: there is no backlog to feed', async () => {
+    const d = deployment();
+    await d.topic();
+    await d.publish(INLINE_BACKFILL + 10);
+
+    const billing = await ensureSubscription(d.ports, ORDERS, 'billing', 'Shared', 'Latest');
+
+    expect(d.queued(billing)).toEqual([]);
+    expect(d.scheduler.jobs).toEqual([]);
+  });
+});
+
+describe('runFeedJob', () => {
+  /** A subscription whose backlog needs the feeder, and its first feed job (taken off the scheduler). */
+  async function feeding(d: ReturnType<typeof deployment>, backlog = INLINE_BACKFILL + FEED_BATCH + 10) {
+    await d.topic();
+    const positions = await d.publish(backlog);
+    const billing = await d.subscribe();
+    const [job] = feedJobs(d.scheduler.take());
+    if (!job) throw new Error('no feed job was scheduled');
+    return { positions, billing, job };
+  }
+
+  it('enqueues FEED_BATCH entries after `after` and schedules the job for the rest, due now', async () => {
+    const d = deployment();
+    const { positions, billing, job } = await feeding(d);
+    d.clock.advance(5_000);
+
+    const outcome = await runFeedJob(d.ports, job);
+
+    expect(outcome).toBe('fed');
+    expect(d.queued(billing)).toEqual(texts(positions.slice(0, INLINE_BACKFILL + FEED_BATCH)));
+    const next = positions[INLINE_BACKFILL + FEED_BATCH - 1]!;
+    expect(d.scheduler.jobs).toEqual([
+      {
+        ...job,
+        after: { ledgerId: next.ledgerId.toString(), entryId: next.entryId.toString() },
+        dueAtMs: START_MS + 5_000,
+      },
+    ]);
+  });
+
+  it('schedules nothing after the last part', async () => {
+    const d = deployment();
+    const { positions, billing, job } = await feeding(d, INLINE_BACKFILL + FEED_BATCH);
+
+    await runFeedJob(d.ports, job);
+
+    expect(d.queued(billing)).toEqual(texts(positions));
+    expect(d.scheduler.jobs).toEqual([]);
+  });
+
+  it(`waits ${FEED_RETRY_MS} ms without reading the cursor while the queue holds more than FEED_HIGH_WATER tokens`, async () => {
+    const d = deployment();
+    const { billing, job } = await feeding(d);
+    const tokens = d.deliveryQueue.sent.get(billing.cursorId)!;
+    const filler = tokens[0]!;
+    while (tokens.length <= FEED_HIGH_WATER) tokens.push(filler);
+    const loads = d.cursors.loads;
+
+    const outcome = await runFeedJob(d.ports, job);
+
+    expect(outcome).toBe('waiting');
+    expect(d.cursors.loads).toBe(loads);
+    expect(tokens).toHaveLength(FEED_HIGH_WATER + 1);
+    expect(d.scheduler.jobs).toEqual([{ ...job, dueAtMs: START_MS + FEED_RETRY_MS }]);
+  });
+
+  it('feeds again once consumers took the queue down to FEED_HIGH_WATER', async () => {
+    const d = deployment();
+    const { billing, job } = await feeding(d);
+    const tokens = d.deliveryQueue.sent.get(billing.cursorId)!;
+    tokens.splice(0);
+    const filler = {
+      token: { topic: ORDERS.toString(), ledgerId: '1', entryId: '0', redeliveryCount: 0 },
+      delaySeconds: 0,
+    };
+    while (tokens.length < FEED_HIGH_WATER) tokens.push(filler);
+
+    const outcome = await runFeedJob(d.ports, job);
+
+    expect(outcome).toBe('fed');
+    expect(tokens).toHaveLength(FEED_HIGH_WATER + FEED_BATCH);
+  });
+
+  it('a waiting job hops on the scheduler until due, then feeds', async () => {
+    const d = deployment();
+    const { billing, job } = await feeding(d);
+    const tokens = d.deliveryQueue.sent.get(billing.cursorId)!;
+    const filler = tokens[0]!;
+    while (tokens.length <= FEED_HIGH_WATER) tokens.push(filler);
+    await runFeedJob(d.ports, job);
+    const [waiting] = d.scheduler.take();
+    tokens.splice(0);
+
+    expect(await runScheduledJob(d.ports, waiting!)).toBe('hopped');
+    d.clock.advance(FEED_RETRY_MS);
+    const [hopped] = d.scheduler.take();
+    expect(await runScheduledJob(d.ports, hopped!)).toBe('done');
+
+    expect(tokens).toHaveLength(FEED_BATCH);
+  });
+
+  it('drops the job of a deleted subscription', async () => {
+    const d = deployment();
+    const { billing, job } = await feeding(d);
+    await d.catalog.deleteSubscription(ORDERS, 'billing');
+    await d.cursors.delete(billing.cursorId);
+    await d.deliveryQueue.delete(queueOf(billing));
+
+    expect(await runFeedJob(d.ports, job)).toBe('dropped');
+    expect(d.scheduler.jobs).toEqual([]);
+  });
+
+  it('drops the job of a subscription deleted and created again (another cursor, another queue)', async () => {
+    const d = deployment();
+    const { billing, job } = await feeding(d);
+    await d.catalog.deleteSubscription(ORDERS, 'billing');
+    await d.deliveryQueue.delete(queueOf(billing));
+    const again = await d.subscribe();
+    d.scheduler.take();
+    const queuedAgain = d.queued(again);
+
+    expect(await runFeedJob(d.ports, job)).toBe('dropped');
+    expect(d.queued(again)).toEqual(queuedAgain);
+    expect(d.scheduler.jobs).toEqual([]);
+  });
+
+  it('drops the job when the subscription is deleted while it runs', async () => {
+    const d = deployment();
+    const { billing, job } = await feeding(d);
+    // Deleted right after the job found it: the record, then its cursor and queue go.
+    d.catalog.afterGetSubscription = async () => {
+      d.catalog.afterGetSubscription = undefined;
+      await d.catalog.deleteSubscription(ORDERS, 'billing');
+      await d.cursors.delete(billing.cursorId);
+      await d.deliveryQueue.delete(queueOf(billing));
+    };
+
+    expect(await runFeedJob(d.ports, job)).toBe('dropped');
+    expect(d.scheduler.jobs).toEqual([]);
+  });
+
+  it('fails (and SQS retries it) when storage fails, without scheduling the next part', async () => {
+    const d = deployment();
+    const { job } = await feeding(d);
+    d.ledger.failNext('readEntries', new Error('throttled'));
+
+    await expect(runFeedJob(d.ports, job)).rejects.toThrow('throttled');
+    expect(d.scheduler.jobs).toEqual([]);
+  });
+});
+
+describe('rebuildSubscriptionQueues', () => {
+  it('enqueues the first part of each backlog, reports it, and feeds the rest acknowledging unwritten ids', async () => {
+    const d = deployment();
+    await d.topic();
+    const first = await d.publish(INLINE_BACKFILL + 5);
+    const billing = await d.subscribe();
+    const small = await ensureSubscription(d.ports, ORDERS, 'small', 'Shared', 'Latest');
+    const tail = await d.publish(3, INLINE_BACKFILL + 5);
+    // A publisher died between allocating and writing: holes in the inline part and in the fed part.
+    const [early] = d.ledger.allocateUnwritten(ORDERS, 1);
+    const more = await d.publish(INLINE_BACKFILL, 5_000);
+    const [late] = d.ledger.allocateUnwritten(ORDERS, 1);
+    const last = await d.publish(2, 9_000);
+    // The embedded stack restarted: local SQS lost every queue and job.
+    d.scheduler.take();
+    for (const cursorId of [billing.cursorId, small.cursorId]) d.deliveryQueue.sent.set(cursorId, []);
+
+    const counts = await rebuildSubscriptionQueues(d.ports, { acknowledgeUnwritten: true });
+    const jobs = feedJobs(d.scheduler.jobs);
+    await d.drain();
+
+    expect(counts).toEqual({
+      [`${ORDERS.toString()}|billing`]: INLINE_BACKFILL,
+      // 1,000 positions: 3, a hole, 996: 999 tokens.
+      [`${ORDERS.toString()}|small`]: INLINE_BACKFILL - 1,
+    });
+    expect(jobs.map((job) => [job.subscription, job.acknowledgeUnwritten])).toEqual([
+      ['billing', true],
+      ['small', true],
+    ]);
+    expect(d.queued(billing)).toEqual(texts([...first, ...tail, ...more, ...last]));
+    expect(d.queued(small)).toEqual(texts([...tail, ...more, ...last]));
+    for (const subscription of [billing, small]) {
+      expect(await d.cursors.isAcknowledged(subscription.cursorId, [early!, late!])).toEqual([true, true]);
+    }
+  });
+});

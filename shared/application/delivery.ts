@@ -68,9 +68,11 @@ export async function enqueue(
     }
   }
   await ports.deliveryQueue.send(queue, direct);
-  await ports.scheduler.schedule(
-    later.map((item) => ({ kind: 'deliver', queue, token: item.token, dueAtMs: item.dueAtMs })),
-  );
+  if (later.length > 0) {
+    await ports.scheduler.schedule(
+      later.map((item) => ({ kind: 'deliver', queue, token: item.token, dueAtMs: item.dueAtMs })),
+    );
+  }
 }
 
 /**

@@ -32,7 +32,9 @@ export const FEED_RETRY_MS = 10_000;
  * job (see runFeedJob). The feeder owes the entries up to the last one
  * written when this call reads the ledgers; later ones get their tokens from
  * publish's fan-out (see backfill). Tokens go on the queue in log order, each
- * part after the one before.
+ * part after the one before. A new feed is recorded on the subscription
+ * (TopicCatalog.recordFeedProgress): a feed started earlier stops at its next
+ * job.
  * @returns how many tokens were enqueued now.
  */
 export async function feedBacklog(
@@ -46,17 +48,29 @@ export async function feedBacklog(
     ...(options.acknowledgeUnwritten ? { acknowledgeUnwritten: true } : {}),
   });
   if (result.next && result.until) {
-    const job: FeedJob = {
-      kind: 'feed',
-      partition: partition.toString(),
-      subscription: subscription.name,
-      queue: queueOf(subscription),
-      after: jobPosition(result.next),
-      until: jobPosition(result.until),
-      dueAtMs: ports.clock.nowMs(),
-      ...(options.acknowledgeUnwritten ? { acknowledgeUnwritten: true } : {}),
-    };
-    await ports.scheduler.schedule([job]);
+    const jobId = ports.ids.newId();
+    const started = await ports.catalog.recordFeedProgress(
+      partition,
+      subscription.name,
+      subscription.cursorId,
+      undefined,
+      { jobId, after: result.next },
+    );
+    // Not started: the subscription was deleted meanwhile, nothing is owed.
+    if (started) {
+      const job: FeedJob = {
+        kind: 'feed',
+        partition: partition.toString(),
+        subscription: subscription.name,
+        queue: queueOf(subscription),
+        jobId,
+        after: jobPosition(result.next),
+        until: jobPosition(result.until),
+        dueAtMs: ports.clock.nowMs(),
+        ...(options.acknowledgeUnwritten ? { acknowledgeUnwritten: true } : {}),
+      };
+      await ports.scheduler.schedule([job]);
+    }
   }
   return result.enqueued;
 }
@@ -65,40 +79,68 @@ export async function feedBacklog(
  * The feeder's step, run by the scheduler for a `feed` job:
  * 1. the subscription is gone, or was deleted and recreated (another cursor):
  *    drop the job;
- * 2. its queue holds more than FEED_HIGH_WATER tokens: run the same job again
+ * 2. the subscription's feed progress names another job: drop it (a copy of
+ *    a job that already ran, a feed started over by a rebuild); unless it
+ *    names the job that scheduled this one, which has not recorded its claim
+ *    yet (or died before it): take over, claiming from it;
+ * 3. the queue holds more than FEED_HIGH_WATER tokens: run the same job again
  *    in FEED_RETRY_MS (the cursor is not read meanwhile);
- * 3. enqueue up to FEED_BATCH backlog entries after `after` (up to `until`),
- *    skipping what was acknowledged since, and schedule the job for the rest,
- *    due now.
- * At least once: a job run twice (SQS redelivers a job whose invocation
- * failed) enqueues its part twice, which can deliver those entries twice.
+ * 4. enqueue up to FEED_BATCH backlog entries after `after` (up to `until`),
+ *    skipping what was acknowledged since; schedule the job for the rest, due
+ *    now; then claim: the progress names that job (a conditional write, so of
+ *    two copies of this job one goes on and the other's job is dropped).
+ * At least once: a job that fails after enqueuing runs again, and copies
+ * running at once both enqueue the part, which can deliver those entries
+ * twice; the feed never forks, so the rest of the backlog is not doubled.
  */
 export async function runFeedJob(ports: UseCasePorts, job: FeedJob): Promise<'dropped' | 'waiting' | 'fed'> {
   const partition = TopicName.parse(job.partition);
+  const after = positionOf(job.after);
+  const until = positionOf(job.until);
+  const { cursorId } = job.queue;
   const current = async () => {
     const subscription = await ports.catalog.getSubscription(partition, job.subscription);
-    return subscription?.cursorId === job.queue.cursorId ? subscription : undefined;
+    return subscription?.cursorId === cursorId ? subscription : undefined;
   };
   const subscription = await current();
   if (!subscription) return 'dropped';
+  const progress = await ports.catalog.getFeedProgress(partition, job.subscription, cursorId);
+  if (progress?.jobId !== job.jobId) {
+    const takeOver =
+      job.previousJobId !== undefined &&
+      progress?.jobId === job.previousJobId &&
+      (await ports.catalog.recordFeedProgress(partition, job.subscription, cursorId, job.previousJobId, {
+        jobId: job.jobId,
+        after,
+      }));
+    if (!takeOver) return 'dropped';
+  }
   try {
     if ((await ports.deliveryQueue.depth(job.queue)) > FEED_HIGH_WATER) {
       await ports.scheduler.schedule([{ ...job, dueAtMs: ports.clock.nowMs() + FEED_RETRY_MS }]);
       return 'waiting';
     }
     const result = await backfill(ports, partition, subscription, {
-      after: positionOf(job.after),
-      until: positionOf(job.until),
+      after,
+      until,
       limit: FEED_BATCH,
       ...(job.acknowledgeUnwritten ? { acknowledgeUnwritten: true } : {}),
     });
     ports.counters?.add('backlogFed', result.enqueued);
-    if (result.next) {
-      await ports.scheduler.schedule([
-        { ...job, after: jobPosition(result.next), dueAtMs: ports.clock.nowMs() },
-      ]);
-    }
-    return 'fed';
+    const next: FeedJob | undefined = result.next && {
+      ...job,
+      jobId: ports.ids.newId(),
+      previousJobId: job.jobId,
+      after: jobPosition(result.next),
+      dueAtMs: ports.clock.nowMs(),
+    };
+    if (next) await ports.scheduler.schedule([next]);
+    // When the feed is complete the progress names a job that never runs: a copy of this one stops.
+    const claimed = await ports.catalog.recordFeedProgress(partition, job.subscription, cursorId, job.jobId, {
+      jobId: next?.jobId ?? ports.ids.newId(),
+      after: result.next ?? until,
+    });
+    return claimed ? 'fed' : 'dropped';
   } catch (error) {
     // Deleted meanwhile (its cursor or queue went first): nothing is owed any more.
     if (error instanceof NotFoundError && !(await current())) return 'dropped';

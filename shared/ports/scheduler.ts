@@ -29,7 +29,9 @@ export interface JobPosition {
  * At `dueAtMs`, put the next part of a subscription's backlog on its queue:
  * the entries after `after` up to `until`, a bounded number per job, then
  * schedule the job for the rest (the backlog feeder). Dropped when the
- * subscription is gone or was recreated (another cursor, so another queue).
+ * subscription is gone or was recreated (another cursor, so another queue),
+ * or when the subscription's feed progress names another job (a copy of a
+ * job that already ran, a feed started over).
  */
 export interface FeedJob {
   readonly kind: 'feed';
@@ -38,6 +40,10 @@ export interface FeedJob {
   readonly subscription: string;
   /** The subscription's queue; its cursorId names the subscription's cursor. */
   readonly queue: SubscriptionQueue;
+  /** This job, as the subscription's feed progress names the job entitled to feed next. */
+  readonly jobId: string;
+  /** The job that scheduled this one (none for a feed's first job). */
+  readonly previousJobId?: string;
   /** The last entry already fed: the job feeds what comes after it. */
   readonly after: JobPosition;
   /**

@@ -1,3 +1,4 @@
+import type { Position } from '../domain/position.ts';
 import type { SubscriptionType } from '../domain/subscription-type.ts';
 import type { TopicName } from '../domain/topic-name.ts';
 
@@ -20,6 +21,18 @@ export interface SubscriptionRecord {
 }
 
 /**
+ * Where a subscription's backlog feeder stands (see feed-backlog.ts): the one
+ * feed job entitled to feed next, and the last entry fed before it. Kept with
+ * the subscription so that one chain of feed jobs goes on: a job that finds
+ * another job named here (a copy SQS delivered twice, a job that already ran,
+ * a feed started over) stops instead of feeding the backlog a second time.
+ */
+export interface FeedProgress {
+  readonly jobId: string;
+  readonly after: Position;
+}
+
+/**
  * Topics and subscriptions. Creation is conditional: creating what exists
  * throws TopicAlreadyExistsError / SubscriptionAlreadyExistsError.
  */
@@ -36,4 +49,25 @@ export interface TopicCatalog {
   getSubscription(partition: TopicName, name: string): Promise<SubscriptionRecord | undefined>;
   listSubscriptions(partition: TopicName): Promise<SubscriptionRecord[]>;
   deleteSubscription(partition: TopicName, name: string): Promise<void>;
+
+  /**
+   * The backlog feeder's progress on the subscription with cursor `cursorId`;
+   * undefined when none was recorded, or the subscription is gone or was
+   * recreated (another cursor). A strongly consistent read.
+   */
+  getFeedProgress(partition: TopicName, name: string, cursorId: string): Promise<FeedProgress | undefined>;
+  /**
+   * Records the feeder's progress, as a claim: only while the subscription has
+   * cursor `cursorId` and its progress names job `expectedJobId`, or whatever
+   * it names when `expectedJobId` is undefined (a feed starting over). One
+   * conditional write: of two jobs claiming from one job, one wins.
+   * @returns false (nothing written) when the condition does not hold.
+   */
+  recordFeedProgress(
+    partition: TopicName,
+    name: string,
+    cursorId: string,
+    expectedJobId: string | undefined,
+    progress: FeedProgress,
+  ): Promise<boolean>;
 }

@@ -778,6 +778,122 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
 
       expect(await topicCatalog.getSubscription(partition, 'sub')).toEqual(first);
     });
+
+    it('feed progress: none until a start records it; a claim moves it only from the job it names', async () => {
+      const { topicCatalog } = storage();
+      const partition = uniquePartition();
+      const record = subscription('sub');
+      await topicCatalog.createSubscription(partition, record);
+      const { cursorId } = record;
+      const none = await topicCatalog.getFeedProgress(partition, 'sub', cursorId);
+
+      const started = await topicCatalog.recordFeedProgress(partition, 'sub', cursorId, undefined, {
+        jobId: 'j1',
+        after: pos(3, 999),
+      });
+      const fromAnother = await topicCatalog.recordFeedProgress(partition, 'sub', cursorId, 'j0', {
+        jobId: 'x',
+        after: pos(4, 5),
+      });
+      const claimed = await topicCatalog.recordFeedProgress(partition, 'sub', cursorId, 'j1', {
+        jobId: 'j2',
+        after: pos(4, 1_999),
+      });
+      const claimedAgain = await topicCatalog.recordFeedProgress(partition, 'sub', cursorId, 'j1', {
+        jobId: 'j2-copy',
+        after: pos(4, 1_999),
+      });
+      const progress = await topicCatalog.getFeedProgress(partition, 'sub', cursorId);
+      const restarted = await topicCatalog.recordFeedProgress(partition, 'sub', cursorId, undefined, {
+        jobId: 'k1',
+        after: pos(3, 10),
+      });
+
+      expect(none).toBeUndefined();
+      expect([started, fromAnother, claimed, claimedAgain, restarted]).toEqual([
+        true,
+        false,
+        true,
+        false,
+        true,
+      ]);
+      expect(progress).toEqual({ jobId: 'j2', after: pos(4, 1_999) });
+      expect(progress?.after.toString()).toBe('4:1999');
+      expect(await topicCatalog.getFeedProgress(partition, 'sub', cursorId)).toEqual({
+        jobId: 'k1',
+        after: pos(3, 10),
+      });
+      expect(await topicCatalog.getSubscription(partition, 'sub')).toEqual(record);
+      expect(await topicCatalog.listSubscriptions(partition)).toEqual([record]);
+    });
+
+    it('feed progress: of 8 concurrent claims from one job exactly one wins', async () => {
+      const { topicCatalog } = storage();
+      const partition = uniquePartition();
+      const record = subscription('sub');
+      await topicCatalog.createSubscription(partition, record);
+      await topicCatalog.recordFeedProgress(partition, 'sub', record.cursorId, undefined, {
+        jobId: 'j',
+        after: pos(1, 0),
+      });
+
+      const claims = await Promise.all(
+        [1, 2, 3, 4, 5, 6, 7, 8].map((n) =>
+          topicCatalog.recordFeedProgress(partition, 'sub', record.cursorId, 'j', {
+            jobId: `next-${n}`,
+            after: pos(1, n),
+          }),
+        ),
+      );
+
+      expect(claims.filter(Boolean)).toHaveLength(1);
+      const winner = claims.indexOf(true) + 1;
+      expect(await topicCatalog.getFeedProgress(partition, 'sub', record.cursorId)).toEqual({
+        jobId: `next-${winner}`,
+        after: pos(1, winner),
+      });
+    });
+
+    it('feed progress belongs to the subscription with that cursor: gone with it, never created, ids above 2^53 exact', async () => {
+      const { topicCatalog } = storage();
+      const partition = uniquePartition();
+      const first = subscription('sub');
+      await topicCatalog.createSubscription(partition, first);
+      const big = Position.of(MAX_ID, (1n << 53n) + 1n);
+      await topicCatalog.recordFeedProgress(partition, 'sub', first.cursorId, undefined, {
+        jobId: 'j',
+        after: big,
+      });
+
+      const otherCursor = await topicCatalog.getFeedProgress(partition, 'sub', 'another-cursor');
+      const recordedByOther = await topicCatalog.recordFeedProgress(
+        partition,
+        'sub',
+        'another-cursor',
+        undefined,
+        {
+          jobId: 'k',
+          after: pos(1, 1),
+        },
+      );
+      const kept = await topicCatalog.getFeedProgress(partition, 'sub', first.cursorId);
+      await topicCatalog.deleteSubscription(partition, 'sub');
+      const afterDelete = await topicCatalog.recordFeedProgress(partition, 'sub', first.cursorId, undefined, {
+        jobId: 'j',
+        after: pos(1, 1),
+      });
+      const again = subscription('sub');
+      await topicCatalog.createSubscription(partition, again);
+
+      expect(otherCursor).toBeUndefined();
+      expect(recordedByOther).toBe(false);
+      expect(kept?.after.toString()).toBe(`${MAX_ID}:${(1n << 53n) + 1n}`);
+      expect(afterDelete).toBe(false);
+      expect(await topicCatalog.getSubscription(partition, 'sub')).toEqual(again);
+      expect(await topicCatalog.getFeedProgress(partition, 'sub', first.cursorId)).toBeUndefined();
+      expect(await topicCatalog.getFeedProgress(partition, 'sub', again.cursorId)).toBeUndefined();
+      expect(await topicCatalog.getFeedProgress(uniquePartition(), 'sub', again.cursorId)).toBeUndefined();
+    });
   });
 
   describe('PermissionStore', () => {

@@ -3,7 +3,12 @@ import {
   TopicAlreadyExistsError,
 } from '../../shared/domain/catalog-errors.ts';
 import type { TopicName } from '../../shared/domain/topic-name.ts';
-import type { SubscriptionRecord, TopicCatalog, TopicRecord } from '../../shared/ports/topic-catalog.ts';
+import type {
+  FeedProgress,
+  SubscriptionRecord,
+  TopicCatalog,
+  TopicRecord,
+} from '../../shared/ports/topic-catalog.ts';
 import { compareUtf8, InjectedFaults } from './in-memory-faults.ts';
 
 /**
@@ -16,6 +21,8 @@ export class InMemoryTopicCatalog implements TopicCatalog {
   private readonly topics = new Map<string, TopicRecord>();
   /** Partition name -> subscription name -> record. */
   private readonly subscriptions = new Map<string, Map<string, SubscriptionRecord>>();
+  /** The feeder's progress, kept with the record it belongs to (gone with it). */
+  private readonly feeds = new WeakMap<SubscriptionRecord, FeedProgress>();
   private readonly faults = new InjectedFaults<keyof TopicCatalog>();
 
   /** The next call of `operation` rejects with `error` and changes nothing. */
@@ -81,5 +88,31 @@ export class InMemoryTopicCatalog implements TopicCatalog {
   async deleteSubscription(partition: TopicName, name: string): Promise<void> {
     await this.faults.enter('deleteSubscription');
     this.subscriptions.get(partition.toString())?.delete(name);
+  }
+
+  async getFeedProgress(
+    partition: TopicName,
+    name: string,
+    cursorId: string,
+  ): Promise<FeedProgress | undefined> {
+    await this.faults.enter('getFeedProgress');
+    const record = this.subscriptions.get(partition.toString())?.get(name);
+    const progress = record?.cursorId === cursorId ? this.feeds.get(record) : undefined;
+    return progress === undefined ? undefined : { ...progress };
+  }
+
+  async recordFeedProgress(
+    partition: TopicName,
+    name: string,
+    cursorId: string,
+    expectedJobId: string | undefined,
+    progress: FeedProgress,
+  ): Promise<boolean> {
+    await this.faults.enter('recordFeedProgress');
+    const record = this.subscriptions.get(partition.toString())?.get(name);
+    if (record?.cursorId !== cursorId) return false;
+    if (expectedJobId !== undefined && this.feeds.get(record)?.jobId !== expectedJobId) return false;
+    this.feeds.set(record, { ...progress });
+    return true;
   }
 }

@@ -1,8 +1,20 @@
-import { type DynamoDBClient, GetItemCommand, PutItemCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
+import {
+  type DynamoDBClient,
+  GetItemCommand,
+  PutItemCommand,
+  ScanCommand,
+  UpdateItemCommand,
+} from '@aws-sdk/client-dynamodb';
 import { SubscriptionAlreadyExistsError, TopicAlreadyExistsError } from '../../domain/catalog-errors.ts';
+import { Position } from '../../domain/position.ts';
 import { parseSubscriptionType } from '../../domain/subscription-type.ts';
 import { TopicName } from '../../domain/topic-name.ts';
-import type { SubscriptionRecord, TopicCatalog, TopicRecord } from '../../ports/topic-catalog.ts';
+import type {
+  FeedProgress,
+  SubscriptionRecord,
+  TopicCatalog,
+  TopicRecord,
+} from '../../ports/topic-catalog.ts';
 import {
   deleteAll,
   type Item,
@@ -19,7 +31,7 @@ import {
  *
  * | pk | sk | attributes |
  * | `NS#<domain>://<tenant>/<namespace>` | `T#<topic>` | `pt` partitions (0: not partitioned), `ca` created at |
- * | `ML#<partition>` | `S#<subscription>` | `ty` type, `ci` cursorId, `ca` created at |
+ * | `ML#<partition>` | `S#<subscription>` | `ty` type, `ci` cursorId, `ca` created at; the backlog feeder's `fj` entitled job, `fa` last entry fed |
  *
  * A namespace's topics are one Query; a partition's subscriptions share the
  * partition key of its managed-ledger state.
@@ -137,6 +149,55 @@ export class DynamoDbTopicCatalog implements TopicCatalog {
 
   async deleteSubscription(partition: TopicName, name: string): Promise<void> {
     await deleteAll(this.client, this.tableName, [subscriptionKey(partition, name)]);
+  }
+
+  async getFeedProgress(
+    partition: TopicName,
+    name: string,
+    cursorId: string,
+  ): Promise<FeedProgress | undefined> {
+    const { Item: item } = await this.client.send(
+      new GetItemCommand({
+        TableName: this.tableName,
+        Key: subscriptionKey(partition, name),
+        ProjectionExpression: 'ci, fj, fa',
+        ConsistentRead: true,
+      }),
+    );
+    const jobId = str(item, 'fj');
+    const after = str(item, 'fa');
+    if (str(item, 'ci') !== cursorId || jobId === undefined || after === undefined) return undefined;
+    return { jobId, after: Position.parse(after) };
+  }
+
+  /** One conditional UpdateItem; it never creates the item (the cursorId condition needs it). */
+  async recordFeedProgress(
+    partition: TopicName,
+    name: string,
+    cursorId: string,
+    expectedJobId: string | undefined,
+    progress: FeedProgress,
+  ): Promise<boolean> {
+    try {
+      await this.client.send(
+        new UpdateItemCommand({
+          TableName: this.tableName,
+          Key: subscriptionKey(partition, name),
+          UpdateExpression: 'SET fj = :fj, fa = :fa',
+          ConditionExpression: expectedJobId === undefined ? 'ci = :ci' : 'ci = :ci AND fj = :efj',
+          ExpressionAttributeValues: {
+            ':ci': S(cursorId),
+            ':fj': S(progress.jobId),
+            ':fa': S(progress.after.toString()),
+            ...(expectedJobId === undefined ? {} : { ':efj': S(expectedJobId) }),
+          },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionalCheckFailed(error)) return false;
+      throw error;
+    }
   }
 }
 

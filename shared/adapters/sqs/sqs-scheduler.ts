@@ -47,10 +47,12 @@ export function encodeJob(job: ScheduledJob): string {
       partition: job.partition,
       subscription: job.subscription,
       queue: { cursorId: job.queue.cursorId, ordered: job.queue.ordered },
+      jobId: job.jobId,
       after: { ledgerId: job.after.ledgerId, entryId: job.after.entryId },
       until: { ledgerId: job.until.ledgerId, entryId: job.until.entryId },
       dueAtMs: job.dueAtMs,
     };
+    if (job.previousJobId !== undefined) wire.previousJobId = job.previousJobId;
     if (job.acknowledgeUnwritten) wire.acknowledgeUnwritten = true;
     return JSON.stringify(wire);
   }
@@ -108,11 +110,14 @@ export function decodeJob(body: string): ScheduledJob {
 }
 
 function decodeFeedJob(parsed: Record<string, unknown>, queue: SubscriptionQueue, dueAtMs: number): FeedJob {
-  const { partition, subscription, acknowledgeUnwritten } = parsed;
+  const { partition, subscription, jobId, previousJobId, acknowledgeUnwritten } = parsed;
   if (
     typeof partition !== 'string' ||
     typeof subscription !== 'string' ||
     subscription.length === 0 ||
+    typeof jobId !== 'string' ||
+    jobId.length === 0 ||
+    (previousJobId !== undefined && (typeof previousJobId !== 'string' || previousJobId.length === 0)) ||
     (acknowledgeUnwritten !== undefined && typeof acknowledgeUnwritten !== 'boolean')
   ) {
     throw new ValidationError('Scheduled feed job is malformed');
@@ -123,10 +128,12 @@ function decodeFeedJob(parsed: Record<string, unknown>, queue: SubscriptionQueue
     partition,
     subscription,
     queue,
+    jobId,
     after: jobPosition(parsed.after, 'after'),
     until: jobPosition(parsed.until, 'until'),
     dueAtMs,
   };
+  if (previousJobId !== undefined) job.previousJobId = previousJobId;
   if (acknowledgeUnwritten) job.acknowledgeUnwritten = true;
   return job;
 }

@@ -51,9 +51,20 @@ class CountingCursorStore extends InMemoryCursorStore {
   }
 }
 
-/** The catalog, with a hook run after getSubscription answered (a delete landing meanwhile). */
+/**
+ * The catalog, with hooks: after getSubscription answered (a delete landing
+ * meanwhile), before recordFeedProgress writes (another job running first).
+ */
 class HookedTopicCatalog extends InMemoryTopicCatalog {
   afterGetSubscription: (() => Promise<void>) | undefined;
+  beforeRecordFeedProgress: (() => Promise<void>) | undefined;
+
+  override async recordFeedProgress(
+    ...args: Parameters<InMemoryTopicCatalog['recordFeedProgress']>
+  ): Promise<boolean> {
+    await this.beforeRecordFeedProgress?.();
+    return super.recordFeedProgress(...args);
+  }
 
   override async getSubscription(
     partition: TopicName,
@@ -86,7 +97,7 @@ function deployment(maxEntriesPerLedger = 1_500) {
     consumers: unused<ConsumerRegistry>('consumers'),
     backoffs: RedeliveryBackoffRegistry.withBuiltIns(),
     clock,
-    ids: { newId: () => `cursor-${++nextId}` },
+    ids: { newId: () => `id-${++nextId}` },
     settings: { clusterName: 'standalone' },
     counters: { add: (name, value) => counted.set(name, (counted.get(name) ?? 0) + value) },
   };
@@ -184,6 +195,7 @@ describe('feedBacklog: a subscribe at Earliest', () => {
         partition: ORDERS.toString(),
         subscription: 'billing',
         queue: queueOf(billing),
+        jobId: 'id-2',
         after: { ledgerId: after.ledgerId.toString(), entryId: after.entryId.toString() },
         until: { ledgerId: last.ledgerId.toString(), entryId: last.entryId.toString() },
         dueAtMs: START_MS,
@@ -325,6 +337,8 @@ describe('runFeedJob', () => {
     expect(d.scheduler.jobs).toEqual([
       {
         ...job,
+        jobId: 'id-3',
+        previousJobId: job.jobId,
         after: { ledgerId: next.ledgerId.toString(), entryId: next.entryId.toString() },
         dueAtMs: START_MS + 5_000,
       },
@@ -430,6 +444,102 @@ describe('runFeedJob', () => {
 
     expect(await runFeedJob(d.ports, job)).toBe('dropped');
     expect(d.scheduler.jobs).toEqual([]);
+  });
+
+  it('a copy of a job that already ran (SQS delivered it twice) feeds nothing and schedules nothing', async () => {
+    const d = deployment();
+    const { billing, job } = await feeding(d);
+    await runFeedJob(d.ports, job);
+    d.scheduler.take();
+    const queued = d.queued(billing);
+
+    expect(await runFeedJob(d.ports, job)).toBe('dropped');
+    expect(d.queued(billing)).toEqual(queued);
+    expect(d.scheduler.jobs).toEqual([]);
+  });
+
+  it('two copies running at once feed their part twice at most, and the feed goes on once', async () => {
+    const d = deployment();
+    const { positions, billing, job } = await feeding(d, INLINE_BACKFILL + 3 * FEED_BATCH);
+
+    const outcomes = await Promise.all([runFeedJob(d.ports, job), runFeedJob(d.ports, job)]);
+    // Each copy scheduled a next job; the one whose claim lost is dropped when it runs.
+    await d.drain();
+
+    expect([...outcomes].sort()).toEqual(['dropped', 'fed']);
+    const queued = d.queued(billing);
+    expect(new Set(queued)).toEqual(new Set(texts(positions)));
+    expect(queued.length - positions.length).toBeLessThanOrEqual(FEED_BATCH);
+  });
+
+  it('a job that failed to schedule the next job feeds its part again when SQS retries it (at least once)', async () => {
+    const d = deployment();
+    const { positions, billing, job } = await feeding(d);
+    d.scheduler.failNext('schedule', new Error('SQS unavailable'));
+    await expect(runFeedJob(d.ports, job)).rejects.toThrow('SQS unavailable');
+
+    expect(await runFeedJob(d.ports, job)).toBe('fed');
+    await d.drain();
+
+    const queued = d.queued(billing);
+    expect(new Set(queued)).toEqual(new Set(texts(positions)));
+    expect(queued).toHaveLength(positions.length + FEED_BATCH);
+  });
+
+  it('a job whose claim failed after it scheduled the next job: the next job takes over, the retry feeds nothing', async () => {
+    const d = deployment();
+    const { positions, billing, job } = await feeding(d, INLINE_BACKFILL + 2 * FEED_BATCH + 10);
+    d.catalog.failNext('recordFeedProgress', new Error('throttled'));
+    await expect(runFeedJob(d.ports, job)).rejects.toThrow('throttled');
+
+    const [next] = d.scheduler.take();
+    const nextOutcome = await runFeedJob(d.ports, next as FeedJob);
+    const retryOutcome = await runFeedJob(d.ports, job);
+    await d.drain();
+
+    expect([nextOutcome, retryOutcome]).toEqual(['fed', 'dropped']);
+    expect(d.queued(billing)).toEqual(texts(positions));
+  });
+
+  it('a next job that runs before its predecessor recorded its claim takes over; the late claim loses', async () => {
+    const d = deployment();
+    const { positions, billing, job } = await feeding(d, INLINE_BACKFILL + 2 * FEED_BATCH + 10);
+    let early: Promise<string> | undefined;
+    d.catalog.beforeRecordFeedProgress = async () => {
+      d.catalog.beforeRecordFeedProgress = undefined;
+      const [next] = d.scheduler.take();
+      early = runFeedJob(d.ports, next as FeedJob);
+      await early;
+    };
+
+    const outcome = await runFeedJob(d.ports, job);
+    await d.drain();
+
+    expect([await early, outcome]).toEqual(['fed', 'dropped']);
+    expect(d.queued(billing)).toEqual(texts(positions));
+  });
+
+  it('the last job run again feeds nothing and schedules nothing', async () => {
+    const d = deployment();
+    const { positions, billing, job } = await feeding(d, INLINE_BACKFILL + FEED_BATCH);
+    await runFeedJob(d.ports, job);
+
+    expect(await runFeedJob(d.ports, job)).toBe('dropped');
+    expect(d.queued(billing)).toEqual(texts(positions));
+    expect(d.scheduler.jobs).toEqual([]);
+  });
+
+  it('a feed started over (a queue rebuild) stops the older feed at its next job', async () => {
+    const d = deployment();
+    const { billing, job } = await feeding(d);
+    d.deliveryQueue.sent.set(billing.cursorId, []);
+    await rebuildSubscriptionQueues(d.ports);
+    const [rebuilt] = feedJobs(d.scheduler.take());
+
+    expect(await runFeedJob(d.ports, job)).toBe('dropped');
+    expect(d.queued(billing)).toHaveLength(INLINE_BACKFILL);
+    expect(rebuilt?.jobId).not.toBe(job.jobId);
+    expect(await runFeedJob(d.ports, rebuilt!)).toBe('fed');
   });
 
   it('fails (and SQS retries it) when storage fails, without scheduling the next part', async () => {

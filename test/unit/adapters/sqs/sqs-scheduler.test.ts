@@ -17,6 +17,8 @@ const feed: FeedJob = {
   partition: 'persistent://public/default/orders-partition-1',
   subscription: 'billing',
   queue: { cursorId: 'c-1', ordered: false },
+  jobId: 'job-2',
+  previousJobId: 'job-1',
   after: { ledgerId: '3', entryId: '999' },
   // Above 2^53: ids travel as strings, exactly.
   until: { ledgerId: '9223372036854775807', entryId: '9007199254740993' },
@@ -39,8 +41,18 @@ describe('scheduler job codec', () => {
     ],
     ['a feed job', feed],
     [
-      'a feed job of a recovery',
-      { ...feed, queue: { cursorId: 'c-2', ordered: true }, acknowledgeUnwritten: true },
+      "a recovery's first feed job",
+      {
+        kind: 'feed',
+        partition: 'persistent://public/default/orders',
+        subscription: 'audit',
+        queue: { cursorId: 'c-2', ordered: true },
+        jobId: 'job-1',
+        after: { ledgerId: '1', entryId: '0' },
+        until: { ledgerId: '2', entryId: '5' },
+        acknowledgeUnwritten: true,
+        dueAtMs: 7,
+      },
     ],
   ])('round-trips %s exactly', (_, job) => {
     expect(decodeJob(encodeJob(job))).toStrictEqual(job);
@@ -52,6 +64,8 @@ describe('scheduler job codec', () => {
       partition: feed.partition,
       subscription: 'billing',
       queue: { cursorId: 'c-1', ordered: false },
+      jobId: 'job-2',
+      previousJobId: 'job-1',
       after: { ledgerId: '3', entryId: '999' },
       until: feed.until,
       dueAtMs: feed.dueAtMs,
@@ -59,6 +73,7 @@ describe('scheduler job codec', () => {
     expect(JSON.parse(encodeJob({ ...feed, acknowledgeUnwritten: false }))).not.toHaveProperty(
       'acknowledgeUnwritten',
     );
+    expect(JSON.parse(encodeJob({ ...feed, previousJobId: undefined }))).not.toHaveProperty('previousJobId');
   });
 
   const wire = (changes: Record<string, unknown>): string =>
@@ -76,6 +91,11 @@ describe('scheduler job codec', () => {
     ['a feed job naming no valid topic', wire({ partition: 'persistent://only-tenant' })],
     ['a feed job without subscription', wire({ subscription: undefined })],
     ['a feed job with an empty subscription', wire({ subscription: '' })],
+    ['a feed job without jobId', wire({ jobId: undefined })],
+    ['a feed job with an empty jobId', wire({ jobId: '' })],
+    ['a feed job with a numeric jobId', wire({ jobId: 7 })],
+    ['a feed job with an empty previousJobId', wire({ previousJobId: '' })],
+    ['a feed job with previousJobId null', wire({ previousJobId: null })],
     ['a feed job without after', wire({ after: undefined })],
     ['a feed job without until', wire({ until: undefined })],
     ['a feed job with numeric ids', wire({ after: { ledgerId: 3, entryId: 999 } })],

@@ -28,6 +28,7 @@ import { TopicName } from '../../shared/domain/topic-name.ts';
 import type { HttpRequest, Route } from '../../shared/http/http-types.ts';
 import { noContent, ok } from '../../shared/http/http-types.ts';
 import {
+  boundedName,
   jsonBody,
   queryBoolean,
   queryList,
@@ -379,7 +380,9 @@ function isId(value: unknown): value is number | string {
 
 /** Absent means every subscription (PIP-423); present but empty is a mistake, not "all". */
 function subscriptionNamesOf(request: HttpRequest): string[] {
-  const names = queryList(request, 'subscriptionNames');
+  const names = queryList(request, 'subscriptionNames').map((name) =>
+    boundedName(name, 'A subscriptionNames value'),
+  );
   if (request.query.subscriptionNames !== undefined && names.length === 0) {
     throw new ValidationError(
       'subscriptionNames is empty; name at least one subscription, or omit the parameter to acknowledge on every subscription',

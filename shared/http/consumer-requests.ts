@@ -3,6 +3,12 @@ import type { SubscribeRequest } from '../application/subscribe-consumer.ts';
 import { ValidationError } from '../domain/errors.ts';
 import { parseSubscriptionType } from '../domain/subscription-type.ts';
 import type { TopicName } from '../domain/topic-name.ts';
+import { MAX_NAME_BYTES } from './request-parsing.ts';
+
+/** A name of at most MAX_NAME_BYTES; a topic name whose every part (domain, tenant, ...) is one. */
+const fitsName = (value: string) => Buffer.byteLength(value, 'utf8') <= MAX_NAME_BYTES;
+const fitsNames = (value: string) => value.split('/').every(fitsName);
+const TOO_LONG = { message: `too long (names are at most ${MAX_NAME_BYTES} bytes)` };
 
 const backoff = z.union([
   z
@@ -27,8 +33,8 @@ const subscribeBody = z
     deadLetterPolicy: z
       .object({
         maxRedeliverCount: z.number().int(),
-        deadLetterTopic: z.string().min(1).optional(),
-        initialSubscriptionName: z.string().min(1).optional(),
+        deadLetterTopic: z.string().min(1).refine(fitsNames, TOO_LONG).optional(),
+        initialSubscriptionName: z.string().min(1).refine(fitsName, TOO_LONG).optional(),
       })
       .strict()
       .optional(),

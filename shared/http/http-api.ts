@@ -7,6 +7,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import { NotFoundError, ValidationError } from '../domain/errors.ts';
 import { errorResponse } from './http-error-status.ts';
 import type { HttpRequest, HttpResponse, Principal, Route } from './http-types.ts';
+import { boundedName } from './request-parsing.ts';
 
 export type ApiHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
@@ -107,12 +108,15 @@ function toResult(response: HttpResponse): APIGatewayProxyResult {
   };
 }
 
+/** Every path parameter names something (or counts): decoded, and bounded like every name. */
 function decodeParam(name: string, value: string): string {
+  let decoded: string;
   try {
-    return decodeURIComponent(value);
+    decoded = decodeURIComponent(value);
   } catch {
     throw new ValidationError(`Path parameter ${name} is not valid percent-encoding: '${value}'`);
   }
+  return boundedName(decoded, `Path parameter ${name}`);
 }
 
 export function toRequest(event: APIGatewayProxyEvent, context: Pick<Context, 'awsRequestId'>): HttpRequest {

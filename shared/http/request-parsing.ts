@@ -1,6 +1,23 @@
 import { ValidationError } from '../domain/errors.ts';
 import type { HttpRequest } from './http-types.ts';
 
+/**
+ * Longest name a request may carry (tenant, namespace, topic, subscription, role, consumer id), in
+ * UTF-8 bytes. Storage keys join up to four names (`ML#persistent://tenant/namespace/topic`, a
+ * subscription's `topic|name`), and a DynamoDB sort key holds 1,024 bytes, a partition key 2,048:
+ * 400 bytes a name keeps every key in bounds, so a long name is a 400 here, not a storage error.
+ */
+export const MAX_NAME_BYTES = 400;
+
+/** Refuses (400) a name longer than {@link MAX_NAME_BYTES}; returns it otherwise. */
+export function boundedName(value: string, what: string): string {
+  const bytes = Buffer.byteLength(value, 'utf8');
+  if (bytes > MAX_NAME_BYTES) {
+    throw new ValidationError(`${what} is ${bytes} bytes long; the limit is ${MAX_NAME_BYTES} bytes`);
+  }
+  return value;
+}
+
 /** The JSON body, or undefined when there is none. */
 export function jsonBody(request: HttpRequest): unknown {
   if (request.body === undefined || request.body.trim() === '') return undefined;

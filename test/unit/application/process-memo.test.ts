@@ -39,7 +39,10 @@ function portsWith(options: { consumer?: ConsumerRecord; entries?: () => number 
       },
     },
   } as unknown as UseCasePorts;
-  return { ports, reads, clock, closeConsumer: () => (consumer = undefined) };
+  const closeConsumer = () => {
+    consumer = undefined;
+  };
+  return { ports, reads, clock, closeConsumer };
 }
 
 describe('process memo', () => {

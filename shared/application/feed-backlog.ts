@@ -28,7 +28,7 @@ export const FEED_RETRY_MS = 10_000;
 
 /**
  * Puts a subscription's backlog on its queue: the first INLINE_BACKFILL
- * entries now, the rest through the scheduler, FEED_BATCH entries per feed
+ * entries (or `inlineLimit`) now, the rest through the scheduler, FEED_BATCH entries per feed
  * job (see runFeedJob). The feeder owes the entries up to the last one
  * written when this call reads the ledgers; later ones get their tokens from
  * publish's fan-out (see backfill). Tokens go on the queue in log order, each
@@ -41,10 +41,14 @@ export async function feedBacklog(
   ports: UseCasePorts,
   partition: TopicName,
   subscription: SubscriptionRecord,
-  options: { readonly acknowledgeUnwritten?: boolean } = {},
+  options: {
+    readonly acknowledgeUnwritten?: boolean;
+    /** How many entries to enqueue now (default INLINE_BACKFILL; a partitioned topic's subscribe shares it). */
+    readonly inlineLimit?: number;
+  } = {},
 ): Promise<number> {
   const result = await backfill(ports, partition, subscription, {
-    limit: INLINE_BACKFILL,
+    limit: options.inlineLimit ?? INLINE_BACKFILL,
     ...(options.acknowledgeUnwritten ? { acknowledgeUnwritten: true } : {}),
   });
   if (result.next && result.until) {

@@ -5,7 +5,7 @@ import { requireAction, requireSuperuser } from './authorization.ts';
 import { queueOf } from './delivery.ts';
 import type { UseCasePorts } from './ports.ts';
 import type { Principal } from './principal.ts';
-import { ensureSubscription } from './subscribe-consumer.ts';
+import { ensureSubscriptions } from './subscribe-consumer.ts';
 import { type InitialPosition, validateSubscriptionName } from './subscription-name.ts';
 import { requireSubscription, resolveTopic } from './topic-lookup.ts';
 
@@ -33,9 +33,7 @@ export async function createSubscription(
       throw new SubscriptionAlreadyExistsError(topic.toString(), name);
     }
   }
-  for (const partition of resolved.partitions) {
-    await ensureSubscription(ports, partition, name, type, initialPosition);
-  }
+  await ensureSubscriptions(ports, resolved.partitions, name, type, initialPosition);
 }
 
 /** Subscription names of the topic (of its first partition: they are created on all of them). */

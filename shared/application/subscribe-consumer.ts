@@ -8,7 +8,7 @@ import type { SubscriptionRecord } from '../ports/topic-catalog.ts';
 import { requireAction, requirePrincipal } from './authorization.ts';
 import { buildConsumerPolicy, type ConsumerPolicyInput } from './consumer-policy.ts';
 import { queueOf } from './delivery.ts';
-import { feedBacklog } from './feed-backlog.ts';
+import { feedBacklog, INLINE_BACKFILL } from './feed-backlog.ts';
 import type { UseCasePorts } from './ports.ts';
 import type { Principal } from './principal.ts';
 import { type InitialPosition, validateSubscriptionName } from './subscription-name.ts';
@@ -57,21 +57,18 @@ export async function subscribeConsumer(
     : record.partitions === 0
       ? [record.topic]
       : Array.from({ length: record.partitions }, (_, i) => record.topic.partition(i));
-  const partitions: ConsumerPartition[] = [];
-  for (const partition of partitionNames) {
-    const subscription = await ensureSubscription(
-      ports,
-      partition,
-      request.subscription,
-      request.subscriptionType,
-      request.initialPosition,
-    );
-    partitions.push({
-      topic: partition.toString(),
-      partitionIndex: partition.partitionIndex,
-      cursorId: subscription.cursorId,
-    });
-  }
+  const subscriptions = await ensureSubscriptions(
+    ports,
+    partitionNames,
+    request.subscription,
+    request.subscriptionType,
+    request.initialPosition,
+  );
+  const partitions: ConsumerPartition[] = partitionNames.map((partition, index) => ({
+    topic: partition.toString(),
+    partitionIndex: partition.partitionIndex,
+    cursorId: (subscriptions[index] as SubscriptionRecord).cursorId,
+  }));
   const consumerId = ports.ids.newId();
   const key = subscriptionKey(request.topic.toString(), request.subscription);
   if (request.subscriptionType === 'Exclusive') {
@@ -115,7 +112,7 @@ export async function subscribeConsumer(
  * to the last entry written once the record exists, covering the whole backlog
  * at Earliest and any entry allocated between the cursor and the record at
  * Latest. Later entries get their tokens from publish's fan-out. The first
- * INLINE_BACKFILL entries are enqueued before this returns; a bigger backlog
+ * `inlineLimit` entries are enqueued before this returns; a bigger backlog
  * is fed on by the scheduler (feedBacklog), in log order but after whatever
  * publishes meanwhile put on the queue.
  * @throws ConflictError when the subscription exists with another type.
@@ -126,6 +123,7 @@ export async function ensureSubscription(
   name: string,
   type: SubscriptionType,
   initialPosition: InitialPosition,
+  inlineLimit: number = INLINE_BACKFILL,
 ): Promise<SubscriptionRecord> {
   const existing = await ports.catalog.getSubscription(partition, name);
   if (existing) {
@@ -150,10 +148,54 @@ export async function ensureSubscription(
     // Another consumer created it meanwhile: use theirs, drop ours.
     await ports.cursors.delete(cursorId);
     await ports.deliveryQueue.delete(queueOf(record));
-    return ensureSubscription(ports, partition, name, type, initialPosition);
+    return ensureSubscription(ports, partition, name, type, initialPosition, inlineLimit);
   }
-  await feedBacklog(ports, partition, record);
+  await feedBacklog(ports, partition, record, { inlineLimit });
   return record;
+}
+
+/** How many partitions' subscriptions are created (with their first backlog part) at once. */
+export const PARTITION_CONCURRENCY = 8;
+
+/**
+ * ensureSubscription on each partition, PARTITION_CONCURRENCY at a time. The
+ * partitions share INLINE_BACKFILL (at least one entry each): what a subscribe
+ * enqueues itself stays about the same whatever the number of partitions, and
+ * the scheduler feeds the rest.
+ * @returns the subscriptions in the order of `partitions`.
+ * @throws the first failure, once the partitions under way are done (no new one starts after it).
+ */
+export async function ensureSubscriptions(
+  ports: UseCasePorts,
+  partitions: readonly TopicName[],
+  name: string,
+  type: SubscriptionType,
+  initialPosition: InitialPosition,
+): Promise<SubscriptionRecord[]> {
+  const inlineLimit = Math.max(1, Math.floor(INLINE_BACKFILL / Math.max(1, partitions.length)));
+  const subscriptions: SubscriptionRecord[] = new Array(partitions.length);
+  let next = 0;
+  let failure: { error: unknown } | undefined;
+  const worker = async () => {
+    while (failure === undefined && next < partitions.length) {
+      const index = next++;
+      try {
+        subscriptions[index] = await ensureSubscription(
+          ports,
+          partitions[index] as TopicName,
+          name,
+          type,
+          initialPosition,
+          inlineLimit,
+        );
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(PARTITION_CONCURRENCY, partitions.length) }, worker));
+  if (failure) throw failure.error;
+  return subscriptions;
 }
 
 /** Ordered subscription types have one active consumer. */

@@ -10,7 +10,8 @@ import {
 import type { UseCasePorts } from '../../../shared/application/ports.ts';
 import { rebuildSubscriptionQueues } from '../../../shared/application/rebuild-subscription-queues.ts';
 import { runScheduledJob } from '../../../shared/application/run-scheduled-job.ts';
-import { ensureSubscription } from '../../../shared/application/subscribe-consumer.ts';
+import { ensureSubscription, ensureSubscriptions } from '../../../shared/application/subscribe-consumer.ts';
+import { ConflictError } from '../../../shared/domain/errors.ts';
 import type { Position } from '../../../shared/domain/position.ts';
 import { RedeliveryBackoffRegistry } from '../../../shared/domain/redelivery-backoff-registry.ts';
 import type { SubscriptionType } from '../../../shared/domain/subscription-type.ts';
@@ -587,5 +588,46 @@ describe('rebuildSubscriptionQueues', () => {
     for (const subscription of [billing, small]) {
       expect(await d.cursors.isAcknowledged(subscription.cursorId, [early!, late!])).toEqual([true, true]);
     }
+  });
+});
+
+describe('ensureSubscriptions: a partitioned topic', () => {
+  const partitioned = TopicName.parse('persistent://public/default/payments');
+  const partitions = Array.from({ length: 20 }, (_, index) => partitioned.partition(index));
+
+  it("creates every partition's subscription; the partitions share the first part, the feeder does the rest", async () => {
+    const d = deployment();
+    for (const partition of partitions) {
+      await d.ledger.initialize(partition);
+      await d.ledger.append(
+        partition,
+        Array.from({ length: 300 }, (_, i) => ({
+          payload: `${partition.partitionIndex}-${i}`,
+          properties: {},
+        })),
+        START_MS,
+      );
+    }
+
+    const subscriptions = await ensureSubscriptions(d.ports, partitions, 'billing', 'Shared', 'Earliest');
+    const inline = subscriptions.map((subscription) => d.queued(subscription).length);
+    await d.drain();
+
+    expect(inline).toEqual(partitions.map(() => INLINE_BACKFILL / partitions.length));
+    for (const [index, partition] of partitions.entries()) {
+      expect(subscriptions[index]).toEqual(await d.catalog.getSubscription(partition, 'billing'));
+      expect(d.queued(subscriptions[index]!)).toHaveLength(300);
+    }
+    expect(new Set(subscriptions.map((s) => s.cursorId)).size).toBe(partitions.length);
+  });
+
+  it('throws the first failure: a partition whose subscription has another type', async () => {
+    const d = deployment();
+    for (const partition of partitions) await d.ledger.initialize(partition);
+    await ensureSubscription(d.ports, partitions[13]!, 'billing', 'Exclusive', 'Earliest');
+
+    await expect(
+      ensureSubscriptions(d.ports, partitions, 'billing', 'Shared', 'Earliest'),
+    ).rejects.toBeInstanceOf(ConflictError);
   });
 });

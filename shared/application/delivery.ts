@@ -133,6 +133,11 @@ export interface BackfillOptions {
    * sends its token itself.
    */
   readonly acknowledgeUnwritten?: boolean;
+  /**
+   * Bounded time: no new slice of 100 entries starts once the clock is past
+   * it (epoch ms); `next` is then the last position covered.
+   */
+  readonly deadlineMs?: number;
 }
 
 export interface BackfillResult {
@@ -180,7 +185,9 @@ export async function backfill(
   const positions = candidates.slice(0, options.limit);
   const now = ports.clock.nowMs();
   let enqueued = 0;
+  let covered = 0;
   for (let i = 0; i < positions.length; i += BACKFILL_SLICE) {
+    if (i > 0 && options.deadlineMs !== undefined && ports.clock.nowMs() >= options.deadlineMs) break;
     const slice = positions.slice(i, i + BACKFILL_SLICE);
     const [states, entries] = await Promise.all([
       ports.cursors.deliveryState(subscription.cursorId, slice),
@@ -205,9 +212,10 @@ export async function backfill(
       await ports.cursors.acknowledge(subscription.cursorId, unwritten);
     }
     enqueued += items.length;
+    covered = i + slice.length;
   }
-  const more = candidates.length > positions.length;
-  return more ? { enqueued, next: positions[positions.length - 1] as Position, until } : { enqueued, until };
+  const more = candidates.length > covered;
+  return more ? { enqueued, next: positions[covered - 1] as Position, until } : { enqueued, until };
 }
 
 /**

@@ -4,6 +4,7 @@ import {
   FEED_BATCH,
   FEED_HIGH_WATER,
   FEED_RETRY_MS,
+  FEED_TIME_BUDGET_MS,
   INLINE_BACKFILL,
   runFeedJob,
 } from '../../../shared/application/feed-backlog.ts';
@@ -42,9 +43,16 @@ function unused<T extends object>(name: string): T {
   });
 }
 
-/** The cursor store, counting loads (flow control must not read the cursor). */
+/** The cursor store, counting loads (flow control must not read the cursor), with a hook per slice. */
 class CountingCursorStore extends InMemoryCursorStore {
   loads = 0;
+  /** Run at each delivery-state read (once per slice of 100 entries a backfill enqueues). */
+  onDeliveryState: (() => void) | undefined;
+
+  override async deliveryState(cursorId: string, positions: readonly Position[]) {
+    this.onDeliveryState?.();
+    return super.deliveryState(cursorId, positions);
+  }
 
   override async load(cursorId: string): Promise<StoredCursor | undefined> {
     this.loads += 1;
@@ -344,6 +352,23 @@ describe('runFeedJob', () => {
         dueAtMs: START_MS + 5_000,
       },
     ]);
+  });
+
+  it(`starts no new slice after FEED_TIME_BUDGET_MS: the next job goes on from the last entry covered`, async () => {
+    const d = deployment();
+    const { positions, billing, job } = await feeding(d);
+    // Every slice of 100 entries takes a second.
+    d.cursors.onDeliveryState = () => d.clock.advance(1_000);
+
+    await runFeedJob(d.ports, job);
+    const [next] = feedJobs(d.scheduler.jobs);
+    d.cursors.onDeliveryState = undefined;
+    await d.drain();
+
+    const slices = Math.ceil(FEED_TIME_BUDGET_MS / 1_000);
+    const last = positions[INLINE_BACKFILL + slices * 100 - 1]!;
+    expect(next?.after).toEqual({ ledgerId: last.ledgerId.toString(), entryId: last.entryId.toString() });
+    expect(d.queued(billing)).toEqual(texts(positions));
   });
 
   it('schedules nothing after the last part', async () => {

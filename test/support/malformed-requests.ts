@@ -62,6 +62,9 @@ export interface FuzzRequest extends RawRequest {
 
 const BASE = 'http://localhost';
 
+/** The refusal of a request whose route is a GET: it may succeed, since every GET route only reads. */
+export const READ_ONLY = 'GET routes only read';
+
 /** Invalid percent-encoding: decodeURIComponent throws on each, so toRequest answers 400. */
 export const BAD_PERCENT = ['%ZZ', '%', '%E0%A4%A', '%C0%AF', '%ED%A0%80', '%FF', '%%', '%G1', '%e'];
 
@@ -302,7 +305,7 @@ export function refusalBeforeAnyWrite(
   const matched = matcher.match(request.method.toUpperCase(), url.pathname);
   if (!matched) return 'no route (404)';
   const { route } = matched;
-  if (route.method === 'GET') return 'GET routes only read';
+  if (route.method === 'GET') return READ_ONLY;
   if (request.refusedAuthorization) return 'refused token (401/403)';
   const raw = matched.params;
   if (Object.values(raw).some((value) => !decodes(value))) return 'undecodable path parameter (400)';

@@ -176,6 +176,9 @@ export async function backfill(
   if (!Number.isSafeInteger(options.limit) || options.limit < 1) {
     throw new RangeError(`backfill limit ${options.limit} is not a positive integer`);
   }
+  // The layout must be read from storage now, never from a memo: an entry missing from a stale
+  // layout may be one whose publisher listed the subscriptions before the record existed, and then
+  // nothing would ever enqueue it.
   const { cursor, state } = await loadCursor(ports, partition, subscription);
   const until = options.until ?? new LedgerIndex(state.ledgers).lastEntry();
   if (until === undefined) return { enqueued: 0 };

@@ -583,8 +583,9 @@ export async function redeliverUnacknowledged(
 ): Promise<void> {
   const consumer = await requireConsumer(ports, principal, consumerId);
   if (deliveryHandles.length > 0) {
-    for (const text of deliveryHandles) {
-      const { partition, handle } = partitionOfHandle(consumer, text);
+    // Every handle is decoded before anything is redelivered: one bad handle is a 400 with no partial write.
+    const targets = deliveryHandles.map((text) => partitionOfHandle(consumer, text));
+    for (const { partition, handle } of targets) {
       await redeliver(
         ports,
         consumer,

@@ -396,6 +396,19 @@ describe('acknowledgements and redelivery requests', () => {
 
     expect([withHandles.status, withoutBody.status, bad.status]).toEqual([204, 204, 400]);
   });
+
+  it('redeliver-unacknowledged with one bad handle among good ones answers 400 and redelivers nothing', async () => {
+    const { consumer, messages } = await consumerWithMessages('Shared');
+
+    const mixed = await consumer.sendRedeliverUnacknowledged([
+      messages[0]?.deliveryHandle as string,
+      'garbage',
+    ]);
+    const again = await consumer.receive(10, 1500);
+
+    expect(mixed.status).toBe(400);
+    expect(again).toEqual([]); // the good handle's message stayed with the consumer: not redelivered
+  });
 });
 
 describe('consumer ids', () => {

@@ -19,12 +19,12 @@ import {
 } from '../../shared/application/manage-topics.ts';
 import { getMessageById, peekMessage } from '../../shared/application/read-messages.ts';
 import { skipByMessageIds, skipMessages } from '../../shared/application/skip-messages.ts';
-import type { InitialPosition } from '../../shared/application/subscription-name.ts';
 import { getInternalStats, getTopicStats } from '../../shared/application/topic-stats.ts';
 import { NotFoundError, ValidationError } from '../../shared/domain/errors.ts';
 import { Position } from '../../shared/domain/position.ts';
 import { parseSubscriptionType } from '../../shared/domain/subscription-type.ts';
 import { TopicName } from '../../shared/domain/topic-name.ts';
+import { initialPositionOf, messageIdsOf } from '../../shared/http/admin-requests.ts';
 import type { HttpRequest, Route } from '../../shared/http/http-types.ts';
 import { noContent, ok } from '../../shared/http/http-types.ts';
 import {
@@ -335,47 +335,6 @@ function namespaceOf(request: HttpRequest): { namespace: string } {
   // Validates tenant and namespace with the topic-name rules.
   const probe = TopicName.parse(`persistent://${request.params.tenant}/${request.params.namespace}/x`);
   return { namespace: probe.namespaceName };
-}
-
-function initialPositionOf(body: unknown): InitialPosition {
-  if (body === undefined || body === null) return 'Latest';
-  if (typeof body !== 'object' || Array.isArray(body)) {
-    throw new ValidationError('The body must be a JSON object like {"initialPosition":"Earliest"}');
-  }
-  const value = (body as { initialPosition?: unknown }).initialPosition;
-  if (value === undefined) return 'Latest';
-  if (value !== 'Earliest' && value !== 'Latest') {
-    throw new ValidationError(`initialPosition must be Earliest or Latest, got ${JSON.stringify(value)}`);
-  }
-  return value;
-}
-
-/** `{"type":"messageId","messageIds":[{"ledgerId":L,"entryId":E}]}`; ids as numbers or numeric strings. */
-function messageIdsOf(body: unknown): Position[] {
-  const shape = body as { type?: unknown; messageIds?: unknown } | undefined;
-  if (
-    typeof shape !== 'object' ||
-    shape === null ||
-    (shape.type !== undefined && shape.type !== 'messageId') ||
-    !Array.isArray(shape.messageIds) ||
-    shape.messageIds.length === 0 ||
-    shape.messageIds.length > 10_000
-  ) {
-    throw new ValidationError(
-      'The body must be {"type":"messageId","messageIds":[{"ledgerId":L,"entryId":E}, ...]} with 1 to 10000 ids',
-    );
-  }
-  return shape.messageIds.map((id: unknown) => {
-    const { ledgerId, entryId } = (id ?? {}) as { ledgerId?: unknown; entryId?: unknown };
-    if (!isId(ledgerId) || !isId(entryId)) {
-      throw new ValidationError(`Each message id needs a ledgerId and an entryId, got ${JSON.stringify(id)}`);
-    }
-    return Position.of(ledgerId, entryId);
-  });
-}
-
-function isId(value: unknown): value is number | string {
-  return typeof value === 'number' || typeof value === 'string';
 }
 
 /** Absent means every subscription (PIP-423); present but empty is a mistake, not "all". */

@@ -2,9 +2,9 @@ import { MAX_REQUEST_BODY_BYTES } from '../../infra/api-routes.ts';
 import { parseActions } from '../../shared/application/manage-permissions.ts';
 import { validateSubscriptionName } from '../../shared/application/subscription-name.ts';
 import { MessageId } from '../../shared/domain/message-id.ts';
-import { Position } from '../../shared/domain/position.ts';
 import { parseSubscriptionType } from '../../shared/domain/subscription-type.ts';
 import { TopicName } from '../../shared/domain/topic-name.ts';
+import { initialPositionOf, messageIdsOf } from '../../shared/http/admin-requests.ts';
 import {
   parseIdsBody,
   parseOptionalHandles,
@@ -469,36 +469,6 @@ function routeRefusal(
     default:
       return undefined;
   }
-}
-
-/** functions/admin-api/routes.ts initialPositionOf (not exported there). */
-function initialPositionOf(body: unknown): void {
-  if (body === undefined || body === null) return;
-  if (typeof body !== 'object' || Array.isArray(body)) throw new Error('not an object');
-  const value = (body as { initialPosition?: unknown }).initialPosition;
-  if (value !== undefined && value !== 'Earliest' && value !== 'Latest')
-    throw new Error('bad initialPosition');
-}
-
-/** functions/admin-api/routes.ts messageIdsOf (not exported there). */
-function messageIdsOf(body: unknown): Position[] {
-  const shape = body as { type?: unknown; messageIds?: unknown } | undefined;
-  if (
-    typeof shape !== 'object' ||
-    shape === null ||
-    (shape.type !== undefined && shape.type !== 'messageId') ||
-    !Array.isArray(shape.messageIds) ||
-    shape.messageIds.length === 0 ||
-    shape.messageIds.length > 10_000
-  ) {
-    throw new Error('bad shape');
-  }
-  return shape.messageIds.map((id: unknown) => {
-    const { ledgerId, entryId } = (id ?? {}) as { ledgerId?: unknown; entryId?: unknown };
-    const isId = (v: unknown) => typeof v === 'number' || typeof v === 'string';
-    if (!isId(ledgerId) || !isId(entryId)) throw new Error('bad id');
-    return Position.of(ledgerId as string, entryId as string);
-  });
 }
 
 /**

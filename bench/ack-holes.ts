@@ -1,10 +1,9 @@
 import { performance } from 'node:perf_hooks';
-import { type AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../infra/local/embedded-stack.ts';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { DynamoDbCursorStore } from '../shared/adapters/dynamodb/dynamodb-cursor-store.ts';
 import { queryAll } from '../shared/adapters/dynamodb/dynamodb-support.ts';
 import { DynamoDbTopicCatalog } from '../shared/adapters/dynamodb/dynamodb-topic-catalog.ts';
-import { tables } from '../shared/config/resources.ts';
+import { catalogTable, cursorsTable } from '../shared/config/resources.ts';
 import { TopicName } from '../shared/domain/topic-name.ts';
 import { type BenchStack, note, Progress, runLimited, sumWhere } from './harness.ts';
 
@@ -172,31 +171,15 @@ async function acknowledge(
   progress.finish();
 }
 
-function dynamodb(stack: BenchStack): DynamoDBClient {
-  return new DynamoDBClient({
-    endpoint: stack.endpoints.dynamodb,
-    region: LOCAL_REGION,
-    credentials: LOCAL_CREDENTIALS,
-  });
-}
-
-function tableName(stack: BenchStack, logicalName: string): string {
-  const table = tables.find((t) => t.logicalName === logicalName);
-  return stack.endpoints.env[table?.envVar ?? ''] as string;
-}
-
 async function cursorIdOf(stack: BenchStack, subscription: string): Promise<string> {
-  const client = dynamodb(stack);
-  try {
-    const record = await new DynamoDbTopicCatalog(client, tableName(stack, 'Catalog')).getSubscription(
+  const record = await stack.withDynamoDb((client) =>
+    new DynamoDbTopicCatalog(client, stack.tableName(catalogTable)).getSubscription(
       TopicName.parse(TOPIC),
       subscription,
-    );
-    if (!record) throw new Error(`subscription ${subscription} not found`);
-    return record.cursorId;
-  } finally {
-    client.destroy();
-  }
+    ),
+  );
+  if (!record) throw new Error(`subscription ${subscription} not found`);
+  return record.cursorId;
 }
 
 /**
@@ -210,13 +193,9 @@ async function verify(
   cursorId: string,
   ids: readonly string[],
 ): Promise<AckHolesResult['verified']> {
-  const client = dynamodb(stack);
-  let stored: Awaited<ReturnType<DynamoDbCursorStore['load']>>;
-  try {
-    stored = await new DynamoDbCursorStore(client, tableName(stack, 'Cursors')).load(cursorId);
-  } finally {
-    client.destroy();
-  }
+  const stored = await stack.withDynamoDb((client) =>
+    new DynamoDbCursorStore(client, stack.tableName(cursorsTable)).load(cursorId),
+  );
   if (!stored) throw new Error('cursor missing after the restart');
   const found = new Set(stored.acknowledged.map((position) => position.toString()));
   let lost = 0;
@@ -241,18 +220,15 @@ async function verify(
 
 /** The cursor's items and their size by DynamoDB's item size rules. */
 async function cursorItems(stack: BenchStack, cursorId: string): Promise<{ items: number; bytes: number }> {
-  const client = dynamodb(stack);
-  try {
-    const items = await queryAll(client, {
-      TableName: tableName(stack, 'Cursors'),
+  const items = await stack.withDynamoDb((client) =>
+    queryAll(client, {
+      TableName: stack.tableName(cursorsTable),
       KeyConditionExpression: 'pk = :pk',
       ExpressionAttributeValues: { ':pk': { S: cursorId } },
       ConsistentRead: true,
-    });
-    return { items: items.length, bytes: items.reduce((sum, item) => sum + itemBytes(item), 0) };
-  } finally {
-    client.destroy();
-  }
+    }),
+  );
+  return { items: items.length, bytes: items.reduce((sum, item) => sum + itemBytes(item), 0) };
 }
 
 /** DynamoDB's item size: attribute names plus values (numbers: 1 byte per 2 significant digits, plus 1). */

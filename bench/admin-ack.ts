@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
-import { DynamoDBClient, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
-import { ensureTable, LOCAL_CREDENTIALS, LOCAL_REGION } from '../infra/local/embedded-stack.ts';
-import { tables } from '../shared/config/resources.ts';
+import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { ensureTable } from '../infra/local/embedded-stack.ts';
+import { cursorsTable } from '../shared/config/resources.ts';
 import { type BenchStack, type Distribution, distribution, Progress, runLimited } from './harness.ts';
 
 export interface LatencyRun {
@@ -58,25 +58,19 @@ export async function runAdminAck(
   });
   const usage = await stack.usage(true);
 
-  const client = new DynamoDBClient({
-    endpoint: stack.endpoints.dynamodb,
-    region: LOCAL_REGION,
-    credentials: LOCAL_CREDENTIALS,
+  const bareUpdateItem = await stack.withDynamoDb(async (client) => {
+    await ensureTable(client, 'bench-bare-updates', cursorsTable);
+    return timed('bare DynamoDB UpdateItem', options, async (call) => {
+      await client.send(
+        new UpdateItemCommand({
+          TableName: 'bench-bare-updates',
+          Key: { pk: { S: 'bench' }, sk: { S: `P#${Math.floor(call / 256)}` } },
+          UpdateExpression: 'ADD a :offset',
+          ExpressionAttributeValues: { ':offset': { NS: [String(call % 256)] } },
+        }),
+      );
+    });
   });
-  const table = tables.find((t) => t.logicalName === 'Cursors');
-  if (!table) throw new Error('no Cursors table definition');
-  await ensureTable(client, 'bench-bare-updates', table);
-  const bareUpdateItem = await timed('bare DynamoDB UpdateItem', options, async (call) => {
-    await client.send(
-      new UpdateItemCommand({
-        TableName: 'bench-bare-updates',
-        Key: { pk: { S: 'bench' }, sk: { S: `P#${Math.floor(call / 256)}` } },
-        UpdateExpression: 'ADD a :offset',
-        ExpressionAttributeValues: { ':offset': { NS: [String(call % 256)] } },
-      }),
-    );
-  });
-  client.destroy();
   return {
     acknowledgeMessage,
     bareUpdateItem,

@@ -1,11 +1,15 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../infra/local/embedded-stack.ts';
 import { USAGE_PATH } from '../infra/local/local-gateway.ts';
 import { ENDPOINTS_FILE } from '../infra/local/start-local.ts';
 import type { OperationUsage } from '../shared/adapters/dynamodb/capacity-meter.ts';
 import { signToken } from '../shared/adapters/hs256-tokens.ts';
 import type { UsageSnapshot } from '../shared/adapters/usage-meter.ts';
+import type { TableDefinition } from '../shared/config/resources.ts';
 import {
   type EmbeddedProcess,
   startEmbeddedProcess,
@@ -68,6 +72,36 @@ export class BenchStack {
 
   async stop(): Promise<void> {
     await this.process.stop('SIGTERM');
+  }
+
+  /** Runs `use` with a DynamoDB client on this run's local endpoint (closed afterwards). */
+  async withDynamoDb<T>(use: (client: DynamoDBClient) => Promise<T>): Promise<T> {
+    const client = new DynamoDBClient({
+      endpoint: this.endpoints.dynamodb,
+      region: LOCAL_REGION,
+      credentials: LOCAL_CREDENTIALS,
+    });
+    try {
+      return await use(client);
+    } finally {
+      client.destroy();
+    }
+  }
+
+  /** An SQS client on this run's local endpoint; the caller destroys it. */
+  sqsClient(): SQSClient {
+    return new SQSClient({
+      endpoint: this.endpoints.sqs,
+      region: LOCAL_REGION,
+      credentials: LOCAL_CREDENTIALS,
+    });
+  }
+
+  /** The physical name of one of ackline's tables in this stack. */
+  tableName(table: TableDefinition): string {
+    const name = this.endpoints.env[table.envVar];
+    if (!name) throw new Error(`no table ${table.logicalName} in this stack`);
+    return name;
   }
 
   /** What the stack spent since the last reset (and resets it when `reset`). */

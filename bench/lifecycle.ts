@@ -4,9 +4,7 @@ import {
   DeleteMessageBatchCommand,
   ReceiveMessageCommand,
   SendMessageBatchCommand,
-  SQSClient,
 } from '@aws-sdk/client-sqs';
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../infra/local/embedded-stack.ts';
 import type { OperationUsage } from '../shared/adapters/dynamodb/capacity-meter.ts';
 import { UsageMeter, type UsageSnapshot } from '../shared/adapters/usage-meter.ts';
 import { type BenchStack, Progress, perUnit, runLimited, sumWhere } from './harness.ts';
@@ -119,11 +117,8 @@ export interface BareSqsResult {
  * server: SendMessageBatch, ReceiveMessage (10, 1 s wait), DeleteMessageBatch.
  */
 export async function runBareSqs(stack: BenchStack, options: LifecycleOptions): Promise<BareSqsResult> {
-  const client = new SQSClient({
-    endpoint: stack.endpoints.sqs,
-    region: LOCAL_REGION,
-    credentials: LOCAL_CREDENTIALS,
-  });
+  const client = stack.sqsClient();
+
   const meter = new UsageMeter();
   const { QueueUrl } = await client.send(new CreateQueueCommand({ QueueName: 'bench-bare-sqs' }));
   meter.attachSqs(client);

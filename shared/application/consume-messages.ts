@@ -24,7 +24,7 @@ import { ackTimeoutDelayMs, negativeAckDelayMs } from './consumer-policy.ts';
 import { enqueue, positionOf, queueOf, tokenFor } from './delivery.ts';
 import type { UseCasePorts } from './ports.ts';
 import type { Principal } from './principal.ts';
-import { consumerRecord, firstUnwritten, forgetConsumer } from './process-memo.ts';
+import { consumerRecord, firstUnwritten, forgetConsumer, renewals } from './process-memo.ts';
 import { publishMessages } from './publish-messages.ts';
 import { rewindSubscription } from './rewind-subscription.ts';
 import { hasSingleActiveConsumer, OWNERSHIP_LEASE_MS, subscriptionKey } from './subscribe-consumer.ts';
@@ -44,18 +44,6 @@ const KEY_SHARED_PAUSE_MS = 200;
  * than this.
  */
 const RENEW_AFTER_MS = 5_000;
-const renewalsByPorts = new WeakMap<UseCasePorts, Map<string, number>>();
-
-/** When this process last renewed each consumer's lease or membership (per composition root). */
-function renewals(ports: UseCasePorts): Map<string, number> {
-  let renewed = renewalsByPorts.get(ports);
-  if (!renewed) {
-    renewed = new Map();
-    renewalsByPorts.set(ports, renewed);
-  }
-  return renewed;
-}
-
 /** Key_Shared members count as alive this long after their last poll. */
 export const MEMBER_LEASE_MS = 30_000;
 
@@ -617,7 +605,6 @@ export async function closeConsumer(
   const key = subscriptionKey(consumer.topic, consumer.subscription);
   await ports.consumers.delete(consumerId);
   forgetConsumer(ports, consumerId);
-  renewals(ports).delete(consumerId);
   await ports.consumers.leave(key, consumerId);
   // What it received but did not acknowledge comes back now (Pulsar redelivers a closed consumer's
   // pending messages). Deliveries are not tracked per consumer, so the subscription is rewound:

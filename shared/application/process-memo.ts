@@ -28,6 +28,8 @@ interface Memo {
   readonly topics: Map<string, { record: TopicRecord; untilMs: number }>;
   readonly ledgerStates: Map<string, ManagedLedgerState>;
   readonly ledgerOwners: Map<string, TopicName>;
+  /** When this process last renewed each consumer's ownership lease or Key_Shared membership. */
+  readonly renewals: Map<string, number>;
 }
 
 const memos = new WeakMap<UseCasePorts, Memo>();
@@ -35,7 +37,13 @@ const memos = new WeakMap<UseCasePorts, Memo>();
 function memoOf(ports: UseCasePorts): Memo {
   let memo = memos.get(ports);
   if (!memo) {
-    memo = { consumers: new Map(), topics: new Map(), ledgerStates: new Map(), ledgerOwners: new Map() };
+    memo = {
+      consumers: new Map(),
+      topics: new Map(),
+      ledgerStates: new Map(),
+      ledgerOwners: new Map(),
+      renewals: new Map(),
+    };
     memos.set(ports, memo);
   }
   return memo;
@@ -62,8 +70,11 @@ export async function consumerRecord(
   return record;
 }
 
+/** This process forgets the consumer: its record and when it last renewed its lease or membership. */
 export function forgetConsumer(ports: UseCasePorts, consumerId: string): void {
-  memoOf(ports).consumers.delete(consumerId);
+  const memo = memoOf(ports);
+  memo.consumers.delete(consumerId);
+  memo.renewals.delete(consumerId);
 }
 
 /** The topic's record, read at most once per RECORD_TTL_MS by this process. */
@@ -122,4 +133,9 @@ export async function ledgerOwner(ports: UseCasePorts, ledgerId: bigint): Promis
   const owner = await ports.ledger.ownerOf(ledgerId);
   if (owner) remember(ledgerOwners, key, owner);
   return owner;
+}
+
+/** When this process last renewed each consumer's lease or membership (consumer id -> ms). */
+export function renewals(ports: UseCasePorts): Map<string, number> {
+  return memoOf(ports).renewals;
 }

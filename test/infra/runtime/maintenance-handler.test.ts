@@ -6,7 +6,6 @@ import { describe, expect, it } from 'vitest';
 import { makeHandler, STOP_BEFORE_TIMEOUT_MS } from '../../../functions/maintenance/handler.ts';
 import type { Dependencies } from '../../../shared/adapters/create-dependencies.ts';
 import { queueOf } from '../../../shared/application/delivery.ts';
-import type { UseCasePorts } from '../../../shared/application/ports.ts';
 import {
   METRICS_NAMESPACE,
   maintenanceMetricNames,
@@ -14,13 +13,11 @@ import {
 } from '../../../shared/config/load-config.ts';
 import { Cursor } from '../../../shared/domain/cursor.ts';
 import { RoundRobinRouter } from '../../../shared/domain/message-router.ts';
-import { RedeliveryBackoffRegistry } from '../../../shared/domain/redelivery-backoff-registry.ts';
 import { TopicName } from '../../../shared/domain/topic-name.ts';
-import { InMemoryAuditLog } from '../../support/in-memory-audit-log.ts';
 import { InMemoryCursorStore } from '../../support/in-memory-cursor-store.ts';
 import { InMemoryDeliveryQueue } from '../../support/in-memory-delivery-queue.ts';
 import { InMemoryLedger } from '../../support/in-memory-ledger.ts';
-import { InMemoryPermissionStore } from '../../support/in-memory-permission-store.ts';
+import { inMemoryPorts } from '../../support/in-memory-ports.ts';
 import { InMemoryTopicCatalog } from '../../support/in-memory-topic-catalog.ts';
 import { ManualClock } from '../../support/manual-clock.ts';
 import { RecordingLogger, RecordingMetrics } from './recording-observability.ts';
@@ -50,18 +47,7 @@ async function maintenance(loadMs = 0) {
   const ledger = new InMemoryLedger(100);
   const cursors = new SlowCursorStore(clock, loadMs);
   const deliveryQueue = new InMemoryDeliveryQueue();
-  const ports = {
-    catalog,
-    ledger,
-    cursors,
-    permissions: new InMemoryPermissionStore(),
-    audit: new InMemoryAuditLog(),
-    deliveryQueue,
-    backoffs: RedeliveryBackoffRegistry.withBuiltIns(),
-    clock,
-    ids: { newId: () => 'id' },
-    settings: { clusterName: 'standalone' },
-  } as unknown as UseCasePorts;
+  const { ports } = inMemoryPorts({ catalog, ledger, cursors, deliveryQueue, clock });
 
   const topic = TopicName.parse('persistent://public/default/orders');
   await catalog.createTopic({ topic, partitions: 0, createdAtMs: clock.nowMs() });

@@ -8,40 +8,26 @@ import {
   INLINE_BACKFILL,
   runFeedJob,
 } from '../../../shared/application/feed-backlog.ts';
-import type { UseCasePorts } from '../../../shared/application/ports.ts';
 import { rebuildSubscriptionQueues } from '../../../shared/application/rebuild-subscription-queues.ts';
 import { runScheduledJob } from '../../../shared/application/run-scheduled-job.ts';
 import { ensureSubscription, ensureSubscriptions } from '../../../shared/application/subscribe-consumer.ts';
 import { ConflictError } from '../../../shared/domain/errors.ts';
 import type { Position } from '../../../shared/domain/position.ts';
-import { RedeliveryBackoffRegistry } from '../../../shared/domain/redelivery-backoff-registry.ts';
 import type { SubscriptionType } from '../../../shared/domain/subscription-type.ts';
 import { TopicName } from '../../../shared/domain/topic-name.ts';
-import type { ConsumerRegistry } from '../../../shared/ports/consumer-registry.ts';
-import type { CounterName } from '../../../shared/ports/counters.ts';
 import type { StoredCursor } from '../../../shared/ports/cursor-store.ts';
 import type { FeedJob, ScheduledJob } from '../../../shared/ports/scheduler.ts';
 import type { SubscriptionRecord } from '../../../shared/ports/topic-catalog.ts';
-import { InMemoryAuditLog } from '../../support/in-memory-audit-log.ts';
 import { InMemoryCursorStore } from '../../support/in-memory-cursor-store.ts';
 import { InMemoryDeliveryQueue } from '../../support/in-memory-delivery-queue.ts';
 import { InMemoryLedger } from '../../support/in-memory-ledger.ts';
-import { InMemoryPermissionStore } from '../../support/in-memory-permission-store.ts';
+import { inMemoryPorts } from '../../support/in-memory-ports.ts';
 import { InMemoryScheduler } from '../../support/in-memory-scheduler.ts';
 import { InMemoryTopicCatalog } from '../../support/in-memory-topic-catalog.ts';
 import { ManualClock } from '../../support/manual-clock.ts';
 
 const START_MS = 1_700_000_000_000;
 const ORDERS = TopicName.parse('persistent://public/default/orders');
-
-/** A port the feeder must not touch: any use fails the test. */
-function unused<T extends object>(name: string): T {
-  return new Proxy({} as T, {
-    get: (_target, property) => {
-      throw new Error(`the feeder used ports.${name}.${String(property)}`);
-    },
-  });
-}
 
 /** The cursor store, counting loads (flow control must not read the cursor), with a hook per slice. */
 class CountingCursorStore extends InMemoryCursorStore {
@@ -93,23 +79,7 @@ function deployment(maxEntriesPerLedger = 1_500) {
   const cursors = new CountingCursorStore();
   const deliveryQueue = new InMemoryDeliveryQueue();
   const scheduler = new InMemoryScheduler();
-  const counted = new Map<CounterName, number>();
-  let nextId = 0;
-  const ports: UseCasePorts = {
-    catalog,
-    ledger,
-    cursors,
-    permissions: new InMemoryPermissionStore(),
-    audit: new InMemoryAuditLog(),
-    deliveryQueue,
-    scheduler,
-    consumers: unused<ConsumerRegistry>('consumers'),
-    backoffs: RedeliveryBackoffRegistry.withBuiltIns(),
-    clock,
-    ids: { newId: () => `id-${++nextId}` },
-    settings: { clusterName: 'standalone' },
-    counters: { add: (name, value) => counted.set(name, (counted.get(name) ?? 0) + value) },
-  };
+  const { ports, counted } = inMemoryPorts({ catalog, ledger, cursors, deliveryQueue, scheduler, clock });
 
   async function topic(): Promise<TopicName> {
     await catalog.createTopic({ topic: ORDERS, partitions: 0, createdAtMs: clock.nowMs() });

@@ -5,35 +5,21 @@ import {
   type MaintenanceOptions,
   maintainSubscriptions,
 } from '../../../shared/application/maintain-subscriptions.ts';
-import type { UseCasePorts } from '../../../shared/application/ports.ts';
 import { Cursor } from '../../../shared/domain/cursor.ts';
 import { Position } from '../../../shared/domain/position.ts';
-import { RedeliveryBackoffRegistry } from '../../../shared/domain/redelivery-backoff-registry.ts';
 import type { SubscriptionType } from '../../../shared/domain/subscription-type.ts';
 import { TopicName } from '../../../shared/domain/topic-name.ts';
-import type { ConsumerRegistry } from '../../../shared/ports/consumer-registry.ts';
 import type { NewEntry } from '../../../shared/ports/ledger.ts';
-import type { Scheduler } from '../../../shared/ports/scheduler.ts';
 import type { SubscriptionRecord } from '../../../shared/ports/topic-catalog.ts';
-import { InMemoryAuditLog } from '../../support/in-memory-audit-log.ts';
 import { InMemoryCursorStore } from '../../support/in-memory-cursor-store.ts';
 import { InMemoryDeliveryQueue } from '../../support/in-memory-delivery-queue.ts';
 import { InMemoryLedger } from '../../support/in-memory-ledger.ts';
-import { InMemoryPermissionStore } from '../../support/in-memory-permission-store.ts';
+import { inMemoryPorts } from '../../support/in-memory-ports.ts';
 import { InMemoryTopicCatalog } from '../../support/in-memory-topic-catalog.ts';
 import { ManualClock } from '../../support/manual-clock.ts';
 
 const START_MS = 1_700_000_000_000;
 const HOUR_MS = 3_600_000;
-
-/** A port maintenance must not touch: any use fails the test. */
-function unused<T extends object>(name: string): T {
-  return new Proxy({} as T, {
-    get: (_target, property) => {
-      throw new Error(`maintenance used ports.${name}.${String(property)}`);
-    },
-  });
-}
 
 /** The cursor store, with a hook run at the start of markDelete (a write landing meanwhile). */
 class HookedCursorStore extends InMemoryCursorStore {
@@ -62,20 +48,7 @@ function deployment(maxEntriesPerLedger = 3) {
   const ledger = new InMemoryLedger(maxEntriesPerLedger);
   const cursors = new HookedCursorStore();
   const deliveryQueue = new InMemoryDeliveryQueue();
-  const ports: UseCasePorts = {
-    catalog,
-    ledger,
-    cursors,
-    permissions: new InMemoryPermissionStore(),
-    audit: new InMemoryAuditLog(),
-    deliveryQueue,
-    scheduler: unused<Scheduler>('scheduler'),
-    consumers: unused<ConsumerRegistry>('consumers'),
-    backoffs: RedeliveryBackoffRegistry.withBuiltIns(),
-    clock,
-    ids: { newId: () => 'id' },
-    settings: { clusterName: 'standalone' },
-  };
+  const { ports } = inMemoryPorts({ catalog, ledger, cursors, deliveryQueue, clock });
 
   const failures: MaintenanceFailure[] = [];
   const run = (options: Partial<MaintenanceOptions> = {}) =>

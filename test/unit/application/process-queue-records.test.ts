@@ -12,7 +12,6 @@ import { type DeliveryToken, encodeDeliveryToken } from '../../../shared/domain/
 import { NotFoundError, ValidationError } from '../../../shared/domain/errors.ts';
 import { RoundRobinRouter } from '../../../shared/domain/message-router.ts';
 import { Position } from '../../../shared/domain/position.ts';
-import { RedeliveryBackoffRegistry } from '../../../shared/domain/redelivery-backoff-registry.ts';
 import type { SubscriptionType } from '../../../shared/domain/subscription-type.ts';
 import { TopicName } from '../../../shared/domain/topic-name.ts';
 import type { ConsumerRecord, ConsumerRegistry } from '../../../shared/ports/consumer-registry.ts';
@@ -24,11 +23,8 @@ import type {
   TokenToSend,
 } from '../../../shared/ports/delivery-queue.ts';
 import type { ScheduledJob, Scheduler } from '../../../shared/ports/scheduler.ts';
-import { InMemoryAuditLog } from '../../support/in-memory-audit-log.ts';
 import { InMemoryCursorStore } from '../../support/in-memory-cursor-store.ts';
-import { InMemoryLedger } from '../../support/in-memory-ledger.ts';
-import { InMemoryPermissionStore } from '../../support/in-memory-permission-store.ts';
-import { InMemoryTopicCatalog } from '../../support/in-memory-topic-catalog.ts';
+import { inMemoryPorts } from '../../support/in-memory-ports.ts';
 import { ManualClock } from '../../support/manual-clock.ts';
 
 /** Subscription queues in memory: what was sent, by cursor id (receive is the test's job here). */
@@ -121,23 +117,13 @@ beforeEach(() => {
   cursors = new InMemoryCursorStore();
   queue = new RecordingDeliveryQueue();
   scheduler = new RecordingScheduler();
-  counted = new Map();
-  let nextId = 0;
-  ports = {
-    catalog: new InMemoryTopicCatalog(),
-    ledger: new InMemoryLedger(1000),
+  ({ ports, counted } = inMemoryPorts({
     cursors,
-    permissions: new InMemoryPermissionStore(),
-    audit: new InMemoryAuditLog(),
     deliveryQueue: queue,
     scheduler,
     consumers: new InMemoryConsumerRegistry(),
-    backoffs: RedeliveryBackoffRegistry.withBuiltIns(),
     clock,
-    ids: { newId: () => `id${nextId++}` },
-    settings: { clusterName: 'standalone' },
-    counters: { add: (name, value) => counted.set(name, (counted.get(name) ?? 0) + value) },
-  };
+  }));
 });
 
 /** A consumer on `TOPIC`, its subscription's cursor id, and the queue records of `payloads` published to it. */

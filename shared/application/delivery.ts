@@ -7,6 +7,7 @@ import type { SubscriptionQueue } from '../ports/delivery-queue.ts';
 import type { StoredEntry } from '../ports/ledger.ts';
 import type { SubscriptionRecord } from '../ports/topic-catalog.ts';
 import type { UseCasePorts } from './ports.ts';
+import { subscriptionsAt } from './process-memo.ts';
 import { loadCursor } from './topic-lookup.ts';
 
 /** The queue of a subscription on one partition: FIFO for the types that keep order. */
@@ -86,17 +87,20 @@ export function firstDueAtMs(type: SubscriptionType, entry: { deliverAtMs?: numb
 }
 
 /**
- * Publishing's second half: one token per subscription of the partition. The
- * subscriptions are read after the entries were allocated, so a subscription
- * created at Latest before the allocation is always found.
+ * Publishing's second half: one token per subscription the entries are owed
+ * to, those announced at or before `subscriptionsVersion` (read with the ids:
+ * see Appended). The list is read only when that version is new to this
+ * process (subscriptionsAt); a subscription announced after the allocation
+ * feeds these entries itself.
  */
 export async function fanOut(
   ports: UseCasePorts,
   partition: TopicName,
   entries: readonly StoredEntry[],
+  subscriptionsVersion: string,
 ): Promise<void> {
   if (entries.length === 0) return;
-  const subscriptions = await ports.catalog.listSubscriptions(partition);
+  const subscriptions = await subscriptionsAt(ports, partition, subscriptionsVersion);
   const now = ports.clock.nowMs();
   await Promise.all(
     subscriptions.map((subscription) =>
@@ -138,6 +142,16 @@ export interface BackfillOptions {
    * it (epoch ms); `next` is then the last position covered.
    */
   readonly deadlineMs?: number;
+  /**
+   * Entries allocated but not written yet are waited for until this time
+   * (epoch ms): the call stops before the first one (`waiting`), to be called
+   * again a moment later; from this time on they are acknowledged as never
+   * written. For a new subscription's backlog (`until` read by its
+   * announcement): the publishers of those entries read an older subscriptions
+   * version, so they do not send this subscription their tokens. Without it,
+   * such entries are skipped: their publisher sends the tokens.
+   */
+  readonly awaitUnwrittenUntilMs?: number;
 }
 
 export interface BackfillResult {
@@ -147,6 +161,8 @@ export interface BackfillResult {
   readonly next?: Position;
   /** The last entry owed (the option, or the last entry read now); undefined when there is none. */
   readonly until?: Position;
+  /** Stopped before an entry still being written (awaitUnwrittenUntilMs): call again shortly, after `next`. */
+  readonly waiting?: boolean;
 }
 
 /**
@@ -187,9 +203,15 @@ export async function backfill(
     .filter((position) => position.compareTo(until) <= 0);
   const positions = candidates.slice(0, options.limit);
   const now = ports.clock.nowMs();
+  const awaiting = options.awaitUnwrittenUntilMs !== undefined && now < options.awaitUnwrittenUntilMs;
+  // After a crash (acknowledgeUnwritten), or once a new subscription has waited long enough, no one
+  // will write an entry still missing: it was never a message.
+  const acknowledgeUnwritten =
+    options.acknowledgeUnwritten === true || (options.awaitUnwrittenUntilMs !== undefined && !awaiting);
   let enqueued = 0;
   let covered = 0;
-  for (let i = 0; i < positions.length; i += BACKFILL_SLICE) {
+  let waiting = false;
+  for (let i = 0; i < positions.length && !waiting; i += BACKFILL_SLICE) {
     if (i > 0 && options.deadlineMs !== undefined && ports.clock.nowMs() >= options.deadlineMs) break;
     const slice = positions.slice(i, i + BACKFILL_SLICE);
     const [states, entries] = await Promise.all([
@@ -198,27 +220,35 @@ export async function backfill(
     ]);
     const items: { token: DeliveryToken; dueAtMs: number }[] = [];
     const unwritten: Position[] = [];
-    entries.forEach((entry, index) => {
+    let done = slice.length;
+    for (const [index, entry] of entries.entries()) {
       if (!entry) {
-        // Allocated but not written: normally its publisher is still writing and sends the token;
-        // after a crash (acknowledgeUnwritten) no one will, and it was never a message.
+        // Allocated but not written: its publisher is still writing (or died).
+        if (awaiting) {
+          done = index;
+          waiting = true;
+          break;
+        }
         unwritten.push(slice[index] as Position);
-        return;
+        continue;
       }
       items.push({
         token: tokenFor(partition, entry, states[index]?.redeliveryCount ?? 0),
         dueAtMs: firstDueAtMs(subscription.type, entry, now),
       });
-    });
+    }
     await enqueue(ports, queueOf(subscription), items);
-    if (options.acknowledgeUnwritten && unwritten.length > 0) {
+    if (acknowledgeUnwritten && unwritten.length > 0) {
       await ports.cursors.acknowledge(subscription.cursorId, unwritten);
     }
     enqueued += items.length;
-    covered = i + slice.length;
+    covered = i + done;
   }
+  const start = options.after ?? cursor.markDeletePosition;
+  const last = covered > 0 ? (positions[covered - 1] as Position) : start;
+  if (waiting) return { enqueued, next: last, until, waiting };
   const more = candidates.length > covered;
-  return more ? { enqueued, next: positions[covered - 1] as Position, until } : { enqueued, until };
+  return more ? { enqueued, next: last, until } : { enqueued, until };
 }
 
 /**

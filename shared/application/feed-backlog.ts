@@ -32,6 +32,14 @@ export const FEED_TIME_BUDGET_MS = 3_000;
 export const FEED_HIGH_WATER = 10_000;
 /** How long a feed job waits when the queue is above FEED_HIGH_WATER. */
 export const FEED_RETRY_MS = 10_000;
+/**
+ * How long a new subscription's feed waits for an entry allocated before its
+ * announcement but not yet written: twice the longest a publishing function
+ * runs (29 s), after which no publisher can still write it.
+ */
+export const UNWRITTEN_GRACE_MS = 60_000;
+/** How long a feed waiting for such an entry pauses before it looks again. */
+export const UNWRITTEN_RETRY_MS = 1_000;
 
 /**
  * Puts a subscription's backlog on its queue: the first INLINE_BACKFILL
@@ -52,10 +60,18 @@ export async function feedBacklog(
     readonly acknowledgeUnwritten?: boolean;
     /** How many entries to enqueue now (default INLINE_BACKFILL; a partitioned topic's subscribe shares it). */
     readonly inlineLimit?: number;
+    /** The last entry owed (default: the last one allocated when the ledgers are read now). */
+    readonly until?: Position;
+    /** See BackfillOptions.awaitUnwrittenUntilMs: a new subscription's feed. */
+    readonly awaitUnwrittenUntilMs?: number;
   } = {},
 ): Promise<number> {
   const result = await backfill(ports, partition, subscription, {
     limit: options.inlineLimit ?? INLINE_BACKFILL,
+    ...(options.until ? { until: options.until } : {}),
+    ...(options.awaitUnwrittenUntilMs !== undefined
+      ? { awaitUnwrittenUntilMs: options.awaitUnwrittenUntilMs }
+      : {}),
     ...(options.acknowledgeUnwritten ? { acknowledgeUnwritten: true } : {}),
   });
   if (result.next && result.until) {
@@ -77,8 +93,11 @@ export async function feedBacklog(
         jobId,
         after: jobPosition(result.next),
         until: jobPosition(result.until),
-        dueAtMs: ports.clock.nowMs(),
+        dueAtMs: ports.clock.nowMs() + (result.waiting ? UNWRITTEN_RETRY_MS : 0),
         ...(options.acknowledgeUnwritten ? { acknowledgeUnwritten: true } : {}),
+        ...(options.awaitUnwrittenUntilMs !== undefined
+          ? { awaitUnwrittenUntilMs: options.awaitUnwrittenUntilMs }
+          : {}),
       };
       await ports.scheduler.schedule([job]);
     }
@@ -98,7 +117,9 @@ export async function feedBacklog(
  *    in FEED_RETRY_MS (the cursor is not read meanwhile);
  * 4. enqueue up to FEED_BATCH backlog entries after `after` (up to `until`,
  *    for about FEED_TIME_BUDGET_MS at most), skipping what was acknowledged
- *    since; schedule the job for the rest, due now; then claim: the progress
+ *    since, and stopping before an entry still being written (a new
+ *    subscription's feed, see UNWRITTEN_GRACE_MS); schedule the job for the
+ *    rest, due now (UNWRITTEN_RETRY_MS after a stop); then claim: the progress
  *    names that job (a conditional write, so of two copies of this job one
  *    goes on and the other's job is dropped).
  * At least once: a job that fails after enqueuing runs again, and copies
@@ -138,6 +159,9 @@ export async function runFeedJob(ports: UseCasePorts, job: FeedJob): Promise<'dr
       limit: FEED_BATCH,
       deadlineMs: ports.clock.nowMs() + FEED_TIME_BUDGET_MS,
       ...(job.acknowledgeUnwritten ? { acknowledgeUnwritten: true } : {}),
+      ...(job.awaitUnwrittenUntilMs !== undefined
+        ? { awaitUnwrittenUntilMs: job.awaitUnwrittenUntilMs }
+        : {}),
     });
     ports.counters?.add('backlogFed', result.enqueued);
     const next: FeedJob | undefined = result.next && {
@@ -145,7 +169,7 @@ export async function runFeedJob(ports: UseCasePorts, job: FeedJob): Promise<'dr
       jobId: ports.ids.newId(),
       previousJobId: job.jobId,
       after: jobPosition(result.next),
-      dueAtMs: ports.clock.nowMs(),
+      dueAtMs: ports.clock.nowMs() + (result.waiting ? UNWRITTEN_RETRY_MS : 0),
     };
     if (next) await ports.scheduler.schedule([next]);
     // When the feed is complete the progress names a job that never runs: a copy of this one stops.
@@ -165,6 +189,9 @@ function jobPosition(position: Position): JobPosition {
   return { ledgerId: position.ledgerId.toString(), entryId: position.entryId.toString() };
 }
 
+/** Entry id -1: before the ledger's first entry (a feed waiting for the first one). */
 function positionOf(position: JobPosition): Position {
-  return Position.of(position.ledgerId, position.entryId);
+  return position.entryId === '-1'
+    ? Position.beforeFirst(BigInt(position.ledgerId))
+    : Position.of(position.ledgerId, position.entryId);
 }

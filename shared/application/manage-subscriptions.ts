@@ -51,7 +51,11 @@ export async function listSubscriptions(
   return [...names].sort();
 }
 
-/** Delete the subscription on every partition: the record first (no new reads), then its cursor. */
+/**
+ * Delete the subscription on every partition: the record first (no new reads),
+ * its announcement (publishers list the subscriptions again), then its cursor
+ * and queue.
+ */
 export async function deleteSubscription(
   ports: UseCasePorts,
   principal: Principal | undefined,
@@ -68,6 +72,7 @@ export async function deleteSubscription(
   );
   for (const { partition, subscription } of subscriptions) {
     await ports.catalog.deleteSubscription(partition, name);
+    await ports.ledger.announceSubscriptions(partition);
     await ports.cursors.delete(subscription.cursorId);
     await ports.deliveryQueue.delete(queueOf(subscription));
   }

@@ -2,7 +2,7 @@ import type { Position } from '../domain/position.ts';
 import type { TopicName } from '../domain/topic-name.ts';
 import type { ConsumerRecord } from '../ports/consumer-registry.ts';
 import type { ManagedLedgerState } from '../ports/ledger.ts';
-import type { TopicRecord } from '../ports/topic-catalog.ts';
+import type { SubscriptionRecord, TopicRecord } from '../ports/topic-catalog.ts';
 import type { UseCasePorts } from './ports.ts';
 
 /**
@@ -28,6 +28,11 @@ interface Memo {
   readonly topics: Map<string, { record: TopicRecord; untilMs: number }>;
   readonly ledgerStates: Map<string, ManagedLedgerState>;
   readonly ledgerOwners: Map<string, TopicName>;
+  /** Each partition's subscriptions as listed for one subscriptions version. */
+  readonly subscriptions: Map<
+    string,
+    { version: string; records: readonly SubscriptionRecord[]; untilMs: number }
+  >;
   /** When this process last renewed each consumer's ownership lease or Key_Shared membership. */
   readonly renewals: Map<string, number>;
 }
@@ -42,6 +47,7 @@ function memoOf(ports: UseCasePorts): Memo {
       topics: new Map(),
       ledgerStates: new Map(),
       ledgerOwners: new Map(),
+      subscriptions: new Map(),
       renewals: new Map(),
     };
     memos.set(ports, memo);
@@ -138,4 +144,29 @@ export async function ledgerOwner(ports: UseCasePorts, ledgerId: bigint): Promis
 /** When this process last renewed each consumer's lease or membership (consumer id -> ms). */
 export function renewals(ports: UseCasePorts): Map<string, number> {
   return memoOf(ports).renewals;
+}
+
+/**
+ * The subscriptions a publish owes its entries to, given the subscriptions
+ * version its append read with the ids (Appended.subscriptionsVersion). Listed
+ * again only when the version changed: a subscription announced before the
+ * allocation was created before it, so a list made after the allocation holds
+ * it; one announced after owes itself the entry (it feeds its backlog up to
+ * the state of its announcement). A list is also kept no longer than
+ * RECORD_TTL_MS, so a subscription whose creator died between creating it and
+ * announcing it is still found within that time.
+ */
+export async function subscriptionsAt(
+  ports: UseCasePorts,
+  partition: TopicName,
+  version: string,
+): Promise<readonly SubscriptionRecord[]> {
+  const { subscriptions } = memoOf(ports);
+  const key = partition.toString();
+  const now = ports.clock.nowMs();
+  const known = subscriptions.get(key);
+  if (known && known.version === version && known.untilMs > now) return known.records;
+  const records = await ports.catalog.listSubscriptions(partition);
+  remember(subscriptions, key, { version, records, untilMs: now + RECORD_TTL_MS });
+  return records;
 }

@@ -18,9 +18,10 @@ export interface PublishResult {
  * 2. A topic that does not exist is created non-partitioned, as Pulsar's
  *    default `allowAutoTopicCreation` does.
  * 3. Route each message to a partition (key hash, else round-robin) and append
- *    each partition's messages as one batch: one counter update and one chunk
- *    write per partition.
- * 4. Put a delivery token on every subscription's queue (fan-out).
+ *    each partition's messages as one batch: one counter update (which also
+ *    answers the subscriptions version) and one chunk write per partition.
+ * 4. Put a delivery token on every subscription's queue (fan-out); the list of
+ *    subscriptions is read only when their version changed.
  * 5. Answer the MessageIds in the order the messages came.
  */
 export async function publishMessages(
@@ -55,11 +56,16 @@ export async function publishMessages(
   const publishTimeMs = ports.clock.nowMs();
   await Promise.all(
     [...byPartition.values()].map(async (group) => {
-      const positions = await ports.ledger.append(group.partition, group.entries, publishTimeMs);
+      const { positions, subscriptionsVersion } = await ports.ledger.append(
+        group.partition,
+        group.entries,
+        publishTimeMs,
+      );
       await fanOut(
         ports,
         group.partition,
         positions.map((position, i) => ({ ...(group.entries[i] as NewEntry), position, publishTimeMs })),
+        subscriptionsVersion,
       );
       positions.forEach((position, i) => {
         results[group.indexes[i] as number] = {

@@ -1,6 +1,7 @@
 import { SubscriptionAlreadyExistsError } from '../domain/catalog-errors.ts';
 import { Cursor } from '../domain/cursor.ts';
 import { ConflictError } from '../domain/errors.ts';
+import { LedgerIndex } from '../domain/ledger-layout.ts';
 import { isCumulativeAckType, type SubscriptionType } from '../domain/subscription-type.ts';
 import { TopicName } from '../domain/topic-name.ts';
 import type { ConsumerPartition, ConsumerRecord } from '../ports/consumer-registry.ts';
@@ -8,7 +9,7 @@ import type { SubscriptionRecord } from '../ports/topic-catalog.ts';
 import { requireAction, requirePrincipal } from './authorization.ts';
 import { buildConsumerPolicy, type ConsumerPolicyInput } from './consumer-policy.ts';
 import { queueOf } from './delivery.ts';
-import { feedBacklog, INLINE_BACKFILL } from './feed-backlog.ts';
+import { feedBacklog, INLINE_BACKFILL, UNWRITTEN_GRACE_MS } from './feed-backlog.ts';
 import type { UseCasePorts } from './ports.ts';
 import type { Principal } from './principal.ts';
 import { type InitialPosition, validateSubscriptionName } from './subscription-name.ts';
@@ -107,11 +108,15 @@ export async function subscribeConsumer(
 
 /**
  * The subscription of one partition, created when missing. Creation order makes
- * a concurrent publish safe: queue, then cursor, then the record (from which
- * publishers learn of it), then a backfill of whatever the cursor still owes up
- * to the last entry written once the record exists, covering the whole backlog
- * at Earliest and any entry allocated between the cursor and the record at
- * Latest. Later entries get their tokens from publish's fan-out. The first
+ * a concurrent publish safe: queue, then cursor, then the record, then its
+ * announcement (Ledger.announceSubscriptions: publishers allocating ids after
+ * it list the subscriptions again and find the record), then a feed of
+ * whatever the cursor owes up to the last entry allocated before the
+ * announcement: the whole backlog at Earliest, any entry allocated between the
+ * cursor and the announcement at Latest. The feed waits for entries of that
+ * range still being written (UNWRITTEN_GRACE_MS), since their publishers read
+ * the older subscriptions version. Later entries get their tokens from
+ * publish's fan-out. The first
  * `inlineLimit` entries are enqueued before this returns; a bigger backlog
  * is fed on by the scheduler (feedBacklog), in log order but after whatever
  * publishes meanwhile put on the queue.
@@ -150,7 +155,15 @@ export async function ensureSubscription(
     await ports.deliveryQueue.delete(queueOf(record));
     return ensureSubscription(ports, partition, name, type, initialPosition, inlineLimit);
   }
-  await feedBacklog(ports, partition, record, { inlineLimit });
+  const announced = await ports.ledger.announceSubscriptions(partition);
+  const until = new LedgerIndex(announced.ledgers).lastEntry();
+  if (until !== undefined) {
+    await feedBacklog(ports, partition, record, {
+      inlineLimit,
+      until,
+      awaitUnwrittenUntilMs: ports.clock.nowMs() + UNWRITTEN_GRACE_MS,
+    });
+  }
   return record;
 }
 

@@ -10,6 +10,25 @@ export interface ManagedLedgerState {
   readonly ledgers: readonly LedgerInfo[];
   readonly msgInCounter: number;
   readonly bytesInCounter: number;
+  /**
+   * Changes whenever the partition's subscriptions change
+   * ({@link Ledger.announceSubscriptions}), and differs between two incarnations
+   * of a partition (a topic deleted and created again). Opaque.
+   */
+  readonly subscriptionsVersion: string;
+}
+
+/** What one append allocated and wrote. */
+export interface Appended {
+  /** The entries' positions, in the order given. */
+  readonly positions: Position[];
+  /**
+   * The subscriptions version read atomically with the id allocation (the last
+   * one, when the append spans two ledgers): the entries are owed, by their
+   * publisher, to the subscriptions announced at or before it; a subscription
+   * announced later owes itself every entry allocated before its announcement.
+   */
+  readonly subscriptionsVersion: string;
 }
 
 /** A message to append. */
@@ -38,7 +57,16 @@ export interface Ledger {
    * Appends entries in order and returns their positions. A ledger rolls over
    * after `maxEntriesPerLedger` entries; one call may span two ledgers.
    */
-  append(partition: TopicName, entries: readonly NewEntry[], publishTimeMs: number): Promise<Position[]>;
+  append(partition: TopicName, entries: readonly NewEntry[], publishTimeMs: number): Promise<Appended>;
+  /**
+   * Records that the partition's subscriptions changed (one created or deleted)
+   * and returns the state at that instant, atomically: every entry allocated
+   * before it is in `ledgers`, and every append after it sees the new
+   * `subscriptionsVersion`. Publishers keep the subscription list per version,
+   * so their hot path reads no catalog.
+   * @throws TopicNotFoundError when the partition has no state.
+   */
+  announceSubscriptions(partition: TopicName): Promise<ManagedLedgerState>;
   state(partition: TopicName): Promise<ManagedLedgerState | undefined>;
   /** The partition that owns `ledgerId`, if any. */
   ownerOf(ledgerId: bigint): Promise<TopicName | undefined>;

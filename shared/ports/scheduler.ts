@@ -44,16 +44,21 @@ export interface FeedJob {
   readonly jobId: string;
   /** The job that scheduled this one (none for a feed's first job). */
   readonly previousJobId?: string;
-  /** The last entry already fed: the job feeds what comes after it. */
+  /** The last entry already fed (entryId -1: none of that ledger yet): the job feeds what comes after it. */
   readonly after: JobPosition;
   /**
    * The last entry the feeder owes, fixed when the feed started: every later
-   * entry was allocated after the subscription was visible to publishers, so
-   * publish's fan-out sends its token.
+   * entry was allocated after the subscription was announced to publishers,
+   * so publish's fan-out sends its token.
    */
   readonly until: JobPosition;
   /** Entries allocated but never written are acknowledged (recovery after a crash, no publish in flight). */
   readonly acknowledgeUnwritten?: boolean;
+  /**
+   * A new subscription's feed: entries allocated but not yet written are waited
+   * for until this time (epoch ms), then acknowledged as never written.
+   */
+  readonly awaitUnwrittenUntilMs?: number;
   readonly dueAtMs: number;
 }
 

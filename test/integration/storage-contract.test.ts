@@ -372,9 +372,9 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
       const { ledgers } = await ledger.initialize(partition);
       const ledgerId = ledgers[0]!.ledgerId;
 
-      const first = await ledger.append(partition, [entry('a'), entry('b')], 1);
-      const second = await ledger.append(partition, [entry('c'), entry('d'), entry('e')], 2);
-      const third = await ledger.append(partition, [entry('f')], 3);
+      const { positions: first } = await ledger.append(partition, [entry('a'), entry('b')], 1);
+      const { positions: second } = await ledger.append(partition, [entry('c'), entry('d'), entry('e')], 2);
+      const { positions: third } = await ledger.append(partition, [entry('f')], 3);
 
       expect(texts([...first, ...second, ...third])).toEqual(
         [0, 1, 2, 3, 4, 5].map((entryId) => `${ledgerId}:${entryId}`),
@@ -393,7 +393,9 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
         deliverAtMs: 1_700_000_060_000,
       });
 
-      const [fullAt, minimalAt] = await ledger.append(partition, [full, entry('plain')], 1_700_000_000_500);
+      const {
+        positions: [fullAt, minimalAt],
+      } = await ledger.append(partition, [full, entry('plain')], 1_700_000_000_500);
 
       expect(await ledger.readEntry(fullAt!)).toStrictEqual({
         position: fullAt!,
@@ -417,7 +419,9 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
       const partition = uniquePartition();
       await ledger.initialize(partition);
 
-      const [at] = await ledger.append(partition, [entry('', { key: '', properties: { empty: '' } })], 7);
+      const {
+        positions: [at],
+      } = await ledger.append(partition, [entry('', { key: '', properties: { empty: '' } })], 7);
 
       expect(await ledger.readEntry(at!)).toStrictEqual({
         position: at!,
@@ -442,7 +446,7 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
       );
 
       const positions: Position[] = [];
-      for (const batch of batches) positions.push(...(await ledger.append(partition, batch, 10)));
+      for (const batch of batches) positions.push(...(await ledger.append(partition, batch, 10)).positions);
 
       const state = await ledger.state(partition);
       const ledgerIds = (state?.ledgers ?? []).map((info) => info.ledgerId);
@@ -487,7 +491,9 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
       );
       const total = batches.flat().length;
 
-      const results = await Promise.all(batches.map((batch) => ledger.append(partition, batch, 1)));
+      const results = await Promise.all(
+        batches.map(async (batch) => (await ledger.append(partition, batch, 1)).positions),
+      );
 
       const positions = results.flat();
       expect(new Set(texts(positions)).size).toBe(total);
@@ -510,7 +516,7 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
       await ledger.initialize(partition);
       const batch = ['x', 'y', 'z'].map((fill, i) => entry(`${i}:${fill.repeat(200 * 1024)}`, { key: fill }));
 
-      const positions = await ledger.append(partition, batch, 99);
+      const { positions } = await ledger.append(partition, batch, 99);
 
       expect(positions).toHaveLength(3);
       for (const [i, position] of positions.entries()) {
@@ -603,12 +609,14 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
       const ledger = storage().ledger(3);
       const [doomed, kept] = [uniquePartition(), uniquePartition()];
       await Promise.all([ledger.initialize(doomed), ledger.initialize(kept)]);
-      const positions = await ledger.append(
+      const { positions } = await ledger.append(
         doomed,
         Array.from({ length: 7 }, (_, i) => entry(`${i}`)),
         1,
       );
-      const [keptAt] = await ledger.append(kept, [entry('kept')], 1);
+      const {
+        positions: [keptAt],
+      } = await ledger.append(kept, [entry('kept')], 1);
       const ledgerIds = ((await ledger.state(doomed))?.ledgers ?? []).map((info) => info.ledgerId);
       expect(ledgerIds).toHaveLength(3);
 
@@ -894,6 +902,44 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
       expect(await topicCatalog.getFeedProgress(partition, 'sub', again.cursorId)).toBeUndefined();
       expect(await topicCatalog.getFeedProgress(uniquePartition(), 'sub', again.cursorId)).toBeUndefined();
     });
+
+    it('announceSubscriptions: appends read the version it set, with the ids; the state it returns holds every earlier allocation', async () => {
+      const ledger = storage().ledger(3);
+      const partition = uniquePartition();
+      const initial = (await ledger.initialize(partition)).subscriptionsVersion;
+      const first = await ledger.append(partition, [entry('a'), entry('b')], 1);
+      expect(first.subscriptionsVersion).toBe(initial);
+      // Across a rollover the version stays the partition's.
+      expect((await ledger.append(partition, [entry('c'), entry('d')], 1)).subscriptionsVersion).toBe(
+        initial,
+      );
+
+      const announced = await ledger.announceSubscriptions(partition);
+
+      expect(announced.subscriptionsVersion).not.toBe(initial);
+      expect(announced.ledgers.map((info) => info.entries)).toEqual([3n, 1n]);
+      const after = await ledger.append(partition, [entry('e')], 2);
+      expect(after.subscriptionsVersion).toBe(announced.subscriptionsVersion);
+      expect((await ledger.state(partition))?.subscriptionsVersion).toBe(announced.subscriptionsVersion);
+      const again = await ledger.announceSubscriptions(partition);
+      expect(new Set([initial, announced.subscriptionsVersion, again.subscriptionsVersion]).size).toBe(3);
+    });
+
+    it('announceSubscriptions: a partition deleted and created again never repeats a version; an unknown one throws', async () => {
+      const ledger = storage().ledger(3);
+      const partition = uniquePartition();
+      const seen = [(await ledger.initialize(partition)).subscriptionsVersion];
+      seen.push((await ledger.announceSubscriptions(partition)).subscriptionsVersion);
+      await ledger.deletePartition(partition);
+
+      seen.push((await ledger.initialize(partition)).subscriptionsVersion);
+      seen.push((await ledger.announceSubscriptions(partition)).subscriptionsVersion);
+
+      expect(new Set(seen).size).toBe(4);
+      await expect(ledger.announceSubscriptions(uniquePartition())).rejects.toBeInstanceOf(
+        TopicNotFoundError,
+      );
+    });
   });
 
   describe('PermissionStore', () => {
@@ -1052,7 +1098,7 @@ describe('in-memory fakes: injected storage faults', () => {
     expect(await ledger.state(partition)).toEqual(before);
     const ledgerId = before?.ledgers[0]?.ledgerId ?? -1n;
     expect(await ledger.readEntry(pos(ledgerId, 4))).toBeUndefined();
-    expect(texts(await ledger.append(partition, [entry('e')], 3))).toEqual([`${ledgerId}:4`]);
+    expect(texts((await ledger.append(partition, [entry('e')], 3)).positions)).toEqual([`${ledgerId}:4`]);
   });
 
   it('faults queue per operation and leave the other operations working', async () => {

@@ -1,7 +1,13 @@
 import { TopicNotFoundError } from '../../shared/domain/catalog-errors.ts';
 import { Position } from '../../shared/domain/position.ts';
 import type { TopicName } from '../../shared/domain/topic-name.ts';
-import type { Ledger, ManagedLedgerState, NewEntry, StoredEntry } from '../../shared/ports/ledger.ts';
+import type {
+  Appended,
+  Ledger,
+  ManagedLedgerState,
+  NewEntry,
+  StoredEntry,
+} from '../../shared/ports/ledger.ts';
 import { InjectedFaults } from './in-memory-faults.ts';
 
 interface PartitionRecord {
@@ -9,6 +15,8 @@ interface PartitionRecord {
   readonly ledgers: { readonly ledgerId: bigint; entries: bigint }[];
   msgInCounter: number;
   bytesInCounter: number;
+  /** How many times its subscriptions were announced. */
+  announcements: number;
 }
 
 /**
@@ -60,19 +68,21 @@ export class InMemoryLedger implements Ledger {
     let record = this.tables.partitions.get(partition.toString());
     if (record === undefined) {
       const ledgerId = this.tables.newLedger(partition);
-      record = { partition, ledgers: [{ ledgerId, entries: 0n }], msgInCounter: 0, bytesInCounter: 0 };
+      record = {
+        partition,
+        ledgers: [{ ledgerId, entries: 0n }],
+        msgInCounter: 0,
+        bytesInCounter: 0,
+        announcements: 0,
+      };
       this.tables.partitions.set(partition.toString(), record);
     }
     return snapshot(record);
   }
 
-  async append(
-    partition: TopicName,
-    entries: readonly NewEntry[],
-    publishTimeMs: number,
-  ): Promise<Position[]> {
+  async append(partition: TopicName, entries: readonly NewEntry[], publishTimeMs: number): Promise<Appended> {
     await this.faults.enter('append');
-    if (entries.length === 0) return [];
+    if (entries.length === 0) return { positions: [], subscriptionsVersion: '' };
     const record = this.tables.partitions.get(partition.toString());
     if (record === undefined) throw new TopicNotFoundError(partition.toString());
     const max = BigInt(this.maxEntriesPerLedger);
@@ -90,7 +100,15 @@ export class InMemoryLedger implements Ledger {
       record.msgInCounter += 1;
       record.bytesInCounter += Buffer.byteLength(entry.payload);
     }
-    return positions;
+    return { positions, subscriptionsVersion: versionOf(record) };
+  }
+
+  async announceSubscriptions(partition: TopicName): Promise<ManagedLedgerState> {
+    await this.faults.enter('announceSubscriptions');
+    const record = this.tables.partitions.get(partition.toString());
+    if (record === undefined) throw new TopicNotFoundError(partition.toString());
+    record.announcements += 1;
+    return snapshot(record);
   }
 
   /**
@@ -113,6 +131,13 @@ export class InMemoryLedger implements Ledger {
       record.msgInCounter += 1;
     }
     return positions;
+  }
+
+  /** Writes an entry at a position `allocateUnwritten` handed out: its publisher finishing late. */
+  writeAllocated(position: Position, entry: NewEntry, publishTimeMs: number): StoredEntry {
+    const stored = storedEntry(position, entry, publishTimeMs);
+    this.tables.entries.set(position.toString(), stored);
+    return stored;
   }
 
   async state(partition: TopicName): Promise<ManagedLedgerState | undefined> {
@@ -168,7 +193,13 @@ function snapshot(record: PartitionRecord): ManagedLedgerState {
     ledgers: record.ledgers.map(({ ledgerId, entries }) => ({ ledgerId, entries })),
     msgInCounter: record.msgInCounter,
     bytesInCounter: record.bytesInCounter,
+    subscriptionsVersion: versionOf(record),
   };
+}
+
+/** As DynamoDbLedger's: the partition's first ledger names its incarnation. */
+function versionOf(record: PartitionRecord): string {
+  return `${record.ledgers[0]?.ledgerId}.${record.announcements}`;
 }
 
 /** Copies only the fields that are set, as the adapter reads back only the attributes it wrote. */

@@ -9,7 +9,14 @@ import {
 import { TopicNotFoundError } from '../../domain/catalog-errors.ts';
 import { Position } from '../../domain/position.ts';
 import { TopicName } from '../../domain/topic-name.ts';
-import type { Ledger, LedgerInfo, ManagedLedgerState, NewEntry, StoredEntry } from '../../ports/ledger.ts';
+import type {
+  Appended,
+  Ledger,
+  LedgerInfo,
+  ManagedLedgerState,
+  NewEntry,
+  StoredEntry,
+} from '../../ports/ledger.ts';
 import {
   big,
   deleteAll,
@@ -35,7 +42,7 @@ const LEDGER_COUNTER_KEY = { pk: S('C#ledgerId'), sk: S(STATE_SK) };
  *
  * Catalog items:
  * | pk | sk | attributes |
- * | `ML#<partition>` | `M` | `cl` current ledgerId, `nx` next entryId in it, `ld` closed ledgers [{i, n}], `mi`/`bi` msg/bytes in |
+ * | `ML#<partition>` | `M` | `cl` current ledgerId, `nx` next entryId in it, `ld` closed ledgers [{i, n}], `mi`/`bi` msg/bytes in, `sv` subscription announcements |
  * | `L#<ledgerId>` | `M` | `p` owning partition (ledgerId -> partition) |
  * | `C#ledgerId` | `M` | `v` the deployment-wide ledgerId counter |
  *
@@ -45,7 +52,10 @@ const LEDGER_COUNTER_KEY = { pk: S('C#ledgerId'), sk: S(STATE_SK) };
  * batch of ten 1 KiB messages costs one write sized by its bytes.
  *
  * Appending: one atomic `ADD nx` allocates the batch's entry ids (the counter
- * update of the design), then the chunk is written. When `nx` passes
+ * update of the design), then the chunk is written. The update returns the
+ * item, so the publisher learns the subscriptions version (`sv`, bumped by
+ * announceSubscriptions) with its ids, atomically and for no extra read.
+ * When `nx` passes
  * `maxEntriesPerLedger` the ledger rolls over: a new ledgerId from the
  * counter, its index item, then a conditional switch of `cl` (the loser of a
  * race retries in the winner's ledger).
@@ -85,21 +95,38 @@ export class DynamoDbLedger implements Ledger {
     return (await this.state(partition)) as ManagedLedgerState;
   }
 
-  async append(
-    partition: TopicName,
-    entries: readonly NewEntry[],
-    publishTimeMs: number,
-  ): Promise<Position[]> {
+  async append(partition: TopicName, entries: readonly NewEntry[], publishTimeMs: number): Promise<Appended> {
     const positions: Position[] = [];
+    let subscriptionsVersion = '';
     let remaining = entries;
     while (remaining.length > 0) {
-      const { ledgerId, first, count } = await this.allocate(partition, remaining);
+      const { ledgerId, first, count, state } = await this.allocate(partition, remaining);
       const batch = remaining.slice(0, count);
       await this.writeChunks(ledgerId, first, batch, publishTimeMs);
       for (let i = 0; i < count; i++) positions.push(Position.of(ledgerId, first + BigInt(i)));
+      subscriptionsVersion = state.subscriptionsVersion;
       remaining = remaining.slice(count);
     }
-    return positions;
+    return { positions, subscriptionsVersion };
+  }
+
+  async announceSubscriptions(partition: TopicName): Promise<ManagedLedgerState> {
+    try {
+      const result = await this.client.send(
+        new UpdateItemCommand({
+          TableName: this.catalogTable,
+          Key: { pk: S(stateKey(partition)), sk: S(STATE_SK) },
+          UpdateExpression: 'ADD sv :one',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: { ':one': N(1) },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return this.toState(partition, result.Attributes as Item);
+    } catch (error) {
+      if (isConditionalCheckFailed(error)) throw new TopicNotFoundError(partition.toString());
+      throw error;
+    }
   }
 
   async state(partition: TopicName): Promise<ManagedLedgerState | undefined> {
@@ -214,7 +241,7 @@ export class DynamoDbLedger implements Ledger {
   private async allocate(
     partition: TopicName,
     entries: readonly NewEntry[],
-  ): Promise<{ ledgerId: bigint; first: bigint; count: number }> {
+  ): Promise<{ ledgerId: bigint; first: bigint; count: number; state: ManagedLedgerState }> {
     const max = BigInt(this.maxEntriesPerLedger);
     for (;;) {
       const wanted = BigInt(entries.length);
@@ -253,7 +280,9 @@ export class DynamoDbLedger implements Ledger {
           }),
         );
       }
-      if (fitting > 0n) return { ledgerId, first, count: Number(fitting) };
+      if (fitting > 0n) {
+        return { ledgerId, first, count: Number(fitting), state: this.toState(partition, updated as Item) };
+      }
       await this.rollOver(partition, ledgerId);
     }
   }
@@ -349,6 +378,8 @@ export class DynamoDbLedger implements Ledger {
       ledgers: [...closed, current],
       msgInCounter: num(item, 'mi') ?? 0,
       bytesInCounter: num(item, 'bi') ?? 0,
+      // The first ledger names the partition's incarnation: a recreated topic starts over at sv 0.
+      subscriptionsVersion: `${closed[0]?.ledgerId ?? current.ledgerId}.${num(item, 'sv') ?? 0}`,
     };
   }
 }

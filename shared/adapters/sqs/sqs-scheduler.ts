@@ -54,6 +54,7 @@ export function encodeJob(job: ScheduledJob): string {
     };
     if (job.previousJobId !== undefined) wire.previousJobId = job.previousJobId;
     if (job.acknowledgeUnwritten) wire.acknowledgeUnwritten = true;
+    if (job.awaitUnwrittenUntilMs !== undefined) wire.awaitUnwrittenUntilMs = job.awaitUnwrittenUntilMs;
     return JSON.stringify(wire);
   }
   const { token, ...rest } = job;
@@ -110,7 +111,8 @@ export function decodeJob(body: string): ScheduledJob {
 }
 
 function decodeFeedJob(parsed: Record<string, unknown>, queue: SubscriptionQueue, dueAtMs: number): FeedJob {
-  const { partition, subscription, jobId, previousJobId, acknowledgeUnwritten } = parsed;
+  const { partition, subscription, jobId, previousJobId, acknowledgeUnwritten, awaitUnwrittenUntilMs } =
+    parsed;
   if (
     typeof partition !== 'string' ||
     typeof subscription !== 'string' ||
@@ -118,7 +120,9 @@ function decodeFeedJob(parsed: Record<string, unknown>, queue: SubscriptionQueue
     typeof jobId !== 'string' ||
     jobId.length === 0 ||
     (previousJobId !== undefined && (typeof previousJobId !== 'string' || previousJobId.length === 0)) ||
-    (acknowledgeUnwritten !== undefined && typeof acknowledgeUnwritten !== 'boolean')
+    (acknowledgeUnwritten !== undefined && typeof acknowledgeUnwritten !== 'boolean') ||
+    (awaitUnwrittenUntilMs !== undefined &&
+      (typeof awaitUnwrittenUntilMs !== 'number' || !Number.isFinite(awaitUnwrittenUntilMs)))
   ) {
     throw new ValidationError('Scheduled feed job is malformed');
   }
@@ -135,15 +139,19 @@ function decodeFeedJob(parsed: Record<string, unknown>, queue: SubscriptionQueue
   };
   if (previousJobId !== undefined) job.previousJobId = previousJobId;
   if (acknowledgeUnwritten) job.acknowledgeUnwritten = true;
+  if (awaitUnwrittenUntilMs !== undefined) job.awaitUnwrittenUntilMs = awaitUnwrittenUntilMs as number;
   return job;
 }
 
-/** A position field of a job: an entry (non-negative decimal ids), as strings. */
+/** A position field of a job: an entry (non-negative decimal ids), or entryId -1 (before the first), as strings. */
 function jobPosition(value: unknown, what: string): JobPosition {
   const position = value as { ledgerId?: unknown; entryId?: unknown } | undefined;
   if (typeof position?.ledgerId !== 'string' || typeof position.entryId !== 'string') {
     throw new ValidationError(`Scheduled feed job has no valid ${what} position`);
   }
-  const parsed = Position.of(position.ledgerId, position.entryId);
+  const parsed =
+    position.entryId === '-1'
+      ? Position.beforeFirst(Position.of(position.ledgerId, 0).ledgerId)
+      : Position.of(position.ledgerId, position.entryId);
   return { ledgerId: parsed.ledgerId.toString(), entryId: parsed.entryId.toString() };
 }

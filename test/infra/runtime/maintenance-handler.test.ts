@@ -52,7 +52,9 @@ async function maintenance(loadMs = 0) {
   const topic = TopicName.parse('persistent://public/default/orders');
   await catalog.createTopic({ topic, partitions: 0, createdAtMs: clock.nowMs() });
   await ledger.initialize(topic);
-  const [position] = await ledger.append(topic, [{ payload: 'm', properties: {} }], clock.nowMs());
+  const {
+    positions: [position],
+  } = await ledger.append(topic, [{ payload: 'm', properties: {} }], clock.nowMs());
   for (const name of ['a', 'b', 'c']) {
     const record = { name, type: 'Shared' as const, cursorId: `cursor-${name}`, createdAtMs: clock.nowMs() };
     await catalog.createSubscription(topic, record);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { queueOf } from '../../../shared/application/delivery.ts';
+import { fanOut, queueOf } from '../../../shared/application/delivery.ts';
 import {
   FEED_BATCH,
   FEED_HIGH_WATER,
@@ -7,6 +7,8 @@ import {
   FEED_TIME_BUDGET_MS,
   INLINE_BACKFILL,
   runFeedJob,
+  UNWRITTEN_GRACE_MS,
+  UNWRITTEN_RETRY_MS,
 } from '../../../shared/application/feed-backlog.ts';
 import { rebuildSubscriptionQueues } from '../../../shared/application/rebuild-subscription-queues.ts';
 import { runScheduledJob } from '../../../shared/application/run-scheduled-job.ts';
@@ -95,7 +97,7 @@ function deployment(maxEntriesPerLedger = 1_500) {
         payload: `m${from + i + j}`,
         properties: {},
       }));
-      positions.push(...(await ledger.append(ORDERS, entries, clock.nowMs())));
+      positions.push(...(await ledger.append(ORDERS, entries, clock.nowMs())).positions);
     }
     return positions;
   }
@@ -178,6 +180,7 @@ describe('feedBacklog: a subscribe at Earliest', () => {
         after: { ledgerId: after.ledgerId.toString(), entryId: after.entryId.toString() },
         until: { ledgerId: last.ledgerId.toString(), entryId: last.entryId.toString() },
         dueAtMs: START_MS,
+        awaitUnwrittenUntilMs: START_MS + UNWRITTEN_GRACE_MS,
       } satisfies FeedJob,
     ]);
   });
@@ -267,17 +270,103 @@ describe('feedBacklog: a subscribe at Earliest', () => {
     expect(token?.token.redeliveryCount).toBe(3);
   });
 
-  it('leaves ids allocated but not written to their publisher (it is still writing and sends the token)', async () => {
+  it('waits for ids allocated before the announcement and still being written, then feeds them once', async () => {
     const d = deployment();
     await d.topic();
     await d.publish(INLINE_BACKFILL + 10);
+    // A publisher with the subscriptions of the version before the announcement in its memo
+    // (its last publish listed them), that allocates two ids and is still writing them.
+    const before = (await d.ledger.state(ORDERS))!.subscriptionsVersion;
+    await fanOut(d.ports, ORDERS, [], before);
+    await fanOut(
+      d.ports,
+      ORDERS,
+      (await d.ledger.append(ORDERS, [{ payload: 'warm', properties: {} }], START_MS)).positions.map(
+        (position) => ({ position, payload: 'warm', properties: {}, publishTimeMs: START_MS }),
+      ),
+      before,
+    );
     const unwritten = d.ledger.allocateUnwritten(ORDERS, 2);
     const billing = await d.subscribe();
+    expect((await d.ledger.state(ORDERS))!.subscriptionsVersion).not.toBe(before);
 
+    await d.drain(1);
+    // The feed stopped before the first unwritten id and waits UNWRITTEN_RETRY_MS.
+    expect(d.queued(billing)).toHaveLength(INLINE_BACKFILL + 11);
+    expect(feedJobs(d.scheduler.jobs).map((job) => job.dueAtMs)).toEqual([START_MS + UNWRITTEN_RETRY_MS]);
+
+    // The publisher finishes: its fan-out uses the version it allocated with, which has no billing.
+    const written = unwritten.map((position, i) =>
+      d.ledger.writeAllocated(position, { payload: `late ${i}`, properties: {} }, START_MS),
+    );
+    await fanOut(d.ports, ORDERS, written, before);
+    d.clock.advance(UNWRITTEN_RETRY_MS);
     await d.drain();
 
-    expect(d.queued(billing)).toHaveLength(INLINE_BACKFILL + 10);
-    expect(await d.cursors.isAcknowledged(billing.cursorId, unwritten)).toEqual([false, false]);
+    const queued = d.queued(billing);
+    expect(queued.slice(-2)).toEqual(texts(unwritten));
+    expect(new Set(queued).size).toBe(queued.length);
+    expect(queued).toHaveLength(INLINE_BACKFILL + 13);
+  });
+
+  it('acknowledges ids still unwritten UNWRITTEN_GRACE_MS after the announcement (their publisher died)', async () => {
+    const d = deployment();
+    await d.topic();
+    const backlog = await d.publish(10);
+    const unwritten = d.ledger.allocateUnwritten(ORDERS, 2);
+    const after = await d.publish(5, 10);
+    const billing = await d.subscribe();
+    expect(d.queued(billing)).toEqual(texts(backlog));
+
+    for (let waited = 0; waited <= UNWRITTEN_GRACE_MS; waited += UNWRITTEN_RETRY_MS) {
+      d.clock.advance(UNWRITTEN_RETRY_MS);
+      await d.drain(1);
+    }
+    await d.drain();
+
+    expect(d.queued(billing)).toEqual(texts([...backlog, ...after]));
+    expect(await d.cursors.isAcknowledged(billing.cursorId, unwritten)).toEqual([true, true]);
+    expect(d.scheduler.jobs).toEqual([]);
+  });
+
+  it('publishers list the subscriptions once per version; one allocating after the announcement sends its own token', async () => {
+    const d = deployment();
+    await d.topic();
+    let listed = 0;
+    const list = d.catalog.listSubscriptions.bind(d.catalog);
+    d.catalog.listSubscriptions = (partition) => {
+      listed += 1;
+      return list(partition);
+    };
+    const publishAndFanOut = async (payload: string) => {
+      const { positions, subscriptionsVersion } = await d.ledger.append(
+        ORDERS,
+        [{ payload, properties: {} }],
+        START_MS,
+      );
+      const entries = positions.map((position) => ({
+        position,
+        payload,
+        properties: {},
+        publishTimeMs: START_MS,
+      }));
+      await fanOut(d.ports, ORDERS, entries, subscriptionsVersion);
+      return positions;
+    };
+    await d.publish(INLINE_BACKFILL);
+    await publishAndFanOut('a');
+    await publishAndFanOut('b');
+    expect(listed).toBe(1);
+
+    const billing = await d.subscribe();
+    const later = [...(await publishAndFanOut('c')), ...(await publishAndFanOut('d'))];
+    await d.drain();
+
+    expect(listed).toBe(2);
+    const queued = d.queued(billing);
+    expect(queued).toEqual(expect.arrayContaining(texts(later)));
+    expect(new Set(queued).size).toBe(queued.length);
+    expect(queued).toHaveLength(INLINE_BACKFILL + 4);
   });
 
   it('schedules nothing at Latest: there is no backlog to feed', async () => {

@@ -69,7 +69,7 @@ function deployment(maxEntriesPerLedger = 3) {
 
   async function publish(partition: TopicName, count: number, entry: Partial<NewEntry> = {}) {
     const entries = Array.from({ length: count }, (_, i) => ({ payload: `m${i}`, properties: {}, ...entry }));
-    return ledger.append(partition, entries, clock.nowMs());
+    return (await ledger.append(partition, entries, clock.nowMs())).positions;
   }
 
   /** A subscription at Earliest, with its queue, as subscribe creates it. */

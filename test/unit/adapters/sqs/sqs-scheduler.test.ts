@@ -99,7 +99,8 @@ describe('scheduler job codec', () => {
     ['a feed job without after', wire({ after: undefined })],
     ['a feed job without until', wire({ until: undefined })],
     ['a feed job with numeric ids', wire({ after: { ledgerId: 3, entryId: 999 } })],
-    ['a feed job with a negative entry id', wire({ after: { ledgerId: '3', entryId: '-1' } })],
+    ['a feed job with an entry id below -1', wire({ after: { ledgerId: '3', entryId: '-2' } })],
+    ['a feed job with awaitUnwrittenUntilMs not a number', wire({ awaitUnwrittenUntilMs: '5' })],
     ['a feed job with a non-decimal id', wire({ until: { ledgerId: '0x10', entryId: '1' } })],
     [
       'a feed job with an id above 2^63-1',

@@ -463,10 +463,14 @@ export async function negativeAcknowledge(
       receipt: handle.receipt,
     });
   }
+  const byId = new Map<ConsumerPartition, Position[]>();
   for (const text of messageIds) {
     const { partition, position } = partitionOfMessageId(consumer, text);
     items.push({ partition, position });
+    byId.set(partition, [...(byId.get(partition) ?? []), position]);
   }
+  // As acknowledging: an id of an entry not written (yet) is a 404, before anything is redelivered.
+  for (const [partition, positions] of byId) await requireWritten(ports, partition, positions);
   const delayMs = (count: number) => negativeAckDelayMs(ports.backoffs, consumer.policy, count);
   for (const item of items) {
     await redeliver(ports, consumer, item.partition, item.position, item.count, item.receipt, delayMs);

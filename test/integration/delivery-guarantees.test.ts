@@ -202,9 +202,10 @@ describe.concurrent('acknowledgements', () => {
     expect(await admin.backlogs(topic)).toEqual({ sub: 2 });
   });
 
-  it.for<['ack' | 'ack-cumulative', number]>([
+  it.for<['ack' | 'ack-cumulative' | 'nack', number]>([
     ['ack', 5],
     ['ack-cumulative', 5],
+    ['nack', 5],
   ])('%s of a message id not written yet (entry %i) is refused and swallows no later message', async ([
     kind,
     entryId,
@@ -220,13 +221,16 @@ describe.concurrent('acknowledgements', () => {
     const result =
       kind === 'ack'
         ? await consumer.sendAck({ messageIds: [futureId] })
-        : await consumer.sendAckCumulative(futureId);
+        : kind === 'nack'
+          ? await consumer.sendNack({ messageIds: [futureId] })
+          : await consumer.sendAckCumulative(futureId);
     await admin.produceMany(topic, 6, 'late');
     const late = await consumer.receiveN(6, 5000);
 
     expect(early).toHaveLength(2);
     expect(payloads(late)).toEqual(numbered(6, 'late'));
-    expect([400, 404, 412]).toContain(result.status);
+    expect(result.status).toBe(404);
+    expect(result.body).toMatchObject({ reason: expect.stringContaining(`${ledgerId}:${entryId}`) });
   });
 
   it('redeliver-unacknowledged with handles brings back only the unacknowledged ones, count + 1', async ({

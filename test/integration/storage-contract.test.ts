@@ -105,16 +105,16 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
       const { cursorStore } = storage();
       const cursorId = uniqueId('cursor');
       await cursorStore.create(cursorId, Position.beforeFirst(2n));
-      // Ledgers 9, 10 and 100 order differently as text; entries cross 256-entry page boundaries.
+      // Ledgers 9, 10 and 100 order differently as text; entries cross 200-entry page boundaries.
       const acknowledged = [
         pos(10, 300),
         pos(9, 5),
         pos(100, 70_000),
         pos(10, 0),
-        pos(9, 256),
-        pos(10, 255),
+        pos(9, 200),
+        pos(10, 199),
         pos(100, 3),
-        pos(10, 256),
+        pos(10, 200),
         pos(2, 1),
         pos(10, 1_000_000),
       ];
@@ -191,19 +191,19 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
       ]);
     });
 
-    it('markDelete drops the ack pages it covers and keeps every ack after it', async () => {
+    it('markDelete at the end of an ack page forgets the acks it covers and keeps every ack after it', async () => {
       const { cursorStore } = storage();
       const cursorId = uniqueId('cursor');
       await cursorStore.create(cursorId, Position.beforeFirst(3n));
-      const after = [pos(4, 512), pos(4, 513), pos(4, 700), pos(5, 0)];
-      const covered = [pos(3, 0), pos(3, 255), pos(3, 600), pos(4, 0), pos(4, 10), pos(4, 256), pos(4, 511)];
+      const after = [pos(4, 400), pos(4, 401), pos(4, 700), pos(5, 0)];
+      const covered = [pos(3, 0), pos(3, 199), pos(3, 600), pos(4, 0), pos(4, 10), pos(4, 200), pos(4, 399)];
       await cursorStore.acknowledge(cursorId, [...covered, ...after]);
 
-      // 4:511 ends a 512-entry block, so every page it touches is wholly covered.
-      await cursorStore.markDelete(cursorId, pos(4, 511));
+      // 4:399 ends a 400-entry block, so every page it touches is wholly covered.
+      await cursorStore.markDelete(cursorId, pos(4, 399));
 
       const loaded = await cursorStore.load(cursorId);
-      expect(loaded?.markDeletePosition).toEqual(pos(4, 511));
+      expect(loaded?.markDeletePosition).toEqual(pos(4, 399));
       expect(texts(loaded?.acknowledged)).toEqual(texts(after));
     });
 
@@ -330,6 +330,154 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
       const loaded = await cursorStore.load(cursorId);
       expect(loaded?.acknowledged).toHaveLength(2_000);
       expect(texts(loaded?.acknowledged)).toEqual(texts(positions));
+    });
+
+    describe('deliveryState', () => {
+      const readings = [
+        ['reading mark-delete', undefined],
+        ['with individualAcksOnly', { individualAcksOnly: true }],
+      ] as const;
+      const acked = { acknowledged: true, redeliveryCount: 0 };
+      const unacked = (redeliveryCount = 0) => ({ acknowledged: false, redeliveryCount });
+
+      it.each(
+        readings,
+      )('%s: acknowledged at or before mark-delete and for acks after it; the highest redelivery count otherwise', async (_, options) => {
+        const { cursorStore } = storage();
+        const cursorId = uniqueId('cursor');
+        await cursorStore.create(cursorId, pos(4, 10));
+        await cursorStore.acknowledge(cursorId, [pos(4, 20), pos(5, 300)]);
+        await cursorStore.recordRedelivery(cursorId, [
+          { position: pos(4, 21), count: 2 },
+          { position: pos(4, 22), count: 3 },
+        ]);
+        await cursorStore.recordRedelivery(cursorId, [{ position: pos(4, 22), count: 1 }]);
+
+        const states = await cursorStore.deliveryState(
+          cursorId,
+          [
+            pos(3, 999),
+            pos(4, 5),
+            pos(4, 10),
+            pos(4, 20),
+            pos(4, 21),
+            pos(4, 22),
+            pos(4, 23),
+            pos(5, 299),
+            pos(5, 300),
+            pos(6, 0),
+          ],
+          options,
+        );
+
+        expect(states).toEqual([
+          acked,
+          acked,
+          acked,
+          acked,
+          unacked(2),
+          unacked(3),
+          unacked(),
+          unacked(),
+          acked,
+          unacked(),
+        ]);
+      });
+
+      it.each(
+        readings,
+      )('%s: a cursor never created answers unacknowledged, and no positions an empty list', async (_, options) => {
+        const { cursorStore } = storage();
+
+        const missing = await cursorStore.deliveryState(
+          uniqueId('missing'),
+          [pos(1, 0), pos(1, 500)],
+          options,
+        );
+        const none = await cursorStore.deliveryState(uniqueId('missing'), [], options);
+
+        expect(missing).toEqual([unacked(), unacked()]);
+        expect(none).toEqual([]);
+      });
+
+      // Entries 0..n-1 of a ledger.
+      const entries = (ledgerId: number, n: number) => Array.from({ length: n }, (_, i) => pos(ledgerId, i));
+
+      // A fold passes pages whose entries were all acknowledged one by one. A late duplicate ack
+      // or a redelivery record on such a page must not make its other entries unacknowledged
+      // again: the check with individualAcksOnly reads that page alone.
+      it.each([
+        ['a short fold within a ledger', entries(7, 450), pos(7, 449), [pos(7, 5), pos(7, 250)], pos(7, 450)],
+        [
+          'a fold over more than four pages',
+          entries(7, 1250),
+          pos(7, 1249),
+          [pos(7, 5), pos(7, 1010)],
+          pos(7, 1250),
+        ],
+        [
+          'a fold across a ledger boundary',
+          [...entries(7, 250), ...entries(8, 10)],
+          pos(8, 9),
+          [pos(7, 5), pos(7, 210)],
+          pos(8, 10),
+        ],
+      ])('after %s, a late ack and a redelivery record on folded pages bring none of their entries back', async (_, acknowledged, markDelete, late, next) => {
+        const { cursorStore } = storage();
+        const cursorId = uniqueId('cursor');
+        await cursorStore.create(cursorId, Position.beforeFirst(7n));
+        await cursorStore.acknowledge(cursorId, acknowledged);
+        await cursorStore.markDelete(cursorId, markDelete);
+        const [lateAck, lateRedelivery] = late as [Position, Position];
+
+        await cursorStore.acknowledge(cursorId, [lateAck]);
+        await cursorStore.recordRedelivery(cursorId, [{ position: lateRedelivery, count: 1 }]);
+
+        const neighbours = [lateAck, lateRedelivery].map((p) => pos(p.ledgerId, p.entryId + 1n));
+        const states = await cursorStore.deliveryState(
+          cursorId,
+          [...neighbours, lateAck, lateRedelivery, markDelete, next],
+          { individualAcksOnly: true },
+        );
+        expect(states).toEqual([acked, acked, acked, acked, acked, unacked()]);
+        const loaded = await cursorStore.load(cursorId);
+        expect(loaded?.markDeletePosition).toEqual(markDelete);
+        expect(loaded?.acknowledged.filter((p) => p.compareTo(markDelete) > 0)).toEqual([]);
+      });
+
+      it('a cursor created inside an ack page (Latest) keeps the entries before it acknowledged when that page is written later', async () => {
+        const { cursorStore } = storage();
+        const cursorId = uniqueId('cursor');
+        await cursorStore.create(cursorId, pos(9, 250));
+
+        await cursorStore.recordRedelivery(cursorId, [{ position: pos(9, 260), count: 1 }]);
+        await cursorStore.acknowledge(cursorId, [pos(9, 270)]);
+
+        // Positions of page 9:200..9:399 only: the page exists, so the check does not read the head.
+        const states = await cursorStore.deliveryState(
+          cursorId,
+          [pos(9, 200), pos(9, 240), pos(9, 250), pos(9, 251), pos(9, 260), pos(9, 270)],
+          { individualAcksOnly: true },
+        );
+        expect(states).toEqual([acked, acked, acked, unacked(), unacked(1), acked]);
+      });
+
+      it('with individualAcksOnly, a position whose ack page does not exist is answered by mark-delete', async () => {
+        const { cursorStore } = storage();
+        const cursorId = uniqueId('cursor');
+        await cursorStore.create(cursorId, Position.beforeFirst(12n));
+        // Moved without individual acks (as a cumulative ack does): no page of 12:0..12:999 exists.
+        await cursorStore.markDelete(cursorId, pos(12, 999));
+        await cursorStore.acknowledge(cursorId, [pos(12, 1005)]);
+
+        const states = await cursorStore.deliveryState(
+          cursorId,
+          [pos(12, 500), pos(12, 999), pos(12, 1000), pos(12, 1005), pos(12, 1500)],
+          { individualAcksOnly: true },
+        );
+
+        expect(states).toEqual([acked, acked, unacked(), acked, unacked()]);
+      });
     });
   });
 
@@ -647,6 +795,44 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
       expect(state).toMatchObject({ msgInCounter: 4, bytesInCounter: 16 });
       expect(state?.ledgers.map((info) => info.entries)).toEqual([2n, 2n]);
     });
+
+    it('announceSubscriptions: appends read the version it set, with the ids; the state it returns holds every earlier allocation', async () => {
+      const ledger = storage().ledger(3);
+      const partition = uniquePartition();
+      const initial = (await ledger.initialize(partition)).subscriptionsVersion;
+      const first = await ledger.append(partition, [entry('a'), entry('b')], 1);
+      expect(first.subscriptionsVersion).toBe(initial);
+      // Across a rollover the version stays the partition's.
+      expect((await ledger.append(partition, [entry('c'), entry('d')], 1)).subscriptionsVersion).toBe(
+        initial,
+      );
+
+      const announced = await ledger.announceSubscriptions(partition);
+
+      expect(announced.subscriptionsVersion).not.toBe(initial);
+      expect(announced.ledgers.map((info) => info.entries)).toEqual([3n, 1n]);
+      const after = await ledger.append(partition, [entry('e')], 2);
+      expect(after.subscriptionsVersion).toBe(announced.subscriptionsVersion);
+      expect((await ledger.state(partition))?.subscriptionsVersion).toBe(announced.subscriptionsVersion);
+      const again = await ledger.announceSubscriptions(partition);
+      expect(new Set([initial, announced.subscriptionsVersion, again.subscriptionsVersion]).size).toBe(3);
+    });
+
+    it('announceSubscriptions: a partition deleted and created again never repeats a version; an unknown one throws', async () => {
+      const ledger = storage().ledger(3);
+      const partition = uniquePartition();
+      const seen = [(await ledger.initialize(partition)).subscriptionsVersion];
+      seen.push((await ledger.announceSubscriptions(partition)).subscriptionsVersion);
+      await ledger.deletePartition(partition);
+
+      seen.push((await ledger.initialize(partition)).subscriptionsVersion);
+      seen.push((await ledger.announceSubscriptions(partition)).subscriptionsVersion);
+
+      expect(new Set(seen).size).toBe(4);
+      await expect(ledger.announceSubscriptions(uniquePartition())).rejects.toBeInstanceOf(
+        TopicNotFoundError,
+      );
+    });
   });
 
   describe('TopicCatalog', () => {
@@ -901,44 +1087,6 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
       expect(await topicCatalog.getFeedProgress(partition, 'sub', first.cursorId)).toBeUndefined();
       expect(await topicCatalog.getFeedProgress(partition, 'sub', again.cursorId)).toBeUndefined();
       expect(await topicCatalog.getFeedProgress(uniquePartition(), 'sub', again.cursorId)).toBeUndefined();
-    });
-
-    it('announceSubscriptions: appends read the version it set, with the ids; the state it returns holds every earlier allocation', async () => {
-      const ledger = storage().ledger(3);
-      const partition = uniquePartition();
-      const initial = (await ledger.initialize(partition)).subscriptionsVersion;
-      const first = await ledger.append(partition, [entry('a'), entry('b')], 1);
-      expect(first.subscriptionsVersion).toBe(initial);
-      // Across a rollover the version stays the partition's.
-      expect((await ledger.append(partition, [entry('c'), entry('d')], 1)).subscriptionsVersion).toBe(
-        initial,
-      );
-
-      const announced = await ledger.announceSubscriptions(partition);
-
-      expect(announced.subscriptionsVersion).not.toBe(initial);
-      expect(announced.ledgers.map((info) => info.entries)).toEqual([3n, 1n]);
-      const after = await ledger.append(partition, [entry('e')], 2);
-      expect(after.subscriptionsVersion).toBe(announced.subscriptionsVersion);
-      expect((await ledger.state(partition))?.subscriptionsVersion).toBe(announced.subscriptionsVersion);
-      const again = await ledger.announceSubscriptions(partition);
-      expect(new Set([initial, announced.subscriptionsVersion, again.subscriptionsVersion]).size).toBe(3);
-    });
-
-    it('announceSubscriptions: a partition deleted and created again never repeats a version; an unknown one throws', async () => {
-      const ledger = storage().ledger(3);
-      const partition = uniquePartition();
-      const seen = [(await ledger.initialize(partition)).subscriptionsVersion];
-      seen.push((await ledger.announceSubscriptions(partition)).subscriptionsVersion);
-      await ledger.deletePartition(partition);
-
-      seen.push((await ledger.initialize(partition)).subscriptionsVersion);
-      seen.push((await ledger.announceSubscriptions(partition)).subscriptionsVersion);
-
-      expect(new Set(seen).size).toBe(4);
-      await expect(ledger.announceSubscriptions(uniquePartition())).rejects.toBeInstanceOf(
-        TopicNotFoundError,
-      );
     });
   });
 

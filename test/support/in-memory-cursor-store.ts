@@ -1,6 +1,11 @@
 import { ConflictError } from '../../shared/domain/errors.ts';
 import { Position } from '../../shared/domain/position.ts';
-import type { CursorStore, DeliveryState, StoredCursor } from '../../shared/ports/cursor-store.ts';
+import type {
+  CursorStore,
+  DeliveryState,
+  DeliveryStateOptions,
+  StoredCursor,
+} from '../../shared/ports/cursor-store.ts';
 import { InjectedFaults } from './in-memory-faults.ts';
 
 interface CursorRecord {
@@ -14,8 +19,10 @@ interface CursorRecord {
  * is a head (the mark-delete position) plus a set of acknowledged positions;
  * acknowledging is an idempotent set union that needs no head (as an `ADD` to
  * an ack page does), and a cursor without a head does not exist. Mark-delete
- * drops every ack it covers (the adapter drops whole pages, so it may keep a
- * few; the port allows both). Not persisted; every operation is atomic.
+ * drops every ack it covers (the adapter keeps the acks of the page it stops
+ * in; the port allows both). Not page-based: the delivery check always reads
+ * the mark-delete position, so `individualAcksOnly` changes nothing here.
+ * Not persisted; every operation is atomic.
  */
 export class InMemoryCursorStore implements CursorStore {
   private readonly cursors = new Map<string, CursorRecord>();
@@ -76,7 +83,11 @@ export class InMemoryCursorStore implements CursorStore {
     );
   }
 
-  async deliveryState(cursorId: string, positions: readonly Position[]): Promise<DeliveryState[]> {
+  async deliveryState(
+    cursorId: string,
+    positions: readonly Position[],
+    _options?: DeliveryStateOptions,
+  ): Promise<DeliveryState[]> {
     await this.faults.enter('deliveryState');
     const record = this.cursors.get(cursorId);
     const markDelete = record?.markDeletePosition;

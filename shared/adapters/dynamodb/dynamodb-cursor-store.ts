@@ -1,12 +1,18 @@
 import {
   BatchGetItemCommand,
   type DynamoDBClient,
+  GetItemCommand,
   PutItemCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import { ConflictError, InvalidPositionError } from '../../domain/errors.ts';
 import { Position } from '../../domain/position.ts';
-import type { CursorStore, DeliveryState, StoredCursor } from '../../ports/cursor-store.ts';
+import type {
+  CursorStore,
+  DeliveryState,
+  DeliveryStateOptions,
+  StoredCursor,
+} from '../../ports/cursor-store.ts';
 import {
   backoff,
   big,
@@ -22,12 +28,16 @@ import {
 } from './dynamodb-support.ts';
 
 /**
- * Entries per ack page. A page's number set holds offsets 0..255 (1 to 3
+ * Entries per ack page. A page's number set holds offsets 0..199 (1 to 3
  * digits, about 2-3 bytes each in DynamoDB's size rules), so even a full page
  * with its keys stays under 1 KB: an acknowledgement always costs one write
  * unit per page it touches, whatever the number of holes in the cursor.
+ * Decimal, so that batches of 10, 20, 25, 40, 50, 100 or 200 entries aligned
+ * on their size never straddle two pages.
  */
-export const ACK_PAGE_SIZE = 256n;
+export const ACK_PAGE_SIZE = 200n;
+/** The floor of a page the mark-delete position wholly covers. */
+const LAST_OFFSET = ACK_PAGE_SIZE - 1n;
 
 /**
  * Redelivery counts share the ack page: attribute `r` (number set) holds
@@ -40,8 +50,20 @@ const REDELIVERY_COUNT_LIMIT = 1_048_576n;
 
 const HEAD = 'H';
 const PAGE_PREFIX = 'P#';
-/** Concurrent page writes of one acknowledge call. */
+/** Sorts after every page key ('$' follows '#'): the end of the page range. */
+const PAGES_END = 'P$';
+/** Concurrent page writes of one call. */
 const WRITE_CONCURRENCY = 16;
+/**
+ * A mark-delete move within one ledger over at most this many pages writes
+ * their floors by key, without reading which pages exist. For a cursor moved
+ * by folding individual acks every page it passes exists (each entry in it was
+ * acknowledged), so those are exactly the writes needed and a Query would only
+ * add its read unit. A longer move (a cumulative ack over a large backlog,
+ * whose pages mostly do not exist) or one across ledgers (their sizes are not
+ * known here) queries the pages that exist and writes only those.
+ */
+const FLOOR_BY_KEY_MAX_PAGES = 4n;
 
 /**
  * Item layout (table Cursors, one partition per cursor, pk = cursorId):
@@ -49,14 +71,27 @@ const WRITE_CONCURRENCY = 16;
  * | sk | attributes | meaning |
  * | `H` | `ml`, `me` (N), `mk` (S) | mark-delete position; `mk` = sortable form for monotonic conditional writes |
  * | `H` | `lh` (S), `lu` (N) | the lease of a read-modify-write operation (skip): holder, expiry |
- * | `P#<ledgerId:20>#<page:17>` | `a` (NS) | offsets (entryId - page * 256) individually acknowledged in that page |
+ * | `P#<ledgerId:20>#<page:17>` | `a` (NS) | offsets (entryId - page * 200) individually acknowledged in that page |
+ * | `P#...` | `m` (N) | floor: every offset <= m of that page is acknowledged (199: the whole page) |
  * | `P#...` | `r` (NS) | `offset * 2^20 + redeliveryCount` of redelivered entries of that page |
+ *
+ * A page says by itself which of its entries are acknowledged: those in `a`
+ * and those at or below `m`. `m` is written when the cursor is created (the
+ * page of its first mark-delete position) and when mark-delete moves: the
+ * pages it passed wholly become tombstones (`m` = 199, `a` and `r` removed,
+ * about 60-70 bytes each, kept for good), the page it stops in gets its
+ * offset. Pages are never deleted before the cursor is: a late duplicate ack
+ * or a redelivery record `ADD`ed to a deleted page would bring it back without
+ * its history, and a check reading that page alone would then deliver its
+ * acknowledged entries again. `m` is only ever set at or below the mark-delete
+ * position, so `load` can skip every page before mark-delete's page.
  *
  * Durability: every acknowledgement is one `ADD` to a number set, which is
  * commutative and idempotent, so concurrent acks of neighbouring entries never
  * overwrite each other and nothing is capped. Mark-delete only moves forward
- * (conditional on `mk`), and pages it fully covers are deleted afterwards; an
- * ack racing that deletion can only concern positions already covered.
+ * (conditional on `mk`); floors only rise (`m` is conditional, a tombstone is
+ * the highest floor). A crash between the head write and the floors leaves
+ * pages with their full `a`: still correct, only larger.
  */
 export class DynamoDbCursorStore implements CursorStore {
   constructor(
@@ -64,6 +99,7 @@ export class DynamoDbCursorStore implements CursorStore {
     private readonly tableName: string,
   ) {}
 
+  /** Cost: two writes (the head, the floor of its page); one when mark-delete is `L:-1`. */
   async create(cursorId: string, markDeletePosition: Position): Promise<void> {
     try {
       await this.client.send(
@@ -77,38 +113,51 @@ export class DynamoDbCursorStore implements CursorStore {
       if (isConditionalCheckFailed(error)) throw new ConflictError(`Cursor ${cursorId} already exists`);
       throw error;
     }
+    // Entries before a cursor created at Latest share its first page with entries after it: read
+    // alone, that page must say they are acknowledged. Nothing acks or redelivers on a cursor
+    // before its create returns, so no page write can come first.
+    const first = pageOf(markDeletePosition);
+    if (first) await this.raiseFloor(cursorId, first.key, first.offset);
   }
 
+  /**
+   * Cost: the head, then one Query over the ack pages from mark-delete's page
+   * on (one read unit per 4 KB, at least one); the tombstones before it are not read.
+   */
   async load(cursorId: string): Promise<StoredCursor | undefined> {
-    const items = await queryAll(this.client, {
+    const head = (await this.read(cursorId, [HEAD])).get(HEAD);
+    if (!head) return undefined;
+    const markDelete = markDeleteOf(head);
+    const pages = await queryAll(this.client, {
       TableName: this.tableName,
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': S(cursorId) },
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+      ExpressionAttributeValues: {
+        ':pk': S(cursorId),
+        ':from': S(pageKey(markDelete.ledgerId, pageNumber(markDelete))),
+        ':to': S(PAGES_END),
+      },
       ConsistentRead: true,
     });
-    const head = items.find((item) => str(item, 'sk') === HEAD);
-    if (!head) return undefined;
+    // Offsets under a floor `m` are at or before mark-delete (floors never pass it): only `a` counts.
     const acknowledged: Position[] = [];
-    for (const item of items) {
-      const sk = str(item, 'sk') as string;
-      if (!sk.startsWith(PAGE_PREFIX)) continue;
-      const { ledgerId, firstEntryId } = parsePageKey(sk);
+    for (const item of pages) {
+      const { ledgerId, firstEntryId } = parsePageKey(str(item, 'sk') as string);
       const offsets = (item.a?.NS ?? []).map((offset) => BigInt(offset)).sort(compareBigInt);
       for (const offset of offsets) acknowledged.push(Position.of(ledgerId, firstEntryId + offset));
     }
-    return { markDeletePosition: markDeleteOf(head), acknowledged };
+    return { markDeletePosition: markDelete, acknowledged };
   }
 
   async acknowledge(cursorId: string, positions: readonly Position[]): Promise<void> {
     const pages = new Map<string, Set<string>>();
     for (const position of positions) {
-      if (position.isBeforeFirst) {
+      const page = pageOf(position);
+      if (!page) {
         throw new InvalidPositionError(`Cannot acknowledge ${position.toString()}: it names no entry`);
       }
-      const key = pageKey(position.ledgerId, position.entryId / ACK_PAGE_SIZE);
-      const offsets = pages.get(key) ?? new Set<string>();
-      offsets.add((position.entryId % ACK_PAGE_SIZE).toString());
-      pages.set(key, offsets);
+      const offsets = pages.get(page.key) ?? new Set<string>();
+      offsets.add(page.offset.toString());
+      pages.set(page.key, offsets);
     }
     await forEachLimited([...pages], WRITE_CONCURRENCY, async ([sk, offsets]) => {
       await this.client.send(
@@ -122,9 +171,15 @@ export class DynamoDbCursorStore implements CursorStore {
     });
   }
 
+  /**
+   * Cost: one write for the head, then one per page passed and one for the
+   * page mark-delete stops in; a move across ledgers or over more than
+   * FLOOR_BY_KEY_MAX_PAGES pages first queries which of those pages exist.
+   */
   async markDelete(cursorId: string, position: Position): Promise<void> {
+    let previous: Position;
     try {
-      await this.client.send(
+      const { Attributes } = await this.client.send(
         new UpdateItemCommand({
           TableName: this.tableName,
           Key: { pk: S(cursorId), sk: S(HEAD) },
@@ -135,33 +190,64 @@ export class DynamoDbCursorStore implements CursorStore {
             ':me': N(position.entryId),
             ':mk': S(sortableKey(position)),
           },
+          ReturnValues: 'ALL_OLD',
         }),
       );
+      previous = markDeleteOf(Attributes as Item);
     } catch (error) {
-      // Already at or past `position` (or deleted): mark-delete never moves back.
-      if (!isConditionalCheckFailed(error)) throw error;
+      // Already at or past `position` (or deleted): mark-delete never moves back, and the call
+      // that moved it writes the floors.
+      if (isConditionalCheckFailed(error)) return;
+      throw error;
     }
-    await this.deletePagesCoveredBy(cursorId, position);
+    await this.writeFloors(cursorId, previous, position);
   }
 
   async isAcknowledged(cursorId: string, positions: readonly Position[]): Promise<boolean[]> {
     return (await this.deliveryState(cursorId, positions)).map((state) => state.acknowledged);
   }
 
-  async deliveryState(cursorId: string, positions: readonly Position[]): Promise<DeliveryState[]> {
+  /**
+   * One consistent read of the head and the pages of `positions` (a BatchGet,
+   * or a GetItem for one key). With `individualAcksOnly` the pages alone answer, and the head
+   * is read (a second request) only when one of them does not exist: a missing
+   * page holds no ack, no redelivery and no floor, so only mark-delete can say.
+   */
+  async deliveryState(
+    cursorId: string,
+    positions: readonly Position[],
+    options: DeliveryStateOptions = {},
+  ): Promise<DeliveryState[]> {
     if (positions.length === 0) return [];
-    const pageKeys = [...new Set(positions.map((p) => pageKey(p.ledgerId, p.entryId / ACK_PAGE_SIZE)))];
-    const items = await this.batchGet(cursorId, [HEAD, ...pageKeys]);
+    const pageKeys = [...new Set(positions.flatMap((position) => pageOf(position)?.key ?? []))];
+    let items: Map<string, Item>;
+    if (options.individualAcksOnly) {
+      items = await this.read(cursorId, pageKeys);
+      const missing = positions.some((position) => {
+        const page = pageOf(position);
+        return page === undefined || !items.has(page.key);
+      });
+      if (missing) {
+        const head = (await this.read(cursorId, [HEAD])).get(HEAD);
+        if (head) items.set(HEAD, head);
+        else return positions.map(() => UNACKNOWLEDGED); // no such cursor
+      }
+    } else {
+      items = await this.read(cursorId, [HEAD, ...pageKeys]);
+      if (!items.has(HEAD)) return positions.map(() => UNACKNOWLEDGED);
+    }
     const head = items.get(HEAD);
-    if (!head) return positions.map(() => ({ acknowledged: false, redeliveryCount: 0 }));
-    const markDelete = markDeleteOf(head);
+    const markDelete = head ? markDeleteOf(head) : undefined;
     return positions.map((position) => {
-      if (position.compareTo(markDelete) <= 0) return { acknowledged: true, redeliveryCount: 0 };
-      const page = items.get(pageKey(position.ledgerId, position.entryId / ACK_PAGE_SIZE));
-      const offset = position.entryId % ACK_PAGE_SIZE;
+      if (markDelete && position.compareTo(markDelete) <= 0) return ACKNOWLEDGED;
+      const page = pageOf(position);
+      const item = page && items.get(page.key);
+      if (!page || !item) return UNACKNOWLEDGED;
+      const floor = big(item, 'm');
+      if (floor !== undefined && page.offset <= floor) return ACKNOWLEDGED;
       return {
-        acknowledged: page?.a?.NS?.includes(offset.toString()) ?? false,
-        redeliveryCount: highestCount(page?.r?.NS, offset),
+        acknowledged: item.a?.NS?.includes(page.offset.toString()) ?? false,
+        redeliveryCount: highestCount(item.r?.NS, page.offset),
       };
     });
   }
@@ -236,21 +322,87 @@ export class DynamoDbCursorStore implements CursorStore {
     }
   }
 
-  private async deletePagesCoveredBy(cursorId: string, markDelete: Position): Promise<void> {
-    // Pages of earlier ledgers, and pages of this ledger that end at or before mark-delete.
-    const fullPagesInLedger = (markDelete.entryId + 1n) / ACK_PAGE_SIZE;
-    const upTo =
-      fullPagesInLedger > 0n
-        ? pageKey(markDelete.ledgerId, fullPagesInLedger - 1n)
-        : `${PAGE_PREFIX}${pad(markDelete.ledgerId)}#`;
-    const covered = await queryAll(this.client, {
-      TableName: this.tableName,
-      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-      ExpressionAttributeValues: { ':pk': S(cursorId), ':from': S(PAGE_PREFIX), ':to': S(upTo) },
-      ProjectionExpression: 'pk, sk',
-      ConsistentRead: true,
-    });
-    await deleteAll(this.client, this.tableName, covered);
+  /**
+   * The floors of a mark-delete move from `from` to `to`: a tombstone on every
+   * page now wholly covered (from the page of the entry after `from` on), the offset of `to` on the
+   * page it stops in. A short move within one ledger writes the pages by key,
+   * creating missing ones as tombstones; a longer one writes only the pages
+   * that exist (see FLOOR_BY_KEY_MAX_PAGES). For a cursor moved by folding
+   * individual acks both write the same pages, since every page it passes
+   * exists (each of its entries was acknowledged); a page that does not exist
+   * holds no ack, and a check that finds none reads the head.
+   */
+  private async writeFloors(cursorId: string, from: Position, to: Position): Promise<void> {
+    // The first page holding an entry after `from` (the page `from` ends is already a tombstone),
+    // and the first page of `to`'s ledger that does not end at or before `to`.
+    const firstPage = (from.entryId + 1n) / ACK_PAGE_SIZE;
+    const endPage = (to.entryId + 1n) / ACK_PAGE_SIZE;
+    let covered: string[];
+    if (from.ledgerId === to.ledgerId && endPage - firstPage <= FLOOR_BY_KEY_MAX_PAGES) {
+      covered = [];
+      for (let page = firstPage; page < endPage; page++) covered.push(pageKey(to.ledgerId, page));
+    } else {
+      const last = endPage > 0n ? pageKey(to.ledgerId, endPage - 1n) : `${PAGE_PREFIX}${pad(to.ledgerId)}#`;
+      const existing = await queryAll(this.client, {
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+        ExpressionAttributeValues: {
+          ':pk': S(cursorId),
+          ':from': S(pageKey(from.ledgerId, firstPage)),
+          ':to': S(last),
+        },
+        ProjectionExpression: 'sk',
+        ConsistentRead: true,
+      });
+      covered = existing.map((item) => str(item, 'sk') as string);
+    }
+    const stop = (to.entryId + 1n) % ACK_PAGE_SIZE === 0n ? undefined : pageOf(to);
+    const writes: (() => Promise<void>)[] = covered.map((sk) => () => this.tombstone(cursorId, sk));
+    if (stop) writes.push(() => this.raiseFloor(cursorId, stop.key, stop.offset));
+    await forEachLimited(writes, WRITE_CONCURRENCY, (write) => write());
+  }
+
+  /** Every offset of the page is acknowledged: its acks and redelivery counts are no longer needed. */
+  private async tombstone(cursorId: string, sk: string): Promise<void> {
+    await this.client.send(
+      new UpdateItemCommand({
+        TableName: this.tableName,
+        Key: { pk: S(cursorId), sk: S(sk) },
+        UpdateExpression: 'SET m = :m REMOVE a, r',
+        ExpressionAttributeValues: { ':m': N(LAST_OFFSET) },
+      }),
+    );
+  }
+
+  /** Sets the page's floor to `floor` unless it is already as high. */
+  private async raiseFloor(cursorId: string, sk: string, floor: bigint): Promise<void> {
+    try {
+      await this.client.send(
+        new UpdateItemCommand({
+          TableName: this.tableName,
+          Key: { pk: S(cursorId), sk: S(sk) },
+          UpdateExpression: 'SET m = :m',
+          ConditionExpression: 'attribute_not_exists(m) OR m < :m',
+          ExpressionAttributeValues: { ':m': N(floor) },
+        }),
+      );
+    } catch (error) {
+      if (!isConditionalCheckFailed(error)) throw error;
+    }
+  }
+
+  /** Consistent reads by key: one GetItem for one key, BatchGets of 100 otherwise. */
+  private async read(cursorId: string, sortKeys: readonly string[]): Promise<Map<string, Item>> {
+    if (sortKeys.length !== 1) return this.batchGet(cursorId, sortKeys);
+    const sk = sortKeys[0] as string;
+    const { Item: item } = await this.client.send(
+      new GetItemCommand({
+        TableName: this.tableName,
+        Key: { pk: S(cursorId), sk: S(sk) },
+        ConsistentRead: true,
+      }),
+    );
+    return new Map(item ? [[sk, item]] : []);
   }
 
   private async batchGet(cursorId: string, sortKeys: readonly string[]): Promise<Map<string, Item>> {
@@ -273,8 +425,25 @@ export class DynamoDbCursorStore implements CursorStore {
   }
 }
 
+const ACKNOWLEDGED: DeliveryState = { acknowledged: true, redeliveryCount: 0 };
+const UNACKNOWLEDGED: DeliveryState = { acknowledged: false, redeliveryCount: 0 };
+
 function pageKey(ledgerId: bigint, page: bigint): string {
-  return `${PAGE_PREFIX}${pad(ledgerId)}#${pad(page, 17)}`; // 2^63 / 256 has 17 digits
+  return `${PAGE_PREFIX}${pad(ledgerId)}#${pad(page, 17)}`; // 2^63 / 200 still has 17 digits
+}
+
+/** The page of an entry and its offset there; none for `L:-1`, which names no entry. */
+function pageOf(position: Position): { key: string; offset: bigint } | undefined {
+  if (position.isBeforeFirst) return undefined;
+  return {
+    key: pageKey(position.ledgerId, position.entryId / ACK_PAGE_SIZE),
+    offset: position.entryId % ACK_PAGE_SIZE,
+  };
+}
+
+/** The page number of a position; `L:-1` counts as page 0 of L. */
+function pageNumber(position: Position): bigint {
+  return position.isBeforeFirst ? 0n : position.entryId / ACK_PAGE_SIZE;
 }
 
 function parsePageKey(sk: string): { ledgerId: bigint; firstEntryId: bigint } {

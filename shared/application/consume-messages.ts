@@ -269,8 +269,9 @@ export type DeliveryVerdict =
  * consumers): the cursor, not the queue, says whether a token's message may be
  * handed out. Decides only; the caller deletes, releases or re-enqueues tokens.
  * `members` are the live Key_Shared members (empty: no key selection).
- * Cost: one cursor read for the batch (the head plus each ack page touched),
- * plus one ledger read per deliverable token that does not carry its message.
+ * Cost: one cursor read for the batch (each ack page touched, plus the head
+ * for Exclusive and Failover, or when a page does not exist), plus one ledger
+ * read per deliverable token that does not carry its message.
  */
 export async function checkDeliveries(
   ports: UseCasePorts,
@@ -282,7 +283,10 @@ export async function checkDeliveries(
 ): Promise<DeliveryVerdict[]> {
   if (tokens.length === 0) return [];
   const queue = queueFor(consumer, partition);
-  const states = await ports.cursors.deliveryState(partition.cursorId, tokens.map(positionOf));
+  // Shared and Key_Shared never ack cumulatively: their ack pages answer without the mark-delete position.
+  const states = await ports.cursors.deliveryState(partition.cursorId, tokens.map(positionOf), {
+    individualAcksOnly: !isCumulativeAckType(consumer.subscriptionType),
+  });
   const verdicts: DeliveryVerdict[] = [];
   for (const [index, token] of tokens.entries()) {
     const state = states[index] as { acknowledged: boolean; redeliveryCount: number };

@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { ensureTable } from '../infra/local/embedded-stack.ts';
+import { ACK_PAGE_SIZE } from '../shared/adapters/dynamodb/dynamodb-cursor-store.ts';
 import { cursorsTable } from '../shared/config/resources.ts';
 import { type BenchStack, type Distribution, distribution, Progress, runLimited } from './harness.ts';
 
@@ -64,9 +65,9 @@ export async function runAdminAck(
       await client.send(
         new UpdateItemCommand({
           TableName: 'bench-bare-updates',
-          Key: { pk: { S: 'bench' }, sk: { S: `P#${Math.floor(call / 256)}` } },
+          Key: { pk: { S: 'bench' }, sk: { S: `P#${Math.floor(call / Number(ACK_PAGE_SIZE))}` } },
           UpdateExpression: 'ADD a :offset',
-          ExpressionAttributeValues: { ':offset': { NS: [String(call % 256)] } },
+          ExpressionAttributeValues: { ':offset': { NS: [String(call % Number(ACK_PAGE_SIZE))] } },
         }),
       );
     });

@@ -101,8 +101,8 @@ export interface MaintenanceSummary {
  *    individually acknowledged entries right after the mark-delete position
  *    form a contiguous run (following the partition's ledgers, across ledger
  *    boundaries and empty ledgers: `Cursor` decides), move the mark-delete
- *    position to its end. The cursor store then drops the ack pages it covers,
- *    so the pages stay few and the cursor small.
+ *    position to its end. The cursor store then turns the ack pages it covers
+ *    into tombstones (their acks are dropped), so loads stay small.
  * 4. Measure how late each visited subscription is: its oldest due
  *    unacknowledged message (at most AGE_PROBES entry reads, backlogs only).
  *
@@ -112,13 +112,13 @@ export interface MaintenanceSummary {
  * an entry before an acked one is in it too); mark-delete only moves to the
  * end of a run with no written entry missing from it; the store's markDelete
  * never moves backwards (a consumer's cumulative ack that got further first
- * wins) and drops only pages wholly at or before the new position, so an ack
- * that lands during the fold is either covered by it or kept.
+ * wins) and tombstones only pages wholly at or before the new position, so an
+ * ack that lands during the fold is either covered by it or kept.
  *
  * Cost per run: the catalog scan and one Query per partition; one queue
  * attribute read per subscription; per visited subscription the cursor load
- * (its head and ack pages), the partition state, one conditional write when it
- * folds, and up to AGE_PROBES entry reads when it has a backlog.
+ * (its head and ack pages), the partition state, when it folds one conditional
+ * write plus one per ack page it passes, and up to AGE_PROBES entry reads when it has a backlog.
  */
 export async function maintainSubscriptions(
   ports: UseCasePorts,

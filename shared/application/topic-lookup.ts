@@ -113,7 +113,7 @@ export interface LoadedCursor {
 
 /**
  * Persists what the cursor's mark-delete advancement derived from its acks
- * (mark-delete moves, covered ack pages go). Safe to call any time: it only
+ * (mark-delete moves, covered ack pages become tombstones). Safe to call any time: it only
  * moves forward.
  */
 export async function foldCursor(

@@ -79,8 +79,10 @@ const FLOOR_BY_KEY_MAX_PAGES = 4n;
  * and those at or below `m`. `m` is written when the cursor is created (the
  * page of its first mark-delete position) and when mark-delete moves: the
  * pages it passed wholly become tombstones (`m` = 199, `a` and `r` removed,
- * about 60-70 bytes each, kept for good), the page it stops in gets its
- * offset. Pages are never deleted before the cursor is: a late duplicate ack
+ * about 60-70 bytes each, kept for good). The page it stops in keeps its `a`:
+ * a subscription that acknowledges individually has every entry of it up to
+ * mark-delete there already, and one that acknowledges cumulatively has its
+ * head read by every check. Pages are never deleted before the cursor is: a late duplicate ack
  * or a redelivery record `ADD`ed to a deleted page would bring it back without
  * its history, and a check reading that page alone would then deliver its
  * acknowledged entries again. `m` is only ever set at or below the mark-delete
@@ -172,8 +174,8 @@ export class DynamoDbCursorStore implements CursorStore {
   }
 
   /**
-   * Cost: one write for the head, then one per page passed and one for the
-   * page mark-delete stops in; a move across ledgers or over more than
+   * Cost: one write for the head, then one per page passed (none for the page
+   * mark-delete stops in); a move across ledgers or over more than
    * FLOOR_BY_KEY_MAX_PAGES pages first queries which of those pages exist.
    */
   async markDelete(cursorId: string, position: Position): Promise<void> {
@@ -324,8 +326,7 @@ export class DynamoDbCursorStore implements CursorStore {
 
   /**
    * The floors of a mark-delete move from `from` to `to`: a tombstone on every
-   * page now wholly covered (from the page of the entry after `from` on), the offset of `to` on the
-   * page it stops in. A short move within one ledger writes the pages by key,
+   * page now wholly covered (from the page of the entry after `from` on). A short move within one ledger writes the pages by key,
    * creating missing ones as tombstones; a longer one writes only the pages
    * that exist (see FLOOR_BY_KEY_MAX_PAGES). For a cursor moved by folding
    * individual acks both write the same pages, since every page it passes
@@ -356,10 +357,7 @@ export class DynamoDbCursorStore implements CursorStore {
       });
       covered = existing.map((item) => str(item, 'sk') as string);
     }
-    const stop = (to.entryId + 1n) % ACK_PAGE_SIZE === 0n ? undefined : pageOf(to);
-    const writes: (() => Promise<void>)[] = covered.map((sk) => () => this.tombstone(cursorId, sk));
-    if (stop) writes.push(() => this.raiseFloor(cursorId, stop.key, stop.offset));
-    await forEachLimited(writes, WRITE_CONCURRENCY, (write) => write());
+    await forEachLimited(covered, WRITE_CONCURRENCY, (sk) => this.tombstone(cursorId, sk));
   }
 
   /** Every offset of the page is acknowledged: its acks and redelivery counts are no longer needed. */

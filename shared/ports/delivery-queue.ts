@@ -49,8 +49,6 @@ export interface DeliveryQueue {
   remove(queue: SubscriptionQueue, receipts: readonly string[]): Promise<void>;
   /** Makes a received token visible again after `seconds` (0: at once). */
   release(queue: SubscriptionQueue, receipt: string, seconds: number): Promise<void>;
-  /** Drops every token (queue rebuilds). */
-  purge(queue: SubscriptionQueue): Promise<void>;
   /**
    * How many tokens the queue's dead-letter queue holds (moved there after the
    * queue's maxReceiveCount receives, visible or in flight): tokens that

@@ -62,12 +62,7 @@ export class InMemoryDeliveryQueue implements DeliveryQueue {
     await this.faults.enter('release');
   }
 
-  async purge(queue: SubscriptionQueue): Promise<void> {
-    await this.faults.enter('purge');
-    if (this.sent.has(queue.cursorId)) this.sent.set(queue.cursorId, []);
-  }
-
-  /** Every token sent and not purged: nothing receives them here. */
+  /** Every token sent: nothing receives them here. */
   async depth(queue: SubscriptionQueue): Promise<number> {
     await this.faults.enter('depth');
     const tokens = this.sent.get(queue.cursorId);

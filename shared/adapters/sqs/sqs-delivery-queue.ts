@@ -4,7 +4,6 @@ import {
   DeleteQueueCommand,
   GetQueueAttributesCommand,
   GetQueueUrlCommand,
-  PurgeQueueCommand,
   QueueDoesNotExist,
   ReceiveMessageCommand,
   SendMessageBatchCommand,
@@ -177,10 +176,6 @@ export class SqsDeliveryQueue implements DeliveryQueue {
         VisibilityTimeout: Math.max(0, Math.ceil(seconds)),
       }),
     );
-  }
-
-  async purge(queue: SubscriptionQueue): Promise<void> {
-    await this.client.send(new PurgeQueueCommand({ QueueUrl: await this.url(queue) }));
   }
 
   async deadLetterCount(queue: SubscriptionQueue): Promise<number> {

@@ -49,9 +49,6 @@ class RecordingDeliveryQueue implements DeliveryQueue {
     this.removed.push(...receipts);
   }
   async release(): Promise<void> {}
-  async purge(queue: SubscriptionQueue): Promise<void> {
-    this.sent.set(queue.cursorId, []);
-  }
   async deadLetterCount(): Promise<number> {
     return 0;
   }

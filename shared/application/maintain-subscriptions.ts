@@ -1,9 +1,12 @@
 import { SubscriptionNotFoundError } from '../domain/catalog-errors.ts';
 import type { Cursor } from '../domain/cursor.ts';
 import { LedgerIndex } from '../domain/ledger-layout.ts';
+import type { Position } from '../domain/position.ts';
 import type { TopicName } from '../domain/topic-name.ts';
+import type { StoredEntry } from '../ports/ledger.ts';
 import type { SubscriptionRecord } from '../ports/topic-catalog.ts';
 import { queueOf } from './delivery.ts';
+import { UNWRITTEN_GRACE_MS } from './feed-backlog.ts';
 import type { UseCasePorts } from './ports.ts';
 import { foldCursor, type LoadedCursor, loadCursor } from './topic-lookup.ts';
 
@@ -15,6 +18,15 @@ const CONCURRENCY = 8;
  * an idle subscription costs a few reads per run.
  */
 const AGE_PROBES = 4;
+/**
+ * Ids allocated but never written (their publisher died between the two) are
+ * acknowledged once an entry allocated after them was published this long
+ * ago: its publisher read the clock before allocating, and no publish runs
+ * longer than UNWRITTEN_GRACE_MS, so theirs is over too.
+ */
+export const ABANDONED_AFTER_MS = 2 * UNWRITTEN_GRACE_MS;
+/** Backlog positions read at most to find the end of a run of abandoned ids at the head of a backlog. */
+const ABANDONED_SCAN = 100;
 
 /** One subscription of one topic partition, keyed for a stable order across runs. */
 interface SubscriptionAt {
@@ -101,7 +113,9 @@ export interface MaintenanceSummary {
  *    individually acknowledged entries right after the mark-delete position
  *    form a contiguous run (following the partition's ledgers, across ledger
  *    boundaries and empty ledgers: `Cursor` decides), move the mark-delete
- *    position to its end. The cursor store then turns the ack pages it covers
+ *    position to its end. Ids at the head of the backlog whose publisher died
+ *    before writing them are acknowledged first (see abandonedIds), so they do
+ *    not stop the fold for good. The cursor store then turns the ack pages it covers
  *    into tombstones (their acks are dropped), so loads stay small.
  * 4. Measure how late each visited subscription is: its oldest due
  *    unacknowledged message (at most AGE_PROBES entry reads, backlogs only).
@@ -143,6 +157,12 @@ export async function maintainSubscriptions(
     visited++;
     try {
       const loaded = await loadCursor(ports, at.partition, at.subscription);
+      const abandoned = await abandonedIds(ports, loaded.cursor);
+      if (abandoned.length > 0) {
+        await ports.cursors.acknowledge(at.subscription.cursorId, abandoned);
+        for (const position of abandoned) loaded.cursor.acknowledge(position);
+        ports.counters?.add('abandonedIdsAcknowledged', abandoned.length);
+      }
       const entries = foldedBy(loaded);
       if (entries > 0) {
         await foldCursor(ports, at.subscription, loaded);
@@ -238,6 +258,41 @@ async function inspectDeadLetters(
 function foldedBy(loaded: LoadedCursor): number {
   const ledgers = new LedgerIndex(loaded.state.ledgers);
   return Number(ledgers.ordinal(loaded.cursor.markDeletePosition) - ledgers.ordinal(loaded.storedMarkDelete));
+}
+
+/**
+ * The ids at the head of the backlog that were allocated but will never be
+ * written: a publisher died between allocating and writing them. They are
+ * no message, but the fold cannot pass them and the backlog counts them. Read
+ * only when the first backlog entry is missing (one entry read otherwise):
+ * the first ABANDONED_SCAN backlog positions, as ranges; the missing ones
+ * before the first written entry published ABANDONED_AFTER_MS ago or longer
+ * are abandoned (ids are allocated in log order, so theirs came first).
+ */
+async function abandonedIds(ports: UseCasePorts, cursor: Cursor): Promise<Position[]> {
+  const [first] = cursor.firstBacklogPositions(1);
+  if (!first || (await ports.ledger.readEntry(first))) return [];
+  const positions = cursor.firstBacklogPositions(ABANDONED_SCAN);
+  const written = new Map<string, StoredEntry>();
+  for (const ledgerId of new Set(positions.map((position) => position.ledgerId))) {
+    const ofLedger = positions.filter((position) => position.ledgerId === ledgerId);
+    const entries = await ports.ledger.readEntries(
+      ledgerId,
+      (ofLedger[0] as Position).entryId,
+      (ofLedger[ofLedger.length - 1] as Position).entryId,
+    );
+    for (const entry of entries) written.set(entry.position.toString(), entry);
+  }
+  const missing: Position[] = [];
+  for (const position of positions) {
+    const entry = written.get(position.toString());
+    if (!entry) {
+      missing.push(position);
+      continue;
+    }
+    return entry.publishTimeMs <= ports.clock.nowMs() - ABANDONED_AFTER_MS ? missing : [];
+  }
+  return [];
 }
 
 /**

@@ -8,7 +8,9 @@ export type CounterName =
   | 'schedulerHops'
   | 'ackTimeouts'
   /** Backlog tokens the feeder put on subscription queues (after a subscribe's or a rebuild's first part). */
-  | 'backlogFed';
+  | 'backlogFed'
+  /** Ids allocated but never written (their publisher died) that maintenance acknowledged. */
+  | 'abandonedIdsAcknowledged';
 
 export interface Counters {
   add(name: CounterName, value: number): void;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { queueOf } from '../../../shared/application/delivery.ts';
 import {
+  ABANDONED_AFTER_MS,
   type MaintenanceFailure,
   type MaintenanceOptions,
   maintainSubscriptions,
@@ -239,6 +240,71 @@ describe('maintainSubscriptions: fold', () => {
     await d.run();
 
     expect(await d.stored(billing)).toEqual({ markDelete: '1:4', acknowledged: [] });
+  });
+});
+
+describe('maintainSubscriptions: ids allocated but never written', () => {
+  /** 1:0-1:2 written and acknowledged, 1:3-1:4 allocated by a publisher that died, 1:5-1:7 written later. */
+  async function abandoned() {
+    const d = deployment(100);
+    const [orders] = await d.topic('orders');
+    const first = await d.publish(orders!, 3);
+    const lost = d.ledger.allocateUnwritten(orders!, 2);
+    const billing = await d.subscribe(orders!, 'billing');
+    await d.cursors.acknowledge(billing.cursorId, first);
+    d.clock.advance(1_000);
+    const later = await d.publish(orders!, 3);
+    return { d, billing, lost, later, publishedAtMs: d.clock.nowMs() };
+  }
+
+  it('acknowledges them once an entry allocated after them was published ABANDONED_AFTER_MS ago, then folds past them', async () => {
+    const { d, billing, lost } = await abandoned();
+    d.clock.advance(ABANDONED_AFTER_MS);
+
+    await d.run();
+
+    expect(lost.map(String)).toEqual(['1:3', '1:4']);
+    expect(await d.stored(billing)).toEqual({ markDelete: '1:4', acknowledged: [] });
+    expect(d.failures).toEqual([]);
+  });
+
+  it('leaves them while their publisher may still be writing', async () => {
+    const { d, billing, lost, publishedAtMs } = await abandoned();
+    d.clock.set(publishedAtMs + ABANDONED_AFTER_MS - 1);
+
+    await d.run();
+
+    expect(await d.stored(billing)).toEqual({ markDelete: '1:2', acknowledged: [] });
+    expect(await d.cursors.isAcknowledged(billing.cursorId, lost)).toEqual([false, false]);
+  });
+
+  it('leaves them when nothing was written after them (nothing tells how old they are)', async () => {
+    const d = deployment(100);
+    const [orders] = await d.topic('orders');
+    const billing = await d.subscribe(orders!, 'billing');
+    const lost = d.ledger.allocateUnwritten(orders!, 2);
+    d.clock.advance(10 * ABANDONED_AFTER_MS);
+
+    await d.run();
+
+    expect(await d.cursors.isAcknowledged(billing.cursorId, lost)).toEqual([false, false]);
+  });
+
+  it('never acknowledges a written entry, nor ids after the first written one', async () => {
+    const { d, billing, later } = await abandoned();
+    const orders = TopicName.parse('persistent://public/default/orders');
+    const afterLater = d.ledger.allocateUnwritten(orders, 1);
+    await d.publish(orders, 1);
+    d.clock.advance(ABANDONED_AFTER_MS);
+
+    await d.run();
+
+    expect(await d.cursors.isAcknowledged(billing.cursorId, [...later, ...afterLater])).toEqual([
+      false,
+      false,
+      false,
+      false,
+    ]);
   });
 });
 

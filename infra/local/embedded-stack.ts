@@ -1,7 +1,7 @@
+import { once } from 'node:events';
 import { mkdir } from 'node:fs/promises';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import {
   CreateTableCommand,
   DescribeTableCommand,
@@ -9,15 +9,19 @@ import {
   ResourceNotFoundException,
 } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import dynalite from 'dynalite';
-import { createSqsServer } from 'local-aws-sqs';
 import { ensureQueueWithDeadLetter } from '../../shared/adapters/sqs-queue-provisioning.ts';
 import { queuePrefix, schedulerQueue, type TableDefinition, tables } from '../../shared/config/resources.ts';
 
 /**
  * The embedded stack: dynalite (DynamoDB API, data on disk) and local-aws-sqs
  * (SQS API, in memory) on free loopback ports, with the tables and queues
- * created from the same definitions the CDK stateful stack uses.
+ * created from the same definitions the CDK stateful stack uses. Each
+ * emulator serves from a worker thread of its own (emulator-thread.mjs), as
+ * DynamoDB and SQS are services of their own on AWS: their request handling
+ * then runs beside the handlers instead of taking turns with them on the one
+ * main thread (on 2 cores the emulators were a third to a half of that
+ * thread's CPU time). A thread ends with its process, so a killed stack
+ * leaves no emulator behind holding the data directory.
  */
 export interface EmbeddedStack {
   /** Environment variables that point the functions at this stack (as Lambda's would on AWS). */
@@ -47,23 +51,22 @@ export async function startEmbeddedStack(options: EmbeddedStackOptions): Promise
   const dynamoDir = join(options.dataDir, 'dynamodb');
   await mkdir(dynamoDir, { recursive: true });
 
-  const dynamoServer = dynalite({ path: dynamoDir, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
-  const dynamodbEndpoint = await listen(dynamoServer, host);
-  let sqsServer: Server;
+  const dynamo = await startEmulatorThread({ emulator: 'dynamodb', host, dynamodbPath: dynamoDir });
+  let sqsThread: EmulatorThread;
   try {
-    sqsServer = await createSqsServer({
-      port: 0,
-      hostname: host,
-      emulateQueueCreationLifecycle: false,
-      validateDlqDestination: true,
+    sqsThread = await startEmulatorThread({
+      emulator: 'sqs',
+      host,
+      sqsOptions: { emulateQueueCreationLifecycle: false, validateDlqDestination: true },
     });
   } catch (error) {
-    await close(dynamoServer);
+    await dynamo.stop();
     throw error;
   }
-  const sqsEndpoint = `http://${host}:${(sqsServer.address() as AddressInfo).port}`;
+  const dynamodbEndpoint = dynamo.endpoint;
+  const sqsEndpoint = sqsThread.endpoint;
   const stop = async () => {
-    await Promise.all([close(sqsServer), close(dynamoServer)]);
+    await Promise.all([sqsThread.stop(), dynamo.stop()]);
   };
 
   try {
@@ -132,19 +135,58 @@ export async function ensureTable(
   );
 }
 
-function listen(server: Server, host: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, host, () => {
-      server.off('error', reject);
-      resolve(`http://${host}:${(server.address() as AddressInfo).port}`);
-    });
-  });
+interface EmulatorThread {
+  readonly endpoint: string;
+  stop(): Promise<void>;
 }
 
-function close(server: Server): Promise<void> {
-  return new Promise((resolve) => {
-    server.closeAllConnections?.();
-    server.close(() => resolve());
+type EmulatorThreadData =
+  | { readonly emulator: 'dynamodb'; readonly host: string; readonly dynamodbPath: string }
+  | { readonly emulator: 'sqs'; readonly host: string; readonly sqsOptions: Record<string, unknown> };
+
+const EMULATOR_STOP_TIMEOUT_MS = 35_000; // dynalite waits up to 30 s for requests in flight
+
+/**
+ * Starts one emulator on a worker thread; resolves once it listens, rejects if
+ * it cannot start. An emulator that fails later takes the process down, as it
+ * did when it ran on the main thread: a stack whose storage is gone must not
+ * go on answering.
+ */
+async function startEmulatorThread(data: EmulatorThreadData): Promise<EmulatorThread> {
+  const worker = new Worker(new URL('./emulator-thread.mjs', import.meta.url), { workerData: data });
+  const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+  const starting = new AbortController(); // removes the start-up listeners, whichever settles first
+  const [first] = (await Promise.race([
+    once(worker, 'message', { signal: starting.signal }),
+    once(worker, 'exit', { signal: starting.signal }).then(([code]) => {
+      throw new Error(`the ${data.emulator} emulator thread ended (${code}) before it listened`);
+    }),
+  ]).finally(() => starting.abort())) as [EmulatorThreadMessage];
+  if (first.failure) {
+    await exited;
+    throw Object.assign(new Error(first.failure.message), { code: first.failure.code });
+  }
+  let stopping = false;
+  worker.on('error', (error) => {
+    throw error;
   });
+  worker.once('exit', (code) => {
+    if (!stopping) throw new Error(`the ${data.emulator} emulator thread ended unexpectedly (${code})`);
+  });
+  return {
+    endpoint: `http://${data.host}:${first.port}`,
+    stop: async () => {
+      stopping = true;
+      const timer = setTimeout(() => void worker.terminate(), EMULATOR_STOP_TIMEOUT_MS);
+      worker.postMessage('stop');
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** What an emulator thread posts first (emulator-thread.mjs). */
+interface EmulatorThreadMessage {
+  readonly port?: number;
+  readonly failure?: { readonly message: string; readonly code?: string };
 }

@@ -27,6 +27,19 @@ export const publicPaths: readonly { method: string; path: string }[] = [
   { method: 'GET', path: '/admin/v2/brokers/health' },
 ];
 
+/**
+ * How long API Gateway keeps the token authorizer's answer for one
+ * Authorization header value (its results cache, keyed by that value) and
+ * answers later requests carrying it without invoking the authorizer. The
+ * local gateway keeps answers the same way. Safe because the authorizer only
+ * authenticates and allows the whole API, and the handlers re-check what a
+ * cached answer cannot see (shared/http/credentials.ts). Within it, a rotated
+ * token secret or changed superuser roles reach a token already seen only
+ * when its entry expires, or when the stage's cache is flushed
+ * (`aws apigateway flush-stage-authorizers-cache`).
+ */
+export const AUTHORIZER_RESULT_TTL_SECONDS = 300;
+
 /** Every entry point under functions/, API-facing or not. */
 export const functionNames = ['admin-api', 'data-api', 'authorizer', 'scheduler', 'maintenance'] as const;
 export type FunctionName = (typeof functionNames)[number];

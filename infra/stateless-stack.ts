@@ -21,7 +21,14 @@ import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
 import { queuePrefix, schedulerQueue as schedulerQueueDefinition } from '../shared/config/resources.ts';
-import { apiRoutes, type FunctionName, functionNames, gatewayResponses, publicPaths } from './api-routes.ts';
+import {
+  AUTHORIZER_RESULT_TTL_SECONDS,
+  apiRoutes,
+  type FunctionName,
+  functionNames,
+  gatewayResponses,
+  publicPaths,
+} from './api-routes.ts';
 import { AcklineFunction } from './constructs/ackline-function.ts';
 import { MAINTENANCE_INTERVAL, Observability, pascal } from './constructs/observability.ts';
 import { grantTokenSecretRead, type TokenSecretReference } from './constructs/token-secret-access.ts';
@@ -379,12 +386,19 @@ export class StatelessStack extends Stack {
       });
     }
 
-    // Cache TTL 0: a REQUEST authorizer's policy is cached per identity and
-    // would then be reused for other paths and methods of the same token.
+    // API Gateway caches the authorizer's answer (policy and context) per
+    // Authorization header value and applies it to every path and method of
+    // the API for the TTL. Sound because the authorizer only authenticates (the
+    // token alone decides its answer) and allows the whole API, while every
+    // handler route authorizes the role itself (requireAction/requireSuperuser,
+    // proved route by route by test/integration/auth-matrix.test.ts). A token
+    // that expires within the TTL is refused by the handlers
+    // (requireCurrentCredentials); a request without the header is refused
+    // with 401 by API Gateway itself, without invoking the authorizer.
     const authorizer = new RequestAuthorizer(this, 'TokenAuthorizer', {
       handler: functions.authorizer,
       identitySources: [IdentitySource.header('Authorization')],
-      resultsCacheTtl: Duration.seconds(0),
+      resultsCacheTtl: Duration.seconds(AUTHORIZER_RESULT_TTL_SECONDS),
     });
 
     const integrations = new Map<FunctionName, LambdaIntegration>();

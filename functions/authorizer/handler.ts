@@ -1,7 +1,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent, Context } from 'aws-lambda';
-import { verifyToken } from '../../shared/adapters/hs256-tokens.ts';
+import { type TokenClaims, verifyToken } from '../../shared/adapters/hs256-tokens.ts';
 import { systemClock } from '../../shared/adapters/system-clock.ts';
 import {
   type AuthorizerConfig,
@@ -10,6 +10,7 @@ import {
   metricNames,
   serviceNameOf,
 } from '../../shared/config/load-config.ts';
+import { authorizationHeaderValues, TOKEN_EXPIRES_AT_MS } from '../../shared/http/credentials.ts';
 import type { Clock } from '../../shared/ports/clock.ts';
 
 export interface AuthorizerDependencies {
@@ -32,6 +33,14 @@ export type AuthorizerHandler = (
  * only "who"; what the role may do on a topic is checked by the handlers
  * against the permission store, so refusals there carry a precise reason.
  * Throwing 'Unauthorized' is API Gateway's contract for a 401.
+ *
+ * Its answer depends on the Authorization header's value and nothing else of
+ * the request, and it allows the whole API: that is what lets API Gateway
+ * cache it per header value and reuse it for any path and method (a policy
+ * naming the requested method ARN would answer 403 to the next path). The two
+ * things a cached answer cannot see, the token's expiry passing and a second
+ * Authorization header, the handlers check on every request
+ * (shared/http/credentials.ts requireCurrentCredentials).
  */
 export function makeHandler(deps: AuthorizerDependencies): AuthorizerHandler {
   const refuse = (reason: string): never => {
@@ -44,17 +53,18 @@ export function makeHandler(deps: AuthorizerDependencies): AuthorizerHandler {
     if (context) deps.logger.addContext(context);
     deps.logger.setCorrelationId(event.requestContext?.requestId);
     try {
-      const headers = authorizationHeaders(event);
+      const headers = authorizationHeaderValues(event);
       // Two Authorization headers are ambiguous (proxies disagree on which one counts): refuse both.
       if (headers.length > 1) return refuse('more than one Authorization header');
       const match = headers[0] ? /^Bearer\s+(\S+)$/i.exec(headers[0]) : null;
       if (!match?.[1]) return refuse('no bearer token');
-      let role: string;
+      let claims: TokenClaims;
       try {
-        role = verifyToken(match[1], deps.tokenSecret, deps.clock.nowMs()).sub;
+        claims = verifyToken(match[1], deps.tokenSecret, deps.clock.nowMs());
       } catch (error) {
         return refuse(error instanceof Error ? error.message : 'invalid token');
       }
+      const role = claims.sub;
       return {
         principalId: role,
         policyDocument: {
@@ -64,26 +74,17 @@ export function makeHandler(deps: AuthorizerDependencies): AuthorizerHandler {
             { Action: 'execute-api:Invoke', Effect: 'Allow', Resource: apiWildcard(event.methodArn) },
           ],
         },
-        context: { role, superuser: String(deps.superuserRoles.includes(role)) },
+        context: {
+          role,
+          superuser: String(deps.superuserRoles.includes(role)),
+          ...(claims.exp === undefined ? {} : { [TOKEN_EXPIRES_AT_MS]: claims.exp * 1000 }),
+        },
       };
     } finally {
       // Only refusals add a metric; an empty flush would log a warning per request.
       if (deps.metrics.hasStoredMetrics()) deps.metrics.publishStoredMetrics();
     }
   };
-}
-
-/**
- * Every Authorization header line of the request, whatever the case of its name: from
- * `multiValueHeaders` when the event has them (API Gateway always sends both maps), else `headers`.
- */
-function authorizationHeaders(event: APIGatewayRequestAuthorizerEvent): string[] {
-  const values = (map: Record<string, string | readonly string[] | undefined> | null | undefined) =>
-    Object.entries(map ?? {})
-      .filter(([key]) => key.toLowerCase() === 'authorization')
-      .flatMap(([, value]) => (value === undefined ? [] : typeof value === 'string' ? [value] : [...value]));
-  const multi = values(event.multiValueHeaders);
-  return multi.length > 0 ? multi : values(event.headers);
 }
 
 /** `arn:...:apiId/stage/METHOD/path` -> `arn:...:apiId/stage/*`. */

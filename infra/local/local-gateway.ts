@@ -16,14 +16,18 @@ import type {
   APIGatewayRequestAuthorizerEvent,
   Context,
 } from 'aws-lambda';
+import { systemClock } from '../../shared/adapters/system-clock.ts';
 import type { UsageMeter } from '../../shared/adapters/usage-meter.ts';
+import type { Clock } from '../../shared/ports/clock.ts';
 import {
   type ApiFunctionName,
+  AUTHORIZER_RESULT_TTL_SECONDS,
   apiRoutes,
   gatewayResponses,
   MAX_REQUEST_BODY_BYTES,
   publicPaths,
 } from '../api-routes.ts';
+import { AuthorizerCache, authorizationIdentity, policyAllows } from './authorizer-cache.ts';
 
 export type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 export type AuthorizerHandler = (
@@ -54,20 +58,32 @@ const API_ID = 'ackline-local';
 /**
  * A local stand-in for API Gateway (REST API, Lambda proxy integration,
  * payload format 1.0) in front of the same handlers that deploy to AWS. Per
- * request, in API Gateway's order: match a route, run the REQUEST authorizer
- * (unless the path is public), then build the proxy event and call the
- * handler. Authorizer refusals answer with the same bodies as the deployed
- * gateway responses.
+ * request, in API Gateway's order: match a route, authorize (unless the path
+ * is public: from the authorizer results cache, else by running the REQUEST
+ * authorizer), then build the proxy event and call the handler. Authorizer
+ * refusals answer with the same bodies as the deployed gateway responses.
  */
 export async function startLocalGateway(options: {
   readonly port: number;
   readonly host: string;
   readonly functions: LocalGatewayFunctions;
   readonly meter?: UsageMeter;
+  /** The authorizer results cache's TTL (default: the deployed API's); 0 turns caching off. */
+  readonly authorizerResultTtlMs?: number;
+  /** What the cache's TTL is measured with (default: the system clock). */
+  readonly clock?: Clock;
 }): Promise<LocalGateway> {
+  const context: GatewayContext = {
+    functions: options.functions,
+    meter: options.meter,
+    authorizerCache: new AuthorizerCache(
+      options.authorizerResultTtlMs ?? AUTHORIZER_RESULT_TTL_SECONDS * 1000,
+      options.clock ?? systemClock,
+    ),
+  };
   // The Host check is handle()'s, so that its refusal has a JSON reason like every other answer.
   const server = createServer({ requireHostHeader: false }, (req, res) => {
-    handle(req, res, options.functions, options.meter).catch((error: unknown) => {
+    handle(req, res, context).catch((error: unknown) => {
       // A handler that throws is a Lambda invocation error: API Gateway answers 502.
       console.error('local gateway: invocation failed', error);
       send(res, 502, { reason: 'Internal server error' });
@@ -102,12 +118,14 @@ export async function startLocalGateway(options: {
   return { url: `http://${options.host}:${port}`, port, close: () => closeServer(server) };
 }
 
-async function handle(
-  req: IncomingMessage,
-  res: ServerResponse,
-  functions: LocalGatewayFunctions,
-  meter: UsageMeter | undefined,
-) {
+interface GatewayContext {
+  readonly functions: LocalGatewayFunctions;
+  readonly meter: UsageMeter | undefined;
+  readonly authorizerCache: AuthorizerCache;
+}
+
+async function handle(req: IncomingMessage, res: ServerResponse, gateway: GatewayContext) {
+  const { functions, meter } = gateway;
   const url = requestUrl(req.url);
   const method = (req.method ?? 'GET').toUpperCase();
   const body = await readBody(req);
@@ -147,35 +165,28 @@ async function handle(
 
   let authorizerContext: Record<string, string | number | boolean> | undefined;
   if (!isPublic) {
-    const authorizerEvent = {
-      type: 'REQUEST',
-      methodArn,
-      resource,
-      path: rawPath,
-      httpMethod: method,
-      headers,
-      multiValueHeaders,
-      queryStringParameters: query.single,
-      multiValueQueryStringParameters: query.multi,
-      pathParameters: { proxy: rawPath.slice(firstSegment.length + 2) },
-      stageVariables: null,
-      requestContext: requestContext(method, rawPath, resource, requestId, undefined),
-    } as unknown as APIGatewayRequestAuthorizerEvent;
-    let result: APIGatewayAuthorizerResult;
-    const authorizing = performance.now();
-    try {
-      result = await functions.authorizer(authorizerEvent, lambdaContext('authorizer', requestId));
-      meter?.invoked('authorizer', performance.now() - authorizing);
-    } catch {
-      meter?.invoked('authorizer', performance.now() - authorizing);
-      // The authorizer throws 'Unauthorized' for a missing or bad token, as on AWS.
+    const authorizerEvent = () =>
+      ({
+        type: 'REQUEST',
+        methodArn,
+        resource,
+        path: rawPath,
+        httpMethod: method,
+        headers,
+        multiValueHeaders,
+        queryStringParameters: query.single,
+        multiValueQueryStringParameters: query.multi,
+        pathParameters: { proxy: rawPath.slice(firstSegment.length + 2) },
+        stageVariables: null,
+        requestContext: requestContext(method, rawPath, resource, requestId, undefined),
+      }) as unknown as APIGatewayRequestAuthorizerEvent;
+    const result = await authorize(gateway, req.rawHeaders, authorizerEvent, requestId);
+    if (result === undefined) {
+      // No identity, or the authorizer threw 'Unauthorized' (as on AWS for a missing or bad token).
       send(res, gatewayResponses.unauthorized.statusCode, { reason: gatewayResponses.unauthorized.reason });
       return;
     }
-    const allowed = result.policyDocument.Statement.some(
-      (statement) => statement.Effect === 'Allow' && 'Action' in statement,
-    );
-    if (!allowed) {
+    if (!policyAllows(result.policyDocument, methodArn)) {
       send(res, gatewayResponses.accessDenied.statusCode, { reason: gatewayResponses.accessDenied.reason });
       return;
     }
@@ -203,6 +214,37 @@ async function handle(
   for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, String(value));
   res.setHeader('x-amzn-requestid', requestId);
   res.end(result.isBase64Encoded ? Buffer.from(result.body, 'base64') : result.body);
+}
+
+/**
+ * The authorizer's answer for this request: from the results cache when it
+ * holds one for the request's Authorization value, else from invoking the
+ * authorizer (and then kept). Undefined for a 401: no identity to key on
+ * (caching on), or the authorizer threw.
+ */
+async function authorize(
+  gateway: GatewayContext,
+  rawHeaders: readonly string[],
+  event: () => APIGatewayRequestAuthorizerEvent,
+  requestId: string,
+): Promise<APIGatewayAuthorizerResult | undefined> {
+  const { authorizerCache: cache, meter } = gateway;
+  const identity = authorizationIdentity(rawHeaders);
+  if (cache.enabled) {
+    if (identity === undefined) return undefined;
+    const cached = cache.get(identity);
+    if (cached) return cached;
+  }
+  const authorizing = performance.now();
+  try {
+    const result = await gateway.functions.authorizer(event(), lambdaContext('authorizer', requestId));
+    if (identity !== undefined) cache.set(identity, result);
+    return result;
+  } catch {
+    return undefined;
+  } finally {
+    meter?.invoked('authorizer', performance.now() - authorizing);
+  }
 }
 
 function requestContext(

@@ -4,7 +4,10 @@ import type { Metrics } from '@aws-lambda-powertools/metrics';
 import middy, { type MiddlewareObj } from '@middy/core';
 import httpRouterHandler from '@middy/http-router';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { systemClock } from '../adapters/system-clock.ts';
 import { NotFoundError, ValidationError } from '../domain/errors.ts';
+import type { Clock } from '../ports/clock.ts';
+import { requireCurrentCredentials } from './credentials.ts';
 import { errorResponse } from './http-error-status.ts';
 import type { HttpRequest, HttpResponse, Principal, Route } from './http-types.ts';
 import { boundedName } from './request-parsing.ts';
@@ -19,11 +22,19 @@ const JSON_HEADERS = { 'content-type': 'application/json' } as const;
  * one error handler turns any throw into `{ "reason": ... }` with the status
  * from the error table. Every log line of the invocation carries the Lambda
  * context (request id, cold start) and the API Gateway request id as
- * `correlation_id`; metrics the routes added are flushed when it ends.
+ * `correlation_id`; metrics the routes added are flushed when it ends. Before
+ * any route, the credentials API Gateway may have judged from its authorizer
+ * cache are checked against this request and the `clock` (expiry, a second
+ * Authorization header: see requireCurrentCredentials).
  *
  * adapter (this) -> route -> use case -> secondary adapters
  */
-export function httpApi(routes: readonly Route[], logger: Logger, metrics?: Metrics): ApiHandler {
+export function httpApi(
+  routes: readonly Route[],
+  logger: Logger,
+  metrics?: Metrics,
+  clock: Clock = systemClock,
+): ApiHandler {
   const router = httpRouterHandler({
     routes: routes.map((route) => ({
       method: route.method,
@@ -40,6 +51,7 @@ export function httpApi(routes: readonly Route[], logger: Logger, metrics?: Metr
     .use({
       before: async (request) => {
         logger.setCorrelationId(request.event.requestContext?.requestId);
+        requireCurrentCredentials(request.event, clock.nowMs());
       },
     })
     .use(flushMetrics(metrics))

@@ -3,7 +3,13 @@ import { Aspects, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { apiRoutes, functionNames, gatewayResponses, publicPaths } from '../../infra/api-routes.ts';
+import {
+  AUTHORIZER_RESULT_TTL_SECONDS,
+  apiRoutes,
+  functionNames,
+  gatewayResponses,
+  publicPaths,
+} from '../../infra/api-routes.ts';
 import { type AcklineApp, buildApp } from '../../infra/build-app.ts';
 import {
   SCHEDULER_QUEUE_MAX_AGE_SECONDS,
@@ -433,9 +439,12 @@ describe('stateless stack', () => {
     const [authorizerId] = Object.keys(resourcesOf(stateless, 'AWS::ApiGateway::Authorizer'));
     stateless.hasResourceProperties('AWS::ApiGateway::Authorizer', {
       Type: 'REQUEST',
+      // Answers kept per Authorization value (the authorizer allows the whole API; handlers
+      // authorize the role and re-check what a kept answer cannot see).
       IdentitySource: 'method.request.header.Authorization',
-      AuthorizerResultTtlInSeconds: 0,
+      AuthorizerResultTtlInSeconds: AUTHORIZER_RESULT_TTL_SECONDS,
     });
+    expect(AUTHORIZER_RESULT_TTL_SECONDS).toBe(300);
     expect(JSON.stringify(resourcesOf(stateless, 'AWS::ApiGateway::Authorizer'))).toMatch(
       /"Fn::GetAtt":\["AuthorizerFunction[0-9A-F]{8}","Arn"\]/,
     );

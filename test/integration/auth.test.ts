@@ -11,6 +11,7 @@ import {
   tokenFor,
   uniqueRole,
 } from '../support/admin-fixtures.ts';
+import { sendRaw } from '../support/raw-http.ts';
 
 // Authentication (HS256 bearer tokens, role = sub) and authorization (superuser, or an action
 // granted on the topic or its namespace) of issue 3, over real HTTP against the shared stack.
@@ -116,6 +117,44 @@ describe('authentication', () => {
       .send('PUT', topic.adminPath);
 
     expect(result.status).toBe(204);
+  });
+});
+
+// The gateway keeps the authorizer's answer per Authorization value (AUTHORIZER_RESULT_TTL_SECONDS,
+// as API Gateway does): what a kept answer cannot see, the handlers check on every request.
+describe('a kept authorizer answer', () => {
+  const reason = 'Unauthorized: a valid bearer token is required';
+
+  it('stops serving a token once it expires, within the cache TTL', async () => {
+    const token = tokenFor(uniqueRole('expiring'), { expiresInSeconds: 2 });
+    const path = TopicRef.unique('expiring').namespace.adminPath();
+    const as = api.withToken(token);
+    const exp = JSON.parse(Buffer.from(token.split('.')[1] as string, 'base64url').toString()).exp as number;
+
+    const before = await as.send('GET', path);
+    await new Promise((resolve) => setTimeout(resolve, exp * 1000 - Date.now() + 50));
+    const after = await as.send('GET', path);
+
+    expect(before.status).toBe(403); // authenticated (a role without grants), and its answer kept
+    expect(after.status).toBe(401);
+    expect(after.body).toEqual({ reason });
+  });
+
+  it('refuses two Authorization headers even when the token alone was answered before', async () => {
+    const token = tokenFor(SUPERUSER_ROLE);
+    const path = TopicRef.unique('twoheaders').namespace.adminPath();
+    const send = (values: string[]) =>
+      sendRaw(api.url, { method: 'GET', target: path, headers: values.map((v) => ['Authorization', v]) });
+
+    const alone = await send([`Bearer ${token}`]);
+    const twice = await send([`Bearer ${token}`, `Bearer ${token}`]);
+    const afterAnother = await send(['Bearer not.a.jwt', `Bearer ${token}`]);
+
+    expect(alone.status).toBe(200);
+    for (const response of [twice, afterAnother]) {
+      expect(response.status).toBe(401);
+      expect(JSON.parse(response.text)).toEqual({ reason });
+    }
   });
 });
 

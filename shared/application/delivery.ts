@@ -256,7 +256,7 @@ export async function backfill(
  * ranges: positions of one ledger at most MAX_READ_GAP apart share one range
  * read, so a run of the backlog costs one read, not one per entry. In order.
  */
-async function readBacklogEntries(
+export async function readBacklogEntries(
   ports: UseCasePorts,
   positions: readonly Position[],
 ): Promise<(StoredEntry | undefined)[]> {

@@ -1,6 +1,6 @@
 import { TopicName } from '../domain/topic-name.ts';
 import type { ConsumerPartition, ConsumerRecord } from '../ports/consumer-registry.ts';
-import { enqueue, queueOf, tokenFor } from './delivery.ts';
+import { enqueue, queueOf, readBacklogEntries, tokenFor } from './delivery.ts';
 import type { UseCasePorts } from './ports.ts';
 import { loadCursor } from './topic-lookup.ts';
 
@@ -11,7 +11,9 @@ export const MAX_REWIND = 100_000;
  * Puts every unacknowledged entry of one partition's subscription back on its
  * queue with its redelivery count + 1, recording the new counts first so that
  * every older token (queued or held by a consumer) is dropped when it shows
- * up. Linear in the backlog (at most MAX_REWIND entries per call).
+ * up. Linear in the backlog (at most MAX_REWIND entries per call): per 100
+ * entries one cursor read, one redelivery write per ack page, one range read
+ * per run of nearby entries and one batch send per 10 tokens.
  */
 export async function rewindSubscription(
   ports: UseCasePorts,
@@ -32,7 +34,7 @@ export async function rewindSubscription(
       count: (states[index]?.redeliveryCount ?? 0) + 1,
     }));
     await ports.cursors.recordRedelivery(partition.cursorId, next);
-    const entries = await Promise.all(slice.map((position) => ports.ledger.readEntry(position)));
+    const entries = await readBacklogEntries(ports, slice);
     const now = ports.clock.nowMs();
     const items = entries.flatMap((entry, index) =>
       entry ? [{ token: tokenFor(topic, entry, next[index]?.count ?? 1), dueAtMs: now }] : [],

@@ -163,21 +163,25 @@ async function handle(req: IncomingMessage, res: ServerResponse, gateway: Gatewa
   const requestId = randomUUID();
   const methodArn = `arn:aws:execute-api:us-east-1:${ACCOUNT}:${API_ID}/${STAGE}/${method}${rawPath}`;
 
+  // What API Gateway puts in both the authorizer's event and the integration's.
+  const request = {
+    resource,
+    path: rawPath,
+    httpMethod: method,
+    headers,
+    multiValueHeaders,
+    queryStringParameters: query.single,
+    multiValueQueryStringParameters: query.multi,
+    pathParameters: isPublic ? null : { proxy: rawPath.slice(firstSegment.length + 2) },
+    stageVariables: null,
+  };
   let authorizerContext: Record<string, string | number | boolean> | undefined;
   if (!isPublic) {
     const authorizerEvent = () =>
       ({
         type: 'REQUEST',
         methodArn,
-        resource,
-        path: rawPath,
-        httpMethod: method,
-        headers,
-        multiValueHeaders,
-        queryStringParameters: query.single,
-        multiValueQueryStringParameters: query.multi,
-        pathParameters: { proxy: rawPath.slice(firstSegment.length + 2) },
-        stageVariables: null,
+        ...request,
         requestContext: requestContext(method, rawPath, resource, requestId, undefined),
       }) as unknown as APIGatewayRequestAuthorizerEvent;
     const result = await authorize(gateway, req.rawHeaders, authorizerEvent, requestId);
@@ -194,15 +198,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, gateway: Gatewa
   }
 
   const event: APIGatewayProxyEvent = {
-    resource,
-    path: rawPath,
-    httpMethod: method,
-    headers,
-    multiValueHeaders,
-    queryStringParameters: query.single,
-    multiValueQueryStringParameters: query.multi,
-    pathParameters: isPublic ? null : { proxy: rawPath.slice(firstSegment.length + 2) },
-    stageVariables: null,
+    ...request,
     requestContext: requestContext(method, rawPath, resource, requestId, authorizerContext),
     body: body.length > 0 ? body.toString('utf8') : null,
     isBase64Encoded: false,

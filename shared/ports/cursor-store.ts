@@ -22,6 +22,10 @@ export interface DeliveryStateOptions {
    * individual acks alone and skip reading the mark-delete position. Never set it for a cursor a
    * cumulative acknowledgement moves (Exclusive, Failover): an entry the mark-delete position
    * passed without an individual ack could be reported unacknowledged and delivered again.
+   * One narrow gap is accepted: entries before the position the cursor was created at, on a page
+   * before that position's page which an acknowledgement by id of one of them created (no floor
+   * covers them), read as unacknowledged; only a token for such an entry, which publish's fan-out
+   * sends in a window of one write around the subscription's creation, can then deliver it.
    */
   readonly individualAcksOnly?: boolean;
 }

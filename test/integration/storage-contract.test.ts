@@ -1041,6 +1041,22 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
       expect(await topicCatalog.listSubscriptions(partition)).toEqual([record]);
     });
 
+    it('feed progress before the first entry of a ledger (a feed waiting for it) round trips', async () => {
+      const { topicCatalog } = storage();
+      const partition = uniquePartition();
+      const record = subscription('sub');
+      await topicCatalog.createSubscription(partition, record);
+
+      await topicCatalog.recordFeedProgress(partition, 'sub', record.cursorId, undefined, {
+        jobId: 'j1',
+        after: Position.beforeFirst(7n),
+      });
+
+      const progress = await topicCatalog.getFeedProgress(partition, 'sub', record.cursorId);
+      expect(progress?.after.toString()).toBe('7:-1');
+      expect(progress?.after.isBeforeFirst).toBe(true);
+    });
+
     it('feed progress: of 8 concurrent claims from one job exactly one wins', async () => {
       const { topicCatalog } = storage();
       const partition = uniquePartition();

@@ -9,7 +9,7 @@ export const MAX_REWIND = 100_000;
 
 /**
  * Puts every unacknowledged entry of one partition's subscription back on its
- * queue with its redelivery count + 1, recording the new counts first so that
+ * queue with its redelivery count + 1, then records the new counts, so that
  * every older token (queued or held by a consumer) is dropped when it shows
  * up. Linear in the backlog (at most MAX_REWIND entries per call): per 100
  * entries one cursor read, one redelivery write per ack page, one range read
@@ -33,12 +33,14 @@ export async function rewindSubscription(
       position,
       count: (states[index]?.redeliveryCount ?? 0) + 1,
     }));
-    await ports.cursors.recordRedelivery(partition.cursorId, next);
     const entries = await readBacklogEntries(ports, slice);
     const now = ports.clock.nowMs();
     const items = entries.flatMap((entry, index) =>
       entry ? [{ token: tokenFor(topic, entry, next[index]?.count ?? 1), dueAtMs: now }] : [],
     );
+    // New tokens first, as redeliver does: a failure in between leaves the older tokens valid (a
+    // duplicate at worst), never older tokens dropped as superseded with no new one.
     await enqueue(ports, queue, items);
+    await ports.cursors.recordRedelivery(partition.cursorId, next);
   }
 }

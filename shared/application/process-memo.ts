@@ -156,8 +156,9 @@ export function renewals(ports: UseCasePorts): Map<string, number> {
  * allocation was created before it, so a list made after the allocation holds
  * it; one announced after owes itself the entry (it feeds its backlog up to
  * the state of its announcement). A list is also kept no longer than
- * RECORD_TTL_MS, so a subscription whose creator died between creating it and
- * announcing it is still found within that time.
+ * RECORD_TTL_MS, so a subscription whose creator was killed between creating
+ * it and announcing it is still found within that time (what was published
+ * meanwhile is not fed to it: see ensureSubscription).
  */
 export async function subscriptionsAt(
   ports: UseCasePorts,

@@ -116,7 +116,10 @@ export async function subscribeConsumer(
  * cursor and the announcement at Latest. The feed waits for entries of that
  * range still being written (UNWRITTEN_GRACE_MS), since their publishers read
  * the older subscriptions version. Later entries get their tokens from
- * publish's fan-out. The first
+ * publish's fan-out. When the announcement or the start of the feed fails,
+ * the subscription is withdrawn and the error thrown: a retry creates it
+ * whole. (A process killed in between, e.g. at a function timeout, leaves the
+ * record without a feed; publishers find it within RECORD_TTL_MS anyway.) The first
  * `inlineLimit` entries are enqueued before this returns; a bigger backlog
  * is fed on by the scheduler (feedBacklog), in log order but after whatever
  * publishes meanwhile put on the queue.
@@ -155,16 +158,51 @@ export async function ensureSubscription(
     await ports.deliveryQueue.delete(queueOf(record));
     return ensureSubscription(ports, partition, name, type, initialPosition, inlineLimit);
   }
-  const announced = await ports.ledger.announceSubscriptions(partition);
-  const until = new LedgerIndex(announced.ledgers).lastEntry();
-  if (until !== undefined) {
-    await feedBacklog(ports, partition, record, {
-      inlineLimit,
-      until,
-      awaitUnwrittenUntilMs: ports.clock.nowMs() + UNWRITTEN_GRACE_MS,
-    });
+  try {
+    const announced = await ports.ledger.announceSubscriptions(partition);
+    const until = new LedgerIndex(announced.ledgers).lastEntry();
+    if (until !== undefined) {
+      await feedBacklog(ports, partition, record, {
+        inlineLimit,
+        until,
+        awaitUnwrittenUntilMs: ports.clock.nowMs() + UNWRITTEN_GRACE_MS,
+      });
+    }
+  } catch (error) {
+    // Not announced, or its backlog not handed to the feeder: as it stands nothing would ever feed
+    // it what it is owed. Take it back, so that the caller's retry creates it whole.
+    await withdrawSubscription(ports, partition, record);
+    throw error;
   }
   return record;
+}
+
+/**
+ * Undoes a creation that failed after its record was written: the record (if
+ * still this one), an announcement so that publishers stop sending to it, the
+ * cursor and the queue. Best effort: each step is tried whatever the others
+ * did; what fails stays (an orphan cursor or queue costs storage, nothing
+ * else).
+ */
+async function withdrawSubscription(
+  ports: UseCasePorts,
+  partition: TopicName,
+  record: SubscriptionRecord,
+): Promise<void> {
+  const attempt = async (step: () => Promise<unknown>) => {
+    try {
+      await step();
+    } catch {
+      // Best effort (see above).
+    }
+  };
+  await attempt(async () => {
+    const current = await ports.catalog.getSubscription(partition, record.name);
+    if (current?.cursorId === record.cursorId) await ports.catalog.deleteSubscription(partition, record.name);
+  });
+  await attempt(() => ports.ledger.announceSubscriptions(partition));
+  await attempt(() => ports.cursors.delete(record.cursorId));
+  await attempt(() => ports.deliveryQueue.delete(queueOf(record)));
 }
 
 /** How many partitions' subscriptions are created (with their first backlog part) at once. */

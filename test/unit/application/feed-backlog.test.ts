@@ -369,6 +369,20 @@ describe('feedBacklog: a subscribe at Earliest', () => {
     expect(queued).toHaveLength(INLINE_BACKFILL + 4);
   });
 
+  it('withdraws a subscription whose announcement failed; the retry creates it whole and feeds everything', async () => {
+    const d = deployment();
+    await d.topic();
+    const backlog = await d.publish(10);
+    d.ledger.failNext('announceSubscriptions', new Error('throttled'));
+
+    await expect(d.subscribe()).rejects.toThrow('throttled');
+    expect(await d.catalog.getSubscription(ORDERS, 'billing')).toBeUndefined();
+    expect(d.deliveryQueue.sent.size).toBe(0);
+
+    const billing = await d.subscribe();
+    expect(d.queued(billing)).toEqual(texts(backlog));
+  });
+
   it('schedules nothing at Latest: there is no backlog to feed', async () => {
     const d = deployment();
     await d.topic();

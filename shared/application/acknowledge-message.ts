@@ -7,7 +7,6 @@ import type { SubscriptionRecord } from '../ports/topic-catalog.ts';
 import { requireAction, requirePrincipal } from './authorization.ts';
 import type { UseCasePorts } from './ports.ts';
 import type { Principal } from './principal.ts';
-import { rememberedSubscription, rememberSubscription } from './process-memo.ts';
 import { requirePersistent, requireSubscription, resolvePosition, resolveTopic } from './topic-lookup.ts';
 
 export interface AcknowledgeMessageRequest {
@@ -56,13 +55,6 @@ function parseId(value: string | undefined, name: string): bigint {
  * 5. Dry run: report each subscription's view of the message and change nothing.
  * 6. Otherwise add the position to each cursor (idempotent, so repeating the
  *    call changes nothing) and record the outcome in the audit log.
- *
- * Cost: the subscription read, one write per subscription, the audit write.
- * A call naming one subscription this process read in the last RECORD_TTL_MS
- * skips the read: a conditional ack on the position's ack page (which exists
- * only while the cursor does) proves the remembered cursor is still the
- * subscription's; when it cannot (no page yet, or the subscription deleted or
- * created again), the call takes the read path.
  */
 export async function acknowledgeMessage(
   ports: UseCasePorts,
@@ -78,23 +70,12 @@ export async function acknowledgeMessage(
     position = Position.of(parseId(request.ledgerId, 'ledgerId'), parseId(request.entryId, 'entryId'));
     const resolved = await resolveTopic(ports, request.topic);
     const { partition } = await resolvePosition(ports, resolved, position);
-    if (!request.dryRun) {
-      // The same message's subscription again (an operator's script, a retry): no catalog read when the
-      // ack write itself proves the remembered subscription's cursor is still there.
-      const remembered = rememberedOne(ports, partition, request.subscriptionNames);
-      if (remembered && (await ports.cursors.acknowledgeIfKnown(remembered.cursorId, position))) {
-        subscriptions = [remembered];
-        await audit(ports, request, caller, position, subscriptions, 'acknowledged');
-        return undefined;
-      }
-    }
     subscriptions =
       request.subscriptionNames.length === 0
         ? await ports.catalog.listSubscriptions(partition)
         : await Promise.all(
             request.subscriptionNames.map((name) => requireSubscription(ports, partition, name)),
           );
-    for (const subscription of subscriptions) rememberSubscription(ports, partition, subscription);
     const cumulative = subscriptions.filter((subscription) => isCumulativeAckType(subscription.type));
     if (cumulative.length > 0) {
       throw new CumulativeAckSubscriptionError(
@@ -123,21 +104,6 @@ export async function acknowledgeMessage(
     }
     throw error;
   }
-}
-
-/**
- * The one named subscription, as this process remembers it (none: undefined),
- * if it acknowledges individually; an Exclusive or Failover one goes the read
- * path and is refused there.
- */
-function rememberedOne(
-  ports: UseCasePorts,
-  partition: TopicName,
-  names: readonly string[],
-): SubscriptionRecord | undefined {
-  if (names.length !== 1) return undefined;
-  const record = rememberedSubscription(ports, partition, names[0] as string);
-  return record && !isCumulativeAckType(record.type) ? record : undefined;
 }
 
 async function dryRun(

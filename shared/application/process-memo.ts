@@ -28,8 +28,6 @@ interface Memo {
   readonly topics: Map<string, { record: TopicRecord; untilMs: number }>;
   readonly ledgerStates: Map<string, ManagedLedgerState>;
   readonly ledgerOwners: Map<string, TopicName>;
-  /** Subscription records by `partition|name`, for calls that check them by a conditional write. */
-  readonly subscriptionRecords: Map<string, { record: SubscriptionRecord; untilMs: number }>;
   /** Each partition's subscriptions as listed for one subscriptions version. */
   readonly subscriptions: Map<
     string,
@@ -50,7 +48,6 @@ function memoOf(ports: UseCasePorts): Memo {
       ledgerStates: new Map(),
       ledgerOwners: new Map(),
       subscriptions: new Map(),
-      subscriptionRecords: new Map(),
       renewals: new Map(),
     };
     memos.set(ports, memo);
@@ -173,30 +170,4 @@ export async function subscriptionsAt(
   const records = await ports.catalog.listSubscriptions(partition);
   remember(subscriptions, key, { version, records, untilMs: now + RECORD_TTL_MS });
   return records;
-}
-
-/**
- * A subscription record this process read within RECORD_TTL_MS, without
- * reading: only for a caller whose next write itself proves the record's
- * cursor still exists (CursorStore.acknowledgeIfKnown), since a subscription
- * deleted and created again under the same name has another cursor.
- */
-export function rememberedSubscription(
-  ports: UseCasePorts,
-  partition: TopicName,
-  name: string,
-): SubscriptionRecord | undefined {
-  const known = memoOf(ports).subscriptionRecords.get(`${partition.toString()}|${name}`);
-  return known && known.untilMs > ports.clock.nowMs() ? known.record : undefined;
-}
-
-export function rememberSubscription(
-  ports: UseCasePorts,
-  partition: TopicName,
-  record: SubscriptionRecord,
-): void {
-  remember(memoOf(ports).subscriptionRecords, `${partition.toString()}|${record.name}`, {
-    record,
-    untilMs: ports.clock.nowMs() + RECORD_TTL_MS,
-  });
 }

@@ -43,14 +43,6 @@ export interface CursorStore {
   /** Individual acknowledgement of any number of positions. Cost: one write per ack page touched. */
   acknowledge(cursorId: string, positions: readonly Position[]): Promise<void>;
   /**
-   * Acknowledges `position` only if the write itself can tell that the cursor
-   * still exists; false, with nothing written, otherwise. Never true for a
-   * deleted cursor (a caller holding a remembered cursor id learns it is
-   * stale); may be false for a live one (the caller then reads the
-   * subscription and uses acknowledge). Cost: one conditional write.
-   */
-  acknowledgeIfKnown(cursorId: string, position: Position): Promise<boolean>;
-  /**
    * Moves mark-delete forward to `position` (never backwards) and marks the ack pages it passed
    * as covered. Cost: one write, plus one per ack page it passes or stops in.
    */

@@ -101,26 +101,6 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
       expect(texts(loaded?.acknowledged)).toEqual(['3:1', '3:4']);
     });
 
-    it('acknowledgeIfKnown acknowledges on a live cursor it can tell exists, never on a deleted one', async () => {
-      const { cursorStore } = storage();
-      const cursorId = uniqueId('cursor');
-      await cursorStore.create(cursorId, Position.beforeFirst(3n));
-      await cursorStore.acknowledge(cursorId, [pos(3, 0)]);
-
-      expect(await cursorStore.acknowledgeIfKnown(cursorId, pos(3, 1))).toBe(true);
-      expect(await cursorStore.isAcknowledged(cursorId, [pos(3, 1)])).toEqual([true]);
-
-      await cursorStore.delete(cursorId);
-      expect(await cursorStore.acknowledgeIfKnown(cursorId, pos(3, 2))).toBe(false);
-      // Nothing was written for the deleted cursor: a cursor created again under that id has no ack.
-      await cursorStore.create(cursorId, Position.beforeFirst(3n));
-      expect(await cursorStore.isAcknowledged(cursorId, [pos(3, 0), pos(3, 1), pos(3, 2)])).toEqual([
-        false,
-        false,
-        false,
-      ]);
-    });
-
     it('acks spread over several ack pages and ledgers come back in ascending position order', async () => {
       const { cursorStore } = storage();
       const cursorId = uniqueId('cursor');

@@ -62,15 +62,6 @@ export class InMemoryCursorStore implements CursorStore {
     for (const position of positions) record.acknowledged.set(position.toString(), position);
   }
 
-  /** True (and acknowledged) when the cursor exists: this store knows without a read. */
-  async acknowledgeIfKnown(cursorId: string, position: Position): Promise<boolean> {
-    await this.faults.enter('acknowledgeIfKnown');
-    const record = this.cursors.get(cursorId);
-    if (record?.markDeletePosition === undefined) return false;
-    record.acknowledged.set(position.toString(), position);
-    return true;
-  }
-
   async markDelete(cursorId: string, position: Position): Promise<void> {
     await this.faults.enter('markDelete');
     const record = this.cursors.get(cursorId);

@@ -174,32 +174,6 @@ export class DynamoDbCursorStore implements CursorStore {
   }
 
   /**
-   * One conditional `ADD` to the position's ack page, which must exist: pages
-   * are kept until the cursor is deleted (see the layout), so a page that
-   * exists belongs to a live cursor, or to one being deleted right now. False
-   * when the page does not exist yet (no ack, redelivery or floor on it).
-   */
-  async acknowledgeIfKnown(cursorId: string, position: Position): Promise<boolean> {
-    const page = pageOf(position);
-    if (!page) throw new InvalidPositionError(`Cannot acknowledge ${position.toString()}: it names no entry`);
-    try {
-      await this.client.send(
-        new UpdateItemCommand({
-          TableName: this.tableName,
-          Key: { pk: S(cursorId), sk: S(page.key) },
-          UpdateExpression: 'ADD a :offsets',
-          ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeValues: { ':offsets': { NS: [page.offset.toString()] } },
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (isConditionalCheckFailed(error)) return false;
-      throw error;
-    }
-  }
-
-  /**
    * Cost: one write for the head, then one per page passed (none for the page
    * mark-delete stops in); a move across ledgers or over more than
    * FLOOR_BY_KEY_MAX_PAGES pages first queries which of those pages exist.

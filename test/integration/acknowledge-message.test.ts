@@ -110,6 +110,25 @@ describe('acknowledgeMessage acknowledges', () => {
     expect(after).toEqual(before);
   });
 
+  it('on a subscription deleted and created again under the same name: the new one, never the old cursor', async () => {
+    const { topic, ledgerId } = await topicWith('recreated', { a: 'Shared' }, 4);
+    await api.acknowledge(topic, { ledgerId, entryId: '0', subscriptionNames: ['a'] });
+    await api.acknowledge(topic, { ledgerId, entryId: '1', subscriptionNames: ['a'] });
+    expect(await api.backlogs(topic)).toEqual({ a: 2 });
+
+    await api.expectStatus(204, 'DELETE', `${topic.adminPath}/subscription/a`);
+    await api.createSubscription(topic, 'a', { type: 'Shared' });
+    const result = await api.acknowledge(topic, { ledgerId, entryId: '2', subscriptionNames: ['a'] });
+    const { cursors, backlogs } = await cursorState(topic);
+
+    expect(result.status).toBe(204);
+    expect(backlogs).toEqual({ a: 3 });
+    expect(cursors.a).toEqual({
+      markDelete: `${ledgerId}:-1`,
+      individual: `[(${ledgerId}:1..${ledgerId}:2]]`,
+    });
+  });
+
   it('moves the mark-delete position when the acknowledged message closes the gap', async () => {
     const { topic, ledgerId } = await topicWith('gap', { a: 'Shared' }, 4);
     await api.acknowledge(topic, { ledgerId, entryId: '1', subscriptionNames: ['a'] });

@@ -126,15 +126,15 @@ export interface BackfillOptions {
   readonly after?: Position;
   /**
    * The last entry owed, included (default: the last entry of the ledgers as
-   * read now, after the subscription record was created).
+   * read now: queue rebuilds, rewinds).
    */
   readonly until?: Position;
   /** At most this many backlog entries are read and enqueued (>= 1). */
   readonly limit: number;
   /**
    * Entries allocated but not written are acknowledged: only when no publish
-   * can be in flight (recovery at start), since a publisher still writing one
-   * sends its token itself.
+   * can be in flight (recovery at start). Without it (and without
+   * awaitUnwrittenUntilMs) they are skipped, for their publisher to send.
    */
   readonly acknowledgeUnwritten?: boolean;
   /**
@@ -173,11 +173,13 @@ export interface BackfillResult {
  * is rebuilt from the cursor. Larger backlogs are fed on in bounded steps (see
  * feed-backlog.ts). Redelivery counts restart from what the cursor recorded.
  *
- * Why `until`: an entry allocated after the subscription record was created
- * gets its token from publish's fan-out (its publisher lists the
- * subscriptions after writing it); a token from here too would deliver it
- * twice. Only entries allocated between the record's creation and the read of
- * `until` can get both (a window of one read).
+ * Why `until`: an entry allocated after the subscription's announcement gets
+ * its token from publish's fan-out (its allocation read the new subscriptions
+ * version); a token from here too would deliver it twice. A new subscription
+ * passes the last entry allocated before its announcement. Only an entry whose
+ * publisher allocated it before the announcement but listed the subscriptions
+ * after the record existed (a cold list, in a window of one chunk write) gets
+ * both.
  *
  * Cost: the cursor load, then per 100 positions one delivery-state read, one
  * range read per run of nearby entries of one ledger, and one batch send per

@@ -3,7 +3,6 @@ import type { Cursor } from '../domain/cursor.ts';
 import { LedgerIndex } from '../domain/ledger-layout.ts';
 import type { Position } from '../domain/position.ts';
 import type { TopicName } from '../domain/topic-name.ts';
-import type { StoredEntry } from '../ports/ledger.ts';
 import type { SubscriptionRecord } from '../ports/topic-catalog.ts';
 import { queueOf } from './delivery.ts';
 import { UNWRITTEN_GRACE_MS } from './feed-backlog.ts';
@@ -25,8 +24,8 @@ const AGE_PROBES = 4;
  * longer than UNWRITTEN_GRACE_MS, so theirs is over too.
  */
 export const ABANDONED_AFTER_MS = 2 * UNWRITTEN_GRACE_MS;
-/** Backlog positions read at most to find the end of a run of abandoned ids at the head of a backlog. */
-const ABANDONED_SCAN = 100;
+/** Abandoned ids acknowledged at most per subscription and run (the next run goes on). */
+const ABANDONED_BATCH = 10_000;
 
 /** One subscription of one topic partition, keyed for a stable order across runs. */
 interface SubscriptionAt {
@@ -157,7 +156,7 @@ export async function maintainSubscriptions(
     visited++;
     try {
       const loaded = await loadCursor(ports, at.partition, at.subscription);
-      const abandoned = await abandonedIds(ports, loaded.cursor);
+      const abandoned = await abandonedIds(ports, loaded);
       if (abandoned.length > 0) {
         await ports.cursors.acknowledge(at.subscription.cursorId, abandoned);
         for (const position of abandoned) loaded.cursor.acknowledge(position);
@@ -265,34 +264,27 @@ function foldedBy(loaded: LoadedCursor): number {
  * written: a publisher died between allocating and writing them. They are
  * no message, but the fold cannot pass them and the backlog counts them. Read
  * only when the first backlog entry is missing (one entry read otherwise):
- * the first ABANDONED_SCAN backlog positions, as ranges; the missing ones
- * before the first written entry published ABANDONED_AFTER_MS ago or longer
- * are abandoned (ids are allocated in log order, so theirs came first).
+ * then the first entry written after it (keys only, in its ledger or the
+ * next ones of the layout). The backlog ids before that entry are abandoned
+ * once it was published ABANDONED_AFTER_MS ago or longer (ids are allocated
+ * in log order, so theirs came first); at most ABANDONED_BATCH per run.
  */
-async function abandonedIds(ports: UseCasePorts, cursor: Cursor): Promise<Position[]> {
+async function abandonedIds(ports: UseCasePorts, loaded: LoadedCursor): Promise<Position[]> {
+  const { cursor } = loaded;
   const [first] = cursor.firstBacklogPositions(1);
   if (!first || (await ports.ledger.readEntry(first))) return [];
-  const positions = cursor.firstBacklogPositions(ABANDONED_SCAN);
-  const written = new Map<string, StoredEntry>();
-  for (const ledgerId of new Set(positions.map((position) => position.ledgerId))) {
-    const ofLedger = positions.filter((position) => position.ledgerId === ledgerId);
-    const entries = await ports.ledger.readEntries(
-      ledgerId,
-      (ofLedger[0] as Position).entryId,
-      (ofLedger[ofLedger.length - 1] as Position).entryId,
+  let next: { position: Position; publishTimeMs: number } | undefined;
+  for (const ledger of loaded.state.ledgers) {
+    if (ledger.ledgerId < first.ledgerId) continue;
+    next = await ports.ledger.firstWrittenAfter(
+      ledger.ledgerId,
+      ledger.ledgerId === first.ledgerId ? first.entryId : -1n,
     );
-    for (const entry of entries) written.set(entry.position.toString(), entry);
+    if (next) break;
   }
-  const missing: Position[] = [];
-  for (const position of positions) {
-    const entry = written.get(position.toString());
-    if (!entry) {
-      missing.push(position);
-      continue;
-    }
-    return entry.publishTimeMs <= ports.clock.nowMs() - ABANDONED_AFTER_MS ? missing : [];
-  }
-  return [];
+  if (!next || next.publishTimeMs > ports.clock.nowMs() - ABANDONED_AFTER_MS) return [];
+  const before = (next as { position: Position }).position;
+  return cursor.firstBacklogPositions(ABANDONED_BATCH).filter((position) => position.compareTo(before) < 0);
 }
 
 /**

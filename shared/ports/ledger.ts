@@ -78,6 +78,16 @@ export interface Ledger {
    * backlog: the storage items holding the range are each read once, not once per entry.
    */
   readEntries(ledgerId: bigint, firstEntryId: bigint, lastEntryId: bigint): Promise<StoredEntry[]>;
+  /**
+   * The first entry written in ledger `ledgerId` after `entryId`, with its publish time; undefined
+   * when none is. `entryId` is -1n (from the start), an id never written (the end of a hole), or
+   * the last entry of a publish batch: batches are stored whole, and this finds the next one by
+   * its key without reading payloads.
+   */
+  firstWrittenAfter(
+    ledgerId: bigint,
+    entryId: bigint,
+  ): Promise<{ position: Position; publishTimeMs: number } | undefined>;
   /** Removes the partition's state, ledgers and entries. */
   deletePartition(partition: TopicName): Promise<void>;
 }

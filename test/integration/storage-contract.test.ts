@@ -796,6 +796,24 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
       expect(state?.ledgers.map((info) => info.entries)).toEqual([2n, 2n]);
     });
 
+    it('firstWrittenAfter skips ids allocated but never written and gives the publish time', async () => {
+      const ledger = storage().ledger(100);
+      const partition = uniquePartition();
+      await ledger.initialize(partition);
+      const {
+        positions: [a],
+      } = await ledger.append(partition, [entry('a')], 5);
+      const {
+        positions: [, c],
+      } = await ledger.append(partition, [entry('b'), entry('c')], 9);
+      const ledgerId = (a as Position).ledgerId;
+
+      expect(await ledger.firstWrittenAfter(ledgerId, -1n)).toEqual({ position: a, publishTimeMs: 5 });
+      expect((await ledger.firstWrittenAfter(ledgerId, 0n))?.publishTimeMs).toBe(9);
+      expect(await ledger.firstWrittenAfter(ledgerId, (c as Position).entryId)).toBeUndefined();
+      expect(await ledger.firstWrittenAfter(ledgerId + 1_000_000n, -1n)).toBeUndefined();
+    });
+
     it('announceSubscriptions: appends read the version it set, with the ids; the state it returns holds every earlier allocation', async () => {
       const ledger = storage().ledger(3);
       const partition = uniquePartition();

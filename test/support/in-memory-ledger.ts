@@ -173,6 +173,22 @@ export class InMemoryLedger implements Ledger {
     return entries;
   }
 
+  async firstWrittenAfter(
+    ledgerId: bigint,
+    entryId: bigint,
+  ): Promise<{ position: Position; publishTimeMs: number } | undefined> {
+    await this.faults.enter('firstWrittenAfter');
+    const owner = this.tables.owners.get(ledgerId);
+    const ledger =
+      owner && this.tables.partitions.get(owner.toString())?.ledgers.find((l) => l.ledgerId === ledgerId);
+    if (!ledger) return undefined;
+    for (let id = entryId + 1n; id < ledger.entries; id++) {
+      const entry = this.tables.entries.get(Position.of(ledgerId, id).toString());
+      if (entry) return { position: entry.position, publishTimeMs: entry.publishTimeMs };
+    }
+    return undefined;
+  }
+
   async deletePartition(partition: TopicName): Promise<void> {
     await this.faults.enter('deletePartition');
     const record = this.tables.partitions.get(partition.toString());

@@ -220,6 +220,29 @@ export class DynamoDbLedger implements Ledger {
     return entries;
   }
 
+  /** One Query of the next chunk's keys and publish time (Limit 1). */
+  async firstWrittenAfter(
+    ledgerId: bigint,
+    entryId: bigint,
+  ): Promise<{ position: Position; publishTimeMs: number } | undefined> {
+    const result = await this.client.send(
+      new QueryCommand({
+        TableName: this.entriesTable,
+        KeyConditionExpression: 'ledgerId = :l AND firstEntryId > :e',
+        ExpressionAttributeValues: { ':l': N(ledgerId), ':e': N(entryId) },
+        ProjectionExpression: 'firstEntryId, pt',
+        Limit: 1,
+        ConsistentRead: true,
+      }),
+    );
+    const chunk = result.Items?.[0];
+    if (!chunk) return undefined;
+    return {
+      position: Position.of(ledgerId, big(chunk, 'firstEntryId') as bigint),
+      publishTimeMs: num(chunk, 'pt') ?? 0,
+    };
+  }
+
   async deletePartition(partition: TopicName): Promise<void> {
     const state = await this.state(partition);
     if (!state) return;

@@ -268,6 +268,25 @@ describe('maintainSubscriptions: ids allocated but never written', () => {
     expect(d.failures).toEqual([]);
   });
 
+  it('acknowledges a run longer than a publish (1,500 ids), and one ending its ledger (the proof is in the next)', async () => {
+    const d = deployment(2_000);
+    const [orders] = await d.topic('orders');
+    const billing = await d.subscribe(orders!, 'billing');
+    const lost = d.ledger.allocateUnwritten(orders!, 2_000); // all of ledger 1
+    const later = await d.publish(orders!, 2); // ledger 2
+    d.clock.advance(ABANDONED_AFTER_MS);
+
+    await d.run();
+    await d.run();
+
+    expect(lost[lost.length - 1]!.ledgerId).not.toBe(later[0]!.ledgerId);
+    expect(await d.stored(billing)).toEqual({
+      markDelete: lost[lost.length - 1]!.toString(),
+      acknowledged: [],
+    });
+    expect(await d.cursors.isAcknowledged(billing.cursorId, later)).toEqual([false, false]);
+  });
+
   it('leaves them while their publisher may still be writing', async () => {
     const { d, billing, lost, publishedAtMs } = await abandoned();
     d.clock.set(publishedAtMs + ABANDONED_AFTER_MS - 1);

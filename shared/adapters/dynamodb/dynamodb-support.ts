@@ -49,14 +49,20 @@ export async function queryAll(client: DynamoDBClient, input: QueryCommandInput)
   return items;
 }
 
-/** Deletes keys in batches of 25, retrying unprocessed ones. */
+/** BatchWriteItem calls deleteAll keeps in flight. */
+const DELETE_CONCURRENCY = 8;
+
+/** Deletes keys in batches of 25 (DELETE_CONCURRENCY at once), retrying unprocessed ones. */
 export async function deleteAll(
   client: DynamoDBClient,
   tableName: string,
   keys: readonly Item[],
 ): Promise<void> {
-  for (let i = 0; i < keys.length; i += 25) {
-    let requests = keys.slice(i, i + 25).map((key) => ({ DeleteRequest: { Key: key } }));
+  const batches: Item[][] = [];
+  for (let i = 0; i < keys.length; i += 25) batches.push(keys.slice(i, i + 25));
+  // Batches in parallel: a cursor that consumed millions of entries keeps a tombstone per 200.
+  await forEachLimited(batches, DELETE_CONCURRENCY, async (batch) => {
+    let requests = batch.map((key) => ({ DeleteRequest: { Key: key } }));
     for (let attempt = 0; requests.length > 0; attempt++) {
       const result = await client.send(
         new BatchWriteItemCommand({ RequestItems: { [tableName]: requests } }),
@@ -64,7 +70,7 @@ export async function deleteAll(
       requests = (result.UnprocessedItems?.[tableName] ?? []) as typeof requests;
       if (requests.length > 0) await backoff(attempt);
     }
-  }
+  });
 }
 
 export function backoff(attempt: number): Promise<void> {

@@ -191,7 +191,5 @@ function jobPosition(position: Position): JobPosition {
 
 /** Entry id -1: before the ledger's first entry (a feed waiting for the first one). */
 function positionOf(position: JobPosition): Position {
-  return position.entryId === '-1'
-    ? Position.beforeFirst(BigInt(position.ledgerId))
-    : Position.of(position.ledgerId, position.entryId);
+  return Position.ofStored(position.ledgerId, position.entryId);
 }

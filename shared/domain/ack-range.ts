@@ -62,5 +62,5 @@ export class AckRange {
 
 /** A range bound: an entry, or `L:-1` before the ledger's first entry. */
 export function rangeBound(ledgerId: bigint, entryId: bigint): Position {
-  return entryId < 0n ? Position.beforeFirst(ledgerId) : Position.of(ledgerId, entryId);
+  return Position.ofStored(ledgerId, entryId);
 }

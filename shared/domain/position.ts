@@ -57,6 +57,28 @@ export class Position {
     return new Position(ledgerId, -1n);
   }
 
+  /**
+   * A position ackline stored itself (mark-delete positions, range bounds, feed progress): as
+   * `of`, and entryId -1 gives {@link beforeFirst}. Never for user input.
+   * @throws InvalidPositionError as `of` does, for any other negative id.
+   */
+  static ofStored(ledgerId: bigint | number | string, entryId: bigint | number | string): Position {
+    if (entryId === -1n || entryId === -1 || entryId === '-1') {
+      return Position.beforeFirst(
+        typeof ledgerId === 'bigint' ? ledgerId : Position.of(ledgerId, 0).ledgerId,
+      );
+    }
+    return Position.of(ledgerId, entryId);
+  }
+
+  /** {@link parse} for a position ackline stored itself: `L:-1` too (see {@link ofStored}). */
+  static parseStored(text: string): Position {
+    const [ledgerId, entryId, extra] = text.split(':');
+    if (ledgerId !== undefined && entryId === '-1' && extra === undefined)
+      return Position.ofStored(ledgerId, entryId);
+    return Position.parse(text);
+  }
+
   /** Negative, zero or positive as `a` is before, at or after `b` in log order. */
   static compare(a: Position, b: Position): number {
     if (a.ledgerId !== b.ledgerId) {

@@ -459,9 +459,7 @@ function markDeleteAttributes(position: Position): Item {
 }
 
 function markDeleteOf(head: Item): Position {
-  const ledgerId = big(head, 'ml') as bigint;
-  const entryId = big(head, 'me') as bigint;
-  return entryId < 0n ? Position.beforeFirst(ledgerId) : Position.of(ledgerId, entryId);
+  return Position.ofStored(big(head, 'ml') as bigint, big(head, 'me') as bigint);
 }
 
 function highestCount(values: readonly string[] | undefined, offset: bigint): number {

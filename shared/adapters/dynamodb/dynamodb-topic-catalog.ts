@@ -167,7 +167,7 @@ export class DynamoDbTopicCatalog implements TopicCatalog {
     const jobId = str(item, 'fj');
     const after = str(item, 'fa');
     if (str(item, 'ci') !== cursorId || jobId === undefined || after === undefined) return undefined;
-    return { jobId, after: parseFeedPosition(after) };
+    return { jobId, after: Position.parseStored(after) };
   }
 
   /** One conditional UpdateItem; it never creates the item (the cursorId condition needs it). */
@@ -220,12 +220,4 @@ function toSubscriptionRecord(item: Item): SubscriptionRecord {
     cursorId: str(item, 'ci') as string,
     createdAtMs: num(item, 'ca') ?? 0,
   };
-}
-
-/** A feed's `after`: an entry, or `L:-1` (a feed waiting before the ledger's first entry). */
-function parseFeedPosition(text: string): Position {
-  const [ledgerId, entryId] = text.split(':');
-  return entryId === '-1' && ledgerId !== undefined
-    ? Position.beforeFirst(Position.of(ledgerId, 0).ledgerId)
-    : Position.parse(text);
 }

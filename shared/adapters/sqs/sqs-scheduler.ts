@@ -149,9 +149,6 @@ function jobPosition(value: unknown, what: string): JobPosition {
   if (typeof position?.ledgerId !== 'string' || typeof position.entryId !== 'string') {
     throw new ValidationError(`Scheduled feed job has no valid ${what} position`);
   }
-  const parsed =
-    position.entryId === '-1'
-      ? Position.beforeFirst(Position.of(position.ledgerId, 0).ledgerId)
-      : Position.of(position.ledgerId, position.entryId);
+  const parsed = Position.ofStored(position.ledgerId, position.entryId);
   return { ledgerId: parsed.ledgerId.toString(), entryId: parsed.entryId.toString() };
 }

@@ -90,4 +90,15 @@ describe('Position', () => {
   it('serialises to JSON as its string form', () => {
     expect(JSON.stringify({ at: Position.of(3n, 4n) })).toBe('{"at":"3:4"}');
   });
+
+  it('ofStored and parseStored read back what ackline stored, L:-1 included; other negatives are refused', () => {
+    expect(Position.ofStored(3n, -1n)).toEqual(Position.beforeFirst(3n));
+    expect(Position.ofStored('3', '-1')).toEqual(Position.beforeFirst(3n));
+    expect(Position.ofStored('3', '4')).toEqual(Position.of(3n, 4n));
+    expect(Position.parseStored('7:-1').isBeforeFirst).toBe(true);
+    expect(Position.parseStored('7:5')).toEqual(Position.of(7n, 5n));
+    expect(() => Position.ofStored('3', '-2')).toThrow(InvalidPositionError);
+    expect(() => Position.parseStored('7:-1:0')).toThrow(InvalidPositionError);
+    expect(() => Position.parseStored('x:-1')).toThrow(InvalidPositionError);
+  });
 });

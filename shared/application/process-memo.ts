@@ -61,19 +61,25 @@ function remember<V>(map: Map<string, V>, key: string, value: V): void {
   if (map.size > MAX_ENTRIES) map.delete(map.keys().next().value as string);
 }
 
-/** The consumer's record, read at most once per RECORD_TTL_MS by this process. */
-export async function consumerRecord(
+/** What `map` holds for `key` if read within RECORD_TTL_MS, else `read()`, remembered when found. */
+async function readThrough<R>(
   ports: UseCasePorts,
-  consumerId: string,
-): Promise<ConsumerRecord | undefined> {
-  const { consumers } = memoOf(ports);
+  map: Map<string, { record: R; untilMs: number }>,
+  key: string,
+  read: () => Promise<R | undefined>,
+): Promise<R | undefined> {
   const now = ports.clock.nowMs();
-  const known = consumers.get(consumerId);
+  const known = map.get(key);
   if (known && known.untilMs > now) return known.record;
-  const record = await ports.consumers.get(consumerId);
-  if (record) remember(consumers, consumerId, { record, untilMs: now + RECORD_TTL_MS });
-  else consumers.delete(consumerId);
+  const record = await read();
+  if (record) remember(map, key, { record, untilMs: now + RECORD_TTL_MS });
+  else map.delete(key);
   return record;
+}
+
+/** The consumer's record, read at most once per RECORD_TTL_MS by this process. */
+export function consumerRecord(ports: UseCasePorts, consumerId: string): Promise<ConsumerRecord | undefined> {
+  return readThrough(ports, memoOf(ports).consumers, consumerId, () => ports.consumers.get(consumerId));
 }
 
 /** This process forgets the consumer: its record and when it last renewed its lease or membership. */
@@ -84,16 +90,8 @@ export function forgetConsumer(ports: UseCasePorts, consumerId: string): void {
 }
 
 /** The topic's record, read at most once per RECORD_TTL_MS by this process. */
-export async function topicRecord(ports: UseCasePorts, topic: TopicName): Promise<TopicRecord | undefined> {
-  const { topics } = memoOf(ports);
-  const key = topic.toString();
-  const now = ports.clock.nowMs();
-  const known = topics.get(key);
-  if (known && known.untilMs > now) return known.record;
-  const record = await ports.catalog.getTopic(topic);
-  if (record) remember(topics, key, { record, untilMs: now + RECORD_TTL_MS });
-  else topics.delete(key);
-  return record;
+export function topicRecord(ports: UseCasePorts, topic: TopicName): Promise<TopicRecord | undefined> {
+  return readThrough(ports, memoOf(ports).topics, topic.toString(), () => ports.catalog.getTopic(topic));
 }
 
 export function forgetTopic(ports: UseCasePorts, topic: TopicName): void {

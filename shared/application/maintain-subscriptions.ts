@@ -3,6 +3,7 @@ import type { Cursor } from '../domain/cursor.ts';
 import { LedgerIndex } from '../domain/ledger-layout.ts';
 import type { Position } from '../domain/position.ts';
 import type { TopicName } from '../domain/topic-name.ts';
+import type { StoredEntry } from '../ports/ledger.ts';
 import type { SubscriptionRecord } from '../ports/topic-catalog.ts';
 import { queueOf } from './delivery.ts';
 import { UNWRITTEN_GRACE_MS } from './feed-backlog.ts';
@@ -156,7 +157,9 @@ export async function maintainSubscriptions(
     visited++;
     try {
       const loaded = await loadCursor(ports, at.partition, at.subscription);
-      const abandoned = await abandonedIds(ports, loaded);
+      // One read per backlog entry for this subscription's steps (both look at its first entry).
+      const readEntry = entryReader(ports);
+      const abandoned = await abandonedIds(ports, loaded, readEntry);
       if (abandoned.length > 0) {
         await ports.cursors.acknowledge(at.subscription.cursorId, abandoned);
         for (const position of abandoned) loaded.cursor.acknowledge(position);
@@ -168,7 +171,7 @@ export async function maintainSubscriptions(
         foldedCursors++;
         foldedEntries += entries;
       }
-      const ageMs = await backlogAgeMs(ports, loaded.cursor);
+      const ageMs = await backlogAgeMs(ports, loaded.cursor, readEntry);
       if (ageMs !== undefined && ageMs > (oldestBacklog?.ageMs ?? -1)) {
         oldestBacklog = { ...refOf(at), ageMs };
       }
@@ -269,10 +272,14 @@ function foldedBy(loaded: LoadedCursor): number {
  * once it was published ABANDONED_AFTER_MS ago or longer (ids are allocated
  * in log order, so theirs came first); at most ABANDONED_BATCH per run.
  */
-async function abandonedIds(ports: UseCasePorts, loaded: LoadedCursor): Promise<Position[]> {
+async function abandonedIds(
+  ports: UseCasePorts,
+  loaded: LoadedCursor,
+  readEntry: EntryReader,
+): Promise<Position[]> {
   const { cursor } = loaded;
   const [first] = cursor.firstBacklogPositions(1);
-  if (!first || (await ports.ledger.readEntry(first))) return [];
+  if (!first || (await readEntry(first))) return [];
   let next: { position: Position; publishTimeMs: number } | undefined;
   for (const ledger of loaded.state.ledgers) {
     if (ledger.ledgerId < first.ledgerId) continue;
@@ -295,11 +302,15 @@ async function abandonedIds(ports: UseCasePorts, loaded: LoadedCursor): Promise<
  * The walk stops at the first due message without a delay: messages after it
  * were published no earlier, so none of them has waited longer.
  */
-async function backlogAgeMs(ports: UseCasePorts, cursor: Cursor): Promise<number | undefined> {
+async function backlogAgeMs(
+  ports: UseCasePorts,
+  cursor: Cursor,
+  readEntry: EntryReader,
+): Promise<number | undefined> {
   const nowMs = ports.clock.nowMs();
   let oldest: number | undefined;
   for (const position of cursor.firstBacklogPositions(AGE_PROBES)) {
-    const entry = await ports.ledger.readEntry(position);
+    const entry = await readEntry(position);
     if (entry === undefined) continue;
     const delayed = entry.deliverAtMs !== undefined && entry.deliverAtMs > entry.publishTimeMs;
     const dueAtMs = delayed ? (entry.deliverAtMs as number) : entry.publishTimeMs;
@@ -307,6 +318,22 @@ async function backlogAgeMs(ports: UseCasePorts, cursor: Cursor): Promise<number
     if (!delayed) break;
   }
   return oldest;
+}
+
+type EntryReader = (position: Position) => Promise<StoredEntry | undefined>;
+
+/** Ledger.readEntry, each position read once for the steps of one subscription. */
+function entryReader(ports: UseCasePorts): EntryReader {
+  const read = new Map<string, Promise<StoredEntry | undefined>>();
+  return (position) => {
+    const key = position.toString();
+    let entry = read.get(key);
+    if (!entry) {
+      entry = ports.ledger.readEntry(position);
+      read.set(key, entry);
+    }
+    return entry;
+  };
 }
 
 /** The subscriptions from where the previous run stopped (or from `startAt`), wrapping around. */

@@ -3,7 +3,7 @@ import type { Consumer } from './consumer.ts';
 import { ConsumerBuilder } from './consumer-builder.ts';
 import { DataHttp } from './data-http.ts';
 import { AcklineClientArgumentError, AcklineClientClosedError } from './errors.ts';
-import { checkServiceSettings, type FetchFunction } from './http-transport.ts';
+import { type FetchFunction, ServiceBuilder } from './http-transport.ts';
 import type { Producer } from './producer.ts';
 import { ProducerBuilder } from './producer-builder.ts';
 
@@ -127,11 +127,10 @@ export class AcklineClient {
  *   .requestTimeoutMs(10_000)
  *   .build();
  */
-export class AcklineClientBuilder {
-  private url: string | undefined;
-  private token: string | undefined;
-  private fetchFunction: FetchFunction | undefined;
-  private timeoutMs = DEFAULT_REQUEST_TIMEOUT_MS;
+export class AcklineClientBuilder extends ServiceBuilder {
+  constructor() {
+    super(DEFAULT_REQUEST_TIMEOUT_MS);
+  }
 
   /**
    * The service's base URL, e.g. `http://127.0.0.1:8080`; a path prefix (API Gateway stage) is kept.
@@ -143,50 +142,13 @@ export class AcklineClientBuilder {
   }
 
   /**
-   * A token sent as `Authorization: Bearer <token>`; undefined or empty sends none.
-   * @example AcklineClient.builder().serviceUrl(url).authToken(process.env.ACKLINE_AUTH_TOKEN);
-   */
-  authToken(token: string | undefined): this {
-    this.token = token;
-    return this;
-  }
-
-  /**
-   * The `fetch` to use (default: the global one); tests inject a fake.
-   * @example AcklineClient.builder().serviceUrl(url).fetch((input, init) => fetch(input, init));
-   */
-  fetch(fetchFunction: FetchFunction): this {
-    this.fetchFunction = fetchFunction;
-    return this;
-  }
-
-  /**
-   * How long one request may take before it fails (default 30 000 ms, Pulsar's operation timeout); a
-   * receive poll may take this plus the wait it asks for.
-   * @example AcklineClient.builder().serviceUrl(url).requestTimeoutMs(10_000);
-   */
-  requestTimeoutMs(timeoutMs: number): this {
-    this.timeoutMs = timeoutMs;
-    return this;
-  }
-
-  /**
    * @throws AcklineClientArgumentError when the service URL is missing or not http(s), or the
    * timeout is not a positive integer.
    * @example const client = AcklineClient.builder().serviceUrl('http://127.0.0.1:8080').build();
    */
   build(): AcklineClient {
-    const serviceUrl = checkServiceSettings(
-      this.url,
-      this.timeoutMs,
-      'service URL',
-      (reason) => new AcklineClientArgumentError(reason),
+    return new AcklineClient(
+      this.settings('service URL', (reason) => new AcklineClientArgumentError(reason)),
     );
-    return new AcklineClient({
-      serviceUrl,
-      authToken: this.token || undefined,
-      fetch: this.fetchFunction ?? ((url, init) => fetch(url, init)),
-      requestTimeoutMs: this.timeoutMs,
-    });
   }
 }

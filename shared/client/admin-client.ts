@@ -1,6 +1,6 @@
-import { AdminHttp, type FetchFunction } from './admin-http.ts';
+import { AdminHttp } from './admin-http.ts';
 import { AcklineAdminArgumentError } from './errors.ts';
-import { checkServiceSettings } from './http-transport.ts';
+import { ServiceBuilder } from './http-transport.ts';
 import { Namespaces } from './namespaces.ts';
 import { Topics } from './topics.ts';
 
@@ -59,11 +59,10 @@ export class AcklineAdmin {
  *   .requestTimeoutMs(10_000)
  *   .build();
  */
-export class AcklineAdminBuilder {
-  private url: string | undefined;
-  private token: string | undefined;
-  private fetchFunction: FetchFunction | undefined;
-  private timeoutMs = DEFAULT_REQUEST_TIMEOUT_MS;
+export class AcklineAdminBuilder extends ServiceBuilder {
+  constructor() {
+    super(DEFAULT_REQUEST_TIMEOUT_MS);
+  }
 
   /** The admin REST API's base URL, e.g. `http://127.0.0.1:8080`; a path prefix (API Gateway stage) is kept. */
   serviceHttpUrl(url: string): this {
@@ -71,40 +70,12 @@ export class AcklineAdminBuilder {
     return this;
   }
 
-  /** A token sent as `Authorization: Bearer <token>`; undefined or empty sends none. */
-  authToken(token: string | undefined): this {
-    this.token = token;
-    return this;
-  }
-
-  /** The `fetch` to use (default: the global one); tests inject a fake. */
-  fetch(fetchFunction: FetchFunction): this {
-    this.fetchFunction = fetchFunction;
-    return this;
-  }
-
-  /** How long one request may take before it fails (default 60 000 ms). */
-  requestTimeoutMs(timeoutMs: number): this {
-    this.timeoutMs = timeoutMs;
-    return this;
-  }
-
   /** @throws AcklineAdminArgumentError when the service URL is missing or not http(s). */
   build(): AcklineAdmin {
-    const serviceHttpUrl = checkServiceSettings(
-      this.url,
-      this.timeoutMs,
+    const { serviceUrl, ...rest } = this.settings(
       'admin service URL',
       (reason) => new AcklineAdminArgumentError(reason),
     );
-    const fetchFunction: FetchFunction = this.fetchFunction ?? ((url, init) => fetch(url, init));
-    return new AcklineAdmin(
-      new AdminHttp({
-        serviceHttpUrl,
-        authToken: this.token || undefined,
-        fetch: fetchFunction,
-        requestTimeoutMs: this.timeoutMs,
-      }),
-    );
+    return new AcklineAdmin(new AdminHttp({ serviceHttpUrl: serviceUrl, ...rest }));
   }
 }

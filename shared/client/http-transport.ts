@@ -182,3 +182,66 @@ export function checkServiceSettings(
   }
   return url;
 }
+
+/** The settings both client builders produce (besides what each adds). */
+export interface ServiceSettings {
+  readonly serviceUrl: string;
+  readonly authToken: string | undefined;
+  readonly fetch: FetchFunction;
+  readonly requestTimeoutMs: number;
+}
+
+/**
+ * What AcklineClient's and AcklineAdmin's builders share, as Pulsar's ClientBuilder and
+ * PulsarAdminBuilder do: the token, the `fetch` and the request timeout. Each builder names its URL
+ * setter as Pulsar does (`serviceUrl`, `serviceHttpUrl`) and has its own default timeout.
+ */
+export abstract class ServiceBuilder {
+  protected url: string | undefined;
+  private token: string | undefined;
+  private fetchFunction: FetchFunction | undefined;
+
+  protected constructor(private timeoutMs: number) {}
+
+  /**
+   * A token sent as `Authorization: Bearer <token>`; undefined or empty sends none.
+   * @example AcklineClient.builder().serviceUrl(url).authToken(process.env.ACKLINE_AUTH_TOKEN);
+   */
+  authToken(token: string | undefined): this {
+    this.token = token;
+    return this;
+  }
+
+  /**
+   * The `fetch` to use (default: the global one); tests inject a fake.
+   * @example AcklineClient.builder().serviceUrl(url).fetch((input, init) => fetch(input, init));
+   */
+  fetch(fetchFunction: FetchFunction): this {
+    this.fetchFunction = fetchFunction;
+    return this;
+  }
+
+  /**
+   * How long one request may take before it fails (the client's default is 30 000 ms, Pulsar's
+   * operation timeout, and a receive poll may take this plus the wait it asks for; the admin's is
+   * 60 000 ms).
+   * @example AcklineClient.builder().serviceUrl(url).requestTimeoutMs(10_000);
+   */
+  requestTimeoutMs(timeoutMs: number): this {
+    this.timeoutMs = timeoutMs;
+    return this;
+  }
+
+  /**
+   * The checked settings (see checkServiceSettings).
+   * @param what names the URL in the error, e.g. `admin service URL`.
+   */
+  protected settings(what: string, refuse: (reason: string) => Error): ServiceSettings {
+    return {
+      serviceUrl: checkServiceSettings(this.url, this.timeoutMs, what, refuse),
+      authToken: this.token || undefined,
+      fetch: this.fetchFunction ?? ((url, init) => fetch(url, init)),
+      requestTimeoutMs: this.timeoutMs,
+    };
+  }
+}

@@ -4,6 +4,7 @@ import {
   DeleteQueueCommand,
   GetQueueAttributesCommand,
   GetQueueUrlCommand,
+  type QueueAttributeName,
   QueueDoesNotExist,
   ReceiveMessageCommand,
   SendMessageBatchCommand,
@@ -187,16 +188,10 @@ export class SqsDeliveryQueue implements DeliveryQueue {
         if (!url) throw new Error(`No URL for queue ${name}`);
         this.urls.set(name, url);
       }
-      const { Attributes } = await this.client.send(
-        new GetQueueAttributesCommand({
-          QueueUrl: url,
-          AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
-        }),
-      );
-      return (
-        Number(Attributes?.ApproximateNumberOfMessages ?? 0) +
-        Number(Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0)
-      );
+      return await this.countOf(url, [
+        'ApproximateNumberOfMessages',
+        'ApproximateNumberOfMessagesNotVisible',
+      ]);
     } catch (error) {
       // A subscription being created or deleted has no dead-letter queue (yet, or any more).
       if (!(error instanceof QueueDoesNotExist)) throw error;
@@ -205,19 +200,18 @@ export class SqsDeliveryQueue implements DeliveryQueue {
     }
   }
 
+  /** The sum of the queue's count attributes `names` (one GetQueueAttributes). */
+  private async countOf(url: string, names: QueueAttributeName[]): Promise<number> {
+    const { Attributes } = await this.client.send(
+      new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: names }),
+    );
+    return names.reduce((sum, name) => sum + Number(Attributes?.[name] ?? 0), 0);
+  }
+
   async depth(queue: SubscriptionQueue): Promise<number> {
     const url = await this.url(queue);
     try {
-      const { Attributes } = await this.client.send(
-        new GetQueueAttributesCommand({
-          QueueUrl: url,
-          AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesDelayed'],
-        }),
-      );
-      return (
-        Number(Attributes?.ApproximateNumberOfMessages ?? 0) +
-        Number(Attributes?.ApproximateNumberOfMessagesDelayed ?? 0)
-      );
+      return await this.countOf(url, ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesDelayed']);
     } catch (error) {
       if (!(error instanceof QueueDoesNotExist)) throw error;
       this.urls.delete(this.queueName(queue));

@@ -1,0 +1,436 @@
+import { type DeliveryRun, runEnd, sliceRun } from '../../domain/delivery-run.ts';
+import type { DispatchHead } from '../../domain/dispatch-head.ts';
+import { ConflictError, NotFoundError } from '../../domain/errors.ts';
+import { Position } from '../../domain/position.ts';
+import { isCumulativeAckType } from '../../domain/subscription-type.ts';
+import type { HeadRecord, TrackerEntry } from '../../ports/dispatch-store.ts';
+import type { StoredEntry } from '../../ports/ledger.ts';
+import type {
+  Delivery,
+  DispatchConsumer,
+  EngineContext,
+  KeySharedMember,
+  PartitionCursor,
+} from './engine-context.ts';
+import { routesTo } from './key-shared-routing.ts';
+import {
+  isAcknowledged,
+  nextInLedger,
+  type PageMap,
+  readPagesOf,
+  runPagesOf,
+  spillIfFull,
+} from './pending-state.ts';
+import { pickUpDue } from './redelivery-tracker.ts';
+import { replayStep } from './replay.ts';
+
+/** Most entries one receive hands out from one partition (a run stays within two pages). */
+export const MAX_DISPATCH = 100;
+/** An owner's lease is written again only when less than this is left of a full lease. */
+const OWNER_RENEW_AFTER_MS = 5_000;
+/** How many replaced owners the head remembers, to refuse their calls (I6). */
+const FENCED_REMEMBERED = 4;
+
+/** A replaced Exclusive/Failover owner, or a second Exclusive consumer: its calls are refused (409). */
+export class ConsumerFencedError extends ConflictError {}
+
+export type DispatchResult =
+  /** Messages handed out (possibly none: nothing is due, or the step lost every race this time). */
+  | { readonly kind: 'delivered'; readonly deliveries: readonly Delivery[] }
+  /** Failover: another consumer is active; this one waits. */
+  | { readonly kind: 'standby' };
+
+export interface DispatchRequest {
+  readonly cursor: PartitionCursor;
+  readonly consumer: DispatchConsumer;
+  /** 1..MAX_DISPATCH */
+  readonly max: number;
+  /** Key_Shared: the live members (this consumer among them), sorted by id. */
+  readonly members?: readonly KeySharedMember[];
+}
+
+/**
+ * Pulsar's dispatcher for one receive on one partition: due redeliveries first (the redelivery
+ * tracker), then an Exclusive/Failover rewind's replay, then first deliveries from the read
+ * position. Everything handed out is recorded as held by the consumer, in the same single-item
+ * compare-and-set that moves the read position, before it is returned: a crash between two
+ * requests loses nothing (I2) and counts exactly (I4).
+ * Cost (first deliveries, nothing contended): the head (1 strong read), the entries from the read
+ * position (1 Query), the claim (1 write); plus, rarely, a spill, the layout when nothing is
+ * at the read position, the pages when an ack by id raced ahead of dispatch.
+ * @throws NotFoundError when the cursor is gone; ConsumerFencedError (I6).
+ */
+export async function dispatch(ctx: EngineContext, request: DispatchRequest): Promise<DispatchResult> {
+  const { cursor, consumer } = request;
+  const max = Math.min(MAX_DISPATCH, Math.max(1, Math.floor(request.max)));
+  let record = await ctx.store.readHead(cursor.cursorId);
+  const delivered: Delivery[] = [];
+  for (let attempt = 0; attempt < ctx.limits.casAttempts && record; attempt++) {
+    const now = ctx.clock.nowMs();
+    let ownerChanges: Partial<DispatchHead> = {};
+    if (isCumulativeAckType(cursor.type)) {
+      const ownership = decideOwnership(record.head, consumer, cursor.type, now);
+      if (ownership.kind === 'standby') return { kind: 'standby' };
+      if (ownership.kind === 'takeover') {
+        const taken = await ctx.store.casHead(cursor.cursorId, record.version, ownership.head);
+        record = taken.ok ? { ...record, head: ownership.head, version: record.version + 1 } : taken.current;
+        continue;
+      }
+      ownerChanges = ownership.renewal ?? {};
+    }
+    const head = record.head;
+    if (head.trackerDueAtMs !== undefined && head.trackerDueAtMs <= now) {
+      const picked = await pickUpDue(ctx, {
+        cursor,
+        consumer,
+        record,
+        max: max - delivered.length,
+        ...(request.members ? { members: request.members } : {}),
+      });
+      delivered.push(...picked.deliveries);
+      record = picked.record;
+      if (!record || delivered.length >= max) break;
+    }
+    if (record.head.replayFrom && isCumulativeAckType(cursor.type)) {
+      const replayed = await replayStep(ctx, { cursor, consumer, record, max: max - delivered.length });
+      delivered.push(...replayed.deliveries);
+      if (replayed.kind === 'conflict') {
+        record = replayed.current;
+        continue;
+      }
+      break;
+    }
+    const claimed = await claimFirstDeliveries(ctx, {
+      cursor,
+      consumer,
+      record,
+      max: max - delivered.length,
+      ownerChanges,
+      ...(request.members ? { members: request.members } : {}),
+    });
+    if (claimed.kind === 'conflict') {
+      record = claimed.current;
+      continue;
+    }
+    delivered.push(...claimed.deliveries);
+    break;
+  }
+  if (!record && delivered.length === 0) throw new NotFoundError(`Cursor ${cursor.cursorId} not found`);
+  return { kind: 'delivered', deliveries: delivered };
+}
+
+type Ownership =
+  | { readonly kind: 'owner'; readonly renewal?: Partial<DispatchHead> }
+  | { readonly kind: 'takeover'; readonly head: DispatchHead }
+  | { readonly kind: 'standby' };
+
+/**
+ * Exclusive/Failover: the owner renews its lease; a consumer finding no live owner takes over
+ * (new epoch, the old owner fenced, a replay from mark-delete so that its held entries come back
+ * in order); anyone else waits (Failover) or is refused (Exclusive, or a replaced owner).
+ */
+export function decideOwnership(
+  head: DispatchHead,
+  consumer: DispatchConsumer,
+  type: PartitionCursor['type'],
+  nowMs: number,
+): Ownership {
+  const me = consumer.consumerId;
+  if (head.fenced?.includes(me)) {
+    throw new ConsumerFencedError(
+      `Consumer ${me} was replaced as the active consumer (epoch ${head.epoch}): subscribe again`,
+    );
+  }
+  if (head.owner?.consumerId === me) {
+    if (head.owner.leaseUntilMs - nowMs >= consumer.leaseMs - OWNER_RENEW_AFTER_MS) return { kind: 'owner' };
+    return { kind: 'owner', renewal: { owner: { consumerId: me, leaseUntilMs: nowMs + consumer.leaseMs } } };
+  }
+  if (head.owner && head.owner.leaseUntilMs > nowMs) {
+    if (type === 'Exclusive') {
+      throw new ConsumerFencedError(`Exclusive subscription already has an active consumer`);
+    }
+    return { kind: 'standby' };
+  }
+  const afterMarkDelete = nextInLedger(head.markDelete);
+  const dispatchedBefore = head.readPosition.compareTo(afterMarkDelete) > 0;
+  const replayFrom =
+    head.replayFrom && head.replayFrom.compareTo(afterMarkDelete) < 0 ? head.replayFrom : afterMarkDelete;
+  const fenced = head.owner
+    ? [...(head.fenced ?? []), head.owner.consumerId].slice(-FENCED_REMEMBERED)
+    : head.fenced;
+  const { replayFrom: _dropped, ...rest } = head;
+  return {
+    kind: 'takeover',
+    head: {
+      ...rest,
+      epoch: head.epoch + 1,
+      owner: { consumerId: me, leaseUntilMs: nowMs + consumer.leaseMs },
+      ...(fenced ? { fenced } : {}),
+      ...(dispatchedBefore || head.replayFrom ? { replayFrom } : {}),
+    },
+  };
+}
+
+type ClaimOutcome =
+  | { readonly kind: 'claimed'; readonly deliveries: readonly Delivery[] }
+  | { readonly kind: 'conflict'; readonly current: HeadRecord | undefined };
+
+interface ClaimRequest {
+  readonly cursor: PartitionCursor;
+  readonly consumer: DispatchConsumer;
+  readonly record: HeadRecord;
+  readonly max: number;
+  readonly ownerChanges: Partial<DispatchHead>;
+  readonly members?: readonly KeySharedMember[];
+}
+
+/**
+ * First deliveries from the read position, in log order: one compare-and-set of the head moves
+ * the read position past what it considered and records it as held by this consumer (delayed
+ * entries and, on Key_Shared, entries of other members' keys as released to the tracker).
+ */
+async function claimFirstDeliveries(ctx: EngineContext, request: ClaimRequest): Promise<ClaimOutcome> {
+  const { cursor, consumer, record, max } = request;
+  const head = record.head;
+  const now = ctx.clock.nowMs();
+  const found = await entriesAtReadPosition(ctx, cursor, head, Math.min(MAX_DISPATCH, max + 10));
+  if (found.entries.length === 0 && found.readPosition.equals(head.readPosition)) {
+    return renewOnly(ctx, request);
+  }
+  let pages: PageMap = new Map();
+  const positions = found.entries.map((entry) => entry.position);
+  if (record.aheadAck && positions.some((position) => position.compareTo(record.aheadAck as Position) <= 0)) {
+    pages = await readPagesOf(ctx.store, cursor.cursorId, positions);
+  }
+  const plan = planFirstDeliveries({
+    head,
+    pages,
+    entries: found.entries,
+    max,
+    consumer,
+    type: cursor.type,
+    nowMs: now,
+    ...(request.members ? { members: request.members } : {}),
+  });
+  const readPosition = plan.nextReadPosition ?? found.readPosition;
+  await ctx.store.putTracker(cursor.cursorId, plan.trackerEntries);
+  const dues = plan.trackerEntries.map((entry) => entry.dueAtMs);
+  const trackerDueAtMs = minDue(head.trackerDueAtMs, ...dues);
+  const next: DispatchHead = {
+    ...head,
+    ...request.ownerChanges,
+    readPosition,
+    runs: [...head.runs, ...plan.runs].sort((a, b) =>
+      a.ledgerId !== b.ledgerId
+        ? a.ledgerId < b.ledgerId
+          ? -1
+          : 1
+        : a.entryId < b.entryId
+          ? -1
+          : a.entryId > b.entryId
+            ? 1
+            : 0,
+    ),
+    ...(trackerDueAtMs !== undefined ? { trackerDueAtMs } : {}),
+    ...(plan.routedAtMs !== undefined ? { routedAtMs: plan.routedAtMs } : {}),
+  };
+  const written = await ctx.store.casHead(cursor.cursorId, record.version, next);
+  if (!written.ok) return { kind: 'conflict', current: written.current };
+  await spillIfFull(ctx.store, cursor.cursorId, { ...record, head: next, version: record.version + 1 });
+  return { kind: 'claimed', deliveries: plan.deliveries };
+}
+
+async function renewOnly(ctx: EngineContext, request: ClaimRequest): Promise<ClaimOutcome> {
+  if (Object.keys(request.ownerChanges).length === 0) return { kind: 'claimed', deliveries: [] };
+  const next = { ...request.record.head, ...request.ownerChanges };
+  const written = await ctx.store.casHead(request.cursor.cursorId, request.record.version, next);
+  return written.ok ? { kind: 'claimed', deliveries: [] } : { kind: 'conflict', current: written.current };
+}
+
+function minDue(...dues: (number | undefined)[]): number | undefined {
+  const defined = dues.filter((due): due is number => due !== undefined);
+  return defined.length === 0 ? undefined : Math.min(...defined);
+}
+
+/**
+ * The written entries from the read position on, contiguous, at most `window`: across ledgers
+ * rolled over, and past ids allocated but never written once an entry written after them is
+ * `abandonedIdMs` old (those are acknowledged here, before the read position passes them).
+ * `readPosition` is where those entries start (the head's, or later past rolled ledgers and
+ * abandoned ids).
+ */
+async function entriesAtReadPosition(
+  ctx: EngineContext,
+  cursor: PartitionCursor,
+  head: DispatchHead,
+  window: number,
+): Promise<{ readPosition: Position; entries: StoredEntry[] }> {
+  let readPosition = maxPosition(head.readPosition, nextInLedger(head.markDelete));
+  for (let hops = 0; hops < 8; hops++) {
+    const read = await ctx.ledger.readEntries(
+      readPosition.ledgerId,
+      readPosition.entryId,
+      readPosition.entryId + BigInt(window) - 1n,
+    );
+    const entries = contiguousFrom(readPosition, read);
+    if (entries.length > 0) return { readPosition, entries };
+    const state = await ctx.ledger.state(cursor.partition);
+    const ledgers = state?.ledgers ?? [];
+    const index = ledgers.findIndex((ledger) => ledger.ledgerId === readPosition.ledgerId);
+    const ledger = ledgers[index];
+    if (!ledger) {
+      // The read position names a ledger before the first one kept (or none yet): start at the first.
+      const first = ledgers.find((candidate) => candidate.ledgerId > readPosition.ledgerId);
+      if (!first) return { readPosition, entries: [] };
+      readPosition = Position.of(first.ledgerId, 0n);
+      continue;
+    }
+    if (readPosition.entryId >= ledger.entries) {
+      const following = ledgers[index + 1];
+      if (!following) return { readPosition, entries: [] }; // caught up
+      readPosition = Position.of(following.ledgerId, 0n);
+      continue;
+    }
+    // Allocated, not visible: being written, or its publisher died.
+    const later =
+      read[0] ?? (await ctx.ledger.firstWrittenAfter(readPosition.ledgerId, readPosition.entryId));
+    if (!later || later.publishTimeMs > ctx.clock.nowMs() - ctx.limits.abandonedIdMs) {
+      return { readPosition, entries: [] };
+    }
+    const abandoned: Position[] = [];
+    for (let id = readPosition.entryId; id < later.position.entryId; id++) {
+      abandoned.push(Position.of(readPosition.ledgerId, id));
+    }
+    await ctx.store.acknowledge(cursor.cursorId, abandoned);
+    readPosition = later.position;
+  }
+  return { readPosition, entries: [] };
+}
+
+function contiguousFrom(start: Position, read: readonly StoredEntry[]): StoredEntry[] {
+  const entries: StoredEntry[] = [];
+  let expected = start.entryId;
+  for (const entry of [...read].sort((a, b) => Position.compare(a.position, b.position))) {
+    if (entry.position.ledgerId !== start.ledgerId || entry.position.entryId !== expected) break;
+    entries.push(entry);
+    expected += 1n;
+  }
+  return entries;
+}
+
+function maxPosition(a: Position, b: Position): Position {
+  return a.compareTo(b) >= 0 ? a : b;
+}
+
+export interface FirstDeliveryPlan {
+  /** New runs for the head, in position order. */
+  readonly runs: DeliveryRun[];
+  readonly deliveries: Delivery[];
+  readonly trackerEntries: TrackerEntry[];
+  /** The read position after what was considered; undefined when nothing was. */
+  readonly nextReadPosition?: Position;
+  readonly routedAtMs?: number;
+}
+
+/**
+ * What a claim of first deliveries records (pure): entries in order, acknowledged ones skipped,
+ * up to `max` handed to the consumer as one held run per stretch; on Shared and Key_Shared,
+ * delayed entries released to the tracker for their deliverAt (Exclusive and Failover ignore
+ * deliverAt, as Pulsar does); on Key_Shared, entries of another member's key (or of a recently
+ * joined member, Pulsar's rule) released to the tracker for that member.
+ */
+export function planFirstDeliveries(input: {
+  readonly head: DispatchHead;
+  readonly pages: PageMap;
+  readonly entries: readonly StoredEntry[];
+  readonly max: number;
+  readonly consumer: DispatchConsumer;
+  readonly type: PartitionCursor['type'];
+  readonly nowMs: number;
+  readonly members?: readonly KeySharedMember[];
+}): FirstDeliveryPlan {
+  const { head, pages, entries, max, consumer, type, nowMs } = input;
+  const runs: DeliveryRun[] = [];
+  const deliveries: Delivery[] = [];
+  const trackerEntries: TrackerEntry[] = [];
+  let routedAtMs: number | undefined;
+  let last: Position | undefined;
+  const timeoutMs = consumer.ackTimeoutMs(0);
+  const held = (): DeliveryRun['state'] => ({
+    kind: 'held',
+    consumerId: consumer.consumerId,
+    deliveredAtMs: nowMs,
+    ...(timeoutMs > 0 ? { timeoutAtMs: nowMs + timeoutMs } : {}),
+  });
+  const append = (position: Position, state: DeliveryRun['state'], deliveries: number) => {
+    const previous = runs[runs.length - 1];
+    if (
+      previous &&
+      previous.ledgerId === position.ledgerId &&
+      runEnd(previous) === position.entryId &&
+      previous.deliveries === deliveries &&
+      JSON.stringify(previous.state) === JSON.stringify(state)
+    ) {
+      runs[runs.length - 1] = { ...previous, n: previous.n + 1 };
+    } else {
+      runs.push({ ledgerId: position.ledgerId, entryId: position.entryId, n: 1, deliveries, state });
+    }
+  };
+  for (const entry of entries) {
+    if (deliveries.length >= max) break;
+    const position = entry.position;
+    last = position;
+    if (isAcknowledged(head, pages, position)) continue;
+    const delayed =
+      type !== 'Exclusive' &&
+      type !== 'Failover' &&
+      entry.deliverAtMs !== undefined &&
+      entry.deliverAtMs > nowMs;
+    if (delayed) {
+      append(position, { kind: 'released', dueAtMs: entry.deliverAtMs as number }, 0);
+      continue;
+    }
+    if (
+      type === 'Key_Shared' &&
+      input.members &&
+      !routesTo(input.members, consumer.consumerId, entry, head)
+    ) {
+      routedAtMs ??= Math.max(nowMs, head.routedAtMs ?? 0);
+      append(position, { kind: 'released', dueAtMs: routedAtMs }, 0);
+      continue;
+    }
+    append(position, held(), 1);
+    deliveries.push({ position, redeliveryCount: 0, entry });
+  }
+  for (const run of runs) {
+    if (run.state.kind === 'released') {
+      trackerEntries.push({
+        dueAtMs: run.state.dueAtMs,
+        position: Position.of(run.ledgerId, run.entryId),
+        deliveries: 0,
+        n: run.n,
+      });
+    } else if (run.state.timeoutAtMs !== undefined) {
+      trackerEntries.push({
+        dueAtMs: run.state.timeoutAtMs,
+        position: Position.of(run.ledgerId, run.entryId),
+        deliveries: 1,
+        n: run.n,
+      });
+    }
+  }
+  return {
+    runs,
+    deliveries,
+    trackerEntries,
+    ...(last ? { nextReadPosition: nextInLedger(last) } : {}),
+    ...(routedAtMs !== undefined ? { routedAtMs } : {}),
+  };
+}
+
+/** Every page a run of the positions may live in (for locating runs). */
+export function pagesForRuns(positions: readonly Position[]): Position[] {
+  return positions.flatMap(runPagesOf);
+}
+
+export { sliceRun };

@@ -1,0 +1,75 @@
+import type { Position } from '../../domain/position.ts';
+import type { SubscriptionType } from '../../domain/subscription-type.ts';
+import type { TopicName } from '../../domain/topic-name.ts';
+import type { Clock } from '../../ports/clock.ts';
+import type { DispatchStore } from '../../ports/dispatch-store.ts';
+import type { Ledger, StoredEntry } from '../../ports/ledger.ts';
+
+/** What the delivery engine works with: the cursor's state, the ledger and the server's clock. */
+export interface EngineContext {
+  readonly store: DispatchStore;
+  readonly ledger: Ledger;
+  readonly clock: Clock;
+  readonly limits: EngineLimits;
+}
+
+export interface EngineLimits {
+  /**
+   * An id allocated but not written holds dispatch back until an entry written after it is this
+   * old; then it was never a message (its publisher died) and is acknowledged. Longer than any
+   * publish can take (API Gateway's 29 s, the data API function's 29 s timeout).
+   */
+  readonly abandonedIdMs: number;
+  /** Compare-and-set attempts of one step before a call gives up for this time. */
+  readonly casAttempts: number;
+}
+
+export const DEFAULT_ENGINE_LIMITS: EngineLimits = { abandonedIdMs: 60_000, casAttempts: 5 };
+
+/** The subscription on one partition, as the engine addresses it. */
+export interface PartitionCursor {
+  readonly partition: TopicName;
+  readonly cursorId: string;
+  readonly type: SubscriptionType;
+}
+
+/** A consumer as the dispatcher serves it. */
+export interface DispatchConsumer {
+  readonly consumerId: string;
+  /**
+   * The ack timeout of a delivery handed with `redeliveryCount` (ack timeout plus its backoff, or
+   * a Lambda consumer's function timeout); 0: none.
+   */
+  readonly ackTimeoutMs: (redeliveryCount: number) => number;
+  /** Exclusive/Failover: how long the consumer stays active without a call. */
+  readonly leaseMs: number;
+  /**
+   * Pulsar's dead-letter policy of this consumer: a redelivery it would be handed with a
+   * redeliveryCount above `maxRedeliverCount` goes to the dead-letter topic instead.
+   */
+  readonly deadLetter?: DeadLetterProducer;
+}
+
+/** Pulsar's dead-letter producer, as the engine calls it. */
+export interface DeadLetterProducer {
+  readonly maxRedeliverCount: number;
+  /**
+   * Publishes the entries to the dead-letter topic (as the consumer's role, with REAL_TOPIC,
+   * ORIGIN_MESSAGE_ID and REAL_SUBSCRIPTION); the engine acknowledges them after it resolves, so
+   * a crash in between publishes a dead letter twice, never loses one.
+   */
+  publish(entries: readonly StoredEntry[], redeliveryCount: number): Promise<void>;
+}
+
+/** A Key_Shared member: entries at or after `joinedAt` wait for it until mark-delete passes it. */
+export interface KeySharedMember {
+  readonly consumerId: string;
+  readonly joinedAt: Position;
+}
+
+/** One message handed to a consumer. */
+export interface Delivery {
+  readonly position: Position;
+  readonly redeliveryCount: number;
+  readonly entry: StoredEntry;
+}

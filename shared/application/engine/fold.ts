@@ -1,0 +1,103 @@
+import { Position } from '../../domain/position.ts';
+import { DISPATCH_PAGE_SIZE } from '../../ports/dispatch-store.ts';
+import { windowPages } from './cursor-window.ts';
+import type { EngineContext, PartitionCursor } from './engine-context.ts';
+import { markDeleteTo } from './pending-acks.ts';
+import { nextInLedger } from './pending-state.ts';
+
+/** Pages one fold step reads at most (10,000 entries). */
+export const FOLD_PAGES_PER_STEP = 100;
+
+/**
+ * Maintenance's fold (Pulsar's mark-delete advance over individually acknowledged ranges): mark-
+ * delete moves over the acknowledged entries that follow it, across pages and rolled-over
+ * ledgers, up to the first one not acknowledged; the pages it passed become tombstones (floor at
+ * the last offset, acks and runs dropped) so a cursor keeps about one small item per page passed.
+ * Also repairs the head's tracker due time (a lost update would hide due entries). Bounded by
+ * FOLD_PAGES_PER_STEP; the next run goes on.
+ * Cost: the head, one read per page walked, one head write when mark-delete moves, one write per
+ * page tombstoned, one tracker Query.
+ */
+export async function foldStep(
+  ctx: EngineContext,
+  cursor: PartitionCursor,
+): Promise<{ markDelete?: Position; tombstoned: number }> {
+  const record = await ctx.store.readHead(cursor.cursorId);
+  if (!record) return { tombstoned: 0 };
+  const start = nextInLedger(record.head.markDelete);
+  const pages = await windowPages(ctx, cursor, start, FOLD_PAGES_PER_STEP);
+  const states = await ctx.store.readPages(cursor.cursorId, pages);
+  let markDelete = record.head.markDelete;
+  const passed: typeof states = [];
+  walk: for (const [index, page] of pages.entries()) {
+    const state = states[index];
+    if (!state) break;
+    const from =
+      markDelete.ledgerId === page.ledgerId && markDelete.entryId + 1n > page.firstEntryId
+        ? markDelete.entryId + 1n
+        : page.firstEntryId;
+    for (let entryId = from; entryId < page.endEntryId; entryId++) {
+      const offset = Number(entryId - page.firstEntryId);
+      const acked = (state.floor !== undefined && offset <= state.floor) || state.acked.has(offset);
+      if (!acked) break walk;
+      markDelete = Position.of(page.ledgerId, entryId);
+    }
+    const complete = page.endEntryId === page.firstEntryId + DISPATCH_PAGE_SIZE || page.ledgerClosed;
+    if (!complete) break;
+    passed.push(state);
+  }
+  let moved: Position | undefined;
+  if (markDelete.compareTo(record.head.markDelete) > 0) {
+    let current: typeof record | undefined = record;
+    for (let attempt = 0; attempt < ctx.limits.casAttempts && current; attempt++) {
+      const written = await ctx.store.casHead(
+        cursor.cursorId,
+        current.version,
+        markDeleteTo(current.head, markDelete),
+      );
+      if (written.ok) {
+        moved = markDelete;
+        break;
+      }
+      current = written.current;
+    }
+  }
+  let tombstoned = 0;
+  if (moved) {
+    for (const page of passed) {
+      if (page.floor === Number(DISPATCH_PAGE_SIZE) - 1 && page.runs.length === 0) continue;
+      const lastOfPage = Position.of(page.ledgerId, (page.page + 1n) * DISPATCH_PAGE_SIZE - 1n);
+      const ledgerDone = pages.find(
+        (candidate) => candidate.ledgerId === page.ledgerId && candidate.page === page.page,
+      );
+      const covered =
+        lastOfPage.compareTo(moved) <= 0 ||
+        (ledgerDone?.ledgerClosed === true && page.ledgerId < moved.ledgerId);
+      if (!covered) continue;
+      const written = await ctx.store.casPage(cursor.cursorId, page, page.version, {
+        runs: [],
+        floor: Number(DISPATCH_PAGE_SIZE) - 1,
+        clearAcks: true,
+      });
+      if (written) tombstoned++;
+    }
+  }
+  await repairTrackerDue(ctx, cursor);
+  return { ...(moved ? { markDelete: moved } : {}), tombstoned };
+}
+
+/** Lowers the head's tracker due time when the tracker holds an entry due earlier (a lost update). */
+async function repairTrackerDue(ctx: EngineContext, cursor: PartitionCursor): Promise<void> {
+  const earliest = await ctx.store.nextTrackerDue(cursor.cursorId, -1);
+  if (earliest === undefined) return;
+  for (let attempt = 0; attempt < ctx.limits.casAttempts; attempt++) {
+    const record = await ctx.store.readHead(cursor.cursorId);
+    if (!record) return;
+    if (record.head.trackerDueAtMs !== undefined && record.head.trackerDueAtMs <= earliest) return;
+    if (
+      (await ctx.store.casHead(cursor.cursorId, record.version, { ...record.head, trackerDueAtMs: earliest }))
+        .ok
+    )
+      return;
+  }
+}

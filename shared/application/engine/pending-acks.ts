@@ -1,0 +1,237 @@
+import { carveRun, type DeliveryRun, runPositions } from '../../domain/delivery-run.ts';
+import type { DispatchHead } from '../../domain/dispatch-head.ts';
+import { PreconditionFailedError } from '../../domain/errors.ts';
+import { Position } from '../../domain/position.ts';
+import type { HeadRecord, TrackerEntry } from '../../ports/dispatch-store.ts';
+import { ConsumerFencedError } from './dispatcher.ts';
+import type { EngineContext, PartitionCursor } from './engine-context.ts';
+import {
+  isAcknowledged,
+  type LocatedRun,
+  locateRun,
+  nextInLedger,
+  readPagesOf,
+  runPagesOf,
+  writeRuns,
+} from './pending-state.ts';
+
+/**
+ * Individual acknowledgement: each page touched gets the positions added to its acks (commutative,
+ * idempotent; runs are not touched: an entry's pending state is its run minus its ack). `byId`:
+ * the caller cannot prove the entries were dispatched (an ack by message id, the admin's
+ * acknowledgeMessage, skip): positions at or after the read position raise the head's early-ack
+ * mark after the pages are written, so a later claim reads those pages before handing them out.
+ * Cost: one write per page; by id, also one head read and (rarely) one head write.
+ */
+export async function acknowledge(
+  ctx: EngineContext,
+  cursor: PartitionCursor,
+  positions: readonly Position[],
+  options: { readonly byId: boolean },
+): Promise<void> {
+  if (positions.length === 0) return;
+  const record = options.byId ? await ctx.store.readHead(cursor.cursorId) : undefined;
+  await ctx.store.acknowledge(cursor.cursorId, positions);
+  if (!record) return;
+  const ahead = positions.filter((position) => position.compareTo(record.head.readPosition) >= 0);
+  if (ahead.length === 0) return;
+  const highest = ahead.reduce((a, b) => (a.compareTo(b) >= 0 ? a : b));
+  await ctx.store.raiseAheadAck(cursor.cursorId, highest);
+}
+
+/**
+ * Cumulative acknowledgement (Exclusive, Failover): mark-delete moves forward to `position` in one
+ * compare-and-set of the head that also checks the caller is still the owner (I6), and runs it
+ * passes are dropped. A position the read position has not passed (never dispatched) is refused.
+ * Cost: one head read, one head write (more under contention, at most casAttempts).
+ */
+export async function acknowledgeCumulative(
+  ctx: EngineContext,
+  cursor: PartitionCursor,
+  consumerId: string,
+  position: Position,
+): Promise<void> {
+  let record = await ctx.store.readHead(cursor.cursorId);
+  for (let attempt = 0; attempt < ctx.limits.casAttempts && record; attempt++) {
+    const head = record.head;
+    if (head.owner?.consumerId !== consumerId) {
+      throw new ConsumerFencedError(
+        `Consumer ${consumerId} is not the active consumer (epoch ${head.epoch}): its cumulative acknowledgement is refused`,
+      );
+    }
+    if (position.compareTo(head.readPosition) >= 0) {
+      throw new PreconditionFailedError(
+        `Message ${position.toString()} was not delivered yet: a cumulative acknowledgement may not pass what was delivered`,
+      );
+    }
+    if (position.compareTo(head.markDelete) <= 0) return;
+    const next = markDeleteTo(head, position);
+    const written = await ctx.store.casHead(cursor.cursorId, record.version, next);
+    if (written.ok) return;
+    record = written.current;
+  }
+  if (record) throw new PreconditionFailedError('The subscription is busy: acknowledge again');
+}
+
+/** The head with mark-delete moved to `position` (never back) and the runs it passed dropped. */
+export function markDeleteTo(head: DispatchHead, position: Position): DispatchHead {
+  if (position.compareTo(head.markDelete) <= 0) return head;
+  const runs = head.runs.filter((run) => {
+    const last = Position.of(run.ledgerId, run.entryId + BigInt(run.n - 1));
+    return last.compareTo(position) > 0;
+  });
+  const afterMarkDelete = nextInLedger(position);
+  return {
+    ...head,
+    markDelete: position,
+    runs,
+    ...(head.readPosition.compareTo(afterMarkDelete) < 0 ? { readPosition: afterMarkDelete } : {}),
+  };
+}
+
+/** One message to nack: its position and, with a delivery handle, the count it was handed with. */
+export interface NackItem {
+  readonly position: Position;
+  readonly redeliveryCount?: number;
+}
+
+export interface NackResult {
+  /** When the released entries are due (for timers that wake receivers). */
+  readonly dueAtMs: number[];
+  /** Entries the consumer's dead-letter policy took instead (published and acknowledged). */
+  readonly deadLettered: Position[];
+}
+
+/**
+ * Negative acknowledgement (PIP-106): each entry the consumer holds (with the handle's count, when
+ * given) is released to the tracker, due after the consumer's backoff for the count it was handed
+ * with; past the dead-letter policy's maxRedeliverCount it goes to `deadLetter` instead. Entries the
+ * consumer does not hold (acknowledged, redelivered since, another consumer's) are left alone.
+ * Cost: the head and the pages of the runs (reads), one tracker write per released run, one write
+ * per run home (head or page), and one head write to lower the due time for a page's run.
+ */
+export async function negativeAcknowledge(
+  ctx: EngineContext,
+  request: {
+    readonly cursor: PartitionCursor;
+    readonly consumerId: string;
+    readonly items: readonly NackItem[];
+    readonly delayMs: (redeliveryCount: number) => number;
+    readonly maxRedeliverCount?: number;
+    readonly deadLetter?: (positions: readonly Position[], redeliveryCount: number) => Promise<void>;
+  },
+): Promise<NackResult> {
+  const { cursor } = request;
+  const result: NackResult = { dueAtMs: [], deadLettered: [] };
+  for (let attempt = 0; attempt < ctx.limits.casAttempts; attempt++) {
+    const record = await ctx.store.readHead(cursor.cursorId);
+    if (!record) return result;
+    const pages = await readPagesOf(
+      ctx.store,
+      cursor.cursorId,
+      request.items.flatMap((item) => [...runPagesOf(item.position), item.position]),
+    );
+    const byRun = new Map<DeliveryRun, { located: LocatedRun; ids: Set<bigint> }>();
+    for (const item of request.items) {
+      if (isAcknowledged(record.head, pages, item.position)) continue;
+      const located = locateRun(record.head, pages, item.position);
+      if (!located || located.run.state.kind !== 'held') continue;
+      if (located.run.state.consumerId !== request.consumerId) continue;
+      if (item.redeliveryCount !== undefined && located.run.deliveries !== item.redeliveryCount + 1) continue;
+      const group = byRun.get(located.run) ?? { located, ids: new Set<bigint>() };
+      group.ids.add(item.position.entryId);
+      byRun.set(located.run, group);
+    }
+    if (byRun.size === 0) return result;
+    const now = ctx.clock.nowMs();
+    let conflict = false;
+    let current: HeadRecord = record;
+    let lowestDue: number | undefined;
+    for (const [run, { located, ids }] of byRun) {
+      const redeliveryCount = run.deliveries - 1;
+      if (
+        request.maxRedeliverCount !== undefined &&
+        redeliveryCount >= request.maxRedeliverCount &&
+        request.deadLetter
+      ) {
+        const positions = runPositions(run).filter((position) => ids.has(position.entryId));
+        await request.deadLetter(positions, redeliveryCount);
+        await ctx.store.acknowledge(cursor.cursorId, positions);
+        result.deadLettered.push(...positions);
+        continue;
+      }
+      const dueAtMs = now + request.delayMs(redeliveryCount);
+      const state: DeliveryRun['state'] = { kind: 'released', dueAtMs };
+      const pieces = carveRun(run, ids, () => ({ deliveries: run.deliveries, state }));
+      const entries: TrackerEntry[] = pieces
+        .filter((piece) => piece.state === state)
+        .map((piece) => ({
+          dueAtMs,
+          position: Position.of(piece.ledgerId, piece.entryId),
+          deliveries: piece.deliveries,
+          n: piece.n,
+        }));
+      await ctx.store.putTracker(cursor.cursorId, entries);
+      const home = located.home.kind === 'head' ? located.home : located.home;
+      const trackerDueAtMs = Math.min(current.head.trackerDueAtMs ?? Infinity, dueAtMs);
+      const written = await writeRuns(ctx.store, cursor.cursorId, current, home, [run], pieces, {
+        trackerDueAtMs,
+      });
+      if (!written) {
+        conflict = true;
+        break;
+      }
+      if (home.kind === 'head') {
+        current = await refreshed(ctx, cursor, current);
+      } else {
+        lowestDue = Math.min(lowestDue ?? Infinity, dueAtMs);
+      }
+      result.dueAtMs.push(dueAtMs);
+    }
+    if (lowestDue !== undefined) await lowerTrackerDue(ctx, cursor, lowestDue);
+    if (!conflict) return result;
+  }
+  return result;
+}
+
+async function refreshed(
+  ctx: EngineContext,
+  cursor: PartitionCursor,
+  fallback: HeadRecord,
+): Promise<HeadRecord> {
+  return (await ctx.store.readHead(cursor.cursorId)) ?? fallback;
+}
+
+/**
+ * Makes the head's tracker due time at most `dueAtMs` (after a run released in a page, or a
+ * tracker entry put by a job). Cost: one head read and write when it must move; retried on
+ * conflict at most casAttempts times (maintenance repairs what is still missed).
+ */
+export async function lowerTrackerDue(
+  ctx: EngineContext,
+  cursor: PartitionCursor,
+  dueAtMs: number,
+): Promise<void> {
+  for (let attempt = 0; attempt < ctx.limits.casAttempts; attempt++) {
+    const record = await ctx.store.readHead(cursor.cursorId);
+    if (!record || (record.head.trackerDueAtMs !== undefined && record.head.trackerDueAtMs <= dueAtMs))
+      return;
+    const written = await ctx.store.casHead(cursor.cursorId, record.version, {
+      ...record.head,
+      trackerDueAtMs: dueAtMs,
+    });
+    if (written.ok) return;
+  }
+}
+
+/** Whether `position` is acknowledged on the cursor (reads the head and its page). */
+export async function isPositionAcknowledged(
+  ctx: EngineContext,
+  cursor: PartitionCursor,
+  position: Position,
+): Promise<boolean> {
+  const record = await ctx.store.readHead(cursor.cursorId);
+  if (!record) return false;
+  const pages = await readPagesOf(ctx.store, cursor.cursorId, [position]);
+  return isAcknowledged(record.head, pages, position);
+}

@@ -1,0 +1,165 @@
+import { compareRuns, type DeliveryRun, runCovers, runEnd } from '../../domain/delivery-run.ts';
+import type { DispatchHead } from '../../domain/dispatch-head.ts';
+import { Position } from '../../domain/position.ts';
+import {
+  DISPATCH_PAGE_SIZE,
+  type DispatchStore,
+  type HeadRecord,
+  type PageRef,
+  type PageState,
+} from '../../ports/dispatch-store.ts';
+
+/**
+ * Pulsar's pendingAcks, durable: who holds which entry, read from the delivery runs of the head
+ * and of the pages, minus the acknowledgements. The head's copy of a run wins over a page's (a
+ * spill writes the page first, then takes the runs out of the head), and a run is changed where
+ * it is authoritative: in the head while it is there, in its page after.
+ */
+
+/** Runs the head may hold before the oldest page's runs are spilled (keeps the head near 1 KB). */
+export const MAX_HEAD_RUNS = 16;
+
+export function pageOf(position: Position): PageRef {
+  return { ledgerId: position.ledgerId, page: position.entryId / DISPATCH_PAGE_SIZE };
+}
+
+export function pageKey(page: PageRef): string {
+  return `${page.ledgerId}#${page.page}`;
+}
+
+function offsetOf(position: Position): number {
+  return Number(position.entryId % DISPATCH_PAGE_SIZE);
+}
+
+/** The position right after `position` in the same ledger. */
+export function nextInLedger(position: Position): Position {
+  return Position.of(position.ledgerId, position.entryId + 1n);
+}
+
+/** Pages read for one decision, by key. */
+export type PageMap = ReadonlyMap<string, PageState>;
+
+/** Reads (strongly) the pages of `positions` not in `known`. */
+export async function readPagesOf(
+  store: DispatchStore,
+  cursorId: string,
+  positions: readonly Position[],
+  known: PageMap = new Map(),
+): Promise<Map<string, PageState>> {
+  const pages = new Map(known);
+  const missing = new Map<string, PageRef>();
+  for (const position of positions) {
+    const page = pageOf(position);
+    const key = pageKey(page);
+    if (!pages.has(key)) missing.set(key, page);
+  }
+  if (missing.size > 0) {
+    for (const state of await store.readPages(cursorId, [...missing.values()])) {
+      pages.set(pageKey(state), state);
+    }
+  }
+  return pages;
+}
+
+/** Acknowledged: at or before mark-delete, under a page's floor, or in a page's acks. */
+export function isAcknowledged(head: DispatchHead, pages: PageMap, position: Position): boolean {
+  if (position.compareTo(head.markDelete) <= 0) return true;
+  const page = pages.get(pageKey(pageOf(position)));
+  if (!page) return false;
+  const offset = offsetOf(position);
+  return (page.floor !== undefined && offset <= page.floor) || page.acked.has(offset);
+}
+
+/** Where a run lives: the head, or a page (with the page's state as read). */
+export type RunHome = { readonly kind: 'head' } | { readonly kind: 'page'; readonly page: PageState };
+
+export interface LocatedRun {
+  readonly run: DeliveryRun;
+  readonly home: RunHome;
+}
+
+/** The run that covers `position`: the head's, else its page's (pages must have been read). */
+export function locateRun(head: DispatchHead, pages: PageMap, position: Position): LocatedRun | undefined {
+  const inHead = head.runs.find((run) => runCovers(run, position));
+  if (inHead) return { run: inHead, home: { kind: 'head' } };
+  // A run starts in the page of its first entry and may end in the next one.
+  const own = pageOf(position);
+  const refs = own.page > 0n ? [own, { ledgerId: own.ledgerId, page: own.page - 1n }] : [own];
+  for (const ref of refs) {
+    const page = pages.get(pageKey(ref));
+    const run = page?.runs.find((candidate) => runCovers(candidate, position));
+    if (page && run) return { run, home: { kind: 'page', page } };
+  }
+  return undefined;
+}
+
+/** The page refs a position's run may live in (its own page and the one before). */
+export function runPagesOf(position: Position): Position[] {
+  return position.entryId >= DISPATCH_PAGE_SIZE
+    ? [position, Position.of(position.ledgerId, position.entryId - DISPATCH_PAGE_SIZE)]
+    : [position];
+}
+
+/** `runs` with `replaced` taken out (by identity) and `by` put in, ordered by position. */
+export function withRunsReplaced(
+  runs: readonly DeliveryRun[],
+  replaced: readonly DeliveryRun[],
+  by: readonly DeliveryRun[],
+): DeliveryRun[] {
+  const gone = new Set(replaced);
+  return [...runs.filter((run) => !gone.has(run)), ...by].sort(compareRuns);
+}
+
+/**
+ * Replaces runs where they live, with one compare-and-set: the head's (keeping everything else of
+ * `head`, which the caller may have changed too) or one page's.
+ * @returns false when the head or the page changed since it was read (nothing written).
+ */
+export async function writeRuns(
+  store: DispatchStore,
+  cursorId: string,
+  record: HeadRecord,
+  home: RunHome,
+  replaced: readonly DeliveryRun[],
+  by: readonly DeliveryRun[],
+  headChanges: Partial<DispatchHead> = {},
+): Promise<boolean> {
+  if (home.kind === 'head') {
+    const head = { ...record.head, ...headChanges, runs: withRunsReplaced(record.head.runs, replaced, by) };
+    return (await store.casHead(cursorId, record.version, head)).ok;
+  }
+  const page = home.page;
+  return store.casPage(cursorId, page, page.version, {
+    runs: withRunsReplaced(page.runs, replaced, by),
+  });
+}
+
+/**
+ * Moves the runs of the head's oldest page to that page when the head holds more than
+ * MAX_HEAD_RUNS: the page first (its overlapping runs replaced by the head's copies), then the head
+ * without them. Best effort: a conflict leaves both copies, and the head's wins until a later spill.
+ * Cost: one page read, one page write, one head write.
+ */
+export async function spillIfFull(store: DispatchStore, cursorId: string, record: HeadRecord): Promise<void> {
+  const runs = record.head.runs;
+  if (runs.length <= MAX_HEAD_RUNS) return;
+  const first = runs[0] as DeliveryRun;
+  const ref = pageOf(Position.of(first.ledgerId, first.entryId));
+  const moving = runs.filter(
+    (run) => run.ledgerId === ref.ledgerId && run.entryId / DISPATCH_PAGE_SIZE === ref.page,
+  );
+  const [page] = await store.readPages(cursorId, [ref]);
+  if (!page) return;
+  const kept = page.runs.filter(
+    (run) =>
+      !moving.some(
+        (moved) =>
+          moved.ledgerId === run.ledgerId && moved.entryId < runEnd(run) && run.entryId < runEnd(moved),
+      ),
+  );
+  const written = await store.casPage(cursorId, ref, page.version, {
+    runs: [...kept, ...moving].sort(compareRuns),
+  });
+  if (!written) return;
+  await store.casHead(cursorId, record.version, { ...record.head, runs: withRunsReplaced(runs, moving, []) });
+}

@@ -1,0 +1,190 @@
+import { carveRun, type DeliveryRun } from '../../domain/delivery-run.ts';
+import type { DispatchHead } from '../../domain/dispatch-head.ts';
+import { Position } from '../../domain/position.ts';
+import {
+  DISPATCH_PAGE_SIZE,
+  type HeadRecord,
+  type PageState,
+  type TrackerEntry,
+} from '../../ports/dispatch-store.ts';
+import type { Delivery, DispatchConsumer, EngineContext, PartitionCursor } from './engine-context.ts';
+import {
+  isAcknowledged,
+  type LocatedRun,
+  locateRun,
+  nextInLedger,
+  pageKey,
+  readPagesOf,
+  runPagesOf,
+  withRunsReplaced,
+} from './pending-state.ts';
+import { readEntriesAt } from './redelivery-tracker.ts';
+
+export type ReplayOutcome =
+  | { readonly kind: 'replayed'; readonly deliveries: readonly Delivery[] }
+  | {
+      readonly kind: 'conflict';
+      readonly deliveries: readonly Delivery[];
+      readonly current: HeadRecord | undefined;
+    };
+
+/**
+ * One step of an Exclusive/Failover rewind (Pulsar's cursor rewind after a takeover, a close or
+ * redeliverUnacknowledged): from `replayFrom` in log order, every unacknowledged entry before the
+ * read position that is held (by anyone) or released and due is handed to the owner again with
+ * the count of its earlier deliveries; released entries not yet due are left to the tracker (a nack
+ * backoff is never cut short). At most one page per step; the head's `replayFrom` moves in the same
+ * compare-and-set that records the owner's runs there (runs in a page: that page first), and
+ * first deliveries wait until it reaches the read position (I3).
+ */
+export async function replayStep(
+  ctx: EngineContext,
+  request: {
+    readonly cursor: PartitionCursor;
+    readonly consumer: DispatchConsumer;
+    readonly record: HeadRecord;
+    readonly max: number;
+  },
+): Promise<ReplayOutcome> {
+  const { cursor, consumer, record } = request;
+  const head = record.head;
+  const nowMs = ctx.clock.nowMs();
+  const from = await normalize(ctx, cursor, head.replayFrom as Position);
+  const to = head.readPosition;
+  const positions = stepPositions(from, to, await ledgerSize(ctx, cursor, from.ledgerId));
+  if (positions.length === 0) return finish(ctx, cursor, record, from.compareTo(to) >= 0 ? undefined : from);
+  let pages = await readPagesOf(ctx.store, cursor.cursorId, positions.flatMap(runPagesOf));
+  const entries = await readEntriesAt(ctx, positions);
+  const taken: { position: Position; located: LocatedRun | undefined }[] = [];
+  let consumedUpTo: Position | undefined;
+  for (const position of positions) {
+    if (taken.length >= request.max) break;
+    if (isAcknowledged(head, pages, position)) {
+      consumedUpTo = position;
+      continue;
+    }
+    const located = locateRun(head, pages, position);
+    if (located?.run.state.kind === 'released' && located.run.state.dueAtMs > nowMs) {
+      consumedUpTo = position;
+      continue;
+    }
+    if (!entries.has(position.toString())) break; // not visible yet: never skipped
+    taken.push({ position, located });
+    consumedUpTo = position;
+  }
+  const timeoutFor = (deliveries: number) => consumer.ackTimeoutMs(deliveries);
+  // Group the taken entries by the run they come from, and carve each run once.
+  const byRun = new Map<DeliveryRun | undefined, { located: LocatedRun | undefined; ids: Set<bigint> }>();
+  for (const { position, located } of taken) {
+    const key = located?.run;
+    const group = byRun.get(key) ?? { located, ids: new Set<bigint>() };
+    group.ids.add(position.entryId);
+    byRun.set(key, group);
+  }
+  let headRuns = head.runs;
+  const pageChanges = new Map<string, { page: PageState; runs: readonly DeliveryRun[] }>();
+  const trackerEntries: TrackerEntry[] = [];
+  for (const [run, { located, ids }] of byRun) {
+    const deliveries = run?.deliveries ?? 0;
+    const timeoutMs = timeoutFor(deliveries);
+    const held: DeliveryRun['state'] = {
+      kind: 'held',
+      consumerId: consumer.consumerId,
+      deliveredAtMs: nowMs,
+      ...(timeoutMs > 0 ? { timeoutAtMs: nowMs + timeoutMs } : {}),
+    };
+    const source: DeliveryRun = run ?? {
+      ledgerId: from.ledgerId,
+      entryId: [...ids][0] as bigint,
+      n: ids.size,
+      deliveries: 0,
+      state: held,
+    };
+    const pieces = carveRun(source, ids, () => ({ deliveries: deliveries + 1, state: held }));
+    if (timeoutMs > 0) {
+      for (const piece of pieces.filter((candidate) => candidate.state === held)) {
+        trackerEntries.push({
+          dueAtMs: nowMs + timeoutMs,
+          position: Position.of(piece.ledgerId, piece.entryId),
+          deliveries: piece.deliveries,
+          n: piece.n,
+        });
+      }
+    }
+    if (!located || located.home.kind === 'head') {
+      headRuns = withRunsReplaced(headRuns, run ? [run] : [], pieces);
+    } else {
+      const key = pageKey(located.home.page);
+      const change = pageChanges.get(key) ?? { page: located.home.page, runs: located.home.page.runs };
+      pageChanges.set(key, {
+        page: change.page,
+        runs: withRunsReplaced(change.runs, [run as DeliveryRun], pieces),
+      });
+    }
+  }
+  await ctx.store.putTracker(cursor.cursorId, trackerEntries);
+  for (const { page, runs } of pageChanges.values()) {
+    if (!(await ctx.store.casPage(cursor.cursorId, page, page.version, { runs }))) {
+      return { kind: 'conflict', deliveries: [], current: await ctx.store.readHead(cursor.cursorId) };
+    }
+    pages = new Map(pages).set(pageKey(page), { ...page, runs, version: page.version + 1 });
+  }
+  const next = consumedUpTo ? nextInLedger(consumedUpTo) : from;
+  const { replayFrom: _old, ...rest } = head;
+  const nextHead: DispatchHead = {
+    ...rest,
+    runs: headRuns,
+    ...(next.compareTo(to) < 0 ? { replayFrom: next } : {}),
+  };
+  const written = await ctx.store.casHead(cursor.cursorId, record.version, nextHead);
+  if (!written.ok) return { kind: 'conflict', deliveries: [], current: written.current };
+  const deliveries = taken.map(({ position, located }) => ({
+    position,
+    redeliveryCount: located?.run.deliveries ?? 0,
+    entry: entries.get(position.toString()) as NonNullable<ReturnType<typeof entries.get>>,
+  }));
+  return { kind: 'replayed', deliveries };
+}
+
+async function finish(
+  ctx: EngineContext,
+  cursor: PartitionCursor,
+  record: HeadRecord,
+  replayFrom: Position | undefined,
+): Promise<ReplayOutcome> {
+  const { replayFrom: _old, ...rest } = record.head;
+  const head: DispatchHead = replayFrom ? { ...rest, replayFrom } : rest;
+  const written = await ctx.store.casHead(cursor.cursorId, record.version, head);
+  return written.ok
+    ? { kind: 'replayed', deliveries: [] }
+    : { kind: 'conflict', deliveries: [], current: written.current };
+}
+
+/** A replay position past the end of a rolled-over ledger moves to the next ledger's first entry. */
+async function normalize(ctx: EngineContext, cursor: PartitionCursor, from: Position): Promise<Position> {
+  const ledgers = (await ctx.ledger.state(cursor.partition))?.ledgers ?? [];
+  let position = from;
+  for (let i = 0; i < ledgers.length; i++) {
+    const ledger = ledgers[i] as { ledgerId: bigint; entries: bigint };
+    if (ledger.ledgerId < position.ledgerId) continue;
+    if (ledger.ledgerId > position.ledgerId) position = Position.of(ledger.ledgerId, 0n);
+    if (position.entryId < ledger.entries || i === ledgers.length - 1) return position;
+  }
+  return position;
+}
+
+async function ledgerSize(ctx: EngineContext, cursor: PartitionCursor, ledgerId: bigint): Promise<bigint> {
+  const ledgers = (await ctx.ledger.state(cursor.partition))?.ledgers ?? [];
+  return ledgers.find((ledger) => ledger.ledgerId === ledgerId)?.entries ?? 0n;
+}
+
+/** The positions of one step: from `from` to the end of its page, before `to` and the ledger's end. */
+function stepPositions(from: Position, to: Position, size: bigint): Position[] {
+  const pageEnd = (from.entryId / DISPATCH_PAGE_SIZE + 1n) * DISPATCH_PAGE_SIZE;
+  let end = pageEnd < size ? pageEnd : size;
+  if (to.ledgerId === from.ledgerId && to.entryId < end) end = to.entryId;
+  if (from.compareTo(to) >= 0) return [];
+  const positions: Position[] = [];
+  for (let id = from.entryId; id < end; id++) positions.push(Position.of(from.ledgerId, id));
+  return positions;
+}

@@ -1,0 +1,25 @@
+import { Cursor } from '../../domain/cursor.ts';
+import { newDispatchHead } from '../../domain/dispatch-head.ts';
+import type { Position } from '../../domain/position.ts';
+import type { EngineContext, PartitionCursor } from './engine-context.ts';
+import { nextInLedger } from './pending-state.ts';
+
+/**
+ * Creates a subscription cursor's head on one partition at Earliest (every entry kept is backlog)
+ * or Latest (only what is published after). Nothing is fed anywhere: dispatch reads the ledger
+ * from the read position. Idempotent: an existing head is left as it is.
+ * Cost: the ledger state (one read), one conditional write.
+ * @returns the head's mark-delete position.
+ */
+export async function createSubscriptionCursor(
+  ctx: EngineContext,
+  cursor: PartitionCursor,
+  initialPosition: 'Earliest' | 'Latest',
+): Promise<Position> {
+  const state = await ctx.ledger.initialize(cursor.partition);
+  const markDelete = (
+    initialPosition === 'Earliest' ? Cursor.atEarliest(state.ledgers) : Cursor.atLatest(state.ledgers)
+  ).markDeletePosition;
+  await ctx.store.createHead(cursor.cursorId, newDispatchHead(markDelete, nextInLedger(markDelete)));
+  return markDelete;
+}

@@ -1,0 +1,95 @@
+import type { DeliveryRun } from '../domain/delivery-run.ts';
+import type { DispatchHead } from '../domain/dispatch-head.ts';
+import type { Position } from '../domain/position.ts';
+
+/** Entries per page: a page's acks and runs stay under 1 KB, so each write costs one write unit. */
+export const DISPATCH_PAGE_SIZE = 100n;
+
+/** The head as read: its value, its version (for compare-and-set) and the highest early ack by id. */
+export interface HeadRecord {
+  readonly head: DispatchHead;
+  readonly version: number;
+  /**
+   * The highest position acknowledged by id while it was at or after the read position (never
+   * dispatched yet): a claim over it must read the acks of the pages it hands out.
+   */
+  readonly aheadAck?: Position;
+}
+
+/** One page of a cursor (DISPATCH_PAGE_SIZE entries of one ledger): its acks and its spilled runs. */
+export interface PageState {
+  readonly ledgerId: bigint;
+  readonly page: bigint;
+  /** Offsets (entryId - page * size) individually acknowledged. */
+  readonly acked: ReadonlySet<number>;
+  /** Every offset up to and including it is acknowledged (a tombstone: size - 1). */
+  readonly floor?: number;
+  /** Runs spilled from the head that start in this page, ordered by position. */
+  readonly runs: readonly DeliveryRun[];
+  /** 0 while the page's run document was never written. */
+  readonly version: number;
+}
+
+export interface PageRef {
+  readonly ledgerId: bigint;
+  readonly page: bigint;
+}
+
+/**
+ * An entry of the redelivery tracker: the run of `n` entries from `position` whose `deliveries`-th
+ * hand-out state is to be looked at again at `dueAtMs` (released: handed out again; held: its ack
+ * timeout). Its key is made of these fields, so putting it twice makes one item.
+ */
+export interface TrackerEntry {
+  readonly dueAtMs: number;
+  readonly position: Position;
+  readonly deliveries: number;
+  readonly n: number;
+}
+
+/** Whether a compare-and-set wrote; when not, the current state (AWS returns it with the failure). */
+export type CasOutcome<T> = { readonly ok: true } | { readonly ok: false; readonly current: T | undefined };
+
+/**
+ * A subscription cursor's durable state on one partition, as the delivery engine keeps it (see the
+ * README's "Delivery engine"): the head, the pages (acks and spilled runs) and the redelivery
+ * tracker, all in the cursor's own partition of one table. Every method is one request, or says
+ * how many; every state change is one single-item write, conditional where it says so.
+ */
+export interface DispatchStore {
+  /** Creates the head unless one exists. Cost: one conditional write. @returns false when it existed. */
+  createHead(cursorId: string, head: DispatchHead): Promise<boolean>;
+  /** Strongly consistent. Cost: one read unit. */
+  readHead(cursorId: string): Promise<HeadRecord | undefined>;
+  /**
+   * Replaces the head if its version is still `expectedVersion` (the new version is one more).
+   * Cost: one write, billed whether or not it applies.
+   */
+  casHead(cursorId: string, expectedVersion: number, head: DispatchHead): Promise<CasOutcome<HeadRecord>>;
+  /** Raises the head's early-ack mark to `position` unless it is already at or past it. Cost: one write. */
+  raiseAheadAck(cursorId: string, position: Position): Promise<void>;
+  /** Strongly consistent; a page never written reads as empty, version 0. Cost: one read per page. */
+  readPages(cursorId: string, pages: readonly PageRef[]): Promise<PageState[]>;
+  /**
+   * Replaces a page's runs and floor if its version is still `expectedVersion` (0: never written),
+   * leaving its acks alone. Cost: one write, billed whether or not it applies.
+   */
+  casPage(
+    cursorId: string,
+    page: PageRef,
+    expectedVersion: number,
+    next: { readonly runs: readonly DeliveryRun[]; readonly floor?: number; readonly clearAcks?: boolean },
+  ): Promise<boolean>;
+  /** Adds the positions to their pages' acks (commutative, idempotent). Cost: one write per page touched. */
+  acknowledge(cursorId: string, positions: readonly Position[]): Promise<void>;
+  /** Cost: one write per entry (idempotent). */
+  putTracker(cursorId: string, entries: readonly TrackerEntry[]): Promise<void>;
+  /** Entries due at or before `nowMs`, by due time then position, at most `limit`. Cost: one strong Query. */
+  dueTracker(cursorId: string, nowMs: number, limit: number): Promise<TrackerEntry[]>;
+  /** The earliest due time after `afterMs`, if any. Cost: one strong Query. */
+  nextTrackerDue(cursorId: string, afterMs: number): Promise<number | undefined>;
+  /** Cost: one write per entry. */
+  deleteTracker(cursorId: string, entries: readonly TrackerEntry[]): Promise<void>;
+  /** Every item of the cursor. Cost: linear in its items. */
+  deleteCursor(cursorId: string): Promise<void>;
+}

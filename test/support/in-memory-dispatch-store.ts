@@ -1,0 +1,248 @@
+import type { DeliveryRun } from '../../shared/domain/delivery-run.ts';
+import {
+  type DispatchHead,
+  decodeDispatchHead,
+  decodeRuns,
+  encodeDispatchHead,
+  encodeRuns,
+} from '../../shared/domain/dispatch-head.ts';
+import { Position } from '../../shared/domain/position.ts';
+import {
+  type CasOutcome,
+  DISPATCH_PAGE_SIZE,
+  type DispatchStore,
+  type HeadRecord,
+  type PageRef,
+  type PageState,
+  type TrackerEntry,
+} from '../../shared/ports/dispatch-store.ts';
+
+interface StoredPage {
+  acked: Set<number>;
+  runs?: string;
+  floor?: number;
+  version: number;
+}
+
+interface StoredCursor {
+  head?: { text: string; version: number; aheadAck?: Position };
+  pages: Map<string, StoredPage>;
+  tracker: Map<string, TrackerEntry>;
+}
+
+/** Counts what the store was asked, as DynamoDB bills it (a failed conditional write is a write). */
+export interface DispatchStoreUsage {
+  reads: number;
+  writes: number;
+  failedConditionalWrites: number;
+  /** Largest encoded head, in bytes (the write-unit check). */
+  largestHeadBytes: number;
+}
+
+function pageKey(ledgerId: bigint, page: bigint): string {
+  return `${ledgerId}#${page}`;
+}
+
+function trackerKey(entry: TrackerEntry): string {
+  return [
+    entry.dueAtMs.toString().padStart(15, '0'),
+    entry.position.ledgerId.toString().padStart(20, '0'),
+    entry.position.entryId.toString().padStart(20, '0'),
+    entry.deliveries,
+  ].join('#');
+}
+
+/**
+ * DispatchStore in memory, with DynamoDB's semantics for what the engine relies on: every method
+ * is one atomic request on one item (or one Query), compare-and-set writes that are billed when
+ * they fail, commutative ack sets, values copied in and out (no shared references). Items are kept
+ * encoded as the DynamoDB adapter keeps them, so a value the codec cannot carry fails here too.
+ */
+export class InMemoryDispatchStore implements DispatchStore {
+  private readonly cursors = new Map<string, StoredCursor>();
+  readonly usage: DispatchStoreUsage = {
+    reads: 0,
+    writes: 0,
+    failedConditionalWrites: 0,
+    largestHeadBytes: 0,
+  };
+
+  private cursor(cursorId: string): StoredCursor {
+    let cursor = this.cursors.get(cursorId);
+    if (!cursor) {
+      cursor = { pages: new Map(), tracker: new Map() };
+      this.cursors.set(cursorId, cursor);
+    }
+    return cursor;
+  }
+
+  private writeHead(cursor: StoredCursor, head: DispatchHead, version: number): void {
+    const text = encodeDispatchHead(head);
+    this.usage.largestHeadBytes = Math.max(this.usage.largestHeadBytes, Buffer.byteLength(text));
+    cursor.head = { text, version, ...(cursor.head?.aheadAck ? { aheadAck: cursor.head.aheadAck } : {}) };
+  }
+
+  private headRecord(cursor: StoredCursor): HeadRecord | undefined {
+    if (!cursor.head) return undefined;
+    return {
+      head: decodeDispatchHead(cursor.head.text),
+      version: cursor.head.version,
+      ...(cursor.head.aheadAck ? { aheadAck: cursor.head.aheadAck } : {}),
+    };
+  }
+
+  async createHead(cursorId: string, head: DispatchHead): Promise<boolean> {
+    const cursor = this.cursor(cursorId);
+    this.usage.writes++;
+    if (cursor.head) {
+      this.usage.failedConditionalWrites++;
+      return false;
+    }
+    this.writeHead(cursor, head, 1);
+    return true;
+  }
+
+  async readHead(cursorId: string): Promise<HeadRecord | undefined> {
+    this.usage.reads++;
+    const cursor = this.cursors.get(cursorId);
+    return cursor ? this.headRecord(cursor) : undefined;
+  }
+
+  async casHead(
+    cursorId: string,
+    expectedVersion: number,
+    head: DispatchHead,
+  ): Promise<CasOutcome<HeadRecord>> {
+    const cursor = this.cursor(cursorId);
+    this.usage.writes++;
+    if (cursor.head?.version !== expectedVersion) {
+      this.usage.failedConditionalWrites++;
+      return { ok: false, current: this.headRecord(cursor) };
+    }
+    this.writeHead(cursor, head, expectedVersion + 1);
+    return { ok: true };
+  }
+
+  async raiseAheadAck(cursorId: string, position: Position): Promise<void> {
+    const cursor = this.cursor(cursorId);
+    this.usage.writes++;
+    if (!cursor.head) return;
+    if (cursor.head.aheadAck && cursor.head.aheadAck.compareTo(position) >= 0) {
+      this.usage.failedConditionalWrites++;
+      return;
+    }
+    cursor.head = { ...cursor.head, aheadAck: position };
+  }
+
+  async readPages(cursorId: string, pages: readonly PageRef[]): Promise<PageState[]> {
+    this.usage.reads += pages.length;
+    const cursor = this.cursors.get(cursorId);
+    return pages.map(({ ledgerId, page }) => {
+      const stored = cursor?.pages.get(pageKey(ledgerId, page));
+      return {
+        ledgerId,
+        page,
+        acked: new Set(stored?.acked ?? []),
+        runs: stored?.runs ? decodeRuns(JSON.parse(stored.runs)) : [],
+        ...(stored?.floor !== undefined ? { floor: stored.floor } : {}),
+        version: stored?.version ?? 0,
+      };
+    });
+  }
+
+  async casPage(
+    cursorId: string,
+    { ledgerId, page }: PageRef,
+    expectedVersion: number,
+    next: { readonly runs: readonly DeliveryRun[]; readonly floor?: number; readonly clearAcks?: boolean },
+  ): Promise<boolean> {
+    const cursor = this.cursor(cursorId);
+    this.usage.writes++;
+    const key = pageKey(ledgerId, page);
+    const stored = cursor.pages.get(key);
+    if ((stored?.version ?? 0) !== expectedVersion) {
+      this.usage.failedConditionalWrites++;
+      return false;
+    }
+    const acked = next.clearAcks ? new Set<number>() : (stored?.acked ?? new Set<number>());
+    const updated: StoredPage = {
+      acked,
+      runs: JSON.stringify(encodeRuns(next.runs)),
+      version: expectedVersion + 1,
+    };
+    if (next.floor !== undefined) updated.floor = next.floor;
+    else if (stored?.floor !== undefined) updated.floor = stored.floor;
+    cursor.pages.set(key, updated);
+    return true;
+  }
+
+  async acknowledge(cursorId: string, positions: readonly Position[]): Promise<void> {
+    const cursor = this.cursor(cursorId);
+    const byPage = new Map<string, number[]>();
+    for (const position of positions) {
+      const key = pageKey(position.ledgerId, position.entryId / DISPATCH_PAGE_SIZE);
+      byPage.set(key, [...(byPage.get(key) ?? []), Number(position.entryId % DISPATCH_PAGE_SIZE)]);
+    }
+    for (const [key, offsets] of byPage) {
+      this.usage.writes++;
+      const stored = cursor.pages.get(key) ?? { acked: new Set<number>(), version: 0 };
+      for (const offset of offsets) stored.acked.add(offset);
+      cursor.pages.set(key, stored);
+    }
+  }
+
+  async putTracker(cursorId: string, entries: readonly TrackerEntry[]): Promise<void> {
+    const cursor = this.cursor(cursorId);
+    for (const entry of entries) {
+      this.usage.writes++;
+      cursor.tracker.set(trackerKey(entry), { ...entry });
+    }
+  }
+
+  async dueTracker(cursorId: string, nowMs: number, limit: number): Promise<TrackerEntry[]> {
+    this.usage.reads++;
+    const cursor = this.cursors.get(cursorId);
+    if (!cursor) return [];
+    return [...cursor.tracker.entries()]
+      .filter(([, entry]) => entry.dueAtMs <= nowMs)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .slice(0, limit)
+      .map(([, entry]) => ({ ...entry }));
+  }
+
+  async nextTrackerDue(cursorId: string, afterMs: number): Promise<number | undefined> {
+    this.usage.reads++;
+    const cursor = this.cursors.get(cursorId);
+    let next: number | undefined;
+    for (const entry of cursor?.tracker.values() ?? []) {
+      if (entry.dueAtMs > afterMs && (next === undefined || entry.dueAtMs < next)) next = entry.dueAtMs;
+    }
+    return next;
+  }
+
+  async deleteTracker(cursorId: string, entries: readonly TrackerEntry[]): Promise<void> {
+    const cursor = this.cursor(cursorId);
+    for (const entry of entries) {
+      this.usage.writes++;
+      cursor.tracker.delete(trackerKey(entry));
+    }
+  }
+
+  async deleteCursor(cursorId: string): Promise<void> {
+    this.usage.writes++;
+    this.cursors.delete(cursorId);
+  }
+
+  /** Test view: every tracker entry of a cursor, in key order. */
+  trackerOf(cursorId: string): TrackerEntry[] {
+    const cursor = this.cursors.get(cursorId);
+    return [...(cursor?.tracker.entries() ?? [])].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, e]) => e);
+  }
+}
+
+/** Every position of a page, for tests. */
+export function pagePositions(ledgerId: bigint, page: bigint): Position[] {
+  return Array.from({ length: Number(DISPATCH_PAGE_SIZE) }, (_, i) =>
+    Position.of(ledgerId, page * DISPATCH_PAGE_SIZE + BigInt(i)),
+  );
+}

@@ -113,13 +113,3 @@ export function compareRuns(a: DeliveryRun, b: DeliveryRun): number {
 export function runCovering(runs: readonly DeliveryRun[], position: Position): DeliveryRun | undefined {
   return runs.find((run) => runCovers(run, position));
 }
-
-/** `runs` with `replaced` taken out (by identity) and `by` put in, ordered by position. */
-export function replaceRuns(
-  runs: readonly DeliveryRun[],
-  replaced: readonly DeliveryRun[],
-  by: readonly DeliveryRun[],
-): DeliveryRun[] {
-  const gone = new Set(replaced);
-  return [...runs.filter((run) => !gone.has(run)), ...by].sort(compareRuns);
-}

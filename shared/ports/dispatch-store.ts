@@ -38,7 +38,8 @@ export interface PageRef {
 /**
  * An entry of the redelivery tracker: the run of `n` entries from `position` whose `deliveries`-th
  * hand-out state is to be looked at again at `dueAtMs` (released: handed out again; held: its ack
- * timeout). Its key is made of these fields, so putting it twice makes one item.
+ * timeout). Its key is made of all these fields: putting it twice makes one item, and two calls
+ * racing to put different runs from one position make two.
  */
 export interface TrackerEntry {
   readonly dueAtMs: number;

@@ -46,6 +46,14 @@ export interface StoredEntry extends NewEntry {
   readonly publishTimeMs: number;
 }
 
+export interface ReadEntriesOptions {
+  /**
+   * false: an eventually consistent read (half the cost): entries written a moment ago may be
+   * missing, never wrong (entries are immutable). Default true.
+   */
+  readonly consistent?: boolean;
+}
+
 /**
  * The log of every topic partition, made of ledgers. ledgerIds are unique
  * across the deployment, so a ledgerId names exactly one partition.
@@ -77,7 +85,12 @@ export interface Ledger {
    * the ledger's end, are absent. Nothing when `firstEntryId > lastEntryId`. For reading a run of a
    * backlog: the storage items holding the range are each read once, not once per entry.
    */
-  readEntries(ledgerId: bigint, firstEntryId: bigint, lastEntryId: bigint): Promise<StoredEntry[]>;
+  readEntries(
+    ledgerId: bigint,
+    firstEntryId: bigint,
+    lastEntryId: bigint,
+    options?: ReadEntriesOptions,
+  ): Promise<StoredEntry[]>;
   /**
    * The first entry written in ledger `ledgerId` after `entryId`, with its publish time; undefined
    * when none is. `entryId` is -1n (from the start), an id never written (the end of a hole), or

@@ -49,6 +49,7 @@ function trackerKey(entry: TrackerEntry): string {
     entry.position.ledgerId.toString().padStart(20, '0'),
     entry.position.entryId.toString().padStart(20, '0'),
     entry.deliveries,
+    entry.n,
   ].join('#');
 }
 
@@ -120,6 +121,7 @@ export class InMemoryDispatchStore implements DispatchStore {
       return { ok: false, current: this.headRecord(cursor) };
     }
     this.writeHead(cursor, head, expectedVersion + 1);
+    if (process.env.ACKLINE_STORE_TRACE) console.log('head', expectedVersion + 1, encodeDispatchHead(head));
     return { ok: true };
   }
 
@@ -173,6 +175,7 @@ export class InMemoryDispatchStore implements DispatchStore {
     if (next.floor !== undefined) updated.floor = next.floor;
     else if (stored?.floor !== undefined) updated.floor = stored.floor;
     cursor.pages.set(key, updated);
+    if (process.env.ACKLINE_STORE_TRACE) console.log('page', key, updated.version, updated.runs);
     return true;
   }
 
@@ -196,6 +199,7 @@ export class InMemoryDispatchStore implements DispatchStore {
     for (const entry of entries) {
       this.usage.writes++;
       cursor.tracker.set(trackerKey(entry), { ...entry });
+      if (process.env.ACKLINE_STORE_TRACE) console.log('tracker+', trackerKey(entry));
     }
   }
 
@@ -225,6 +229,7 @@ export class InMemoryDispatchStore implements DispatchStore {
     for (const entry of entries) {
       this.usage.writes++;
       cursor.tracker.delete(trackerKey(entry));
+      if (process.env.ACKLINE_STORE_TRACE) console.log('tracker-', trackerKey(entry));
     }
   }
 

@@ -15,6 +15,7 @@ import type {
   LedgerInfo,
   ManagedLedgerState,
   NewEntry,
+  ReadEntriesOptions,
   StoredEntry,
 } from '../../ports/ledger.ts';
 import {
@@ -177,8 +178,14 @@ export class DynamoDbLedger implements Ledger {
    * it), then every chunk starting after it up to `lastEntryId` (paged). Each chunk is read whole,
    * so a range that starts or ends inside a big chunk pays for all of it, once.
    */
-  async readEntries(ledgerId: bigint, firstEntryId: bigint, lastEntryId: bigint): Promise<StoredEntry[]> {
+  async readEntries(
+    ledgerId: bigint,
+    firstEntryId: bigint,
+    lastEntryId: bigint,
+    options: ReadEntriesOptions = {},
+  ): Promise<StoredEntry[]> {
     if (firstEntryId > lastEntryId) return [];
+    const consistent = options.consistent ?? true;
     const [head, rest] = await Promise.all([
       this.client.send(
         new QueryCommand({
@@ -187,7 +194,7 @@ export class DynamoDbLedger implements Ledger {
           ExpressionAttributeValues: { ':l': N(ledgerId), ':e': N(firstEntryId) },
           ScanIndexForward: false,
           Limit: 1,
-          ConsistentRead: true,
+          ConsistentRead: consistent,
         }),
       ),
       firstEntryId === lastEntryId
@@ -200,7 +207,7 @@ export class DynamoDbLedger implements Ledger {
               ':from': N(firstEntryId + 1n),
               ':to': N(lastEntryId),
             },
-            ConsistentRead: true,
+            ConsistentRead: consistent,
           }),
     ]);
     const entries: StoredEntry[] = [];

@@ -26,6 +26,8 @@ import { replayStep } from './replay.ts';
 
 /** Most entries one receive hands out from one partition (a run stays within two pages). */
 export const MAX_DISPATCH = 100;
+/** Ids a dead publisher allocated that one receive acknowledges at most (the next one goes on). */
+const MAX_ABANDONED_PER_CALL = 10_000;
 /** An owner's lease is written again only when less than this is left of a full lease. */
 const OWNER_RENEW_AFTER_MS = 5_000;
 /** How many replaced owners the head remembers, to refuse their calls (I6). */
@@ -79,7 +81,10 @@ export async function dispatch(ctx: EngineContext, request: DispatchRequest): Pr
       ownerChanges = ownership.renewal ?? {};
     }
     const head = record.head;
-    if (head.trackerDueAtMs !== undefined && head.trackerDueAtMs <= now) {
+    // During an Exclusive/Failover replay the tracker waits: the replay hands out, in order,
+    // whatever the tracker would (held runs, released ones when due) before anything else.
+    const replaying = head.replayFrom !== undefined && isCumulativeAckType(cursor.type);
+    if (!replaying && head.trackerDueAtMs !== undefined && head.trackerDueAtMs <= now) {
       const picked = await pickUpDue(ctx, {
         cursor,
         consumer,
@@ -236,7 +241,12 @@ async function claimFirstDeliveries(ctx: EngineContext, request: ClaimRequest): 
   };
   const written = await ctx.store.casHead(cursor.cursorId, record.version, next);
   if (!written.ok) return { kind: 'conflict', current: written.current };
-  await spillIfFull(ctx.store, cursor.cursorId, { ...record, head: next, version: record.version + 1 });
+  await spillIfFull(
+    ctx.store,
+    cursor.cursorId,
+    { ...record, head: next, version: record.version + 1 },
+    ctx.limits.maxHeadRuns,
+  );
   return { kind: 'claimed', deliveries: plan.deliveries };
 }
 
@@ -271,6 +281,7 @@ async function entriesAtReadPosition(
       readPosition.ledgerId,
       readPosition.entryId,
       readPosition.entryId + BigInt(window) - 1n,
+      { consistent: false },
     );
     const entries = contiguousFrom(readPosition, read);
     if (entries.length > 0) return { readPosition, entries };
@@ -291,18 +302,24 @@ async function entriesAtReadPosition(
       readPosition = Position.of(following.ledgerId, 0n);
       continue;
     }
-    // Allocated, not visible: being written, or its publisher died.
-    const later =
-      read[0] ?? (await ctx.ledger.firstWrittenAfter(readPosition.ledgerId, readPosition.entryId));
+    // Allocated, not visible: being written, or its publisher died. The first entry written
+    // after it (in this ledger, or in a later one when this one was rolled over) tells which.
+    let later = read[0] ?? (await ctx.ledger.firstWrittenAfter(readPosition.ledgerId, readPosition.entryId));
+    for (const following of ledgers.slice(index + 1)) {
+      if (later) break;
+      later = await ctx.ledger.firstWrittenAfter(following.ledgerId, -1n);
+    }
     if (!later || later.publishTimeMs > ctx.clock.nowMs() - ctx.limits.abandonedIdMs) {
       return { readPosition, entries: [] };
     }
     const abandoned: Position[] = [];
-    for (let id = readPosition.entryId; id < later.position.entryId; id++) {
+    const holeEnd =
+      later.position.ledgerId === readPosition.ledgerId ? later.position.entryId : ledger.entries;
+    for (let id = readPosition.entryId; id < holeEnd && abandoned.length < MAX_ABANDONED_PER_CALL; id++) {
       abandoned.push(Position.of(readPosition.ledgerId, id));
     }
     await ctx.store.acknowledge(cursor.cursorId, abandoned);
-    readPosition = later.position;
+    readPosition = nextInLedger(abandoned[abandoned.length - 1] as Position);
   }
   return { readPosition, entries: [] };
 }

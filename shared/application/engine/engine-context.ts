@@ -22,9 +22,11 @@ export interface EngineLimits {
   readonly abandonedIdMs: number;
   /** Compare-and-set attempts of one step before a call gives up for this time. */
   readonly casAttempts: number;
+  /** Runs the head holds before the oldest page's runs are spilled (keeps the head near 1 KB). */
+  readonly maxHeadRuns: number;
 }
 
-export const DEFAULT_ENGINE_LIMITS: EngineLimits = { abandonedIdMs: 60_000, casAttempts: 5 };
+export const DEFAULT_ENGINE_LIMITS: EngineLimits = { abandonedIdMs: 60_000, casAttempts: 5, maxHeadRuns: 16 };
 
 /** The subscription on one partition, as the engine addresses it. */
 export interface PartitionCursor {
@@ -61,10 +63,13 @@ export interface DeadLetterProducer {
   publish(entries: readonly StoredEntry[], redeliveryCount: number): Promise<void>;
 }
 
-/** A Key_Shared member: entries at or after `joinedAt` wait for it until mark-delete passes it. */
+/**
+ * A Key_Shared member. `joinedAfter` (see keySharedJoinMark): the last entry dispatched before it
+ * joined; entries after it wait for this member until mark-delete reaches it.
+ */
 export interface KeySharedMember {
   readonly consumerId: string;
-  readonly joinedAt: Position;
+  readonly joinedAfter: Position;
 }
 
 /** One message handed to a consumer. */

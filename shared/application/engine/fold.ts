@@ -3,7 +3,8 @@ import { DISPATCH_PAGE_SIZE } from '../../ports/dispatch-store.ts';
 import { windowPages } from './cursor-window.ts';
 import type { EngineContext, PartitionCursor } from './engine-context.ts';
 import { markDeleteTo } from './pending-acks.ts';
-import { nextInLedger } from './pending-state.ts';
+import { nextInLedger, readPagesOf, runPagesOf } from './pending-state.ts';
+import { judgeTrackerEntry } from './redelivery-tracker.ts';
 
 /** Pages one fold step reads at most (10,000 entries). */
 export const FOLD_PAGES_PER_STEP = 100;
@@ -82,8 +83,37 @@ export async function foldStep(
       if (written) tombstoned++;
     }
   }
+  await sweepOrphanedTrackerEntries(ctx, cursor);
   await repairTrackerDue(ctx, cursor);
   return { ...(moved ? { markDelete: moved } : {}), tombstoned };
+}
+
+/**
+ * A tracker entry is put before the write that makes it true; when that write never came (its
+ * call died, or lost a race), the entry stays `pending` and keeps receivers querying the tracker.
+ * Once it is ORPHAN_AGE_MS past due, no call that put it can still be running: it goes.
+ */
+export const ORPHAN_AGE_MS = 5 * 60_000;
+
+async function sweepOrphanedTrackerEntries(ctx: EngineContext, cursor: PartitionCursor): Promise<void> {
+  const now = ctx.clock.nowMs();
+  const old = await ctx.store.dueTracker(cursor.cursorId, now - ORPHAN_AGE_MS, 100);
+  if (old.length === 0) return;
+  const record = await ctx.store.readHead(cursor.cursorId);
+  if (!record) return;
+  const pages = await readPagesOf(
+    ctx.store,
+    cursor.cursorId,
+    old.flatMap((entry) => [
+      ...runPagesOf(entry.position),
+      Position.of(entry.position.ledgerId, entry.position.entryId + BigInt(entry.n - 1)),
+    ]),
+  );
+  const orphans = old.filter(
+    (entry) =>
+      !judgeTrackerEntry(record.head, pages, entry, now).some((segment) => segment.verdict === 'due'),
+  );
+  await ctx.store.deleteTracker(cursor.cursorId, orphans);
 }
 
 /** Lowers the head's tracker due time when the tracker holds an entry due earlier (a lost update). */

@@ -1,7 +1,8 @@
 import type { DispatchHead } from '../../domain/dispatch-head.ts';
+import { NotFoundError } from '../../domain/errors.ts';
+import { Position } from '../../domain/position.ts';
 import type { StoredEntry } from '../../ports/ledger.ts';
-import type { KeySharedMember } from './engine-context.ts';
-import { nextInLedger } from './pending-state.ts';
+import type { EngineContext, KeySharedMember, PartitionCursor } from './engine-context.ts';
 
 /** Points each member has on the hash ring (Pulsar's consistent-hashing selector uses 100). */
 const POINTS_PER_MEMBER = 100;
@@ -51,6 +52,28 @@ export function routesTo(
   const member = memberForKey(members, entry.key ?? entry.position.toString());
   if (!member) return true;
   if (member.consumerId !== consumerId) return false;
-  if (entry.position.compareTo(member.joinedAt) < 0) return true;
-  return nextInLedger(head.markDelete).compareTo(member.joinedAt) >= 0;
+  if (entry.position.compareTo(member.joinedAfter) <= 0) return true;
+  return head.markDelete.compareTo(member.joinedAfter) >= 0;
+}
+
+/**
+ * Where a member joining now starts being restricted (Pulsar's recently joined consumers): the
+ * last entry dispatched before it joined, or mark-delete when nothing after it was dispatched.
+ * Entries after it wait for this member until mark-delete reaches it.
+ */
+export async function keySharedJoinMark(ctx: EngineContext, cursor: PartitionCursor): Promise<Position> {
+  const record = await ctx.store.readHead(cursor.cursorId);
+  if (!record) throw new NotFoundError(`Cursor ${cursor.cursorId} not found`);
+  const { markDelete, readPosition } = record.head;
+  let before: Position | undefined;
+  if (readPosition.entryId > 0n) {
+    before = Position.of(readPosition.ledgerId, readPosition.entryId - 1n);
+  } else {
+    const ledgers = (await ctx.ledger.state(cursor.partition))?.ledgers ?? [];
+    const previous = ledgers
+      .filter((ledger) => ledger.ledgerId < readPosition.ledgerId && ledger.entries > 0n)
+      .pop();
+    if (previous) before = Position.of(previous.ledgerId, previous.entries - 1n);
+  }
+  return before && before.compareTo(markDelete) > 0 ? before : markDelete;
 }

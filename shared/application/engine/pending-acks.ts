@@ -98,6 +98,8 @@ export interface NackItem {
 export interface NackResult {
   /** When the released entries are due (for timers that wake receivers). */
   readonly dueAtMs: number[];
+  /** The entries released (those the consumer held; the others were left alone). */
+  readonly released: Position[];
   /** Entries the consumer's dead-letter policy took instead (published and acknowledged). */
   readonly deadLettered: Position[];
 }
@@ -122,7 +124,7 @@ export async function negativeAcknowledge(
   },
 ): Promise<NackResult> {
   const { cursor } = request;
-  const result: NackResult = { dueAtMs: [], deadLettered: [] };
+  const result: NackResult = { dueAtMs: [], released: [], deadLettered: [] };
   for (let attempt = 0; attempt < ctx.limits.casAttempts; attempt++) {
     const record = await ctx.store.readHead(cursor.cursorId);
     if (!record) return result;
@@ -187,6 +189,7 @@ export async function negativeAcknowledge(
         lowestDue = Math.min(lowestDue ?? Infinity, dueAtMs);
       }
       result.dueAtMs.push(dueAtMs);
+      result.released.push(...runPositions(run).filter((position) => ids.has(position.entryId)));
     }
     if (lowestDue !== undefined) await lowerTrackerDue(ctx, cursor, lowestDue);
     if (!conflict) return result;

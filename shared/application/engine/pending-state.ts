@@ -16,8 +16,8 @@ import {
  * it is authoritative: in the head while it is there, in its page after.
  */
 
-/** Runs the head may hold before the oldest page's runs are spilled (keeps the head near 1 KB). */
-export const MAX_HEAD_RUNS = 16;
+/** Pages one spill call moves at most. */
+const SPILLS_PER_CALL = 4;
 
 export function pageOf(position: Position): PageRef {
   return { ledgerId: position.ledgerId, page: position.entryId / DISPATCH_PAGE_SIZE };
@@ -106,8 +106,13 @@ export function withRunsReplaced(
   replaced: readonly DeliveryRun[],
   by: readonly DeliveryRun[],
 ): DeliveryRun[] {
-  const gone = new Set(replaced);
-  return [...runs.filter((run) => !gone.has(run)), ...by].sort(compareRuns);
+  // By value, not identity: the runs to replace may come from an earlier read of the same item.
+  const gone = new Set(replaced.map(runIdentity));
+  return [...runs.filter((run) => !gone.has(runIdentity(run))), ...by].sort(compareRuns);
+}
+
+function runIdentity(run: DeliveryRun): string {
+  return `${run.ledgerId}:${run.entryId}:${run.n}:${run.deliveries}:${JSON.stringify(run.state)}`;
 }
 
 /**
@@ -124,11 +129,17 @@ export async function writeRuns(
   by: readonly DeliveryRun[],
   headChanges: Partial<DispatchHead> = {},
 ): Promise<boolean> {
+  const present = (runs: readonly DeliveryRun[]) => {
+    const ids = new Set(runs.map(runIdentity));
+    return replaced.every((run) => ids.has(runIdentity(run)));
+  };
   if (home.kind === 'head') {
+    if (!present(record.head.runs)) return false; // changed since it was read: decide again
     const head = { ...record.head, ...headChanges, runs: withRunsReplaced(record.head.runs, replaced, by) };
     return (await store.casHead(cursorId, record.version, head)).ok;
   }
   const page = home.page;
+  if (!present(page.runs)) return false;
   return store.casPage(cursorId, page, page.version, {
     runs: withRunsReplaced(page.runs, replaced, by),
   });
@@ -136,30 +147,40 @@ export async function writeRuns(
 
 /**
  * Moves the runs of the head's oldest page to that page when the head holds more than
- * MAX_HEAD_RUNS: the page first (its overlapping runs replaced by the head's copies), then the head
+ * `maxHeadRuns`: the page first (its overlapping runs replaced by the head's copies), then the head
  * without them. Best effort: a conflict leaves both copies, and the head's wins until a later spill.
  * Cost: one page read, one page write, one head write.
  */
-export async function spillIfFull(store: DispatchStore, cursorId: string, record: HeadRecord): Promise<void> {
-  const runs = record.head.runs;
-  if (runs.length <= MAX_HEAD_RUNS) return;
-  const first = runs[0] as DeliveryRun;
-  const ref = pageOf(Position.of(first.ledgerId, first.entryId));
-  const moving = runs.filter(
-    (run) => run.ledgerId === ref.ledgerId && run.entryId / DISPATCH_PAGE_SIZE === ref.page,
-  );
-  const [page] = await store.readPages(cursorId, [ref]);
-  if (!page) return;
-  const kept = page.runs.filter(
-    (run) =>
-      !moving.some(
-        (moved) =>
-          moved.ledgerId === run.ledgerId && moved.entryId < runEnd(run) && run.entryId < runEnd(moved),
-      ),
-  );
-  const written = await store.casPage(cursorId, ref, page.version, {
-    runs: [...kept, ...moving].sort(compareRuns),
-  });
-  if (!written) return;
-  await store.casHead(cursorId, record.version, { ...record.head, runs: withRunsReplaced(runs, moving, []) });
+export async function spillIfFull(
+  store: DispatchStore,
+  cursorId: string,
+  record: HeadRecord,
+  maxHeadRuns: number,
+): Promise<void> {
+  let current = record;
+  // A claim adds at most a page's worth of runs: a few pages moved bring the head back under its bound.
+  for (let spill = 0; spill < SPILLS_PER_CALL && current.head.runs.length > maxHeadRuns; spill++) {
+    const runs = current.head.runs;
+    const first = runs[0] as DeliveryRun;
+    const ref = pageOf(Position.of(first.ledgerId, first.entryId));
+    const moving = runs.filter(
+      (run) => run.ledgerId === ref.ledgerId && run.entryId / DISPATCH_PAGE_SIZE === ref.page,
+    );
+    const [page] = await store.readPages(cursorId, [ref]);
+    if (!page) return;
+    const kept = page.runs.filter(
+      (run) =>
+        !moving.some(
+          (moved) =>
+            moved.ledgerId === run.ledgerId && moved.entryId < runEnd(run) && run.entryId < runEnd(moved),
+        ),
+    );
+    const written = await store.casPage(cursorId, ref, page.version, {
+      runs: [...kept, ...moving].sort(compareRuns),
+    });
+    if (!written) return;
+    const head = { ...current.head, runs: withRunsReplaced(runs, moving, []) };
+    if (!(await store.casHead(cursorId, current.version, head)).ok) return;
+    current = { ...current, head, version: current.version + 1 };
+  }
 }

@@ -12,6 +12,7 @@ import type {
 import { routesTo } from './key-shared-routing.ts';
 import {
   isAcknowledged,
+  type LocatedRun,
   locateRun,
   type PageMap,
   pageKey,
@@ -89,7 +90,8 @@ export async function pickUpDue(
     }
   }
   if (allSettled && record) {
-    const next = await ctx.store.nextTrackerDue(cursor.cursorId, now);
+    // The earliest entry left, due or not (a pending one stays due until it is taken or swept).
+    const next = await ctx.store.nextTrackerDue(cursor.cursorId, -1);
     if (record.head.trackerDueAtMs !== next) {
       const { trackerDueAtMs: _old, ...rest } = record.head;
       const head = next === undefined ? rest : { ...rest, trackerDueAtMs: next };
@@ -98,6 +100,51 @@ export async function pickUpDue(
     }
   }
   return { deliveries, record };
+}
+
+/** One stretch of a tracker entry's range covered by one run, and what that run says of it now. */
+export interface TrackerSegment {
+  /**
+   * due: the run is released and due, or held past its ack timeout, with the entry's count;
+   * pending: the run does not say so yet (a write in flight, or one that died);
+   * stale: it never will (handed out again since, released for another time, acknowledged).
+   */
+  readonly verdict: 'due' | 'pending' | 'stale';
+  readonly located?: LocatedRun;
+  readonly from: bigint;
+  readonly n: number;
+}
+
+/**
+ * What the runs say of a tracker entry now, stretch by stretch. An entry is put before the write
+ * that makes it true, so a run that does not say so yet may be a write still in flight: only what
+ * can never become true again is stale.
+ */
+export function judgeTrackerEntry(
+  head: HeadRecord['head'],
+  pages: PageMap,
+  entry: TrackerEntry,
+  nowMs: number,
+): TrackerSegment[] {
+  const segments: TrackerSegment[] = [];
+  for (let i = 0; i < entry.n; i++) {
+    const position = Position.of(entry.position.ledgerId, entry.position.entryId + BigInt(i));
+    const located = isAcknowledged(head, pages, position) ? undefined : locateRun(head, pages, position);
+    let verdict: TrackerSegment['verdict'];
+    if (isAcknowledged(head, pages, position)) verdict = 'stale';
+    else if (!located || located.run.deliveries < entry.deliveries) verdict = 'pending';
+    else if (located.run.deliveries > entry.deliveries) verdict = 'stale';
+    else if (located.run.state.kind === 'released')
+      verdict = located.run.state.dueAtMs > nowMs ? 'stale' : 'due';
+    else verdict = (located.run.state.timeoutAtMs ?? Infinity) > nowMs ? 'pending' : 'due';
+    const last = segments[segments.length - 1];
+    if (last && last.verdict === verdict && last.located?.run === located?.run) {
+      segments[segments.length - 1] = { ...last, n: last.n + 1 };
+    } else {
+      segments.push({ verdict, ...(located ? { located } : {}), from: position.entryId, n: 1 });
+    }
+  }
+  return segments;
 }
 
 type TakeOutcome =
@@ -111,6 +158,8 @@ type TakeOutcome =
   | { readonly kind: 'stale' }
   /** Key_Shared: due, but for another member (or this one is recently joined). */
   | { readonly kind: 'notMine' }
+  /** Its run does not say so yet (a write in flight, or one that died): leave it. */
+  | { readonly kind: 'pending' }
   /** The head or page changed meanwhile: leave the entry for the next receive. */
   | { readonly kind: 'conflict' };
 
@@ -119,18 +168,23 @@ async function takeTrackerEntry(
   request: PickUpRequest & { readonly pages: PageMap; readonly entry: TrackerEntry; readonly nowMs: number },
 ): Promise<TakeOutcome> {
   const { cursor, consumer, record, pages, entry, nowMs } = request;
-  const located = locateRun(record.head, pages, entry.position);
-  if (!located || located.run.deliveries !== entry.deliveries) return { kind: 'stale' };
-  const { run, home } = located;
-  const slice = sliceRun(run, entry.position.entryId, entry.position.entryId + BigInt(entry.n));
-  if (!slice) return { kind: 'stale' };
-  if (
-    run.state.kind === 'released' ? run.state.dueAtMs > nowMs : (run.state.timeoutAtMs ?? Infinity) > nowMs
-  ) {
-    return { kind: 'stale' }; // released or handed out again since: the newer state has its own entry
-  }
-  const unacked = runPositions(slice).filter((position) => !isAcknowledged(record.head, pages, position));
-  if (unacked.length === 0) return { kind: 'stale' };
+  const segments = judgeTrackerEntry(record.head, pages, entry, nowMs);
+  const chosen = segments.find((segment) => segment.verdict === 'due');
+  if (!chosen?.located)
+    return segments.some((segment) => segment.verdict === 'pending')
+      ? { kind: 'pending' }
+      : { kind: 'stale' };
+  const { run, home } = chosen.located;
+  const slice = sliceRun(run, chosen.from, chosen.from + BigInt(chosen.n)) as DeliveryRun;
+  const unacked = runPositions(slice);
+  // What this entry still stands for beyond the stretch taken here keeps an entry of its own.
+  const others: TrackerEntry[] = segments
+    .filter((segment) => segment !== chosen && segment.verdict !== 'stale')
+    .map((segment) => ({
+      ...entry,
+      position: Position.of(entry.position.ledgerId, segment.from),
+      n: segment.n,
+    }));
   const entries = await readEntriesAt(ctx, unacked);
   const deadLetter = consumer.deadLetter;
   if (deadLetter && run.deliveries > deadLetter.maxRedeliverCount) {
@@ -138,6 +192,7 @@ async function takeTrackerEntry(
     const stored = unacked.flatMap((position) => entries.get(position.toString()) ?? []);
     if (stored.length < unacked.length) return { kind: 'conflict' };
     await deadLetter.publish(stored, run.deliveries);
+    await ctx.store.putTracker(cursor.cursorId, others);
     await ctx.store.acknowledge(cursor.cursorId, unacked);
     return { kind: 'stale' };
   }
@@ -166,7 +221,7 @@ async function takeTrackerEntry(
   };
   const replacement = carveRun(run, takenIds, () => ({ deliveries: run.deliveries + 1, state: heldState }));
   const lastTaken = (taken[taken.length - 1] as { position: Position }).position.entryId;
-  const trackerEntries: TrackerEntry[] = [];
+  const trackerEntries: TrackerEntry[] = [...others];
   const sliceEnd = runEnd(slice);
   if (lastTaken + 1n < sliceEnd) {
     // The rest of this entry's slice keeps its state and its due time.

@@ -377,6 +377,11 @@ export class StatelessStack extends Stack {
         type: ResponseType.REQUEST_TOO_LARGE,
         answer: gatewayResponses.payloadTooLarge,
       },
+      {
+        id: 'IntegrationTimeout',
+        type: ResponseType.INTEGRATION_TIMEOUT,
+        answer: gatewayResponses.integrationTimeout,
+      },
     ];
     for (const { id, type, answer } of responses) {
       api.addGatewayResponse(id, {

@@ -40,6 +40,14 @@ export const publicPaths: readonly { method: string; path: string }[] = [
  */
 export const AUTHORIZER_RESULT_TTL_SECONDS = 300;
 
+/**
+ * How often the maintenance function runs: an EventBridge rate on AWS, a timer
+ * in the embedded stack (infra/local/local-schedule.ts).
+ */
+export const MAINTENANCE_INTERVAL_MS = 5 * 60_000;
+/** The maintenance function's timeout (its Lambda setting; the embedded stack gives it the same budget). */
+export const MAINTENANCE_TIMEOUT_SECONDS = 240;
+
 /** Every entry point under functions/, API-facing or not. */
 export const functionNames = ['admin-api', 'data-api', 'authorizer', 'scheduler', 'maintenance'] as const;
 export type FunctionName = (typeof functionNames)[number];

@@ -53,6 +53,11 @@ const STAGE = 'local';
  * the stack spent since the last DELETE. Not an API Gateway route: local only.
  */
 export const USAGE_PATH = '/_local/usage';
+/**
+ * With a status source (the embedded stack gives one): GET answers the state of
+ * its start-up work and local schedules. Not an API Gateway route: local only.
+ */
+export const STATUS_PATH = '/_local/status';
 const ACCOUNT = '123456789012';
 const API_ID = 'ackline-local';
 
@@ -78,11 +83,14 @@ export async function startLocalGateway(options: {
    * (default: API Gateway's 29 s). The handler runs on; its answer is dropped.
    */
   readonly integrationTimeoutMs?: number;
+  /** What STATUS_PATH answers (no such path without it). */
+  readonly status?: () => unknown;
 }): Promise<LocalGateway> {
   const context: GatewayContext = {
     functions: options.functions,
     meter: options.meter,
     integrationTimeoutMs: options.integrationTimeoutMs ?? API_INTEGRATION_TIMEOUT_MS,
+    status: options.status,
     authorizerCache: new AuthorizerCache(
       options.authorizerResultTtlMs ?? AUTHORIZER_RESULT_TTL_SECONDS * 1000,
       options.clock ?? systemClock,
@@ -130,6 +138,7 @@ interface GatewayContext {
   readonly meter: UsageMeter | undefined;
   readonly authorizerCache: AuthorizerCache;
   readonly integrationTimeoutMs: number;
+  readonly status: (() => unknown) | undefined;
 }
 
 async function handle(req: IncomingMessage, res: ServerResponse, gateway: GatewayContext) {
@@ -147,6 +156,10 @@ async function handle(req: IncomingMessage, res: ServerResponse, gateway: Gatewa
     const usage = meter.snapshot();
     if (method === 'DELETE') meter.reset();
     send(res, 200, usage);
+    return;
+  }
+  if (gateway.status && rawPath === STATUS_PATH && method === 'GET') {
+    send(res, 200, gateway.status());
     return;
   }
   const received = performance.now();

@@ -144,6 +144,23 @@ describe('messages up to the largest payload, on every path', () => {
     expect(again.received.map((m) => m.redeliveryCount)).toEqual(payloads.map(() => 1));
   });
 
+  it('characters SQS refuses in a body (U+FFFE, U+FFFF) travel, delayed through the scheduler and after an ack timeout', async () => {
+    const topic = TopicRef.unique('sqschars');
+    const payload = 'a\uFFFEb\uFFFF'.repeat(1000);
+    const consumer = await consumers.subscribe(topic, 'sub', {
+      subscriptionType: 'Shared',
+      ackTimeoutMs: 1000,
+    });
+    await admin.produce(topic, [{ payload, deliverAfterMs: 3000 }]);
+
+    const first = await consumer.receiveN(1, 10_000);
+    const again = await consumer.receiveN(1, 10_000);
+    await consumer.ack(again);
+
+    expect(first.map((m) => m.payload === payload)).toEqual([true]);
+    expect(again.map((m) => [m.payload === payload, m.redeliveryCount])).toEqual([[true, 1]]);
+  });
+
   it('ten 256 KiB messages nacked, redelivered, then dead-lettered: all arrive on the dead-letter topic', async () => {
     const topic = TopicRef.unique('bignack');
     const payloads = payloadsOf(10, MAX_PAYLOAD_BYTES, 'é');

@@ -21,6 +21,7 @@ import type {
 import { ensureQueueWithDeadLetter } from '../sqs-queue-provisioning.ts';
 import { type MessageToSend, sendInBatches } from './send-in-batches.ts';
 import { SQS_MAX_BATCH_ENTRIES, SQS_MAX_MESSAGE_BYTES } from './sqs-limits.ts';
+import { sqsMessageBody } from './sqs-message-body.ts';
 
 const SHORT_POLL_PAUSE_MS = 50;
 
@@ -80,7 +81,9 @@ export class SqsDeliveryQueue implements DeliveryQueue {
     if (tokens.length === 0) return;
     const url = await this.url(queue);
     const messages = tokens.map(({ token, delaySeconds }): MessageToSend => {
-      const MessageBody = encodeWithinLimit(token, SQS_MAX_MESSAGE_BYTES, encodeDeliveryToken);
+      const MessageBody = encodeWithinLimit(token, SQS_MAX_MESSAGE_BYTES, (t) =>
+        sqsMessageBody(encodeDeliveryToken(t)),
+      );
       return queue.ordered
         ? {
             MessageBody,

@@ -8,6 +8,7 @@ import type { SubscriptionQueue } from '../../ports/delivery-queue.ts';
 import type { FeedJob, JobPosition, ScheduledJob, Scheduler } from '../../ports/scheduler.ts';
 import { sendInBatches } from './send-in-batches.ts';
 import { SQS_MAX_MESSAGE_BYTES } from './sqs-limits.ts';
+import { sqsMessageBody } from './sqs-message-body.ts';
 
 /**
  * The scheduler's delay queue on SQS. A job waits `min(maxDelaySeconds,
@@ -38,10 +39,10 @@ export class SqsScheduler implements Scheduler {
   }
 }
 
-/** `encodeJob(job)`, with the job's token by reference when the whole job would be over `maxBytes`. */
+/** `encodeJob(job)` as an SQS body, with the job's token by reference when the whole job would be over `maxBytes`. */
 export function encodeJobWithinLimit(job: ScheduledJob, maxBytes: number): string {
-  if (job.kind === 'feed') return encodeJob(job);
-  return encodeWithinLimit(job.token, maxBytes, (token) => encodeJob({ ...job, token }));
+  if (job.kind === 'feed') return sqsMessageBody(encodeJob(job));
+  return encodeWithinLimit(job.token, maxBytes, (token) => sqsMessageBody(encodeJob({ ...job, token })));
 }
 
 export function encodeJob(job: ScheduledJob): string {

@@ -40,12 +40,20 @@ export const publicPaths: readonly { method: string; path: string }[] = [
  */
 export const AUTHORIZER_RESULT_TTL_SECONDS = 300;
 
+/**
+ * How often the maintenance function runs: an EventBridge rate on AWS, a timer
+ * in the embedded stack (infra/local/local-schedule.ts).
+ */
+export const MAINTENANCE_INTERVAL_MS = 5 * 60_000;
+/** The maintenance function's timeout (its Lambda setting; the embedded stack gives it the same budget). */
+export const MAINTENANCE_TIMEOUT_SECONDS = 240;
+
 /** Every entry point under functions/, API-facing or not. */
 export const functionNames = ['admin-api', 'data-api', 'authorizer', 'scheduler', 'maintenance'] as const;
 export type FunctionName = (typeof functionNames)[number];
 
 /**
- * API Gateway's own answers when the authorizer refuses (gateway responses),
+ * API Gateway's own answers when the authorizer refuses or the integration times out (gateway responses),
  * rewritten to ackline's `{ "reason": ... }` shape. The local gateway answers
  * with the same bodies.
  */
@@ -54,7 +62,17 @@ export const gatewayResponses = {
   accessDenied: { statusCode: 403, reason: 'Forbidden: the token does not allow this call' },
   missingRoute: { statusCode: 404, reason: 'No route for this path' },
   payloadTooLarge: { statusCode: 413, reason: 'Request body is larger than 10 MB' },
+  /** The integration (the function) did not answer within API_INTEGRATION_TIMEOUT_MS. */
+  integrationTimeout: { statusCode: 504, reason: 'Endpoint request timed out' },
 } as const;
+
+/**
+ * API Gateway's integration timeout for a REST API (29 s, its default and the
+ * most it allows without a quota increase): when the function has not answered
+ * by then, the client gets 504 (gatewayResponses.integrationTimeout) while the
+ * function runs on until its own timeout. The API functions' timeout equals it.
+ */
+export const API_INTEGRATION_TIMEOUT_MS = 29_000;
 
 /** API Gateway's request payload limit. */
 export const MAX_REQUEST_BODY_BYTES = 10 * 1024 * 1024;

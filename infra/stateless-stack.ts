@@ -27,6 +27,7 @@ import {
   type FunctionName,
   functionNames,
   gatewayResponses,
+  MAINTENANCE_TIMEOUT_SECONDS,
   publicPaths,
 } from './api-routes.ts';
 import { AcklineFunction } from './constructs/ackline-function.ts';
@@ -136,7 +137,7 @@ export const functionSettings: Record<FunctionName, FunctionSettings> = {
   },
   maintenance: {
     memorySizeMb: 512,
-    timeoutSeconds: 240,
+    timeoutSeconds: MAINTENANCE_TIMEOUT_SECONDS,
     tableAccess: 'items',
     // It counts the tokens in each subscription's dead-letter queue; it neither sends nor schedules.
     schedules: false,
@@ -376,6 +377,11 @@ export class StatelessStack extends Stack {
         id: 'PayloadTooLarge',
         type: ResponseType.REQUEST_TOO_LARGE,
         answer: gatewayResponses.payloadTooLarge,
+      },
+      {
+        id: 'IntegrationTimeout',
+        type: ResponseType.INTEGRATION_TIMEOUT,
+        answer: gatewayResponses.integrationTimeout,
       },
     ];
     for (const { id, type, answer } of responses) {

@@ -24,7 +24,7 @@ import {
   serviceNameOf,
 } from '../../shared/config/load-config.ts';
 import { MAX_RETENTION_SECONDS } from '../../shared/config/resources.ts';
-import type { FunctionName } from '../api-routes.ts';
+import { type FunctionName, MAINTENANCE_INTERVAL_MS } from '../api-routes.ts';
 
 export interface ObservabilityProps {
   readonly stage: string;
@@ -47,7 +47,7 @@ export const SCHEDULER_QUEUE_MAX_AGE_SECONDS = 900 + 300;
 const PERIOD = Duration.minutes(5);
 
 /** How often EventBridge runs the maintenance function. */
-export const MAINTENANCE_INTERVAL = Duration.minutes(5);
+export const MAINTENANCE_INTERVAL = Duration.minutes(MAINTENANCE_INTERVAL_MS / 60_000);
 
 /**
  * The period of the alarms on what the maintenance function reports once per

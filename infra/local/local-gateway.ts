@@ -20,6 +20,7 @@ import { systemClock } from '../../shared/adapters/system-clock.ts';
 import type { UsageMeter } from '../../shared/adapters/usage-meter.ts';
 import type { Clock } from '../../shared/ports/clock.ts';
 import {
+  API_INTEGRATION_TIMEOUT_MS,
   type ApiFunctionName,
   AUTHORIZER_RESULT_TTL_SECONDS,
   apiRoutes,
@@ -52,6 +53,11 @@ const STAGE = 'local';
  * the stack spent since the last DELETE. Not an API Gateway route: local only.
  */
 export const USAGE_PATH = '/_local/usage';
+/**
+ * With a status source (the embedded stack gives one): GET answers the state of
+ * its start-up work and local schedules. Not an API Gateway route: local only.
+ */
+export const STATUS_PATH = '/_local/status';
 const ACCOUNT = '123456789012';
 const API_ID = 'ackline-local';
 
@@ -72,10 +78,19 @@ export async function startLocalGateway(options: {
   readonly authorizerResultTtlMs?: number;
   /** What the cache's TTL is measured with (default: the system clock). */
   readonly clock?: Clock;
+  /**
+   * How long a handler may take before the client gets API Gateway's 504
+   * (default: API Gateway's 29 s). The handler runs on; its answer is dropped.
+   */
+  readonly integrationTimeoutMs?: number;
+  /** What STATUS_PATH answers (no such path without it). */
+  readonly status?: () => unknown;
 }): Promise<LocalGateway> {
   const context: GatewayContext = {
     functions: options.functions,
     meter: options.meter,
+    integrationTimeoutMs: options.integrationTimeoutMs ?? API_INTEGRATION_TIMEOUT_MS,
+    status: options.status,
     authorizerCache: new AuthorizerCache(
       options.authorizerResultTtlMs ?? AUTHORIZER_RESULT_TTL_SECONDS * 1000,
       options.clock ?? systemClock,
@@ -122,6 +137,8 @@ interface GatewayContext {
   readonly functions: LocalGatewayFunctions;
   readonly meter: UsageMeter | undefined;
   readonly authorizerCache: AuthorizerCache;
+  readonly integrationTimeoutMs: number;
+  readonly status: (() => unknown) | undefined;
 }
 
 async function handle(req: IncomingMessage, res: ServerResponse, gateway: GatewayContext) {
@@ -139,6 +156,10 @@ async function handle(req: IncomingMessage, res: ServerResponse, gateway: Gatewa
     const usage = meter.snapshot();
     if (method === 'DELETE') meter.reset();
     send(res, 200, usage);
+    return;
+  }
+  if (gateway.status && rawPath === STATUS_PATH && method === 'GET') {
+    send(res, 200, gateway.status());
     return;
   }
   const received = performance.now();
@@ -204,12 +225,45 @@ async function handle(req: IncomingMessage, res: ServerResponse, gateway: Gatewa
     isBase64Encoded: false,
   };
   const invoking = performance.now();
-  const result = await functions.api[route.functionName](event, lambdaContext(route.functionName, requestId));
-  meter?.invoked(route.functionName, performance.now() - invoking);
+  const result = await withinIntegrationTimeout(
+    functions.api[route.functionName](event, lambdaContext(route.functionName, requestId)),
+    gateway.integrationTimeoutMs,
+  ).finally(() => meter?.invoked(route.functionName, performance.now() - invoking));
+  if (result === undefined) {
+    // As API Gateway: the client gets a 504 at the integration timeout; the function runs on, unheard.
+    console.error(
+      `local gateway: ${route.functionName} did not answer ${method} ${rawPath} within ${gateway.integrationTimeoutMs} ms`,
+    );
+    res.setHeader('x-amzn-requestid', requestId);
+    send(res, gatewayResponses.integrationTimeout.statusCode, {
+      reason: gatewayResponses.integrationTimeout.reason,
+    });
+    return;
+  }
   res.statusCode = result.statusCode;
   for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, String(value));
   res.setHeader('x-amzn-requestid', requestId);
   res.end(result.isBase64Encoded ? Buffer.from(result.body, 'base64') : result.body);
+}
+
+/**
+ * The handler's answer, or undefined when it has not answered within `timeoutMs`
+ * (then whatever it answers or throws later is dropped, as API Gateway drops it).
+ */
+async function withinIntegrationTimeout<T>(
+  invocation: Promise<T>,
+  timeoutMs: number,
+): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), timeoutMs);
+  });
+  invocation.catch(() => undefined); // a late failure is no unhandled rejection: nobody listens any more
+  try {
+    return await Promise.race([invocation, timedOut]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /**

@@ -3,6 +3,8 @@
  *   PORT              gateway port on 127.0.0.1 (default 8080; 0 picks a free one)
  *   ACKLINE_DATA_DIR  where dynalite keeps its data and the token secret (default ./.ackline)
  *   ACKLINE_METER=1   count AWS requests and invocations at GET /_local/usage (`npm run bench`)
+ *   ACKLINE_MAINTENANCE_INTERVAL_MS  how often maintenance runs (default 300000, as on AWS)
+ * GET /_local/status answers the state of start-up work (queue rebuilds) and of maintenance.
  */
 
 import { quietAwsSdkNodeWarning } from './quiet-warnings.ts';
@@ -17,9 +19,27 @@ if (!Number.isInteger(port) || port < 0 || port > 65535) {
   console.error(`ackline: PORT must be an integer from 0 to 65535, got '${process.env.PORT}'`);
   process.exit(2);
 }
+const maintenanceIntervalMs =
+  process.env.ACKLINE_MAINTENANCE_INTERVAL_MS === undefined
+    ? undefined
+    : Number(process.env.ACKLINE_MAINTENANCE_INTERVAL_MS);
+if (
+  maintenanceIntervalMs !== undefined &&
+  (!Number.isSafeInteger(maintenanceIntervalMs) || maintenanceIntervalMs < 1)
+) {
+  console.error(
+    `ackline: ACKLINE_MAINTENANCE_INTERVAL_MS must be a positive integer, got '${process.env.ACKLINE_MAINTENANCE_INTERVAL_MS}'`,
+  );
+  process.exit(2);
+}
 
 try {
-  const local = await startLocal({ port, dataDir, meter: process.env.ACKLINE_METER === '1' });
+  const local = await startLocal({
+    port,
+    dataDir,
+    meter: process.env.ACKLINE_METER === '1',
+    ...(maintenanceIntervalMs !== undefined ? { maintenanceIntervalMs } : {}),
+  });
   console.log(`ackline ready on ${local.url}`);
   let stopping = false;
   const stop = async (signal: string) => {

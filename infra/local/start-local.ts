@@ -7,14 +7,24 @@ import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { handler as adminApi } from '../../functions/admin-api/handler.ts';
 import { handler as authorizer } from '../../functions/authorizer/handler.ts';
 import { handler as dataApi } from '../../functions/data-api/handler.ts';
+import { handler as maintenance } from '../../functions/maintenance/handler.ts';
 import { handler as scheduler } from '../../functions/scheduler/handler.ts';
 import { createDependencies } from '../../shared/adapters/create-dependencies.ts';
 import { installUsageMeter, UsageMeter } from '../../shared/adapters/usage-meter.ts';
+import type { UseCasePorts } from '../../shared/application/ports.ts';
 import { rebuildSubscriptionQueues } from '../../shared/application/rebuild-subscription-queues.ts';
 import { loadConfig } from '../../shared/config/load-config.ts';
 import { schedulerQueue } from '../../shared/config/resources.ts';
+import { MAINTENANCE_INTERVAL_MS, MAINTENANCE_TIMEOUT_SECONDS } from '../api-routes.ts';
+import {
+  type BackgroundRetry,
+  type RetryPolicy,
+  retryInBackground,
+  type TaskStatus,
+} from './background-retry.ts';
 import { type EmbeddedStack, LOCAL_CREDENTIALS, LOCAL_REGION, startEmbeddedStack } from './embedded-stack.ts';
 import { type LocalGateway, startLocalGateway } from './local-gateway.ts';
+import { type LocalSchedule, type ScheduleStatus, startLocalSchedule } from './local-schedule.ts';
 import { type SqsPoller, startSqsPoller } from './sqs-poller.ts';
 
 /**
@@ -30,6 +40,17 @@ export interface LocalOptions {
   readonly dataDir: string;
   /** Count AWS requests, capacity and invocations for the benchmark (served at USAGE_PATH). */
   readonly meter?: boolean;
+  /** How often the maintenance function runs (default: as on AWS, every 5 minutes). */
+  readonly maintenanceIntervalMs?: number;
+  /** How start-up work that failed is retried in the background (default STARTUP_RETRY). */
+  readonly startupRetry?: RetryPolicy;
+}
+
+/** What the local status path (STATUS_PATH) answers: start-up work and the maintenance schedule. */
+export interface LocalStatus {
+  /** `ready` once every subscription queue was rebuilt; else what is still retried, or gave up. */
+  readonly rebuild: TaskStatus;
+  readonly maintenance: ScheduleStatus;
 }
 
 export interface RunningLocal {
@@ -41,6 +62,7 @@ export interface RunningLocal {
    * the first part of each backlog; the scheduler feeds the rest once it polls.
    */
   readonly rebuiltTokens: number;
+  status(): LocalStatus;
   stop(): Promise<void>;
 }
 
@@ -74,27 +96,37 @@ export async function startLocal(options: LocalOptions): Promise<RunningLocal> {
   const meter = options.meter ? new UsageMeter() : undefined;
   if (meter) installUsageMeter(meter);
   let poller: SqsPoller;
-  let rebuilt: number;
+  let rebuild: Rebuild;
+  let schedule: LocalSchedule;
   try {
     const deps = createDependencies(loadConfig(), 'embedded');
-    const counts = await rebuildSubscriptionQueues(deps.ports, { acknowledgeUnwritten: true });
-    rebuilt = Object.values(counts).reduce((sum, n) => sum + n, 0);
+    // Nothing stored may keep the stack from starting: what fails here is retried in the background.
+    rebuild = await rebuildQueues(deps.ports, deps.logger, options.startupRetry);
     meter?.reset(); // the rebuild is start-up work, not what the first phase costs
     poller = await startSchedulerPoller(stack, deps.logger, meter);
+    schedule = startMaintenanceSchedule(
+      options.maintenanceIntervalMs ?? MAINTENANCE_INTERVAL_MS,
+      deps.logger,
+      meter,
+    );
   } catch (error) {
     await stack.stop();
     await releaseLock();
     throw error;
   }
+  const status = (): LocalStatus => ({ rebuild: rebuild.status(), maintenance: schedule.status() });
   let gateway: LocalGateway;
   try {
     gateway = await startLocalGateway({
       port: options.port,
       host,
       functions: { authorizer, api: { 'admin-api': adminApi, 'data-api': dataApi } },
+      status,
       ...(meter ? { meter } : {}),
     });
   } catch (error) {
+    rebuild.stop();
+    await schedule.stop();
     await poller.stop();
     await stack.stop();
     await releaseLock();
@@ -108,8 +140,11 @@ export async function startLocal(options: LocalOptions): Promise<RunningLocal> {
     url: gateway.url,
     dataDir,
     stack,
-    rebuiltTokens: rebuilt,
+    rebuiltTokens: rebuild.tokens,
+    status,
     stop: async () => {
+      rebuild.stop();
+      await schedule.stop();
       await poller.stop();
       await gateway.close();
       await stack.stop();
@@ -207,4 +242,104 @@ async function startSchedulerPoller(stack: EmbeddedStack, logger: Logger, meter:
       client.destroy();
     },
   };
+}
+
+interface Rebuild {
+  /** Tokens put back on the queues by the first attempt. */
+  readonly tokens: number;
+  status(): TaskStatus;
+  stop(): void;
+}
+
+const REBUILD = 'rebuild subscription queues';
+
+/**
+ * Rebuilds every subscription queue from its cursor (local SQS keeps messages
+ * in memory only). The first attempt runs before the gateway opens, so no
+ * publish is in flight and ids a crashed publisher allocated but never wrote
+ * can be acknowledged. A subscription whose rebuild fails does not stop the
+ * others, nor the start: the failed ones (all of them, when the catalog could
+ * not even be listed) are retried in the background, without acknowledging
+ * unwritten ids (publishes may be in flight by then; maintenance acknowledges
+ * abandoned ids). Every failure is logged; the state is served at STATUS_PATH.
+ */
+async function rebuildQueues(
+  ports: UseCasePorts,
+  logger: Logger,
+  policy: RetryPolicy | undefined,
+): Promise<Rebuild> {
+  /** The subscriptions still to rebuild (`partition|subscription`); undefined: all of them. */
+  let pending: Set<string> | undefined;
+  const attempt = async (acknowledgeUnwritten: boolean): Promise<number> => {
+    const failures = new Map<string, unknown>();
+    let counts: Record<string, number>;
+    try {
+      counts = await rebuildSubscriptionQueues(ports, {
+        acknowledgeUnwritten,
+        ...(pending ? { only: pending } : {}),
+        onFailure: (subscription, error) => failures.set(subscription, error),
+      });
+    } catch (error) {
+      pending = undefined;
+      throw error;
+    }
+    pending = new Set(failures.keys());
+    if (failures.size > 0) {
+      const named = [...failures].slice(0, 5).map(([name, error]) => `${name}: ${describe(error)}`);
+      throw new Error(`${failures.size} subscription queue(s) could not be rebuilt (${named.join('; ')})`, {
+        cause: [...failures.values()][0],
+      });
+    }
+    return Object.values(counts).reduce((sum, n) => sum + n, 0);
+  };
+  try {
+    const tokens = await attempt(true);
+    return { tokens, status: () => ({ name: REBUILD, state: 'done', attempts: 1 }), stop: () => undefined };
+  } catch (firstError) {
+    const retry: BackgroundRetry = retryInBackground(
+      REBUILD,
+      firstError,
+      async () => {
+        await attempt(false);
+      },
+      {
+        ...(policy ? { policy } : {}),
+        onAttemptFailed: (error, attempts, willRetry) =>
+          logger.error(
+            `${REBUILD}: attempt ${attempts} failed; ${willRetry ? 'retrying in the background' : 'giving up until the next start'}`,
+            {
+              error: error instanceof Error ? error : String(error),
+            },
+          ),
+        onDone: (attempts) => logger.warn(`${REBUILD}: done at attempt ${attempts}`),
+      },
+    );
+    return { tokens: 0, status: retry.status, stop: retry.stop };
+  }
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** The maintenance function on a timer, as EventBridge runs it on AWS, with its Lambda timeout as budget. */
+function startMaintenanceSchedule(
+  intervalMs: number,
+  logger: Logger,
+  meter: UsageMeter | undefined,
+): LocalSchedule {
+  return startLocalSchedule({
+    name: 'maintenance',
+    intervalMs,
+    run: async () => {
+      const started = performance.now();
+      const deadlineMs = Date.now() + MAINTENANCE_TIMEOUT_SECONDS * 1000;
+      try {
+        await maintenance({}, { getRemainingTimeInMillis: () => Math.max(0, deadlineMs - Date.now()) });
+      } finally {
+        meter?.invoked('maintenance', performance.now() - started);
+      }
+    },
+    onError: (error) => logger.error('maintenance run failed', { error: error as Error }),
+  });
 }

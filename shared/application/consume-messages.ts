@@ -295,13 +295,13 @@ export async function checkDeliveries(
       verdicts.push({ kind: 'drop' });
       continue;
     }
-    const deliverAt = token.message?.deliverAtMs;
+    const deliverAt = token.message?.deliverAtMs ?? token.deliverAtMs;
     if (!queue.ordered && deliverAt !== undefined && deliverAt > nowMs) {
       verdicts.push({ kind: 'notYetDue', dueAtMs: deliverAt });
       continue;
     }
     if (consumer.subscriptionType === 'Key_Shared' && members.length > 1) {
-      const messageKey = token.message?.key ?? `${token.ledgerId}:${token.entryId}`;
+      const messageKey = token.message?.key ?? token.key ?? `${token.ledgerId}:${token.entryId}`;
       if (members[partitionForKey(messageKey, members.length)] !== consumer.consumerId) {
         verdicts.push({ kind: 'otherMember' });
         continue;

@@ -1,4 +1,9 @@
-import { type DeliveryToken, type InlineMessage, MAX_INLINE_BYTES } from '../domain/delivery-token.ts';
+import {
+  type DeliveryToken,
+  type InlineMessage,
+  MAX_INLINE_BYTES,
+  withoutInlineMessage,
+} from '../domain/delivery-token.ts';
 import { LedgerIndex } from '../domain/ledger-layout.ts';
 import { Position } from '../domain/position.ts';
 import { isCumulativeAckType, type SubscriptionType } from '../domain/subscription-type.ts';
@@ -30,7 +35,6 @@ export function tokenFor(partition: TopicName, entry: StoredEntry, redeliveryCou
     entryId: entry.position.entryId.toString(),
     redeliveryCount,
   };
-  if (size > MAX_INLINE_BYTES) return token;
   const message: { -readonly [K in keyof InlineMessage]: InlineMessage[K] } = {
     payload: entry.payload,
     publishTimeMs: entry.publishTimeMs,
@@ -39,7 +43,8 @@ export function tokenFor(partition: TopicName, entry: StoredEntry, redeliveryCou
   if (Object.keys(entry.properties).length > 0) message.properties = entry.properties;
   if (entry.eventTimeMs !== undefined) message.eventTimeMs = entry.eventTimeMs;
   if (entry.deliverAtMs !== undefined) message.deliverAtMs = entry.deliverAtMs;
-  return { ...token, message };
+  // Too large to ride along: by reference, keeping the key and deliverAt that routing needs.
+  return size > MAX_INLINE_BYTES ? withoutInlineMessage({ ...token, message }) : { ...token, message };
 }
 
 export function positionOf(token: Pick<DeliveryToken, 'ledgerId' | 'entryId'>): Position {

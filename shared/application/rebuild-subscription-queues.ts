@@ -15,8 +15,18 @@ import type { UseCasePorts } from './ports.ts';
  */
 export async function rebuildSubscriptionQueues(
   ports: UseCasePorts,
-  options: { readonly acknowledgeUnwritten?: boolean } = {},
+  options: {
+    readonly acknowledgeUnwritten?: boolean;
+    /** Rebuild only these subscriptions (`partition|subscription`); default: all. */
+    readonly only?: ReadonlySet<string>;
+    /**
+     * Hears a subscription whose rebuild failed, and the rebuild carries on with
+     * the next one (without it, the first failure is thrown).
+     */
+    readonly onFailure?: (subscription: string, error: unknown) => void;
+  } = {},
 ): Promise<Record<string, number>> {
+  const { only, onFailure, ...feedOptions } = options;
   const enqueued: Record<string, number> = {};
   for (const record of await ports.catalog.listAllTopics()) {
     const partitions =
@@ -25,13 +35,15 @@ export async function rebuildSubscriptionQueues(
         : Array.from({ length: record.partitions }, (_, i) => record.topic.partition(i));
     for (const partition of partitions) {
       for (const subscription of await ports.catalog.listSubscriptions(partition)) {
-        await ports.deliveryQueue.create(queueOf(subscription));
-        enqueued[`${partition.toString()}|${subscription.name}`] = await feedBacklog(
-          ports,
-          partition,
-          subscription,
-          options,
-        );
+        const name = `${partition.toString()}|${subscription.name}`;
+        if (only && !only.has(name)) continue;
+        try {
+          await ports.deliveryQueue.create(queueOf(subscription));
+          enqueued[name] = await feedBacklog(ports, partition, subscription, feedOptions);
+        } catch (error) {
+          if (!onFailure) throw error;
+          onFailure(name, error);
+        }
       }
     }
   }

@@ -12,7 +12,14 @@ export interface DeliveryToken {
   readonly ledgerId: string;
   readonly entryId: string;
   readonly redeliveryCount: number;
+  /** The message itself, when its token fits one SQS message; otherwise the handler reads the ledger. */
   readonly message?: InlineMessage;
+  /**
+   * Without an inline message: the message's key and deliverAt, which routing
+   * (Key_Shared) and the not-before check need before the ledger is read.
+   */
+  readonly key?: string;
+  readonly deliverAtMs?: number;
 }
 
 export interface InlineMessage {
@@ -24,7 +31,13 @@ export interface InlineMessage {
   readonly deliverAtMs?: number;
 }
 
-/** Tokens stay well under SQS's 256 KiB message limit; larger messages travel by reference. */
+/**
+ * Messages whose payload, key and properties are larger travel by reference
+ * (the handler reads the entry from the ledger). A bound on the raw sizes only:
+ * JSON escaping can make a token several times larger than its message, so
+ * whatever encodes a token for a queue still checks the encoded size against
+ * the queue's message limit ({@link encodeWithinLimit}).
+ */
 export const MAX_INLINE_BYTES = 192 * 1024;
 
 interface WireToken {
@@ -33,6 +46,9 @@ interface WireToken {
   l: string;
   e: string;
   c: number;
+  /** key and deliverAt of a token without its message. */
+  k?: string;
+  da?: number;
   m?: { p: string; k?: string; pr?: Record<string, string>; pt: number; et?: number; da?: number };
 }
 
@@ -44,6 +60,8 @@ export function encodeDeliveryToken(token: DeliveryToken): string {
     e: token.entryId,
     c: token.redeliveryCount,
   };
+  if (token.key !== undefined) wire.k = token.key;
+  if (token.deliverAtMs !== undefined) wire.da = token.deliverAtMs;
   if (token.message) {
     const m: NonNullable<WireToken['m']> = { p: token.message.payload, pt: token.message.publishTimeMs };
     if (token.message.key !== undefined) m.k = token.message.key;
@@ -69,7 +87,9 @@ export function decodeDeliveryToken(body: string): DeliveryToken {
     typeof wire.t !== 'string' ||
     typeof wire.l !== 'string' ||
     typeof wire.e !== 'string' ||
-    typeof wire.c !== 'number'
+    typeof wire.c !== 'number' ||
+    (wire.k !== undefined && typeof wire.k !== 'string') ||
+    (wire.da !== undefined && typeof wire.da !== 'number')
   ) {
     throw new ValidationError('Delivery token is malformed');
   }
@@ -79,6 +99,8 @@ export function decodeDeliveryToken(body: string): DeliveryToken {
     entryId: wire.e,
     redeliveryCount: wire.c,
   };
+  if (wire.k !== undefined) token.key = wire.k;
+  if (wire.da !== undefined) token.deliverAtMs = wire.da;
   if (wire.m) {
     const message: { -readonly [K in keyof InlineMessage]: InlineMessage[K] } = {
       payload: wire.m.p,
@@ -91,6 +113,39 @@ export function decodeDeliveryToken(body: string): DeliveryToken {
     token.message = message;
   }
   return token;
+}
+
+/**
+ * The token without its inline message, keeping what routing and the
+ * not-before check need (key, deliverAt): the handler reads the entry from the
+ * ledger instead. A token without a message is returned as it is.
+ */
+export function withoutInlineMessage(token: DeliveryToken): DeliveryToken {
+  const { message, ...rest } = token;
+  if (message === undefined) return token;
+  const reference: { -readonly [K in keyof DeliveryToken]: DeliveryToken[K] } = { ...rest };
+  if (message.key !== undefined) reference.key = message.key;
+  if (message.deliverAtMs !== undefined) reference.deliverAtMs = message.deliverAtMs;
+  return reference;
+}
+
+/**
+ * `encode(token)`, or `encode(withoutInlineMessage(token))` when that is over
+ * `maxBytes` (UTF-8): a message too large to ride along travels by reference
+ * rather than failing the send. `encode` wraps the token (a bare token, a
+ * scheduler job embedding it). Cost: at most two encodings.
+ *
+ * @example
+ * encodeWithinLimit(token, SQS_MAX_MESSAGE_BYTES, encodeDeliveryToken)
+ */
+export function encodeWithinLimit(
+  token: DeliveryToken,
+  maxBytes: number,
+  encode: (token: DeliveryToken) => string,
+): string {
+  const body = encode(token);
+  if (token.message === undefined || Buffer.byteLength(body, 'utf8') <= maxBytes) return body;
+  return encode(withoutInlineMessage(token));
 }
 
 /**

@@ -34,7 +34,7 @@ export interface DeliveryQueue {
   /** Creates the queue and its dead-letter queue (idempotent). */
   create(queue: SubscriptionQueue): Promise<void>;
   delete(queue: SubscriptionQueue): Promise<void>;
-  /** Sends in batches of 10. */
+  /** Sends in as few batches as the queue service allows (SQS: 10 entries, 1 MiB). */
   send(queue: SubscriptionQueue, tokens: readonly TokenToSend[]): Promise<void>;
   /**
    * Receives up to `max` tokens, hiding them for `visibilitySeconds`; waits up

@@ -484,6 +484,7 @@ describe('stateless stack', () => {
       accessDenied: 'ACCESS_DENIED',
       missingRoute: 'MISSING_AUTHENTICATION_TOKEN',
       payloadTooLarge: 'REQUEST_TOO_LARGE',
+      integrationTimeout: 'INTEGRATION_TIMEOUT',
     } as const;
     for (const [key, { statusCode, reason }] of Object.entries(gatewayResponses)) {
       stateless.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {

@@ -51,24 +51,43 @@ export async function queryAll(client: DynamoDBClient, input: QueryCommandInput)
 
 /** BatchWriteItem calls deleteAll keeps in flight. */
 const DELETE_CONCURRENCY = 8;
+/**
+ * BatchWriteItem takes at most 25 requests (and 16 MB, which 25 keys never
+ * approach: a key is at most 2 KB + 1 KB).
+ */
+export const MAX_BATCH_WRITE_ITEMS = 25;
+/** Sends of one batch's unprocessed items before deleteAll gives up (about 5 s of backoff). */
+const MAX_BATCH_WRITE_ATTEMPTS = 10;
 
-/** Deletes keys in batches of 25 (DELETE_CONCURRENCY at once), retrying unprocessed ones. */
+/**
+ * Deletes keys in batches of MAX_BATCH_WRITE_ITEMS (DELETE_CONCURRENCY at
+ * once), sending unprocessed ones again with backoff; after
+ * MAX_BATCH_WRITE_ATTEMPTS it throws, and what was deleted stays deleted
+ * (deleting again is a no-op, so the caller may simply retry).
+ */
 export async function deleteAll(
   client: DynamoDBClient,
   tableName: string,
   keys: readonly Item[],
 ): Promise<void> {
   const batches: Item[][] = [];
-  for (let i = 0; i < keys.length; i += 25) batches.push(keys.slice(i, i + 25));
+  for (let i = 0; i < keys.length; i += MAX_BATCH_WRITE_ITEMS)
+    batches.push(keys.slice(i, i + MAX_BATCH_WRITE_ITEMS));
   // Batches in parallel: a cursor that consumed millions of entries keeps a tombstone per 200.
   await forEachLimited(batches, DELETE_CONCURRENCY, async (batch) => {
     let requests = batch.map((key) => ({ DeleteRequest: { Key: key } }));
-    for (let attempt = 0; requests.length > 0; attempt++) {
+    for (let attempt = 1; requests.length > 0; attempt++) {
       const result = await client.send(
         new BatchWriteItemCommand({ RequestItems: { [tableName]: requests } }),
       );
       requests = (result.UnprocessedItems?.[tableName] ?? []) as typeof requests;
-      if (requests.length > 0) await backoff(attempt);
+      if (requests.length === 0) return;
+      if (attempt >= MAX_BATCH_WRITE_ATTEMPTS) {
+        throw new Error(
+          `BatchWriteItem on ${tableName} left ${requests.length} deletes unprocessed after ${attempt} attempts`,
+        );
+      }
+      await backoff(attempt - 1);
     }
   });
 }

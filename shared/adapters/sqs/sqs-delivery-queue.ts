@@ -7,12 +7,10 @@ import {
   type QueueAttributeName,
   QueueDoesNotExist,
   ReceiveMessageCommand,
-  SendMessageBatchCommand,
-  type SendMessageBatchRequestEntry,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { type QueueDefinition, subscriptionQueueTemplate } from '../../config/resources.ts';
-import { decodeDeliveryToken, encodeDeliveryToken } from '../../domain/delivery-token.ts';
+import { decodeDeliveryToken, encodeDeliveryToken, encodeWithinLimit } from '../../domain/delivery-token.ts';
 import { NotFoundError } from '../../domain/errors.ts';
 import type {
   DeliveryQueue,
@@ -21,10 +19,10 @@ import type {
   TokenToSend,
 } from '../../ports/delivery-queue.ts';
 import { ensureQueueWithDeadLetter } from '../sqs-queue-provisioning.ts';
+import { type MessageToSend, sendInBatches } from './send-in-batches.ts';
+import { SQS_MAX_BATCH_ENTRIES, SQS_MAX_MESSAGE_BYTES } from './sqs-limits.ts';
+import { sqsMessageBody } from './sqs-message-body.ts';
 
-/** SendMessageBatch carries at most 10 messages and 256 KiB. */
-const MAX_BATCH_ENTRIES = 10;
-const MAX_BATCH_BYTES = 250 * 1024;
 const SHORT_POLL_PAUSE_MS = 50;
 
 /**
@@ -75,51 +73,30 @@ export class SqsDeliveryQueue implements DeliveryQueue {
     this.urls.delete(this.deadLetterName(queue));
   }
 
+  /**
+   * Sends in as few SendMessageBatch calls as SQS's limits allow (10 entries, 1 MiB):
+   * a token over SQS_MAX_MESSAGE_BYTES goes without its inline message.
+   */
   async send(queue: SubscriptionQueue, tokens: readonly TokenToSend[]): Promise<void> {
     if (tokens.length === 0) return;
     const url = await this.url(queue);
-    let batch: SendMessageBatchRequestEntry[] = [];
-    let bytes = 0;
-    const flush = async () => {
-      if (batch.length === 0) return;
-      let entries = batch;
-      batch = [];
-      bytes = 0;
-      for (let attempt = 0; entries.length > 0; attempt++) {
-        const result = await this.client.send(
-          new SendMessageBatchCommand({ QueueUrl: url, Entries: entries }),
-        );
-        const failed = new Set((result.Failed ?? []).map((failure) => failure.Id));
-        if (failed.size > 0 && attempt >= 4) {
-          throw new Error(`SendMessageBatch to ${this.queueName(queue)} failed for ${failed.size} tokens`);
-        }
-        entries = entries.filter((entry) => failed.has(entry.Id));
-      }
-    };
-    for (const item of tokens) {
-      const body = encodeDeliveryToken(item.token);
-      const size = Buffer.byteLength(body);
-      if (batch.length === MAX_BATCH_ENTRIES || (batch.length > 0 && bytes + size > MAX_BATCH_BYTES))
-        await flush();
-      const { token } = item;
-      batch.push(
-        queue.ordered
-          ? {
-              Id: String(batch.length),
-              MessageBody: body,
-              // One group per partition queue keeps its order; the id makes a repeated token a no-op for 5 min.
-              MessageGroupId: 'partition',
-              MessageDeduplicationId: `${token.ledgerId}-${token.entryId}-${token.redeliveryCount}`,
-            }
-          : {
-              Id: String(batch.length),
-              MessageBody: body,
-              DelaySeconds: Math.min(this.maxDelaySeconds, Math.max(0, Math.ceil(item.delaySeconds))),
-            },
+    const messages = tokens.map(({ token, delaySeconds }): MessageToSend => {
+      const MessageBody = encodeWithinLimit(token, SQS_MAX_MESSAGE_BYTES, (t) =>
+        sqsMessageBody(encodeDeliveryToken(t)),
       );
-      bytes += size;
-    }
-    await flush();
+      return queue.ordered
+        ? {
+            MessageBody,
+            // One group per partition queue keeps its order; the id makes a repeated token a no-op for 5 min.
+            MessageGroupId: 'partition',
+            MessageDeduplicationId: `${token.ledgerId}-${token.entryId}-${token.redeliveryCount}`,
+          }
+        : {
+            MessageBody,
+            DelaySeconds: Math.min(this.maxDelaySeconds, Math.max(0, Math.ceil(delaySeconds))),
+          };
+    });
+    await sendInBatches(this.client, url, messages, this.queueName(queue));
   }
 
   async receive(
@@ -156,11 +133,11 @@ export class SqsDeliveryQueue implements DeliveryQueue {
   async remove(queue: SubscriptionQueue, receipts: readonly string[]): Promise<void> {
     if (receipts.length === 0) return;
     const url = await this.url(queue);
-    for (let i = 0; i < receipts.length; i += MAX_BATCH_ENTRIES) {
+    for (let i = 0; i < receipts.length; i += SQS_MAX_BATCH_ENTRIES) {
       await this.client.send(
         new DeleteMessageBatchCommand({
           QueueUrl: url,
-          Entries: receipts.slice(i, i + MAX_BATCH_ENTRIES).map((receipt, index) => ({
+          Entries: receipts.slice(i, i + SQS_MAX_BATCH_ENTRIES).map((receipt, index) => ({
             Id: String(index),
             ReceiptHandle: receipt,
           })),

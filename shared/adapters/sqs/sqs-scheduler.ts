@@ -1,11 +1,14 @@
-import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { decodeDeliveryToken, encodeDeliveryToken } from '../../domain/delivery-token.ts';
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import { decodeDeliveryToken, encodeDeliveryToken, encodeWithinLimit } from '../../domain/delivery-token.ts';
 import { ValidationError } from '../../domain/errors.ts';
 import { Position } from '../../domain/position.ts';
 import { TopicName } from '../../domain/topic-name.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { SubscriptionQueue } from '../../ports/delivery-queue.ts';
 import type { FeedJob, JobPosition, ScheduledJob, Scheduler } from '../../ports/scheduler.ts';
+import { sendInBatches } from './send-in-batches.ts';
+import { SQS_MAX_MESSAGE_BYTES } from './sqs-limits.ts';
+import { sqsMessageBody } from './sqs-message-body.ts';
 
 /**
  * The scheduler's delay queue on SQS. A job waits `min(maxDelaySeconds,
@@ -20,24 +23,26 @@ export class SqsScheduler implements Scheduler {
     readonly maxDelaySeconds: number = 900,
   ) {}
 
+  /**
+   * Sends the jobs in as few SendMessageBatch calls as SQS's limits allow (10
+   * entries, 1 MiB); a job whose token would make it larger than
+   * SQS_MAX_MESSAGE_BYTES carries the token without its inline message.
+   */
   async schedule(jobs: readonly ScheduledJob[]): Promise<void> {
+    if (jobs.length === 0) return;
     const now = this.clock.nowMs();
-    for (let i = 0; i < jobs.length; i += 10) {
-      let entries = jobs.slice(i, i + 10).map((job, index) => ({
-        Id: String(index),
-        MessageBody: encodeJob(job),
-        DelaySeconds: Math.min(this.maxDelaySeconds, Math.max(0, Math.ceil((job.dueAtMs - now) / 1000))),
-      }));
-      for (let attempt = 0; entries.length > 0; attempt++) {
-        const result = await this.client.send(
-          new SendMessageBatchCommand({ QueueUrl: this.queueUrl, Entries: entries }),
-        );
-        const failed = new Set((result.Failed ?? []).map((failure) => failure.Id));
-        if (failed.size > 0 && attempt >= 4) throw new Error(`Scheduling failed for ${failed.size} jobs`);
-        entries = entries.filter((entry) => failed.has(entry.Id));
-      }
-    }
+    const messages = jobs.map((job) => ({
+      MessageBody: encodeJobWithinLimit(job, SQS_MAX_MESSAGE_BYTES),
+      DelaySeconds: Math.min(this.maxDelaySeconds, Math.max(0, Math.ceil((job.dueAtMs - now) / 1000))),
+    }));
+    await sendInBatches(this.client, this.queueUrl, messages, 'the scheduler queue');
   }
+}
+
+/** `encodeJob(job)` as an SQS body, with the job's token by reference when the whole job would be over `maxBytes`. */
+export function encodeJobWithinLimit(job: ScheduledJob, maxBytes: number): string {
+  if (job.kind === 'feed') return sqsMessageBody(encodeJob(job));
+  return encodeWithinLimit(job.token, maxBytes, (token) => sqsMessageBody(encodeJob({ ...job, token })));
 }
 
 export function encodeJob(job: ScheduledJob): string {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { decodeJob, encodeJob } from '../../../../shared/adapters/sqs/sqs-scheduler.ts';
+import { SQS_MAX_MESSAGE_BYTES } from '../../../../shared/adapters/sqs/sqs-limits.ts';
+import { decodeJob, encodeJob, encodeJobWithinLimit } from '../../../../shared/adapters/sqs/sqs-scheduler.ts';
 import type { DeliveryToken } from '../../../../shared/domain/delivery-token.ts';
 import { ValidationError } from '../../../../shared/domain/errors.ts';
 import type { FeedJob, ScheduledJob } from '../../../../shared/ports/scheduler.ts';
@@ -118,5 +119,53 @@ describe('scheduler job codec', () => {
     ],
   ])('rejects %s with a ValidationError', (_, body) => {
     expect(() => decodeJob(body)).toThrow(ValidationError);
+  });
+
+  describe('within the SQS message limit', () => {
+    const KIB = 1024;
+    const withPayload = (payload: string): DeliveryToken => ({
+      ...token,
+      message: { payload, key: 'k', publishTimeMs: 1, deliverAtMs: 9 },
+    });
+    const ackTimeout = (t: DeliveryToken): ScheduledJob => ({
+      kind: 'ackTimeout',
+      consumerId: 'consumer-1',
+      queue: { cursorId: 'c-1', ordered: false },
+      receipt: 'r'.repeat(1024),
+      token: t,
+      dueAtMs: 6,
+    });
+    const deliver = (t: DeliveryToken): ScheduledJob => ({
+      kind: 'deliver',
+      queue: feed.queue,
+      token: t,
+      dueAtMs: 5,
+    });
+
+    it.each<[string, (t: DeliveryToken) => ScheduledJob, string]>([
+      ['an ackTimeout job with a 256 KiB payload', ackTimeout, 'x'.repeat(256 * KIB)],
+      ['a deliver job with a 256 KiB payload', deliver, 'x'.repeat(256 * KIB)],
+      ['a deliver job with 1 MiB of multi-byte characters', deliver, 'é'.repeat(256 * KIB)],
+    ])('keeps the message inline when it fits: %s', (_, job, payload) => {
+      const body = encodeJobWithinLimit(job(withPayload(payload)), SQS_MAX_MESSAGE_BYTES);
+      expect(Buffer.byteLength(body)).toBeLessThanOrEqual(SQS_MAX_MESSAGE_BYTES);
+      expect(decodeJob(body)).toStrictEqual(job(withPayload(payload)));
+    });
+
+    it.each<[string, (t: DeliveryToken) => ScheduledJob, string]>([
+      // JSON escapes a control character as six bytes: 190 KiB of them encode to 1.1 MiB.
+      ['an ackTimeout job whose payload escapes past 1 MiB', ackTimeout, '\u0001'.repeat(190 * KIB)],
+      ['a deliver job whose payload escapes past 1 MiB', deliver, '"'.repeat(520 * KIB)],
+      ['a payload just over the limit', deliver, 'x'.repeat(SQS_MAX_MESSAGE_BYTES)],
+    ])('sends the token by reference, keeping key and deliverAt, when it would not fit: %s', (_, job, payload) => {
+      const body = encodeJobWithinLimit(job(withPayload(payload)), SQS_MAX_MESSAGE_BYTES);
+      expect(Buffer.byteLength(body)).toBeLessThanOrEqual(SQS_MAX_MESSAGE_BYTES);
+      const { message: _message, ...reference } = token;
+      expect(decodeJob(body)).toStrictEqual(job({ ...reference, key: 'k', deliverAtMs: 9 }));
+    });
+
+    it('leaves a feed job as it is', () => {
+      expect(encodeJobWithinLimit(feed, 100)).toBe(encodeJob(feed));
+    });
   });
 });

@@ -11,7 +11,7 @@ import { handler as scheduler } from '../../functions/scheduler/handler.ts';
 import { createDependencies } from '../../shared/adapters/create-dependencies.ts';
 import { installUsageMeter, UsageMeter } from '../../shared/adapters/usage-meter.ts';
 import { rebuildSubscriptionQueues } from '../../shared/application/rebuild-subscription-queues.ts';
-import { loadConfig } from '../../shared/config/load-config.ts';
+import { loadConfig, tokenPublicKeyEnv, tokenSecretEnv } from '../../shared/config/load-config.ts';
 import { schedulerQueue } from '../../shared/config/resources.ts';
 import { type EmbeddedStack, LOCAL_CREDENTIALS, LOCAL_REGION, startEmbeddedStack } from './embedded-stack.ts';
 import { type LocalGateway, startLocalGateway } from './local-gateway.ts';
@@ -55,7 +55,10 @@ export async function startLocal(options: LocalOptions): Promise<RunningLocal> {
   const host = options.host ?? '127.0.0.1';
   await mkdir(dataDir, { recursive: true });
   const releaseLock = await lockDataDir(dataDir);
-  const tokenSecret = process.env.ACKLINE_TOKEN_SECRET || (await loadOrCreateTokenSecret(dataDir));
+  // A stack verifying with a public key (ACKLINE_TOKEN_PUBLIC_KEY) has no secret: the authorizer refuses both.
+  const tokenSecret = process.env[tokenPublicKeyEnv.value]
+    ? undefined
+    : process.env[tokenSecretEnv.value] || (await loadOrCreateTokenSecret(dataDir));
   let stack: EmbeddedStack;
   try {
     stack = await startEmbeddedStack({ dataDir });
@@ -64,7 +67,7 @@ export async function startLocal(options: LocalOptions): Promise<RunningLocal> {
     throw error;
   }
   Object.assign(process.env, stack.env, {
-    ACKLINE_TOKEN_SECRET: tokenSecret,
+    ...(tokenSecret === undefined ? {} : { [tokenSecretEnv.value]: tokenSecret }),
     POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'WARN',
     POWERTOOLS_DEV: process.env.POWERTOOLS_DEV ?? 'true',
   });

@@ -7,7 +7,6 @@ import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../infra/local/embedded-stack.t
 import { USAGE_PATH } from '../infra/local/local-gateway.ts';
 import { ENDPOINTS_FILE } from '../infra/local/start-local.ts';
 import type { OperationUsage } from '../shared/adapters/dynamodb/capacity-meter.ts';
-import { signToken } from '../shared/adapters/hs256-tokens.ts';
 import type { UsageSnapshot } from '../shared/adapters/usage-meter.ts';
 import type { TableDefinition } from '../shared/config/resources.ts';
 import {
@@ -15,6 +14,7 @@ import {
   startEmbeddedProcess,
   TEST_TOKEN_SECRET,
 } from '../test/support/embedded-process.ts';
+import { hs256Token } from '../test/support/hs256-token.ts';
 
 /** What the benchmark's embedded stack wrote to endpoints.json. */
 export interface Endpoints {
@@ -59,7 +59,7 @@ export class BenchStack {
   }
 
   /** A superuser's token (the stack runs with the test secret and the default superuser role `admin`). */
-  readonly token = signToken({ sub: 'admin' }, TEST_TOKEN_SECRET);
+  readonly token = hs256Token({ sub: 'admin' }, TEST_TOKEN_SECRET);
 
   /** SIGTERM, then the same data directory again; resolves with the time the start took. */
   async restart(): Promise<number> {

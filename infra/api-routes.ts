@@ -1,3 +1,5 @@
+import { tokenRefusalReasons } from '../shared/domain/token-refusal.ts';
+
 /**
  * Which Lambda entry point serves which HTTP path, and which paths the token
  * authorizer guards. Pure data, read by the CDK stateless stack (API Gateway
@@ -53,12 +55,16 @@ export const functionNames = ['admin-api', 'data-api', 'authorizer', 'scheduler'
 export type FunctionName = (typeof functionNames)[number];
 
 /**
- * API Gateway's own answers when the authorizer refuses or the integration times out (gateway responses),
- * rewritten to ackline's `{ "reason": ... }` shape. The local gateway answers
- * with the same bodies.
+ * API Gateway's own answers (gateway responses: the authorizer's refusals, an integration that
+ * times out), rewritten to ackline's `{ "reason": ... }` shape. The local gateway answers with the
+ * same bodies. `unauthorized` answers a request without an Authorization header, which API Gateway
+ * refuses without invoking the authorizer (its identity source is missing); the authorizer itself
+ * never throws 'Unauthorized' nor denies, so every other 401 comes from the handlers with the
+ * failed check's reason. `authorizerFailure` answers an authorizer that fails (its key unreadable).
  */
 export const gatewayResponses = {
-  unauthorized: { statusCode: 401, reason: 'Unauthorized: a valid bearer token is required' },
+  unauthorized: { statusCode: 401, reason: tokenRefusalReasons.missing },
+  authorizerFailure: { statusCode: 500, reason: 'Internal server error: the authorizer failed' },
   accessDenied: { statusCode: 403, reason: 'Forbidden: the token does not allow this call' },
   missingRoute: { statusCode: 404, reason: 'No route for this path' },
   payloadTooLarge: { statusCode: 413, reason: 'Request body is larger than 10 MB' },

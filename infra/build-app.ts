@@ -2,7 +2,7 @@ import { App, CrossStackReferences, ReferenceStrength, RemovalPolicy } from 'aws
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { TokenSecretReference } from './constructs/token-secret-access.ts';
 import { StatefulStack } from './stateful-stack.ts';
-import { StatelessStack } from './stateless-stack.ts';
+import { StatelessStack, type TokenSettings } from './stateless-stack.ts';
 
 export interface BuildAppOptions {
   /**
@@ -45,6 +45,13 @@ const removalPolicies: Readonly<Record<string, RemovalPolicy>> = {
  *   secret) or `ackline:tokenSecretParameter` (name of an existing SSM
  *   SecureString parameter) use one the account already has, and
  *   `ackline:tokenSecretKmsKeyArn` names its customer managed KMS key, if any;
+ * - or, instead of a secret, the public key that verifies RS256/ES256 tokens:
+ *   `ackline:tokenPublicKeyArn` or `ackline:tokenPublicKeyParameter` (no
+ *   secret is generated then; `ackline:tokenSecretKmsKeyArn` applies to it);
+ * - `ackline:tokenAudience` and `ackline:tokenAudienceClaim` (aud),
+ *   `ackline:tokenAuthClaim` (sub), `ackline:tokenClockToleranceSeconds` (0):
+ *   Pulsar's tokenAudience, tokenAudienceClaim, tokenAuthClaim and
+ *   tokenAllowedClockSkewSeconds;
  * - `ackline:apiGatewayCloudWatchRole` (true): create API Gateway's
  *   account-level logging role; false when the account already has one;
  * - `ackline:alarmTopicArn`: an SNS topic for the alarms (none by default).
@@ -80,6 +87,7 @@ export function buildApp(options: BuildAppOptions = {}): AcklineApp {
   const alarmTopicArn = stringContext(app, 'ackline:alarmTopicArn', SNS_TOPIC_ARN);
   const superuserRoles: unknown = app.node.tryGetContext('ackline:superuserRoles');
   const maxEntriesPerLedger: unknown = app.node.tryGetContext('ackline:maxEntriesPerLedger');
+  const tokenSettings = tokenSettingsFrom(app);
   const stateless = new StatelessStack(app, `Ackline-${stage}-Stateless`, {
     stage,
     tables: stateful.tables,
@@ -87,6 +95,7 @@ export function buildApp(options: BuildAppOptions = {}): AcklineApp {
     schedulerDeadLetterQueue: stateful.schedulerDeadLetterQueue,
     logRetention: retentionFrom(app.node.tryGetContext('ackline:logRetentionDays')),
     tokenSecret,
+    tokenSettings,
     apiGatewayCloudWatchRole: booleanFrom(app, 'ackline:apiGatewayCloudWatchRole', true),
     ...(alarmTopicArn === undefined ? {} : { alarmTopicArn }),
     ...(superuserRoles === undefined ? {} : { superuserRoles: String(superuserRoles) }),
@@ -114,21 +123,61 @@ function tokenSecretSettingFrom(app: App): TokenSecretReference | undefined {
         'Store it in Secrets Manager or SSM and pass ackline:tokenSecretArn or ackline:tokenSecretParameter',
     );
   }
-  const secretArn = stringContext(app, 'ackline:tokenSecretArn', SECRET_COMPLETE_ARN);
-  const parameterName = stringContext(app, 'ackline:tokenSecretParameter', SSM_PARAMETER_NAME);
   const kmsKeyArn = stringContext(app, 'ackline:tokenSecretKmsKeyArn', KMS_KEY_ARN);
   const key = kmsKeyArn === undefined ? {} : { kmsKeyArn };
-  if (secretArn !== undefined && parameterName !== undefined) {
-    throw new Error('set one of ackline:tokenSecretArn and ackline:tokenSecretParameter, not both');
+  const secret = keySourceFrom(app, 'ackline:tokenSecretArn', 'ackline:tokenSecretParameter');
+  const publicKey = keySourceFrom(app, 'ackline:tokenPublicKeyArn', 'ackline:tokenPublicKeyParameter');
+  if (secret !== undefined && publicKey !== undefined) {
+    throw new Error('set the token secret or the token public key, not both');
   }
-  if (secretArn !== undefined) return { kind: 'secretsManager', secretArn, ...key };
-  if (parameterName !== undefined) return { kind: 'ssmParameter', parameterName, ...key };
+  if (secret !== undefined) return { ...secret, ...key };
+  if (publicKey !== undefined) return { ...publicKey, ...key, keyType: 'publicKey' };
   if (kmsKeyArn !== undefined) {
     throw new Error(
-      'ackline:tokenSecretKmsKeyArn applies to ackline:tokenSecretArn or ackline:tokenSecretParameter only',
+      'ackline:tokenSecretKmsKeyArn applies to a token secret or public key the deployment brings only',
     );
   }
   return undefined;
+}
+
+function keySourceFrom(app: App, arnKey: string, parameterKey: string): TokenSecretReference | undefined {
+  const secretArn = stringContext(app, arnKey, SECRET_COMPLETE_ARN);
+  const parameterName = stringContext(app, parameterKey, SSM_PARAMETER_NAME);
+  if (secretArn !== undefined && parameterName !== undefined) {
+    throw new Error(`set one of ${arnKey} and ${parameterKey}, not both`);
+  }
+  if (secretArn !== undefined) return { kind: 'secretsManager', secretArn };
+  if (parameterName !== undefined) return { kind: 'ssmParameter', parameterName };
+  return undefined;
+}
+
+const CLAIM_NAME = /^[A-Za-z0-9_:./-]{1,100}$/;
+const AUDIENCE = /^[\x21-\x7e]{1,256}$/;
+
+/** Token verification settings, as the authorizer's environment (shared/config/load-config.ts). */
+function tokenSettingsFrom(app: App): TokenSettings {
+  const audience = stringContext(app, 'ackline:tokenAudience', AUDIENCE);
+  const audienceClaim = stringContext(app, 'ackline:tokenAudienceClaim', CLAIM_NAME);
+  const roleClaim = stringContext(app, 'ackline:tokenAuthClaim', CLAIM_NAME);
+  const tolerance: unknown = app.node.tryGetContext('ackline:tokenClockToleranceSeconds');
+  if (audienceClaim !== undefined && audience === undefined) {
+    throw new Error('ackline:tokenAudienceClaim needs ackline:tokenAudience');
+  }
+  let clockToleranceSeconds: number | undefined;
+  if (tolerance !== undefined) {
+    clockToleranceSeconds = Number(tolerance);
+    if (!Number.isSafeInteger(clockToleranceSeconds) || clockToleranceSeconds < 0) {
+      throw new Error(
+        `ackline:tokenClockToleranceSeconds must be a non-negative integer, got '${String(tolerance)}'`,
+      );
+    }
+  }
+  return {
+    ...(audience === undefined ? {} : { audience }),
+    ...(audienceClaim === undefined ? {} : { audienceClaim }),
+    ...(roleClaim === undefined ? {} : { roleClaim }),
+    ...(clockToleranceSeconds === undefined ? {} : { clockToleranceSeconds }),
+  };
 }
 
 /** A string context value matching `pattern`, or undefined when absent or empty. */

@@ -20,6 +20,7 @@ import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
+import { tokenSettingsEnv } from '../shared/config/load-config.ts';
 import { queuePrefix, schedulerQueue as schedulerQueueDefinition } from '../shared/config/resources.ts';
 import {
   AUTHORIZER_RESULT_TTL_SECONDS,
@@ -41,8 +42,10 @@ export interface StatelessStackProps extends StackProps {
   readonly schedulerQueue: IQueue;
   readonly schedulerDeadLetterQueue: IQueue;
   readonly logRetention: RetentionDays;
-  /** Where the authorizer reads the token secret; only the authorizer may. */
+  /** Where the authorizer reads the token secret or public key; only the authorizer may. */
   readonly tokenSecret: TokenSecretReference;
+  /** How the authorizer verifies tokens beyond the key; its defaults apply to what is absent. */
+  readonly tokenSettings?: TokenSettings;
   /**
    * Create API Gateway's account-level CloudWatch Logs role (AWS::ApiGateway::Account),
    * without which a stage cannot write access or execution logs. One per account and
@@ -54,6 +57,27 @@ export interface StatelessStackProps extends StackProps {
   /** ACKLINE_SUPERUSER_ROLES, comma-separated; the functions' default applies when absent. */
   readonly superuserRoles?: string;
   readonly maxEntriesPerLedger?: number;
+}
+
+/** The authorizer's token settings (shared/config/load-config.ts tokenSettingsEnv). */
+export interface TokenSettings {
+  readonly audience?: string;
+  readonly audienceClaim?: string;
+  readonly roleClaim?: string;
+  readonly clockToleranceSeconds?: number;
+}
+
+/** The authorizer's environment for {@link TokenSettings}. */
+function tokenSettingsEnvironment(settings: TokenSettings = {}): Record<string, string> {
+  const environment: Record<string, string> = {};
+  if (settings.audience !== undefined) environment[tokenSettingsEnv.audience] = settings.audience;
+  if (settings.audienceClaim !== undefined)
+    environment[tokenSettingsEnv.audienceClaim] = settings.audienceClaim;
+  if (settings.roleClaim !== undefined) environment[tokenSettingsEnv.roleClaim] = settings.roleClaim;
+  if (settings.clockToleranceSeconds !== undefined) {
+    environment[tokenSettingsEnv.clockToleranceSeconds] = String(settings.clockToleranceSeconds);
+  }
+  return environment;
 }
 
 /**
@@ -213,7 +237,9 @@ export class StatelessStack extends Stack {
     const functions = {} as Record<FunctionName, NodejsFunction>;
     for (const name of functionNames) {
       const setting = functionSettings[name];
-      const environment = setting.readsTokenSecret ? { ...common } : { ...dataEnvironment };
+      const environment = setting.readsTokenSecret
+        ? { ...common, ...tokenSettingsEnvironment(props.tokenSettings) }
+        : { ...dataEnvironment };
       const construct = new AcklineFunction(this, pascal(name), {
         name,
         environment,
@@ -357,7 +383,7 @@ export class StatelessStack extends Stack {
       {
         id: 'AwsSolutions-APIG3',
         reason:
-          'No WAFv2 web ACL by default: every path but the health probe needs a valid HS256 bearer token, ' +
+          'No WAFv2 web ACL by default: every path but the health probe needs a valid bearer token, ' +
           'and a web ACL is billed per month and per request. Associate one with the stage where the API ' +
           'faces untrusted traffic at volume.',
       },
@@ -367,6 +393,11 @@ export class StatelessStack extends Stack {
     const responses = [
       { id: 'Unauthorized', type: ResponseType.UNAUTHORIZED, answer: gatewayResponses.unauthorized },
       { id: 'AccessDenied', type: ResponseType.ACCESS_DENIED, answer: gatewayResponses.accessDenied },
+      {
+        id: 'AuthorizerFailure',
+        type: ResponseType.AUTHORIZER_FAILURE,
+        answer: gatewayResponses.authorizerFailure,
+      },
       // What API Gateway answers (403 by default) for a path or method it has no resource for.
       {
         id: 'MissingRoute',
@@ -399,8 +430,9 @@ export class StatelessStack extends Stack {
     // handler route authorizes the role itself (requireAction/requireSuperuser,
     // proved route by route by test/integration/auth-matrix.test.ts). A token
     // that expires within the TTL is refused by the handlers
-    // (requireCurrentCredentials); a request without the header is refused
-    // with 401 by API Gateway itself, without invoking the authorizer.
+    // (requireCurrentCredentials), as is a token the authorizer refused (its
+    // answer carries the failed check); a request without the header is
+    // refused with 401 by API Gateway itself, without invoking the authorizer.
     const authorizer = new RequestAuthorizer(this, 'TokenAuthorizer', {
       handler: functions.authorizer,
       identitySources: [IdentitySource.header('Authorization')],
@@ -418,7 +450,7 @@ export class StatelessStack extends Stack {
     };
 
     const cognitoReason =
-      'ackline authenticates with Pulsar-style HS256 bearer tokens verified by its own Lambda REQUEST ' +
+      'ackline authenticates with Pulsar-style bearer tokens (HS256, RS256, ES256) verified by its own Lambda REQUEST ' +
       'authorizer (functions/authorizer), not with Cognito user pools.';
     for (const route of apiRoutes) {
       const method = api.root

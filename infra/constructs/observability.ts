@@ -7,7 +7,6 @@ import {
   Dashboard,
   GraphWidget,
   type IMetric,
-  MathExpression,
   Metric,
   TextWidget,
   TreatMissingData,
@@ -72,9 +71,9 @@ export const SUBSCRIPTION_BACKLOG_MAX_AGE_SECONDS = MAX_RETENTION_SECONDS / 2;
  * - scheduler dead-letter queue depth > 0 (a message failed maxReceiveCount times);
  * - age of the scheduler queue's oldest message > SCHEDULER_QUEUE_MAX_AGE_SECONDS;
  * - API 5xx >= 1 in 5 minutes (the handlers answer every known error with a 4xx);
- * - per function, errors >= 1 and throttles >= 1 in 5 minutes. The authorizer's
- *   error alarm subtracts the tokens it refused: API Gateway's contract for a
- *   401 is a thrown 'Unauthorized', which Lambda counts as an error;
+ * - per function, errors >= 1 and throttles >= 1 in 5 minutes. The authorizer
+ *   answers a refused token (it names the failed check for the handlers' 401)
+ *   rather than throwing, so its errors are failures only, as any function's;
  * - the subscription queues and cursors the control plane creates at run time,
  *   which no stack can name, through what the maintenance function reports
  *   each run (shared/application/maintain-subscriptions.ts): tokens in any
@@ -147,25 +146,17 @@ export class Observability extends Construct {
       'The REST API answered 5xx: an unexpected handler error, an authorizer that cannot read its secret, or a Lambda failure.',
     );
 
-    const tokenRefused = this.customMetric('authorizer', metricNames.tokenRefused);
     for (const name of names) {
       const fn = functions[name];
       const id = pascal(name);
       const errors = fn.metricErrors({ period: PERIOD, statistic: 'Sum' });
       alarm(
         `${id}Errors`,
-        name === 'authorizer'
-          ? new MathExpression({
-              expression: 'errors - FILL(refused, 0)',
-              usingMetrics: { errors, refused: tokenRefused },
-              label: 'authorizer errors other than refused tokens',
-              period: PERIOD,
-            })
-          : errors,
+        errors,
         1,
         ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
         name === 'authorizer'
-          ? 'The authorizer failed other than by refusing a token (refusals are counted by the tokenRefused metric).'
+          ? 'The authorizer failed: its token key cannot be read or is not a key, a timeout, out of memory (refused tokens are not failures: the tokenRefused metric counts them).'
           : `The ${name} function failed (errors thrown out of the handler, timeouts, out of memory).`,
       );
       alarm(
@@ -276,7 +267,7 @@ export class Observability extends Construct {
           this.customMetric('data-api', metricNames.published),
           this.customMetric('admin-api', metricNames.adminAcknowledged),
         ],
-        right: [tokenRefused],
+        right: [this.customMetric('authorizer', metricNames.tokenRefused)],
         width: 12,
       }),
       new GraphWidget({

@@ -10,8 +10,9 @@ import type { Clock } from '../../shared/ports/clock.ts';
  *   or Deny alike, for `ttlMs` from the invocation that produced it; the policy
  *   is evaluated against each request's own method ARN ({@link policyAllows});
  * - a thrown refusal (401) is not kept: API Gateway documents caching the
- *   returned policy. ackline's authorizer never allows a header value it once
- *   refused, so this changes how often it runs, never an answer;
+ *   returned policy. ackline's authorizer never throws for a token: it answers
+ *   a refused one with the failed check (kept like any answer), and throws
+ *   only when it fails (500);
  * - TTL 0 keeps nothing (caching off).
  *
  * Not persisted. Entries are dropped when they expire (swept once the map

@@ -206,9 +206,15 @@ async function handle(req: IncomingMessage, res: ServerResponse, gateway: Gatewa
         requestContext: requestContext(method, rawPath, resource, requestId, undefined),
       }) as unknown as APIGatewayRequestAuthorizerEvent;
     const result = await authorize(gateway, req.rawHeaders, authorizerEvent, requestId);
-    if (result === undefined) {
-      // No identity, or the authorizer threw 'Unauthorized' (as on AWS for a missing or bad token).
+    if (result === 'unauthorized') {
+      // No identity (ackline's authorizer answers a bad token with its reason, never with this).
       send(res, gatewayResponses.unauthorized.statusCode, { reason: gatewayResponses.unauthorized.reason });
+      return;
+    }
+    if (result === 'failed') {
+      send(res, gatewayResponses.authorizerFailure.statusCode, {
+        reason: gatewayResponses.authorizerFailure.reason,
+      });
       return;
     }
     if (!policyAllows(result.policyDocument, methodArn)) {
@@ -269,19 +275,20 @@ async function withinIntegrationTimeout<T>(
 /**
  * The authorizer's answer for this request: from the results cache when it
  * holds one for the request's Authorization value, else from invoking the
- * authorizer (and then kept). Undefined for a 401: no identity to key on
- * (caching on), or the authorizer threw.
+ * authorizer (and then kept). `unauthorized` (401) when there is no identity
+ * to key on (caching on) or the authorizer threw 'Unauthorized', as API
+ * Gateway's contract says; `failed` (500) when it threw anything else.
  */
 async function authorize(
   gateway: GatewayContext,
   rawHeaders: readonly string[],
   event: () => APIGatewayRequestAuthorizerEvent,
   requestId: string,
-): Promise<APIGatewayAuthorizerResult | undefined> {
+): Promise<APIGatewayAuthorizerResult | 'unauthorized' | 'failed'> {
   const { authorizerCache: cache, meter } = gateway;
   const identity = authorizationIdentity(rawHeaders);
   if (cache.enabled) {
-    if (identity === undefined) return undefined;
+    if (identity === undefined) return 'unauthorized';
     const cached = cache.get(identity);
     if (cached) return cached;
   }
@@ -290,8 +297,10 @@ async function authorize(
     const result = await gateway.functions.authorizer(event(), lambdaContext('authorizer', requestId));
     if (identity !== undefined) cache.set(identity, result);
     return result;
-  } catch {
-    return undefined;
+  } catch (error) {
+    if (error instanceof Error && error.message === 'Unauthorized') return 'unauthorized';
+    console.error('local gateway: the authorizer failed', error);
+    return 'failed';
   } finally {
     meter?.invoked('authorizer', performance.now() - authorizing);
   }

@@ -13,7 +13,7 @@ import { createDependencies } from '../../shared/adapters/create-dependencies.ts
 import { installUsageMeter, UsageMeter } from '../../shared/adapters/usage-meter.ts';
 import type { UseCasePorts } from '../../shared/application/ports.ts';
 import { rebuildSubscriptionQueues } from '../../shared/application/rebuild-subscription-queues.ts';
-import { loadConfig } from '../../shared/config/load-config.ts';
+import { loadConfig, tokenPublicKeyEnv, tokenSecretEnv } from '../../shared/config/load-config.ts';
 import { schedulerQueue } from '../../shared/config/resources.ts';
 import { MAINTENANCE_INTERVAL_MS, MAINTENANCE_TIMEOUT_SECONDS } from '../api-routes.ts';
 import {
@@ -77,7 +77,10 @@ export async function startLocal(options: LocalOptions): Promise<RunningLocal> {
   const host = options.host ?? '127.0.0.1';
   await mkdir(dataDir, { recursive: true });
   const releaseLock = await lockDataDir(dataDir);
-  const tokenSecret = process.env.ACKLINE_TOKEN_SECRET || (await loadOrCreateTokenSecret(dataDir));
+  // A stack verifying with a public key (ACKLINE_TOKEN_PUBLIC_KEY) has no secret: the authorizer refuses both.
+  const tokenSecret = process.env[tokenPublicKeyEnv.value]
+    ? undefined
+    : process.env[tokenSecretEnv.value] || (await loadOrCreateTokenSecret(dataDir));
   let stack: EmbeddedStack;
   try {
     stack = await startEmbeddedStack({ dataDir });
@@ -86,7 +89,7 @@ export async function startLocal(options: LocalOptions): Promise<RunningLocal> {
     throw error;
   }
   Object.assign(process.env, stack.env, {
-    ACKLINE_TOKEN_SECRET: tokenSecret,
+    ...(tokenSecret === undefined ? {} : { [tokenSecretEnv.value]: tokenSecret }),
     POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'WARN',
     POWERTOOLS_DEV: process.env.POWERTOOLS_DEV ?? 'true',
   });

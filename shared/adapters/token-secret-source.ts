@@ -7,8 +7,8 @@ import { GetParameterCommand, type GetParameterCommandOutput, ParameterNotFound 
 import type { TokenSecretSource } from '../config/load-config.ts';
 
 /**
- * Reads the HS256 secret that signs bearer tokens from where the deployment
- * keeps it. The authorizer calls this once per cold start and keeps the value
+ * Reads the key material that verifies bearer tokens (the HS256 secret, or a
+ * public key) from where the deployment keeps it. The authorizer calls this once per cold start and keeps the value
  * in memory: one API call per execution environment, none per request. A
  * secret changed in place therefore reaches new execution environments only.
  */
@@ -34,7 +34,7 @@ export class TokenSecretUnavailableError extends Error {
   }
 }
 
-/** A Secrets Manager secret (ARN or name) whose SecretString is the HS256 secret itself. */
+/** A Secrets Manager secret (ARN or name) whose SecretString is the key material itself. */
 export class SecretsManagerTokenSecret implements TokenSecretReader {
   constructor(
     private readonly client: SecretValueClient,

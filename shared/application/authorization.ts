@@ -1,4 +1,5 @@
-import { ForbiddenError, UnauthorizedError } from '../domain/errors.ts';
+import { ForbiddenError } from '../domain/errors.ts';
+import { TokenRefusedError } from '../domain/token-refusal.ts';
 import type { TopicName } from '../domain/topic-name.ts';
 import type { AuthAction, PermissionStore } from '../ports/permission-store.ts';
 import type { Principal } from './principal.ts';
@@ -8,7 +9,7 @@ import type { Principal } from './principal.ts';
  * an action granted on the topic or on its namespace.
  */
 export function requirePrincipal(principal: Principal | undefined): Principal {
-  if (!principal) throw new UnauthorizedError('Unauthorized: a valid bearer token is required');
+  if (!principal) throw new TokenRefusedError('missing');
   return principal;
 }
 

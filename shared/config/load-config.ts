@@ -59,6 +59,15 @@ function positiveInteger(env: Env, name: string, fallback: number): number {
   return value;
 }
 
+function nonNegativeInteger(env: Env, name: string, fallback: number): number {
+  const raw = optional(env, name, String(fallback));
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < 0) {
+    throw new ConfigurationError(`${name} must be a non-negative integer, got '${raw}'`);
+  }
+  return value;
+}
+
 export const DEFAULT_MAX_ENTRIES_PER_LEDGER = 50_000;
 /** SQS's limit on DelaySeconds. */
 export const SQS_MAX_DELAY_SECONDS = 900;
@@ -95,19 +104,31 @@ export function loadConfig(env: Env = process.env): AcklineConfig {
 }
 
 /**
- * Where the authorizer finds the HS256 secret of the bearer tokens. The
- * secret itself never sits in a deployed function's environment: on AWS the
- * environment names a Secrets Manager secret or an SSM SecureString parameter,
- * read once per cold start (shared/adapters/token-secret-source.ts). Only the
- * embedded stack passes the value itself.
+ * Where the authorizer finds the key material that verifies bearer tokens
+ * (the HS256 secret, or a public key). The material never sits in a deployed
+ * function's environment: on AWS the environment names a Secrets Manager
+ * secret or an SSM parameter, read once per cold start
+ * (shared/adapters/token-secret-source.ts). Only the embedded stack passes the
+ * value itself.
  */
 export type TokenSecretSource =
-  /** `ACKLINE_TOKEN_SECRET`: the value itself (embedded stack, tests). */
+  /** `ACKLINE_TOKEN_SECRET` / `ACKLINE_TOKEN_PUBLIC_KEY`: the value itself (embedded stack, tests). */
   | { readonly kind: 'value'; readonly secret: string }
-  /** `ACKLINE_TOKEN_SECRET_ARN`: a Secrets Manager secret whose SecretString is the secret. */
+  /** `..._ARN`: a Secrets Manager secret whose SecretString is the key material. */
   | { readonly kind: 'secretsManager'; readonly secretId: string }
-  /** `ACKLINE_TOKEN_SECRET_PARAMETER`: an SSM SecureString parameter, read with decryption. */
+  /** `..._PARAMETER`: an SSM parameter (SecureString or String), read with decryption. */
   | { readonly kind: 'ssmParameter'; readonly parameterName: string };
+
+/**
+ * Which key verifies tokens, as Pulsar's `tokenSecretKey` (HS256) or
+ * `tokenPublicKey` (RS256, ES256), and where it comes from.
+ */
+export interface TokenKeySource {
+  readonly type: TokenKeyType;
+  readonly source: TokenSecretSource;
+}
+
+export type TokenKeyType = 'secretKey' | 'publicKey';
 
 /** The environment variables naming the token secret's source, in order of precedence. */
 export const tokenSecretEnv = {
@@ -116,18 +137,47 @@ export const tokenSecretEnv = {
   parameterName: 'ACKLINE_TOKEN_SECRET_PARAMETER',
 } as const;
 
-/** The authorizer alone holds the token secret; the other functions trust its verdict. */
+/** The environment variables naming the token public key's source, in order of precedence. */
+export const tokenPublicKeyEnv = {
+  value: 'ACKLINE_TOKEN_PUBLIC_KEY',
+  secretArn: 'ACKLINE_TOKEN_PUBLIC_KEY_ARN',
+  parameterName: 'ACKLINE_TOKEN_PUBLIC_KEY_PARAMETER',
+} as const;
+
+/** The other token settings, Pulsar's broker settings in brackets. */
+export const tokenSettingsEnv = {
+  /** The claim holding the role (`tokenAuthClaim`); default `sub`. */
+  roleClaim: 'ACKLINE_TOKEN_AUTH_CLAIM',
+  /** The audience tokens must name (`tokenAudience`); unset: not checked. */
+  audience: 'ACKLINE_TOKEN_AUDIENCE',
+  /** The claim holding the audience (`tokenAudienceClaim`); default `aud`. */
+  audienceClaim: 'ACKLINE_TOKEN_AUDIENCE_CLAIM',
+  /** Leeway on `exp` and `nbf` in seconds (`tokenAllowedClockSkewSeconds`); default 0. */
+  clockToleranceSeconds: 'ACKLINE_TOKEN_CLOCK_TOLERANCE_SECONDS',
+} as const;
+
+/** The authorizer alone holds the token key; the other functions trust its verdict. */
 export interface AuthorizerConfig {
-  /** Where the HS256 secret of the bearer tokens comes from (not the secret, unless embedded). */
-  readonly tokenSecret: TokenSecretSource;
+  /** Which key verifies bearer tokens and where it comes from (not the key, unless embedded). */
+  readonly tokenKey: TokenKeySource;
+  /** The claim holding the role. */
+  readonly tokenRoleClaim: string;
+  /** The audience tokens must name, and the claim that holds it; absent: not checked. */
+  readonly tokenAudience?: { readonly claim: string; readonly value: string };
+  readonly tokenClockToleranceSeconds: number;
   readonly superuserRoles: readonly string[];
   readonly stage: string;
   readonly region: string;
 }
 
 export function loadAuthorizerConfig(env: Env = process.env): AuthorizerConfig {
+  const audience = env[tokenSettingsEnv.audience];
+  const audienceClaim = optional(env, tokenSettingsEnv.audienceClaim, 'aud');
   return {
-    tokenSecret: loadTokenSecretSource(env),
+    tokenKey: loadTokenKeySource(env),
+    tokenRoleClaim: optional(env, tokenSettingsEnv.roleClaim, 'sub'),
+    ...(audience ? { tokenAudience: { claim: audienceClaim, value: audience } } : {}),
+    tokenClockToleranceSeconds: nonNegativeInteger(env, tokenSettingsEnv.clockToleranceSeconds, 0),
     superuserRoles: loadSuperuserRoles(env),
     stage: optional(env, 'ACKLINE_STAGE', 'dev'),
     region: optional(env, 'AWS_REGION', optional(env, 'AWS_DEFAULT_REGION', 'us-east-1')),
@@ -135,24 +185,43 @@ export function loadAuthorizerConfig(env: Env = process.env): AuthorizerConfig {
 }
 
 /**
- * `ACKLINE_TOKEN_SECRET` wins (the embedded stack sets it); otherwise exactly
- * one of `ACKLINE_TOKEN_SECRET_ARN` and `ACKLINE_TOKEN_SECRET_PARAMETER`.
+ * The secret key or the public key, not both: unlike Pulsar, which prefers the
+ * secret, an ambiguous setting is refused.
  */
-function loadTokenSecretSource(env: Env): TokenSecretSource {
-  const value = env[tokenSecretEnv.value];
-  if (value) return { kind: 'value', secret: value };
-  const secretId = env[tokenSecretEnv.secretArn];
-  const parameterName = env[tokenSecretEnv.parameterName];
-  if (secretId && parameterName) {
+function loadTokenKeySource(env: Env): TokenKeySource {
+  const secret = loadSource(env, tokenSecretEnv);
+  const publicKey = loadSource(env, tokenPublicKeyEnv);
+  if (secret && publicKey) {
     throw new ConfigurationError(
-      `set one of ${tokenSecretEnv.secretArn} and ${tokenSecretEnv.parameterName}, not both`,
+      `set the token secret (${tokenSecretEnv.value}...) or the token public key (${tokenPublicKeyEnv.value}...), not both`,
     );
+  }
+  if (secret) return { type: 'secretKey', source: secret };
+  if (publicKey) return { type: 'publicKey', source: publicKey };
+  throw new ConfigurationError(
+    `missing environment variable ${tokenSecretEnv.value}, ${tokenSecretEnv.secretArn} or ${tokenSecretEnv.parameterName} ` +
+      `(or ${tokenPublicKeyEnv.value}, ${tokenPublicKeyEnv.secretArn} or ${tokenPublicKeyEnv.parameterName})`,
+  );
+}
+
+/**
+ * The value wins (the embedded stack sets it); otherwise at most one of the
+ * Secrets Manager ARN and the SSM parameter name.
+ */
+function loadSource(
+  env: Env,
+  names: { readonly value: string; readonly secretArn: string; readonly parameterName: string },
+): TokenSecretSource | undefined {
+  const value = env[names.value];
+  if (value) return { kind: 'value', secret: value };
+  const secretId = env[names.secretArn];
+  const parameterName = env[names.parameterName];
+  if (secretId && parameterName) {
+    throw new ConfigurationError(`set one of ${names.secretArn} and ${names.parameterName}, not both`);
   }
   if (secretId) return { kind: 'secretsManager', secretId };
   if (parameterName) return { kind: 'ssmParameter', parameterName };
-  throw new ConfigurationError(
-    `missing environment variable ${tokenSecretEnv.value}, ${tokenSecretEnv.secretArn} or ${tokenSecretEnv.parameterName}`,
-  );
+  return undefined;
 }
 
 /**
@@ -168,7 +237,7 @@ export const metricNames = {
   published: 'published',
   /** admin-api, acknowledgeMessage (PIP-423): calls that acknowledged (204); dry runs excluded. */
   adminAcknowledged: 'adminAcknowledged',
-  /** authorizer: bearer tokens refused. Each is also a Lambda error: API Gateway's contract for a 401. */
+  /** authorizer: bearer tokens refused (the handlers answer them 401 with the reason). */
   tokenRefused: 'tokenRefused',
 } as const;
 

@@ -1,8 +1,5 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { UnauthorizedError } from '../domain/errors.ts';
-
-/** What API Gateway answers with 401 (infra/api-routes.ts gatewayResponses), said again by the handlers. */
-const UNAUTHORIZED_REASON = 'Unauthorized: a valid bearer token is required';
+import { isTokenRefusal, TokenRefusedError } from '../domain/token-refusal.ts';
 
 type HeaderMap = Readonly<Record<string, string | readonly string[] | undefined>> | null | undefined;
 
@@ -26,29 +23,53 @@ export function authorizationHeaderValues(event: {
 }
 
 /**
- * The authorizer context key carrying the token's `exp` in milliseconds (absent for a token
- * without expiry). API Gateway may hand context numbers over as strings: read it with Number().
+ * The authorizer context key carrying the instant (ms since the epoch) from which the token is
+ * refused as expired: its `exp` plus the clock tolerance; absent for a token without expiry.
+ * API Gateway may hand context numbers over as strings: read it with Number().
  */
 export const TOKEN_EXPIRES_AT_MS = 'tokenExpiresAtMs';
 
 /**
- * API Gateway keeps the authorizer's answer for one Authorization header value for the
- * authorizer's cache TTL (infra/api-routes.ts AUTHORIZER_RESULT_TTL_SECONDS) and answers later
- * requests with that value from it, whatever else they carry. So what the authorizer judged
- * beyond that value is judged again on every request, here: the token's expiry (a cached
- * answer outlives it) and a second Authorization header (the cache key is one header's value;
- * two are refused as ambiguous). Requests without an authorizer context (the public paths)
- * pass. Throws UnauthorizedError (401, the gateway's reason). Cost: a look at the headers.
+ * The authorizer context key carrying the instant until which the token is refused as not valid
+ * yet: its `nbf` minus the clock tolerance; absent when `nbf` had passed when it was verified.
+ */
+export const TOKEN_VALID_FROM_MS = 'tokenValidFromMs';
+
+/**
+ * The authorizer context key naming the check a refused token failed (a TokenRefusal code). The
+ * authorizer answers a refused token with an Allow that carries only this key, and the handlers
+ * answer 401 with its reason: API Gateway answers an authorizer's own refusal (a thrown
+ * 'Unauthorized' or a Deny) with one fixed gateway response, which cannot say which check failed.
+ */
+export const TOKEN_REFUSAL = 'tokenRefusal';
+
+/**
+ * The authorizer judged the request, but its answer may not hold for this request: the handlers
+ * judge again, on every request, before any route.
  *
- * @example requireCurrentCredentials(event, clock.nowMs()) // throws once the token expired
+ * - The authorizer refused the token: its reason (TOKEN_REFUSAL).
+ * - API Gateway keeps the authorizer's answer for one Authorization header value for the
+ *   authorizer's cache TTL (infra/api-routes.ts AUTHORIZER_RESULT_TTL_SECONDS) and answers later
+ *   requests with that value from it, whatever else they carry. So what the authorizer judged
+ *   beyond that value is judged again here: the token's expiry and `nbf` (a kept answer
+ *   outlives either instant) and a second Authorization header (the cache key is one header's
+ *   value; two are refused as ambiguous).
+ *
+ * Requests without an authorizer context (the public paths) pass. Throws TokenRefusedError
+ * (401, the reason names the check). Cost: a look at the headers.
+ *
+ * @example requireCurrentCredentials(event, clock.nowMs()) // throws 'the token expired' once it did
  */
 export function requireCurrentCredentials(event: APIGatewayProxyEvent, nowMs: number): void {
   const authorizer = event.requestContext?.authorizer;
   if (authorizer === null || authorizer === undefined) return;
+  if (authorizationHeaderValues(event).length > 1) throw new TokenRefusedError('ambiguous');
+  const refusal: unknown = authorizer[TOKEN_REFUSAL];
+  if (refusal !== undefined) throw new TokenRefusedError(isTokenRefusal(refusal) ? refusal : 'malformed');
+  if (typeof authorizer.role !== 'string' || authorizer.role === '') throw new TokenRefusedError('noRole');
   const expiresAt = authorizer[TOKEN_EXPIRES_AT_MS];
-  // As the authorizer: expired once now reaches exp; an unreadable expiry is an expired one.
-  const expired = expiresAt !== undefined && !(Number(expiresAt) > nowMs);
-  if (expired || authorizationHeaderValues(event).length > 1) {
-    throw new UnauthorizedError(UNAUTHORIZED_REASON);
-  }
+  // As the authorizer: expired once now reaches it; an unreadable instant is a passed one.
+  if (expiresAt !== undefined && !(Number(expiresAt) > nowMs)) throw new TokenRefusedError('expired');
+  const validFrom = authorizer[TOKEN_VALID_FROM_MS];
+  if (validFrom !== undefined && !(Number(validFrom) <= nowMs)) throw new TokenRefusedError('notYetValid');
 }

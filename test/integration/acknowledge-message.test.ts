@@ -1,6 +1,5 @@
 import { rm } from 'node:fs/promises';
 import { afterAll, describe, expect, it } from 'vitest';
-import { signToken } from '../../shared/adapters/hs256-tokens.ts';
 import {
   AdminApi,
   parseMessageId,
@@ -11,6 +10,7 @@ import {
   uniqueRole,
 } from '../support/admin-fixtures.ts';
 import { makeDataDir, startEmbeddedProcess, TEST_TOKEN_SECRET } from '../support/embedded-process.ts';
+import { hs256Token } from '../support/hs256-token.ts';
 
 // PIP-423 `POST .../acknowledgeMessage` (v2 and v1) of issue 3, over real HTTP against the shared
 // embedded stack (and one stack of its own for the restart).
@@ -267,7 +267,7 @@ describe('acknowledgeMessage refuses', () => {
 
   it.each([
     ['no token', undefined],
-    ['a token with a bad signature', signToken({ sub: SUPERUSER_ROLE }, 'not-the-stack-secret-0123456789')],
+    ['a token with a bad signature', hs256Token({ sub: SUPERUSER_ROLE }, 'not-the-stack-secret-0123456789')],
     ['an expired token', tokenFor(SUPERUSER_ROLE, { expiresInSeconds: -1 })],
   ])('401 for %s, acknowledging nothing', async (_label, token) => {
     const { topic, ledgerId } = await topicWith('unauth', { a: 'Shared' });

@@ -1,5 +1,5 @@
-import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { type TokenRefusal, tokenRefusalReasons } from '../../shared/domain/token-refusal.ts';
 import {
   AdminApi,
   NamespaceRef,
@@ -10,6 +10,7 @@ import {
   uniqueRole,
 } from '../support/admin-fixtures.ts';
 import { ConsumerApi, type TestConsumer } from '../support/consumer-fixtures.ts';
+import { base64url, hs256Token } from '../support/hs256-token.ts';
 import { type RawRequest, type RawResponse, sendRaw } from '../support/raw-http.ts';
 import { type ApiRoute, apiRouteTable } from '../support/route-table.ts';
 
@@ -30,31 +31,42 @@ const admin = AdminApi.shared();
 const consumerApi = ConsumerApi.shared();
 const routes = apiRouteTable();
 
-function base64url(value: unknown): string {
-  return Buffer.from(JSON.stringify(value)).toString('base64url');
-}
-
 /** An HS256 token over any header and claims, signed with the shared stack's secret. */
 function signedRaw(header: unknown, claims: unknown): string {
-  const input = `${base64url(header)}.${base64url(claims)}`;
-  return `${input}.${createHmac('sha256', inject('acklineTokenSecret')).update(input).digest('base64url')}`;
+  return hs256Token(claims, inject('acklineTokenSecret'), header);
 }
 
-/** Authorization headers the gateway refuses with 401, each with what is wrong. */
-const unauthenticated: readonly [string, readonly (readonly [string, string])[]][] = [
-  ['no Authorization header', []],
-  ['a malformed token', [['Authorization', 'Bearer not.a.jwt']]],
-  ['an empty bearer', [['Authorization', 'Bearer ']]],
-  ['another scheme (Basic)', [['Authorization', `Basic ${tokenFor(SUPERUSER_ROLE)}`]]],
+/** Authorization headers refused with 401, each with what is wrong and the check its reason names. */
+const unauthenticated: readonly [string, readonly (readonly [string, string])[], TokenRefusal][] = [
+  ['no Authorization header', [], 'missing'],
+  ['a malformed token', [['Authorization', 'Bearer not.a.jwt']], 'malformed'],
+  ['an empty bearer', [['Authorization', 'Bearer ']], 'missing'],
+  ['another scheme (Basic)', [['Authorization', `Basic ${tokenFor(SUPERUSER_ROLE)}`]], 'missing'],
   [
     'a token signed with another secret',
     [['Authorization', `Bearer ${tokenFor(SUPERUSER_ROLE, { secret: 'another-secret-0123456789abcdef' })}`]],
+    'signature',
   ],
   [
     'a token whose signature was tampered with',
     [['Authorization', `Bearer ${tokenFor(SUPERUSER_ROLE).slice(0, -4)}AAAA`]],
+    'signature',
   ],
-  ['an expired token', [['Authorization', `Bearer ${tokenFor(SUPERUSER_ROLE, { expiresInSeconds: -60 })}`]]],
+  [
+    'an expired token',
+    [['Authorization', `Bearer ${tokenFor(SUPERUSER_ROLE, { expiresInSeconds: -60 })}`]],
+    'expired',
+  ],
+  [
+    'a token not valid for an hour',
+    [
+      [
+        'Authorization',
+        `Bearer ${signedRaw({ alg: 'HS256', typ: 'JWT' }, { sub: SUPERUSER_ROLE, nbf: Math.floor(Date.now() / 1000) + 3600 })}`,
+      ],
+    ],
+    'notYetValid',
+  ],
   [
     'an unsigned token (alg none)',
     [
@@ -63,10 +75,12 @@ const unauthenticated: readonly [string, readonly (readonly [string, string])[]]
         `Bearer ${base64url({ alg: 'none', typ: 'JWT' })}.${base64url({ sub: SUPERUSER_ROLE })}.`,
       ],
     ],
+    'algorithm',
   ],
   [
     'a signed token without a subject',
     [['Authorization', `Bearer ${signedRaw({ alg: 'HS256', typ: 'JWT' }, { role: SUPERUSER_ROLE })}`]],
+    'noRole',
   ],
   [
     'two Authorization headers, both valid',
@@ -74,6 +88,7 @@ const unauthenticated: readonly [string, readonly (readonly [string, string])[]]
       ['Authorization', `Bearer ${tokenFor(SUPERUSER_ROLE)}`],
       ['authorization', `Bearer ${tokenFor(SUPERUSER_ROLE)}`],
     ],
+    'ambiguous',
   ],
 ];
 
@@ -233,8 +248,12 @@ describe('the 401/403 matrix of every route', () => {
       return;
     }
     refusedTokens.forEach((response, i) => {
-      expect([unauthenticated[i]?.[0], response.status]).toEqual([unauthenticated[i]?.[0], 401]);
-      expect(reasonOf(response)).toBe('Unauthorized: a valid bearer token is required');
+      const [label, , refusal] = unauthenticated[i] as (typeof unauthenticated)[number];
+      expect([label, response.status, reasonOf(response)]).toEqual([
+        label,
+        401,
+        tokenRefusalReasons[refusal],
+      ]);
     });
     expect(asStranger.status, asStranger.text).toBe(403);
     expect(reasonOf(asStranger)).toEqual(expect.stringMatching(/not a superuser|not allowed|another role/));

@@ -40,7 +40,7 @@ afterEach(async () => {
 });
 
 /** A gateway whose authorizer answers with `answer` (or throws), counting invocations and what reached the handler. */
-async function start(answer: Answer | 'throw', ttlMs = TTL_MS) {
+async function start(answer: Answer | 'throw' | 'fail', ttlMs = TTL_MS) {
   const clock = new ManualClock(1_700_000_000_000);
   const invocations: string[] = [];
   const reached: unknown[] = [];
@@ -53,6 +53,7 @@ async function start(answer: Answer | 'throw', ttlMs = TTL_MS) {
       authorizer: async (event) => {
         invocations.push(event.methodArn);
         if (answer === 'throw') throw new Error('Unauthorized');
+        if (answer === 'fail') throw new Error('token secret ackline/dev/token-secret does not exist');
         return answer(event);
       },
       api: {
@@ -179,6 +180,19 @@ describe('the local gateway keeps authorizer answers', () => {
 
     expect(statuses).toEqual([401, 401]);
     expect(invocations).toHaveLength(2);
+  });
+
+  it('answers 500 in the gateway response shape when the authorizer fails otherwise, and keeps nothing', async () => {
+    const { invocations, reached, get } = await start('fail');
+
+    const responses = [await get('/admin/v2/a'), await get('/admin/v2/a')];
+
+    for (const response of responses) {
+      expect(response.status).toBe(gatewayResponses.authorizerFailure.statusCode);
+      expect(JSON.parse(response.text)).toEqual({ reason: gatewayResponses.authorizerFailure.reason });
+    }
+    expect(invocations).toHaveLength(2);
+    expect(reached).toEqual([]);
   });
 
   it('keeps nothing with a TTL of 0, and then invokes the authorizer even without a header', async () => {

@@ -1,6 +1,5 @@
-import { createHmac } from 'node:crypto';
 import { describe, expect, inject, it } from 'vitest';
-import { signToken } from '../../shared/adapters/hs256-tokens.ts';
+import { type TokenRefusal, tokenRefusalReasons } from '../../shared/domain/token-refusal.ts';
 import {
   AdminApi,
   type AuthAction,
@@ -11,21 +10,18 @@ import {
   tokenFor,
   uniqueRole,
 } from '../support/admin-fixtures.ts';
+import { base64url, hs256Token } from '../support/hs256-token.ts';
 import { sendRaw } from '../support/raw-http.ts';
 
-// Authentication (HS256 bearer tokens, role = sub) and authorization (superuser, or an action
-// granted on the topic or its namespace) of issue 3, over real HTTP against the shared stack.
+// Authentication (bearer tokens, role = sub; the shared stack verifies HS256) and authorization
+// (superuser, or an action granted on the topic or its namespace) of issues 3 and 12, over real
+// HTTP against the shared stack.
 
 const api = AdminApi.shared();
 
-function base64url(value: unknown): string {
-  return Buffer.from(JSON.stringify(value)).toString('base64url');
-}
-
-/** An HS256 token over any claims, signed with the shared stack's secret (signToken refuses these). */
+/** An HS256 token over any claims, signed with the shared stack's secret. */
 function signedRaw(claims: unknown): string {
-  const input = `${base64url({ alg: 'HS256', typ: 'JWT' })}.${base64url(claims)}`;
-  return `${input}.${createHmac('sha256', inject('acklineTokenSecret')).update(input).digest('base64url')}`;
+  return hs256Token(claims, inject('acklineTokenSecret'));
 }
 
 /** A topic with one Shared subscription `sub` (Earliest) and two messages. */
@@ -58,16 +54,47 @@ describe('authentication', () => {
   const adminClaims = base64url({ sub: SUPERUSER_ROLE });
   const goodSignature = (tokenFor(SUPERUSER_ROLE).split('.')[2] as string).split('').reverse().join('');
 
-  it.each([
-    ['no token', undefined],
-    ['a token signed with another secret', signToken({ sub: SUPERUSER_ROLE }, 'another-secret-0123456789')],
-    ['a token whose signature was tampered with', `${header}.${adminClaims}.${goodSignature}`],
-    ['an expired token', expiredAdmin],
-    ['an unsigned token (alg none)', `${base64url({ alg: 'none', typ: 'JWT' })}.${adminClaims}.`],
-    ['a correctly signed token with an empty subject', signedRaw({ sub: '' })],
-    ['a correctly signed token without a subject', signedRaw({ role: SUPERUSER_ROLE })],
-    ['a malformed token', 'not.a.jwt'],
-  ])('answers 401 with a reason for %s, on admin and produce routes', async (_label, token) => {
+  const nowS = () => Math.floor(Date.now() / 1000);
+
+  it.each<[string, () => string | undefined, TokenRefusal]>([
+    ['no token', () => undefined, 'missing'],
+    [
+      'a token signed with another secret',
+      () => hs256Token({ sub: SUPERUSER_ROLE }, 'another-secret-0123456789'),
+      'signature',
+    ],
+    [
+      'a token whose signature was tampered with',
+      () => `${header}.${adminClaims}.${goodSignature}`,
+      'signature',
+    ],
+    ['an expired token', () => expiredAdmin, 'expired'],
+    [
+      'a token not valid for an hour',
+      () => signedRaw({ sub: SUPERUSER_ROLE, nbf: nowS() + 3600 }),
+      'notYetValid',
+    ],
+    [
+      'an unsigned token (alg none)',
+      () => `${base64url({ alg: 'none', typ: 'JWT' })}.${adminClaims}.`,
+      'algorithm',
+    ],
+    [
+      'a token in another algorithm (HS512)',
+      () => hs256Token({ sub: SUPERUSER_ROLE }, inject('acklineTokenSecret'), { alg: 'HS512' }),
+      'algorithm',
+    ],
+    ['a correctly signed token with an empty subject', () => signedRaw({ sub: '' }), 'noRole'],
+    ['a correctly signed token without a subject', () => signedRaw({ role: SUPERUSER_ROLE }), 'noRole'],
+    [
+      'a correctly signed token with a string exp',
+      () => signedRaw({ sub: SUPERUSER_ROLE, exp: 'never' }),
+      'malformed',
+    ],
+    ['a malformed token', () => 'not.a.jwt', 'malformed'],
+    ['a token that is no JWS at all', () => 'opaque-api-key-0123456789', 'malformed'],
+  ])('answers 401 naming the check for %s, on admin and produce routes, without echoing it', async (_label, tokenOf, refusal) => {
+    const token = tokenOf();
     const topic = TopicRef.unique('auth401');
     await api.createTopic(topic);
     const as = api.withToken(token);
@@ -82,9 +109,21 @@ describe('authentication', () => {
 
     for (const result of results) {
       expect(result.status).toBe(401);
-      expect(result.body).toEqual({ reason: expect.stringContaining('Unauthorized') });
+      expect(result.body).toEqual({ reason: tokenRefusalReasons[refusal] });
+      for (const part of (token ?? '').split('.').filter((part: string) => part.length > 3)) {
+        expect(JSON.stringify(result.body)).not.toContain(part);
+      }
     }
     expect(stats.msgInCounter).toBe(0);
+  });
+
+  it('answers 401 naming the missing token for a request without an Authorization header', async () => {
+    const path = TopicRef.unique('noheader').namespace.adminPath();
+
+    const response = await fetch(`${api.url}${path}`);
+
+    expect(response.status).toBe(401);
+    expect(await response.json()).toEqual({ reason: tokenRefusalReasons.missing });
   });
 
   it('answers 401 for a valid token sent with another scheme than Bearer', async () => {
@@ -98,6 +137,7 @@ describe('authentication', () => {
     });
 
     expect(basic.status).toBe(401);
+    expect(await basic.json()).toEqual({ reason: tokenRefusalReasons.missing });
     expect(bearer.status).toBe(200);
   });
 
@@ -123,8 +163,6 @@ describe('authentication', () => {
 // The gateway keeps the authorizer's answer per Authorization value (AUTHORIZER_RESULT_TTL_SECONDS,
 // as API Gateway does): what a kept answer cannot see, the handlers check on every request.
 describe('a kept authorizer answer', () => {
-  const reason = 'Unauthorized: a valid bearer token is required';
-
   it('stops serving a token once it expires, within the cache TTL', async () => {
     const token = tokenFor(uniqueRole('expiring'), { expiresInSeconds: 2 });
     const path = TopicRef.unique('expiring').namespace.adminPath();
@@ -137,7 +175,22 @@ describe('a kept authorizer answer', () => {
 
     expect(before.status).toBe(403); // authenticated (a role without grants), and its answer kept
     expect(after.status).toBe(401);
-    expect(after.body).toEqual({ reason });
+    expect(after.body).toEqual({ reason: tokenRefusalReasons.expired });
+  });
+
+  it('starts serving a token at its nbf, within the cache TTL', async () => {
+    const nbf = Math.floor(Date.now() / 1000) + 2;
+    const token = signedRaw({ sub: uniqueRole('later'), nbf });
+    const path = TopicRef.unique('later').namespace.adminPath();
+    const as = api.withToken(token);
+
+    const before = await as.send('GET', path);
+    await new Promise((resolve) => setTimeout(resolve, nbf * 1000 - Date.now() + 50));
+    const after = await as.send('GET', path);
+
+    expect(before.status).toBe(401);
+    expect(before.body).toEqual({ reason: tokenRefusalReasons.notYetValid });
+    expect(after.status).toBe(403); // authenticated now (a role without grants), from the kept answer
   });
 
   it('refuses two Authorization headers even when the token alone was answered before', async () => {
@@ -153,7 +206,7 @@ describe('a kept authorizer answer', () => {
     expect(alone.status).toBe(200);
     for (const response of [twice, afterAnother]) {
       expect(response.status).toBe(401);
-      expect(JSON.parse(response.text)).toEqual({ reason });
+      expect(JSON.parse(response.text)).toEqual({ reason: tokenRefusalReasons.ambiguous });
     }
   });
 });

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
-import { signToken } from '../../shared/adapters/hs256-tokens.ts';
+import { hs256Token } from './hs256-token.ts';
 import { call, type HttpResult } from './http-client.ts';
 
 /**
@@ -31,7 +31,7 @@ export function tokenFor(
     options.expiresInSeconds === undefined
       ? { sub: role }
       : { sub: role, exp: Math.floor(Date.now() / 1000) + options.expiresInSeconds };
-  return signToken(claims, secret);
+  return hs256Token(claims, secret);
 }
 
 /** A role name no other test uses, so grants made for it affect nobody else. */

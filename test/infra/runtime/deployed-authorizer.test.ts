@@ -1,9 +1,10 @@
 // The authorizer as deployed: its esbuild bundle (the options of `cdk synth`)
 // run in a fresh Node process, reading its token secret at cold start from
-// Secrets Manager or SSM through the real AWS SDK clients, pointed at a local
+// Secrets Manager or SSM (a secret key or a public key) through the real AWS SDK clients, pointed at a local
 // HTTP stand-in of each service (AWS_ENDPOINT_URL_<SERVICE>). Nothing leaves
 // the machine; what is checked is the wire request and the cold-start cache.
 import { spawn } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -13,7 +14,8 @@ import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { esbuildOptionsFor } from '../../../scripts/esbuild-options.ts';
-import { signToken } from '../../../shared/adapters/hs256-tokens.ts';
+import { signToken } from '../../../shared/adapters/jose-tokens.ts';
+import { hs256Token } from '../../support/hs256-token.ts';
 
 const SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:ackline/test/token-secret-AbC123';
 const PARAMETER = '/ackline/test/token-secret';
@@ -80,7 +82,10 @@ async function invokeColdStart(env: Record<string, string>, tokens: string[]): P
         requestContext: { requestId: 'api-request' },
       };
       try {
-        results.push({ principalId: (await handler(event)).principalId });
+        const answer = await handler(event);
+        results.push(answer.context.tokenRefusal === undefined
+          ? { principalId: answer.principalId }
+          : { refusal: answer.context.tokenRefusal });
       } catch (error) {
         results.push({ error: error.message });
       }
@@ -129,13 +134,13 @@ describe('the bundled authorizer on a deployed stack', () => {
     const results = await invokeColdStart(
       { AWS_ENDPOINT_URL_SECRETS_MANAGER: endpoint, ACKLINE_TOKEN_SECRET_ARN: SECRET_ARN },
       [
-        signToken({ sub: 'admin' }, SECRET),
-        signToken({ sub: 'ops' }, SECRET),
-        signToken({ sub: 'x' }, 'other'),
+        hs256Token({ sub: 'admin' }, SECRET),
+        hs256Token({ sub: 'ops' }, SECRET),
+        hs256Token({ sub: 'x' }, 'other'),
       ],
     );
 
-    expect(results).toEqual([{ principalId: 'admin' }, { principalId: 'ops' }, { error: 'Unauthorized' }]);
+    expect(results).toEqual([{ principalId: 'admin' }, { principalId: 'ops' }, { refusal: 'signature' }]);
     expect(stub.requests).toEqual([
       { target: 'secretsmanager.GetSecretValue', body: { SecretId: SECRET_ARN } },
     ]);
@@ -149,7 +154,7 @@ describe('the bundled authorizer on a deployed stack', () => {
 
     const results = await invokeColdStart(
       { AWS_ENDPOINT_URL_SSM: endpoint, ACKLINE_TOKEN_SECRET_PARAMETER: PARAMETER },
-      [signToken({ sub: 'admin' }, SECRET)],
+      [hs256Token({ sub: 'admin' }, SECRET)],
     );
 
     expect(results).toEqual([{ principalId: 'admin' }]);
@@ -158,13 +163,51 @@ describe('the bundled authorizer on a deployed stack', () => {
     ]);
   });
 
+  it.each([
+    ['RS256', 'a Secrets Manager secret holding PEM', 'secretsManager'],
+    ['ES256', 'an SSM parameter holding base64 DER (Pulsar)', 'ssm'],
+  ] as const)('verifies %s tokens with a public key from %s', async (algorithm, _label, service) => {
+    stub.requests.length = 0;
+    const pair =
+      algorithm === 'RS256'
+        ? generateKeyPairSync('rsa', { modulusLength: 2048 })
+        : generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+    const stranger = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+    const env: Record<string, string> =
+      service === 'secretsManager'
+        ? { AWS_ENDPOINT_URL_SECRETS_MANAGER: endpoint, ACKLINE_TOKEN_PUBLIC_KEY_ARN: SECRET_ARN }
+        : { AWS_ENDPOINT_URL_SSM: endpoint, ACKLINE_TOKEN_PUBLIC_KEY_PARAMETER: PARAMETER };
+    if (service === 'secretsManager') {
+      const pem = pair.publicKey.export({ format: 'pem', type: 'spki' }).toString();
+      stub.answer('secretsmanager.GetSecretValue', 200, { ARN: SECRET_ARN, SecretString: pem });
+    } else {
+      const der = pair.publicKey.export({ format: 'der', type: 'spki' }).toString('base64');
+      stub.answer('AmazonSSM.GetParameter', 200, {
+        Parameter: { Name: PARAMETER, Type: 'String', Value: der },
+      });
+    }
+
+    const results = await invokeColdStart(env, [
+      await signToken({ sub: 'ops' }, { key: pair.privateKey, algorithm }),
+      await signToken({ sub: 'ops' }, { key: stranger.privateKey, algorithm: 'ES256' }),
+      hs256Token({ sub: 'admin' }, SECRET),
+    ]);
+
+    expect(results).toEqual([
+      { principalId: 'ops' },
+      { refusal: algorithm === 'ES256' ? 'signature' : 'algorithm' },
+      { refusal: 'algorithm' },
+    ]);
+    expect(stub.requests).toHaveLength(1);
+  });
+
   it('fails every invocation (a 500, not a 401) while the secret cannot be read, and retries each time', async () => {
     stub.requests.length = 0;
     stub.answer('secretsmanager.GetSecretValue', 400, {
       __type: 'ResourceNotFoundException',
       message: "Secrets Manager can't find the specified secret.",
     });
-    const token = signToken({ sub: 'admin' }, SECRET);
+    const token = hs256Token({ sub: 'admin' }, SECRET);
 
     const results = await invokeColdStart(
       { AWS_ENDPOINT_URL_SECRETS_MANAGER: endpoint, ACKLINE_TOKEN_SECRET_ARN: SECRET_ARN },

@@ -20,11 +20,13 @@ import {
 } from '../../../functions/data-api/handler.ts';
 import { dataRoutes } from '../../../functions/data-api/routes.ts';
 import type { Dependencies } from '../../../shared/adapters/create-dependencies.ts';
-import { signToken } from '../../../shared/adapters/hs256-tokens.ts';
+import { TokenVerifier } from '../../../shared/adapters/jose-tokens.ts';
+import { secretKeyFrom } from '../../../shared/adapters/token-keys.ts';
 import { METRICS_NAMESPACE, serviceNameOf } from '../../../shared/config/load-config.ts';
 import { RoundRobinRouter } from '../../../shared/domain/message-router.ts';
 import { httpApi, observeRoutes } from '../../../shared/http/http-api.ts';
 import { noContent, ok, type Route } from '../../../shared/http/http-types.ts';
+import { hs256Token } from '../../support/hs256-token.ts';
 import { ManualClock } from '../../support/manual-clock.ts';
 import { lambdaContext, RecordingLogger, RecordingMetrics } from './recording-observability.ts';
 
@@ -204,9 +206,13 @@ describe('authorizer metrics and logs', () => {
     });
     const clock = new ManualClock(1_700_000_000_000);
     const handler = makeAuthorizer({
-      tokenSecret: secret,
+      verifier: new TokenVerifier({
+        key: secretKeyFrom(secret),
+        roleClaim: 'sub',
+        clockToleranceSeconds: 0,
+        clock,
+      }),
       superuserRoles: ['admin'],
-      clock,
       logger,
       metrics,
     });
@@ -222,17 +228,16 @@ describe('authorizer metrics and logs', () => {
 
   it('counts a refused token and logs why, without the token', async () => {
     const { logger, metrics, handler } = authorizer();
-    const forged = signToken({ sub: 'admin' }, 'another-secret');
+    const forged = hs256Token({ sub: 'admin' }, 'another-secret');
 
-    await expect(handler(event(`Bearer ${forged}`), lambdaContext('authorizer', 'lambda-7'))).rejects.toThrow(
-      'Unauthorized',
-    );
+    const result = await handler(event(`Bearer ${forged}`), lambdaContext('authorizer', 'lambda-7'));
 
+    expect(result.context).toEqual({ tokenRefusal: 'signature' });
     expect(metrics.values()).toEqual([{ tokenRefused: 1 }]);
     expect(logger.lines).toEqual([
       expect.objectContaining({
         message: 'bearer token refused',
-        reason: 'Bad token signature',
+        reason: 'signature',
         service: 'ackline-authorizer',
         correlation_id: 'api-7',
         function_request_id: 'lambda-7',
@@ -244,7 +249,7 @@ describe('authorizer metrics and logs', () => {
   it('flushes nothing for a valid token', async () => {
     const { logger, metrics, handler } = authorizer();
 
-    const result = await handler(event(`Bearer ${signToken({ sub: 'ops' }, secret)}`));
+    const result = await handler(event(`Bearer ${hs256Token({ sub: 'ops' }, secret)}`));
 
     expect(result.principalId).toBe('ops');
     expect(metrics.flushed).toEqual([]);

@@ -45,7 +45,15 @@ class FakeSsm implements ParameterClient {
   }
 }
 
-describe('loadAuthorizerConfig: the token secret source', () => {
+describe('loadAuthorizerConfig: the token key source', () => {
+  const defaults = {
+    tokenRoleClaim: 'sub',
+    tokenClockToleranceSeconds: 0,
+    superuserRoles: ['admin'],
+    stage: 'dev',
+    region: 'eu-west-1',
+  };
+
   it.each([
     ['the value (embedded stack)', { ACKLINE_TOKEN_SECRET: 's3cret' }, { kind: 'value', secret: 's3cret' }],
     [
@@ -63,13 +71,56 @@ describe('loadAuthorizerConfig: the token secret source', () => {
       { ACKLINE_TOKEN_SECRET_PARAMETER: PARAMETER },
       { kind: 'ssmParameter', parameterName: PARAMETER },
     ],
-  ])('reads %s', (_, env, source) => {
+  ])('reads the secret key from %s', (_, env, source) => {
     expect(loadAuthorizerConfig({ ...env, AWS_REGION: 'eu-west-1' })).toEqual({
-      tokenSecret: source,
-      superuserRoles: ['admin'],
-      stage: 'dev',
-      region: 'eu-west-1',
+      tokenKey: { type: 'secretKey', source },
+      ...defaults,
     });
+  });
+
+  it.each([
+    ['the value', { ACKLINE_TOKEN_PUBLIC_KEY: 'file:///k.pub' }, { kind: 'value', secret: 'file:///k.pub' }],
+    [
+      'a Secrets Manager secret',
+      { ACKLINE_TOKEN_PUBLIC_KEY_ARN: SECRET_ARN },
+      { kind: 'secretsManager', secretId: SECRET_ARN },
+    ],
+    [
+      'an SSM parameter',
+      { ACKLINE_TOKEN_PUBLIC_KEY_PARAMETER: PARAMETER },
+      { kind: 'ssmParameter', parameterName: PARAMETER },
+    ],
+  ])('reads the public key from %s', (_, env, source) => {
+    expect(loadAuthorizerConfig({ ...env, AWS_REGION: 'eu-west-1' }).tokenKey).toEqual({
+      type: 'publicKey',
+      source,
+    });
+  });
+
+  it('reads the audience, its claim, the role claim and the clock tolerance', () => {
+    const config = loadAuthorizerConfig({
+      ACKLINE_TOKEN_SECRET: 's',
+      ACKLINE_TOKEN_AUDIENCE: 'ackline',
+      ACKLINE_TOKEN_AUDIENCE_CLAIM: 'scope',
+      ACKLINE_TOKEN_AUTH_CLAIM: 'role',
+      ACKLINE_TOKEN_CLOCK_TOLERANCE_SECONDS: '30',
+    });
+
+    expect(config).toMatchObject({
+      tokenAudience: { claim: 'scope', value: 'ackline' },
+      tokenRoleClaim: 'role',
+      tokenClockToleranceSeconds: 30,
+    });
+  });
+
+  it.each(['-1', '1.5', 'soon'])('refuses the clock tolerance %j', (value) => {
+    expect(() =>
+      loadAuthorizerConfig({ ACKLINE_TOKEN_SECRET: 's', ACKLINE_TOKEN_CLOCK_TOLERANCE_SECONDS: value }),
+    ).toThrow(
+      new ConfigurationError(
+        `ACKLINE_TOKEN_CLOCK_TOLERANCE_SECONDS must be a non-negative integer, got '${value}'`,
+      ),
+    );
   });
 
   it('refuses a secret ARN and a parameter together', () => {
@@ -85,9 +136,15 @@ describe('loadAuthorizerConfig: the token secret source', () => {
     );
   });
 
-  it('names all three variables when none is set', () => {
+  it('refuses a secret key and a public key together', () => {
+    expect(() =>
+      loadAuthorizerConfig({ ACKLINE_TOKEN_SECRET: 's', ACKLINE_TOKEN_PUBLIC_KEY_ARN: SECRET_ARN }),
+    ).toThrow(/set the token secret \(ACKLINE_TOKEN_SECRET...\) or the token public key/);
+  });
+
+  it('names all six variables when none is set', () => {
     expect(() => loadAuthorizerConfig({})).toThrow(
-      /missing environment variable ACKLINE_TOKEN_SECRET, ACKLINE_TOKEN_SECRET_ARN or ACKLINE_TOKEN_SECRET_PARAMETER/,
+      /missing environment variable ACKLINE_TOKEN_SECRET, ACKLINE_TOKEN_SECRET_ARN or ACKLINE_TOKEN_SECRET_PARAMETER \(or ACKLINE_TOKEN_PUBLIC_KEY, ACKLINE_TOKEN_PUBLIC_KEY_ARN or ACKLINE_TOKEN_PUBLIC_KEY_PARAMETER\)/,
     );
   });
 });

@@ -1,14 +1,36 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { verifyToken } from '../../../shared/adapters/hs256-tokens.ts';
+import { TokenVerifier, type VerifiedToken } from '../../../shared/adapters/jose-tokens.ts';
+import { publicKeyFrom, secretKeyFrom, type TokenKey } from '../../../shared/adapters/token-keys.ts';
 import { run } from '../../../shared/cli/main.ts';
 import type { FetchFunction } from '../../../shared/client/admin-http.ts';
 import { fakeFetch, jsonResponse, noContent, type Responder, reasonResponse } from '../client/fake-fetch.ts';
 
 const BIG_ID = '18446744073709551615';
 const NOW_MS = Date.UTC(2030, 0, 1);
+
+/** What the server's verifier makes of a token the CLI printed. */
+function verifyWith(
+  key: TokenKey,
+  token: string,
+  options: { audience?: string } = {},
+): Promise<VerifiedToken> {
+  return new TokenVerifier({
+    key,
+    roleClaim: 'sub',
+    clockToleranceSeconds: 0,
+    clock: { nowMs: () => NOW_MS },
+    ...(options.audience === undefined ? {} : { audience: { claim: 'aud', value: options.audience } }),
+  }).verify(token.trim());
+}
+
+/** The claims of a token, unverified (what it carries, not whether it holds). */
+function claimsOf(token: string): unknown {
+  return JSON.parse(Buffer.from(token.trim().split('.')[1] as string, 'base64url').toString());
+}
 
 /** Runs the CLI in-process with a fake fetch; collects stdout, stderr and requests. */
 async function cli(
@@ -202,6 +224,8 @@ describe('ackline-admin --help', () => {
     [['namespaces', 'revoke-permission']],
     [['namespaces', 'permissions']],
     [['tokens', 'create']],
+    [['tokens', 'create-secret-key']],
+    [['tokens', 'create-key-pair']],
   ])('%j --help exits 0 with usage', async (command) => {
     const result = await cli([...command, '--help']);
 
@@ -335,8 +359,8 @@ describe('ackline-admin tokens create', () => {
     const result = await cli(['tokens', 'create', '--subject', 'ops', '--secret-key', 'k3y']);
 
     expect(result.code).toBe(0);
-    const claims = verifyToken(result.stdout.trim(), 'k3y', Date.now());
-    expect(claims).toEqual({ sub: 'ops' });
+    expect(await verifyWith(secretKeyFrom('k3y'), result.stdout)).toEqual({ role: 'ops' });
+    expect(claimsOf(result.stdout)).toEqual({ sub: 'ops' });
     expect(result.requests).toHaveLength(0);
   });
 
@@ -347,7 +371,18 @@ describe('ackline-admin tokens create', () => {
   ])('sets exp from --expiry-time %s', async (expiry, seconds) => {
     const result = await cli(['tokens', 'create', '-s', 'ops', '--expiry-time', expiry, '--secret-key', 'k']);
 
-    expect(verifyToken(result.stdout.trim(), 'k', NOW_MS).exp).toBe(NOW_MS / 1000 + seconds);
+    expect(await verifyWith(secretKeyFrom('k'), result.stdout)).toEqual({
+      role: 'ops',
+      refusedFromMs: NOW_MS + seconds * 1000,
+    });
+  });
+
+  it('sets aud from --audience', async () => {
+    const result = await cli(['tokens', 'create', '-s', 'ops', '--audience', 'ackline', '--secret-key', 'k']);
+
+    expect(await verifyWith(secretKeyFrom('k'), result.stdout, { audience: 'ackline' })).toEqual({
+      role: 'ops',
+    });
   });
 
   it('takes the secret from ACKLINE_TOKEN_SECRET, then from <ACKLINE_DATA_DIR>/token-secret', async () => {
@@ -357,8 +392,26 @@ describe('ackline-admin tokens create', () => {
     const fromEnv = await cli(['tokens', 'create', '-s', 'a'], { env: { ACKLINE_TOKEN_SECRET: 'from-env' } });
     const fromFile = await cli(['tokens', 'create', '-s', 'a'], { env: { ACKLINE_DATA_DIR: '.' }, cwd });
 
-    expect(verifyToken(fromEnv.stdout.trim(), 'from-env', NOW_MS).sub).toBe('a');
-    expect(verifyToken(fromFile.stdout.trim(), 'from-file', NOW_MS).sub).toBe('a');
+    expect((await verifyWith(secretKeyFrom('from-env'), fromEnv.stdout)).role).toBe('a');
+    expect((await verifyWith(secretKeyFrom('from-file'), fromFile.stdout)).role).toBe('a');
+  });
+
+  it('refuses both --secret-key and --private-key, and an algorithm the key does not sign', async () => {
+    const both = await cli(['tokens', 'create', '-s', 'a', '--secret-key', 'k', '--private-key', 'x']);
+    const mismatch = await cli(['tokens', 'create', '-s', 'a', '--secret-key', 'k', '-a', 'RS256']);
+
+    expect([both.code, mismatch.code]).toEqual([1, 1]);
+    expect(both.stderr).toBe('ackline-admin: Give --private-key or --secret-key, not both\n');
+    expect(mismatch.stderr).toBe(
+      'ackline-admin: --signature-algorithm RS256 does not match the key, which signs HS256\n',
+    );
+  });
+
+  it('refuses a private key it cannot read, without quoting it', async () => {
+    const result = await cli(['tokens', 'create', '-s', 'a', '--private-key', 'c2VjcmV0']);
+
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe('ackline-admin: the token private key is neither PEM nor PKCS#8 DER\n');
   });
 
   it('exits 1 saying where it looked when there is no secret', async () => {
@@ -378,5 +431,84 @@ describe('ackline-admin tokens create', () => {
 
     expect(result.code).toBe(1);
     expect(result.stderr).toContain("Invalid duration '10 parsecs'");
+  });
+});
+
+describe('ackline-admin tokens create-key-pair', () => {
+  it.each([
+    ['RS256', []],
+    ['RS256', ['-a', 'RS256']],
+    ['ES256', ['--signature-algorithm', 'ES256']],
+  ])('writes a %s pair whose private key signs tokens the server verifies with its public key', async (algorithm, flags) => {
+    const cwd = mkdtempSync(join(tmpdir(), 'ackline-cli-'));
+
+    const created = await cli(
+      [
+        'tokens',
+        'create-key-pair',
+        ...flags,
+        '--output-private-key',
+        'private.key',
+        '--output-public-key',
+        'public.key',
+      ],
+      { cwd },
+    );
+    const token = await cli(
+      ['tokens', 'create', '-s', 'ops', '--private-key', pathToFileURL(join(cwd, 'private.key')).href],
+      { cwd },
+    );
+    const publicKey = publicKeyFrom(pathToFileURL(join(cwd, 'public.key')).href);
+
+    expect(created).toMatchObject({ code: 0, stdout: '', stderr: '' });
+    expect(token.code).toBe(0);
+    expect(publicKey.algorithm).toBe(algorithm);
+    expect(await verifyWith(publicKey, token.stdout)).toEqual({ role: 'ops' });
+    expect(JSON.parse(Buffer.from(token.stdout.split('.')[0] as string, 'base64url').toString())).toEqual({
+      alg: algorithm,
+    });
+    expect(statSync(join(cwd, 'private.key')).mode & 0o777).toBe(0o600);
+  });
+
+  it('refuses another algorithm, and never overwrites a key file', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'ackline-cli-'));
+    writeFileSync(join(cwd, 'private.key'), 'keep me');
+    const args = ['--output-private-key', 'private.key', '--output-public-key', 'public.key'];
+
+    const hs = await cli(['tokens', 'create-key-pair', '-a', 'HS256', ...args], { cwd });
+    const existing = await cli(['tokens', 'create-key-pair', ...args], { cwd });
+
+    expect(hs.stderr).toBe("ackline-admin: --signature-algorithm must be RS256 or ES256, got 'HS256'\n");
+    expect(existing.code).toBe(1);
+    expect(existing.stderr).toBe(`ackline-admin: ${join(cwd, 'private.key')} exists: not overwritten\n`);
+    expect(readFileSync(join(cwd, 'private.key'), 'utf8')).toBe('keep me');
+  });
+});
+
+describe('ackline-admin tokens create-secret-key', () => {
+  it('prints 32 random bytes as base64, which sign tokens as data:;base64,', async () => {
+    const created = await cli(['tokens', 'create-secret-key']);
+    const secret = `data:;base64,${created.stdout.trim()}`;
+
+    const token = await cli(['tokens', 'create', '-s', 'ops', '--secret-key', secret]);
+
+    expect(Buffer.from(created.stdout.trim(), 'base64')).toHaveLength(32);
+    expect(await verifyWith(secretKeyFrom(secret), token.stdout)).toEqual({ role: 'ops' });
+  });
+
+  it.each([
+    ['raw bytes', [], 32],
+    ['base64 with --base64', ['--base64'], 45],
+  ])('writes --output as %s (mode 0600), usable as file:', async (_label, flags, size) => {
+    const cwd = mkdtempSync(join(tmpdir(), 'ackline-cli-'));
+    const url = pathToFileURL(join(cwd, 'secret.key')).href;
+
+    const created = await cli(['tokens', 'create-secret-key', '--output', 'secret.key', ...flags], { cwd });
+    const token = await cli(['tokens', 'create', '-s', 'ops', '--secret-key', url], { cwd });
+
+    expect(created).toMatchObject({ code: 0, stdout: '' });
+    expect(statSync(join(cwd, 'secret.key'))).toMatchObject({ size });
+    expect(statSync(join(cwd, 'secret.key')).mode & 0o777).toBe(0o600);
+    expect(await verifyWith(secretKeyFrom(url), token.stdout)).toEqual({ role: 'ops' });
   });
 });

@@ -1,10 +1,12 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { UnauthorizedError } from '../../../shared/domain/errors.ts';
+import { TokenRefusedError, tokenRefusalReasons } from '../../../shared/domain/token-refusal.ts';
 import {
   authorizationHeaderValues,
   requireCurrentCredentials,
   TOKEN_EXPIRES_AT_MS,
+  TOKEN_REFUSAL,
+  TOKEN_VALID_FROM_MS,
 } from '../../../shared/http/credentials.ts';
 
 const NOW_MS = 1_700_000_000_000;
@@ -34,18 +36,33 @@ describe('requireCurrentCredentials', () => {
   });
 
   it.each([
-    ['a token expiring now', { role: 'r', [TOKEN_EXPIRES_AT_MS]: NOW_MS }],
-    ['a token that expired', { role: 'r', [TOKEN_EXPIRES_AT_MS]: `${NOW_MS - 1}` }],
-    ['an unreadable expiry', { role: 'r', [TOKEN_EXPIRES_AT_MS]: 'soon' }],
-  ])('refuses %s with the gateway 401 reason', (_label, authorizer) => {
+    ['a token valid from now', { role: 'r', [TOKEN_VALID_FROM_MS]: NOW_MS }],
+    ['a token valid from before (string)', { role: 'r', [TOKEN_VALID_FROM_MS]: `${NOW_MS - 1}` }],
+  ])('lets %s through', (_label, authorizer) => {
+    expect(() => requireCurrentCredentials(event(authorizer), NOW_MS)).not.toThrow();
+  });
+
+  it.each([
+    ['a token expiring now', { role: 'r', [TOKEN_EXPIRES_AT_MS]: NOW_MS }, 'expired'],
+    ['a token that expired', { role: 'r', [TOKEN_EXPIRES_AT_MS]: `${NOW_MS - 1}` }, 'expired'],
+    ['an unreadable expiry', { role: 'r', [TOKEN_EXPIRES_AT_MS]: 'soon' }, 'expired'],
+    ['a token valid a millisecond later', { role: 'r', [TOKEN_VALID_FROM_MS]: NOW_MS + 1 }, 'notYetValid'],
+    ['an unreadable start', { role: 'r', [TOKEN_VALID_FROM_MS]: 'later' }, 'notYetValid'],
+    ...(['malformed', 'algorithm', 'signature', 'expired', 'audience', 'missing', 'noRole'] as const).map(
+      (refusal) => [`a refusal (${refusal})`, { [TOKEN_REFUSAL]: refusal }, refusal] as const,
+    ),
+    ['a refusal code it does not know', { [TOKEN_REFUSAL]: 'cosmic-rays' }, 'malformed'],
+    ['a context without a role', { superuser: 'true' }, 'noRole'],
+  ] as const)('refuses %s with the reason of its check', (_label, authorizer, refusal) => {
     expect(() => requireCurrentCredentials(event(authorizer), NOW_MS)).toThrow(
-      new UnauthorizedError('Unauthorized: a valid bearer token is required'),
+      new TokenRefusedError(refusal),
     );
+    expect(tokenRefusalReasons[refusal]).toMatch(/^Unauthorized: /);
   });
 
   it('refuses a second Authorization header, which the gateway cache key does not see', () => {
     expect(() => requireCurrentCredentials(event({ role: 'r' }, ['Bearer a', 'Bearer a']), NOW_MS)).toThrow(
-      UnauthorizedError,
+      new TokenRefusedError('ambiguous'),
     );
   });
 });

@@ -2,11 +2,11 @@ import type { Dependencies } from '../../shared/adapters/create-dependencies.ts'
 import {
   acknowledgeCumulative,
   acknowledgeMessages,
-  closeConsumer,
   negativeAcknowledge,
-  receiveMessages,
   redeliverUnacknowledged,
-} from '../../shared/application/consume-messages.ts';
+} from '../../shared/application/consumers/consumer-acks.ts';
+import { closeConsumer } from '../../shared/application/consumers/consumer-session.ts';
+import { receiveMessages } from '../../shared/application/consumers/receive-messages.ts';
 import { publishMessages } from '../../shared/application/publish-messages.ts';
 import { subscribeConsumer } from '../../shared/application/subscribe-consumer.ts';
 import { NotFoundError, ValidationError } from '../../shared/domain/errors.ts';

@@ -12,7 +12,7 @@ import { handler as scheduler } from '../../functions/scheduler/handler.ts';
 import { createDependencies } from '../../shared/adapters/create-dependencies.ts';
 import { installUsageMeter, UsageMeter } from '../../shared/adapters/usage-meter.ts';
 import type { UseCasePorts } from '../../shared/application/ports.ts';
-import { rebuildSubscriptionQueues } from '../../shared/application/rebuild-subscription-queues.ts';
+import { restoreDoorbells } from '../../shared/application/restore-doorbells.ts';
 import { loadConfig, tokenPublicKeyEnv, tokenSecretEnv } from '../../shared/config/load-config.ts';
 import { schedulerQueue } from '../../shared/config/resources.ts';
 import { MAINTENANCE_INTERVAL_MS, MAINTENANCE_TIMEOUT_SECONDS } from '../api-routes.ts';
@@ -93,9 +93,9 @@ export async function startLocal(options: LocalOptions): Promise<RunningLocal> {
     POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'WARN',
     POWERTOOLS_DEV: process.env.POWERTOOLS_DEV ?? 'true',
   });
-  // Local SQS keeps messages in memory: rebuild every subscription queue from its cursor before
-  // the gateway opens (so no publish is in flight and ids a crashed publisher allocated but never
-  // wrote can be acknowledged), then stand in for Lambda's event-source mapping on the scheduler queue.
+  // Local SQS keeps queues in memory: make every subscription's doorbell queue exist again (the
+  // cursors, in DynamoDB, hold everything else), then stand in for Lambda's event-source mapping on
+  // the scheduler queue.
   const meter = options.meter ? new UsageMeter() : undefined;
   if (meter) installUsageMeter(meter);
   let poller: SqsPoller;
@@ -105,7 +105,7 @@ export async function startLocal(options: LocalOptions): Promise<RunningLocal> {
     const deps = createDependencies(loadConfig(), 'embedded');
     // Nothing stored may keep the stack from starting: what fails here is retried in the background.
     rebuild = await rebuildQueues(deps.ports, deps.logger, options.startupRetry);
-    meter?.reset(); // the rebuild is start-up work, not what the first phase costs
+    meter?.reset(); // start-up work, not what the first phase costs
     poller = await startSchedulerPoller(stack, deps.logger, meter);
     schedule = startMaintenanceSchedule(
       options.maintenanceIntervalMs ?? MAINTENANCE_INTERVAL_MS,
@@ -248,23 +248,19 @@ async function startSchedulerPoller(stack: EmbeddedStack, logger: Logger, meter:
 }
 
 interface Rebuild {
-  /** Tokens put back on the queues by the first attempt. */
+  /** Subscriptions whose doorbell queue the first attempt restored. */
   readonly tokens: number;
   status(): TaskStatus;
   stop(): void;
 }
 
-const REBUILD = 'rebuild subscription queues';
+const REBUILD = 'restore subscription doorbells';
 
 /**
- * Rebuilds every subscription queue from its cursor (local SQS keeps messages
- * in memory only). The first attempt runs before the gateway opens, so no
- * publish is in flight and ids a crashed publisher allocated but never wrote
- * can be acknowledged. A subscription whose rebuild fails does not stop the
- * others, nor the start: the failed ones (all of them, when the catalog could
- * not even be listed) are retried in the background, without acknowledging
- * unwritten ids (publishes may be in flight by then; maintenance acknowledges
- * abandoned ids). Every failure is logged; the state is served at STATUS_PATH.
+ * Restores every subscription's doorbell queue (local SQS keeps queues in memory only). A
+ * subscription that fails does not stop the others, nor the start: the failed ones (all of them,
+ * when the catalog could not even be listed) are retried in the background. Every failure is
+ * logged; the state is served at STATUS_PATH.
  */
 async function rebuildQueues(
   ports: UseCasePorts,
@@ -273,14 +269,13 @@ async function rebuildQueues(
 ): Promise<Rebuild> {
   /** The subscriptions still to rebuild (`partition|subscription`); undefined: all of them. */
   let pending: Set<string> | undefined;
-  const attempt = async (acknowledgeUnwritten: boolean): Promise<number> => {
+  const attempt = async (): Promise<number> => {
     const failures = new Map<string, unknown>();
-    let counts: Record<string, number>;
+    let restored: string[];
     try {
-      counts = await rebuildSubscriptionQueues(ports, {
-        acknowledgeUnwritten,
+      restored = await restoreDoorbells(ports, {
         ...(pending ? { only: pending } : {}),
-        onFailure: (subscription, error) => failures.set(subscription, error),
+        onFailure: (subscription: string, error: unknown) => failures.set(subscription, error),
       });
     } catch (error) {
       pending = undefined;
@@ -289,21 +284,21 @@ async function rebuildQueues(
     pending = new Set(failures.keys());
     if (failures.size > 0) {
       const named = [...failures].slice(0, 5).map(([name, error]) => `${name}: ${describe(error)}`);
-      throw new Error(`${failures.size} subscription queue(s) could not be rebuilt (${named.join('; ')})`, {
+      throw new Error(`${failures.size} subscription queue(s) could not be restored (${named.join('; ')})`, {
         cause: [...failures.values()][0],
       });
     }
-    return Object.values(counts).reduce((sum, n) => sum + n, 0);
+    return restored.length;
   };
   try {
-    const tokens = await attempt(true);
+    const tokens = await attempt();
     return { tokens, status: () => ({ name: REBUILD, state: 'done', attempts: 1 }), stop: () => undefined };
   } catch (firstError) {
     const retry: BackgroundRetry = retryInBackground(
       REBUILD,
       firstError,
       async () => {
-        await attempt(false);
+        await attempt();
       },
       {
         ...(policy ? { policy } : {}),

@@ -1,33 +1,16 @@
 import { SubscriptionNotFoundError } from '../domain/catalog-errors.ts';
-import type { Cursor } from '../domain/cursor.ts';
-import { LedgerIndex } from '../domain/ledger-layout.ts';
 import type { Position } from '../domain/position.ts';
 import type { TopicName } from '../domain/topic-name.ts';
-import type { StoredEntry } from '../ports/ledger.ts';
 import type { SubscriptionRecord } from '../ports/topic-catalog.ts';
-import { queueOf } from './delivery.ts';
-import { UNWRITTEN_GRACE_MS } from './feed-backlog.ts';
+import { releaseConsumer, subscriptionKey } from './consumers/consumer-session.ts';
+import { doorbellOf } from './consumers/doorbells.ts';
+import { foldStep } from './engine/fold.ts';
+import { nextInLedger } from './engine/pending-state.ts';
+import { engineOf } from './engine-ports.ts';
 import type { UseCasePorts } from './ports.ts';
-import { foldCursor, type LoadedCursor, loadCursor } from './topic-lookup.ts';
 
 /** Storage calls maintenance keeps in flight at once (catalog lists, queue attributes, cursors). */
 const CONCURRENCY = 8;
-/**
- * Backlog entries read at most to find how late a subscription is: enough to
- * look past a few delayed messages at the head of the backlog, bounded so that
- * an idle subscription costs a few reads per run.
- */
-const AGE_PROBES = 4;
-/**
- * Ids allocated but never written (their publisher died between the two) are
- * acknowledged once an entry allocated after them was published this long
- * ago: its publisher read the clock before allocating, and no publish runs
- * longer than UNWRITTEN_GRACE_MS, so theirs is over too.
- */
-export const ABANDONED_AFTER_MS = 2 * UNWRITTEN_GRACE_MS;
-/** Abandoned ids acknowledged at most per subscription and run (the next run goes on). */
-const ABANDONED_BATCH = 10_000;
-
 /** One subscription of one topic partition, keyed for a stable order across runs. */
 interface SubscriptionAt {
   readonly partition: TopicName;
@@ -153,25 +136,24 @@ export async function maintainSubscriptions(
   let foldedCursors = 0;
   let foldedEntries = 0;
   let oldestBacklog: (SubscriptionRef & { ageMs: number }) | undefined;
+  const released = new Set<string>();
   await forEachUntil(order, before, async (at) => {
     visited++;
     try {
-      const loaded = await loadCursor(ports, at.partition, at.subscription);
-      // One read per backlog entry for this subscription's steps (both look at its first entry).
-      const readEntry = entryReader(ports);
-      const abandoned = await abandonedIds(ports, loaded, readEntry);
-      if (abandoned.length > 0) {
-        await ports.cursors.acknowledge(at.subscription.cursorId, abandoned);
-        for (const position of abandoned) loaded.cursor.acknowledge(position);
-        ports.counters?.add('abandonedIdsAcknowledged', abandoned.length);
-      }
-      const entries = foldedBy(loaded);
-      if (entries > 0) {
-        await foldCursor(ports, at.subscription, loaded);
+      const ctx = engineOf(ports);
+      const cursor = { partition: at.partition, cursorId: at.subscription.cursorId, type: at.subscription.type };
+      const folded = await foldStep(ctx, cursor);
+      if (folded.markDelete) {
         foldedCursors++;
-        foldedEntries += entries;
+        foldedEntries += folded.entries;
       }
-      const ageMs = await backlogAgeMs(ports, loaded.cursor, readEntry);
+      await releaseLapsedConsumers(ports, at, released);
+      const record = await ports.dispatch.readHead(at.subscription.cursorId);
+      if (record?.head.trackerDueAtMs !== undefined && record.head.trackerDueAtMs <= ports.clock.nowMs()) {
+        // Due redeliveries nobody took: wake whoever waits (a Lambda consumer's event source too).
+        await ports.deliveryQueue.ring(doorbellOf(at.subscription.cursorId), 0);
+      }
+      const ageMs = record ? await backlogAgeMs(ports, nextInLedger(record.head.markDelete)) : undefined;
       if (ageMs !== undefined && ageMs > (oldestBacklog?.ageMs ?? -1)) {
         oldestBacklog = { ...refOf(at), ageMs };
       }
@@ -240,7 +222,7 @@ async function inspectDeadLetters(
   const queues: (SubscriptionRef & { messages: number })[] = [];
   await forEachUntil(all, before, async (at) => {
     try {
-      const count = await ports.deliveryQueue.deadLetterCount(queueOf(at.subscription));
+      const count = await ports.deliveryQueue.deadLetterCount(doorbellOf(at.subscription.cursorId));
       checked++;
       messages += count;
       if (count > 0) queues.push({ ...refOf(at), messages: count });
@@ -253,87 +235,36 @@ async function inspectDeadLetters(
 }
 
 /**
- * How many entries the cursor's advancement over its acknowledged ranges
- * absorbed: the written entries after the stored mark-delete position up to
- * the advanced one, counted along the partition's ledgers.
+ * HTTP consumers that made no call for their lease are gone (Pulsar: their connection dropped):
+ * what they held comes back (releaseConsumer), and their record and membership go. Once per
+ * subscription and run (a partitioned topic lists it once per partition). Lambda consumers are
+ * not leased.
  */
-function foldedBy(loaded: LoadedCursor): number {
-  const ledgers = new LedgerIndex(loaded.state.ledgers);
-  return Number(ledgers.ordinal(loaded.cursor.markDeletePosition) - ledgers.ordinal(loaded.storedMarkDelete));
-}
-
-/**
- * The ids at the head of the backlog that were allocated but will never be
- * written: a publisher died between allocating and writing them. They are
- * no message, but the fold cannot pass them and the backlog counts them. Read
- * only when the first backlog entry is missing (one entry read otherwise):
- * then the first entry written after it (keys only, in its ledger or the
- * next ones of the layout). The backlog ids before that entry are abandoned
- * once it was published ABANDONED_AFTER_MS ago or longer (ids are allocated
- * in log order, so theirs came first); at most ABANDONED_BATCH per run.
- */
-async function abandonedIds(
-  ports: UseCasePorts,
-  loaded: LoadedCursor,
-  readEntry: EntryReader,
-): Promise<Position[]> {
-  const { cursor } = loaded;
-  const [first] = cursor.firstBacklogPositions(1);
-  if (!first || (await readEntry(first))) return [];
-  let next: { position: Position; publishTimeMs: number } | undefined;
-  for (const ledger of loaded.state.ledgers) {
-    if (ledger.ledgerId < first.ledgerId) continue;
-    next = await ports.ledger.firstWrittenAfter(
-      ledger.ledgerId,
-      ledger.ledgerId === first.ledgerId ? first.entryId : -1n,
-    );
-    if (next) break;
-  }
-  if (!next || next.publishTimeMs > ports.clock.nowMs() - ABANDONED_AFTER_MS) return [];
-  const before = (next as { position: Position }).position;
-  return cursor.firstBacklogPositions(ABANDONED_BATCH).filter((position) => position.compareTo(before) < 0);
-}
-
-/**
- * How long the oldest due unacknowledged message among the first AGE_PROBES
- * of the backlog has waited: since its publish time, or since its deliverAt
- * for a delayed message that fell due. Messages not yet due are not late, and
- * entries allocated but never written (a publisher that died) deliver nothing.
- * The walk stops at the first due message without a delay: messages after it
- * were published no earlier, so none of them has waited longer.
- */
-async function backlogAgeMs(
-  ports: UseCasePorts,
-  cursor: Cursor,
-  readEntry: EntryReader,
-): Promise<number | undefined> {
-  const nowMs = ports.clock.nowMs();
-  let oldest: number | undefined;
-  for (const position of cursor.firstBacklogPositions(AGE_PROBES)) {
-    const entry = await readEntry(position);
-    if (entry === undefined) continue;
-    const delayed = entry.deliverAtMs !== undefined && entry.deliverAtMs > entry.publishTimeMs;
-    const dueAtMs = delayed ? (entry.deliverAtMs as number) : entry.publishTimeMs;
-    if (dueAtMs <= nowMs) oldest = Math.max(oldest ?? 0, nowMs - dueAtMs);
-    if (!delayed) break;
-  }
-  return oldest;
-}
-
-type EntryReader = (position: Position) => Promise<StoredEntry | undefined>;
-
-/** Ledger.readEntry, each position read once for the steps of one subscription. */
-function entryReader(ports: UseCasePorts): EntryReader {
-  const read = new Map<string, Promise<StoredEntry | undefined>>();
-  return (position) => {
-    const key = position.toString();
-    let entry = read.get(key);
-    if (!entry) {
-      entry = ports.ledger.readEntry(position);
-      read.set(key, entry);
+async function releaseLapsedConsumers(ports: UseCasePorts, at: SubscriptionAt, done: Set<string>): Promise<void> {
+  const key = subscriptionKey(at.partition.partitionedTopicName.toString(), at.subscription.name);
+  if (done.has(key)) return;
+  done.add(key);
+  for (const consumerId of await ports.consumers.expired(key, ports.clock.nowMs())) {
+    const consumer = await ports.consumers.get(consumerId);
+    if (consumer && consumer.kind !== 'lambda') {
+      await releaseConsumer(ports, consumer, { close: true });
+      await ports.consumers.delete(consumerId);
     }
-    return entry;
-  };
+    await ports.consumers.leave(key, consumerId);
+  }
+}
+
+/**
+ * How long the first backlog entry (the one after mark-delete) has waited since it was published,
+ * or since its deliverAt for a delayed message; undefined when it is not written or not due.
+ * One entry read.
+ */
+async function backlogAgeMs(ports: UseCasePorts, first: Position): Promise<number | undefined> {
+  const entry = await ports.ledger.readEntry(first);
+  if (!entry) return undefined;
+  const dueAtMs = Math.max(entry.publishTimeMs, entry.deliverAtMs ?? 0);
+  const nowMs = ports.clock.nowMs();
+  return dueAtMs <= nowMs ? nowMs - dueAtMs : undefined;
 }
 
 /** The subscriptions from where the previous run stopped (or from `startAt`), wrapping around. */

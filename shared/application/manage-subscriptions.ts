@@ -2,7 +2,7 @@ import { SubscriptionAlreadyExistsError } from '../domain/catalog-errors.ts';
 import type { SubscriptionType } from '../domain/subscription-type.ts';
 import type { TopicName } from '../domain/topic-name.ts';
 import { requireAction, requireSuperuser } from './authorization.ts';
-import { queueOf } from './delivery.ts';
+import { doorbellOf } from './consumers/doorbells.ts';
 import type { UseCasePorts } from './ports.ts';
 import type { Principal } from './principal.ts';
 import { ensureSubscriptions } from './subscribe-consumer.ts';
@@ -74,6 +74,6 @@ export async function deleteSubscription(
     await ports.catalog.deleteSubscription(partition, name);
     await ports.ledger.announceSubscriptions(partition);
     await ports.cursors.delete(subscription.cursorId);
-    await ports.deliveryQueue.delete(queueOf(subscription));
+    await ports.deliveryQueue.delete(doorbellOf(subscription.cursorId));
   }
 }

@@ -2,7 +2,7 @@ import { TopicAlreadyExistsError, TopicNotFoundError } from '../domain/catalog-e
 import { PreconditionFailedError, ValidationError } from '../domain/errors.ts';
 import type { TopicName } from '../domain/topic-name.ts';
 import { requireSuperuser } from './authorization.ts';
-import { queueOf } from './delivery.ts';
+import { doorbellOf } from './consumers/doorbells.ts';
 import type { UseCasePorts } from './ports.ts';
 import type { Principal } from './principal.ts';
 import { forgetTopic } from './process-memo.ts';
@@ -89,7 +89,7 @@ export async function deleteTopic(
     for (const subscription of await ports.catalog.listSubscriptions(partition)) {
       await ports.catalog.deleteSubscription(partition, subscription.name);
       await ports.cursors.delete(subscription.cursorId);
-      await ports.deliveryQueue.delete(queueOf(subscription));
+      await ports.deliveryQueue.delete(doorbellOf(subscription.cursorId));
     }
     await ports.ledger.deletePartition(partition);
   }

@@ -1,234 +1,161 @@
-import { type DeliveryToken, decodeDeliveryToken } from '../domain/delivery-token.ts';
 import { NotFoundError, ValidationError } from '../domain/errors.ts';
+import { isCumulativeAckType } from '../domain/subscription-type.ts';
 import type { ConsumerPartition, ConsumerRecord } from '../ports/consumer-registry.ts';
-import {
-  type ConsumerMessage,
-  checkDeliveries,
-  type DeliveryVerdict,
-  redeliver,
-} from './consume-messages.ts';
 import { negativeAckDelayMs } from './consumer-policy.ts';
-import { enqueue, positionOf, queueOf } from './delivery.ts';
+import { deadLetterProducerOf } from './consumers/dead-letter-producer.ts';
+import { ringAll, ringAt } from './consumers/doorbells.ts';
+import { type ConsumerMessage, consumerMessageOf, dispatchFor } from './consumers/receive-messages.ts';
+import type { Delivery } from './engine/engine-context.ts';
+import { acknowledge, negativeAcknowledge } from './engine/pending-acks.ts';
+import { cursorOf, engineOf } from './engine-ports.ts';
 import type { UseCasePorts } from './ports.ts';
 
-/** One record of a subscription queue's event (an SQS record, as the event-source mapping hands it). */
+/** One record of a subscription's doorbell queue, as the event-source mapping hands it. */
 export interface QueueRecord {
   /** The record's id in the event (SQS's messageId): what a partial batch failure names. */
   readonly recordId: string;
   /** The subscription queue it came from, by its cursor. */
   readonly cursorId: string;
-  /** The delivery token, as the queue carries it. */
   readonly body: string;
 }
 
 /** The user's code for one message: resolving acknowledges it, throwing negatively acknowledges it. */
 export type MessageProcessor = (message: ConsumerMessage) => Promise<void> | void;
 
-/**
- * What became of one record. Every outcome but `failed` tells the event source
- * that the record is done (SQS deletes it): the cursor holds the result.
- */
-export type RecordOutcome =
-  /** Acknowledged, superseded or never written: not handed to the processor. */
-  | { readonly recordId: string; readonly kind: 'dropped' }
-  /** A delayed message not yet due: a new token was enqueued for its deliverAt. */
-  | { readonly recordId: string; readonly kind: 'deferred' }
-  /** The processor resolved; the message is acknowledged on the cursor. */
-  | { readonly recordId: string; readonly kind: 'acknowledged'; readonly message: ConsumerMessage }
-  /**
-   * The processor threw: a negative acknowledgement, as a nack over HTTP (a new
-   * token with the count incremented after the nack backoff, or the dead-letter
-   * topic past maxRedeliverCount).
-   */
-  | {
-      readonly recordId: string;
-      readonly kind: 'negativelyAcknowledged';
-      readonly message: ConsumerMessage;
-      readonly error: unknown;
-    }
-  /**
-   * Not done: a malformed token, a storage or queue failure, or (ordered
-   * subscriptions) a record after such a failure, left untouched to keep the
-   * order. Report it as a batch item failure: SQS makes it visible again after
-   * the queue's visibility timeout, and the queue's redrive policy moves it to
-   * the queue's dead-letter queue after maxReceiveCount receives.
-   */
-  | { readonly recordId: string; readonly kind: 'failed'; readonly error: unknown };
+/** What became of one message handed to the processor. */
+export type MessageOutcome =
+  | { readonly kind: 'acknowledged'; readonly message: ConsumerMessage }
+  | { readonly kind: 'negativelyAcknowledged'; readonly message: ConsumerMessage; readonly error: unknown };
+
+export interface QueueRecordsResult {
+  readonly outcomes: readonly MessageOutcome[];
+  /** Records to report as batch item failures (the event source shows them again). */
+  readonly failedRecords: readonly string[];
+  /** A storage or queue failure that stopped the step, if any. */
+  readonly error?: unknown;
+}
+
+/** Messages one dispatch hands a Lambda consumer. */
+const BATCH = 10;
+/** Time an invocation keeps back for acknowledging the last batch. */
+const RESERVE_MS = 3_000;
 
 /**
- * An event-driven consumer's step for one batch of records from its
- * subscription queue(s), with the semantics of an HTTP consumer that receives,
- * processes and acknowledges or nacks each message:
- * 1. The consumer (registered by subscribe) supplies the subscription and the
- *    redelivery policy; a missing consumer, or a queue that is not one of its
- *    subscription's, fails the whole batch (a wiring error, not a message's).
- * 2. Each queue's tokens go through the same delivery check as HTTP receive:
- *    acknowledged or superseded tokens are dropped, delayed messages not yet
- *    due are re-enqueued for their deliverAt.
- * 3. `processMessage` gets each remaining message: one after another on Exclusive and
- *    Failover (the partition's order), one after another per key on
- *    Key_Shared, all at once on Shared.
- * 4. Resolved: acknowledge on the cursor (one cursor write per message).
- *    Thrown: redeliver with count + 1 after the consumer's nack backoff, or
- *    dead-letter past maxRedeliverCount; either way the old token is done.
- * 5. Storage and queue failures leave the record to SQS (`failed`).
- *
- * There is no ack-timeout tracking here: the function's own timeout plays that
- * role. An invocation that times out or crashes acknowledges nothing more;
- * SQS makes its unfinished records visible again after the queue's visibility
- * timeout, and the delivery check hands them out again with the same count.
+ * An event-driven consumer's step (a Lambda function on its subscription's doorbell queue), with
+ * the semantics of an HTTP consumer that receives, processes and acknowledges:
+ * 1. The records are rings: they say "something may be due", nothing more. The consumer
+ *    (registered by subscribe, durable) supplies the subscription and its policies; a record from
+ *    another subscription's queue fails the batch (a wiring error).
+ * 2. Until the dispatcher has nothing more or the time is nearly up: dispatch a batch (recorded as
+ *    held by this consumer, with the function's timeout as its ack timeout), hand each message to
+ *    `processMessage` (in order on Exclusive/Failover, in order per key on Key_Shared, all at once
+ *    on Shared), acknowledge what resolved, negatively acknowledge what threw (backoff, or the
+ *    dead-letter topic past maxRedeliverCount, published as the consumer's role).
+ * 3. An invocation that times out or crashes leaves its batch held: the tracker redelivers it at
+ *    the timeout with the count incremented, so it counts as a delivery and dead-letters past
+ *    maxRedeliverCount, never in an SQS DLQ. Out of time with work left: the doorbell is rung
+ *    again for the next invocation.
  */
 export async function processQueueRecords(
   ports: UseCasePorts,
   consumerId: string,
   records: readonly QueueRecord[],
   processMessage: MessageProcessor,
-): Promise<RecordOutcome[]> {
+  options: { readonly deadlineMs?: number } = {},
+): Promise<QueueRecordsResult> {
   const consumer = await ports.consumers.get(consumerId);
   if (!consumer) {
     throw new NotFoundError(`Consumer ${consumerId} not found: subscribe it first, and do not close it`);
   }
-  const byQueue = new Map<string, QueueRecord[]>();
   for (const record of records) {
-    byQueue.set(record.cursorId, [...(byQueue.get(record.cursorId) ?? []), record]);
-  }
-  // Every queue is checked before any record is processed: a wiring error changes nothing.
-  const batches = [...byQueue].map(([cursorId, queueRecords]) => {
-    const partition = consumer.partitions.find((candidate) => candidate.cursorId === cursorId);
-    if (!partition) {
+    if (!consumer.partitions.some((partition) => partition.cursorId === record.cursorId)) {
       throw new ValidationError(
-        `Records of cursor ${cursorId} do not come from a queue of consumer ${consumerId} ` +
+        `Records of cursor ${record.cursorId} do not come from a queue of consumer ${consumerId} ` +
           `(subscription ${consumer.subscription} on ${consumer.topic}): wire the function to its own subscription's queues`,
       );
     }
-    return { partition, queueRecords };
-  });
-  const outcomes = new Map<string, RecordOutcome>();
-  await Promise.all(
-    batches.map(async ({ partition, queueRecords }) => {
-      const done = await processPartitionRecords(ports, consumer, partition, queueRecords, processMessage);
-      for (const outcome of done) outcomes.set(outcome.recordId, outcome);
-    }),
-  );
-  return records.map((record) => outcomes.get(record.recordId) as RecordOutcome);
+  }
+  const outcomes: MessageOutcome[] = [];
+  const deadline = options.deadlineMs ?? Number.POSITIVE_INFINITY;
+  try {
+    for (;;) {
+      if (ports.clock.nowMs() > deadline - RESERVE_MS) {
+        for (const partition of consumer.partitions) await ringAt(ports, partition.cursorId, ports.clock.nowMs());
+        break;
+      }
+      const taken = await dispatchFor(ports, consumer, BATCH);
+      if (taken.length === 0) break;
+      outcomes.push(...(await processBatch(ports, consumer, taken, processMessage)));
+    }
+  } catch (error) {
+    return { outcomes, failedRecords: records.map((record) => record.recordId), error };
+  }
+  return { outcomes, failedRecords: [] };
 }
 
-interface Deliverable {
-  readonly record: QueueRecord;
-  readonly token: DeliveryToken;
-  readonly message: ConsumerMessage;
-}
+type Taken = { readonly partition: ConsumerPartition; readonly delivery: Delivery };
 
-async function processPartitionRecords(
+async function processBatch(
   ports: UseCasePorts,
   consumer: ConsumerRecord,
-  partition: ConsumerPartition,
-  records: readonly QueueRecord[],
+  taken: readonly Taken[],
   processMessage: MessageProcessor,
-): Promise<RecordOutcome[]> {
-  const queue = queueOf({ cursorId: partition.cursorId, type: consumer.subscriptionType });
-  const outcomes: RecordOutcome[] = [];
-  const decoded: { record: QueueRecord; token: DeliveryToken }[] = [];
-  for (const record of records) {
-    try {
-      decoded.push({ record, token: decodeDeliveryToken(record.body) });
-    } catch (error) {
-      outcomes.push({ recordId: record.recordId, kind: 'failed', error });
-    }
+): Promise<MessageOutcome[]> {
+  const handle = (item: Taken) => processOne(ports, consumer, item, processMessage);
+  if (isCumulativeAckType(consumer.subscriptionType)) {
+    const outcomes: MessageOutcome[] = [];
+    for (const item of taken) outcomes.push(await handle(item));
+    return outcomes;
   }
-  let verdicts: DeliveryVerdict[];
-  try {
-    verdicts = await checkDeliveries(
-      ports,
-      consumer,
-      partition,
-      decoded.map((each) => each.token),
-      [],
-      ports.clock.nowMs(),
-    );
-  } catch (error) {
-    return [...outcomes, ...decoded.map(({ record }) => failed(record, error))];
-  }
-  const deliverable: Deliverable[] = [];
-  const notYetDue: { record: QueueRecord; token: DeliveryToken; dueAtMs: number }[] = [];
-  for (const [index, { record, token }] of decoded.entries()) {
-    const verdict = verdicts[index] as DeliveryVerdict;
-    if (verdict.kind === 'deliver') deliverable.push({ record, token, message: verdict.message });
-    else if (verdict.kind === 'notYetDue') notYetDue.push({ record, token, dueAtMs: verdict.dueAtMs });
-    else if (verdict.kind === 'drop') outcomes.push({ recordId: record.recordId, kind: 'dropped' });
-    // No Key_Shared member selection here (no members were given): the event source shares the queue out.
-    else outcomes.push(failed(record, new Error(`Unexpected delivery verdict ${verdict.kind}`)));
-  }
-  if (notYetDue.length > 0) {
-    try {
-      await enqueue(ports, queue, notYetDue);
-      for (const { record } of notYetDue) outcomes.push({ recordId: record.recordId, kind: 'deferred' });
-    } catch (error) {
-      for (const { record } of notYetDue) outcomes.push(failed(record, error));
-    }
-  }
-  ports.counters?.add('delivered', deliverable.length);
-  const redelivered = deliverable.filter((item) => item.message.redeliveryCount > 0).length;
-  if (redelivered > 0) ports.counters?.add('redelivered', redelivered);
-  const handle = (item: Deliverable) => processOne(ports, consumer, partition, item, processMessage);
-  if (queue.ordered) {
-    // FIFO: a record left on the queue must not be overtaken by the ones after it.
-    let blocked: unknown;
-    for (const item of deliverable) {
-      const outcome = blocked === undefined ? await handle(item) : failed(item.record, blocked);
-      if (outcome.kind === 'failed') blocked = outcome.error;
-      outcomes.push(outcome);
-    }
-  } else if (consumer.subscriptionType === 'Key_Shared') {
-    const byKey = new Map<string, Deliverable[]>();
-    for (const item of deliverable) {
-      const key = item.message.key ?? item.message.messageId;
+  if (consumer.subscriptionType === 'Key_Shared') {
+    const byKey = new Map<string, Taken[]>();
+    for (const item of taken) {
+      const key = item.delivery.entry.key ?? item.delivery.position.toString();
       byKey.set(key, [...(byKey.get(key) ?? []), item]);
     }
-    await Promise.all(
+    const groups = await Promise.all(
       [...byKey.values()].map(async (items) => {
+        const outcomes: MessageOutcome[] = [];
         for (const item of items) outcomes.push(await handle(item));
+        return outcomes;
       }),
     );
-  } else {
-    outcomes.push(...(await Promise.all(deliverable.map(handle))));
+    return groups.flat();
   }
-  return outcomes;
+  return Promise.all(taken.map(handle));
 }
 
-/** Hands one message to the processor, then acknowledges it or nacks it. */
+/** Hands one message to the processor, then acknowledges or negatively acknowledges it. */
 async function processOne(
   ports: UseCasePorts,
   consumer: ConsumerRecord,
-  partition: ConsumerPartition,
-  { record, token, message }: Deliverable,
+  { partition, delivery }: Taken,
   processMessage: MessageProcessor,
-): Promise<RecordOutcome> {
-  const position = positionOf(token);
-  let processingError: unknown;
-  let processed = false;
+): Promise<MessageOutcome> {
+  const message = consumerMessageOf(partition, delivery);
+  const cursor = cursorOf(consumer, partition);
+  const ctx = engineOf(ports);
   try {
     await processMessage(message);
-    processed = true;
   } catch (error) {
-    processingError = error;
-  }
-  try {
-    if (processed) {
-      await ports.cursors.acknowledge(partition.cursorId, [position]);
-      ports.counters?.add('acked', 1);
-      return { recordId: record.recordId, kind: 'acknowledged', message };
-    }
-    // The event source deletes the old token once this record is reported done: no receipt to remove.
-    const delayMs = negativeAckDelayMs(ports.backoffs, consumer.policy, token.redeliveryCount);
-    await redeliver(ports, consumer, partition, position, token.redeliveryCount, undefined, delayMs);
+    const producer = deadLetterProducerOf(ports, consumer, partition);
+    const result = await negativeAcknowledge(ctx, {
+      cursor,
+      consumerId: consumer.consumerId,
+      items: [{ position: delivery.position, redeliveryCount: delivery.redeliveryCount }],
+      delayMs: (count) => negativeAckDelayMs(ports.backoffs, consumer.policy, count),
+      ...(producer
+        ? {
+            maxRedeliverCount: producer.maxRedeliverCount,
+            deadLetter: (_positions, count) => producer.publish([delivery.entry], count),
+          }
+        : {}),
+    });
+    await ringAll(ports, partition.cursorId, result.dueAtMs);
     ports.counters?.add('nacked', 1);
-    return { recordId: record.recordId, kind: 'negativelyAcknowledged', message, error: processingError };
-  } catch (error) {
-    return failed(record, error);
+    return { kind: 'negativelyAcknowledged', message, error };
   }
-}
-
-function failed(record: QueueRecord, error: unknown): RecordOutcome {
-  return { recordId: record.recordId, kind: 'failed', error };
+  await acknowledge(ctx, cursor, [delivery.position], { byId: false });
+  ports.counters?.add('acked', 1);
+  return { kind: 'acknowledged', message };
 }

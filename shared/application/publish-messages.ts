@@ -2,7 +2,7 @@ import { partitionForKey, type RoundRobinRouter } from '../domain/message-router
 import type { TopicName } from '../domain/topic-name.ts';
 import type { NewEntry } from '../ports/ledger.ts';
 import { requireAction } from './authorization.ts';
-import { fanOut } from './delivery.ts';
+import { ringSubscriptions } from './consumers/doorbells.ts';
 import type { UseCasePorts } from './ports.ts';
 import type { Principal } from './principal.ts';
 import { ensureTopic, requirePersistent } from './topic-lookup.ts';
@@ -20,8 +20,10 @@ export interface PublishResult {
  * 3. Route each message to a partition (key hash, else round-robin) and append
  *    each partition's messages as one batch: one counter update (which also
  *    answers the subscriptions version) and one chunk write per partition.
- * 4. Put a delivery token on every subscription's queue (fan-out); the list of
- *    subscriptions is read only when their version changed.
+ * 4. Ring every subscription's doorbell (waiting receivers wake; delayed messages set a timer
+ *    for their deliverAt); the list of subscriptions is read only when their version changed.
+ *    Nothing is fanned out: each subscription's dispatcher reads the ledger, so a publish that
+ *    dies after writing loses no delivery (a missed ring delays a waiting receiver by one poll).
  * 5. Answer the MessageIds in the order the messages came.
  */
 export async function publishMessages(
@@ -61,12 +63,8 @@ export async function publishMessages(
         group.entries,
         publishTimeMs,
       );
-      await fanOut(
-        ports,
-        group.partition,
-        positions.map((position, i) => ({ ...(group.entries[i] as NewEntry), position, publishTimeMs })),
-        subscriptionsVersion,
-      );
+      const dues = group.entries.map((entry) => Math.max(publishTimeMs, entry.deliverAtMs ?? 0));
+      await ringSubscriptions(ports, group.partition, subscriptionsVersion, dues);
       positions.forEach((position, i) => {
         results[group.indexes[i] as number] = {
           messageId: `${position.toString()}:${group.partition.partitionIndex}`,

@@ -1,6 +1,9 @@
+import { Position } from '../domain/position.ts';
+import { TopicName } from '../domain/topic-name.ts';
 import type { ScheduledJob } from '../ports/scheduler.ts';
-import { handleAckTimeout } from './consume-messages.ts';
-import { runFeedJob } from './feed-backlog.ts';
+import { doorbellOf } from './consumers/doorbells.ts';
+import { releaseConsumerStep } from './engine/release.ts';
+import { engineOf } from './engine-ports.ts';
 import type { UseCasePorts } from './ports.ts';
 
 /** A job is run when due within this much: SQS delays are whole seconds, rounded up. */
@@ -9,9 +12,9 @@ const DUE_TOLERANCE_MS = 50;
 /**
  * The scheduler's step for one job from its delay queue:
  * 1. not yet due: send it on for another hop (SQS delays stop at 900 s);
- * 2. `deliver`: put the token on its subscription queue now;
- * 3. `ackTimeout`: redeliver the delivery unless acknowledged or redelivered since;
- * 4. `feed`: put the next part of a subscription's backlog on its queue (runFeedJob).
+ * 2. `ring`: ring the subscription's doorbell (a timer came due);
+ * 3. `release`: one release step of a gone consumer's held entries; the rest as another job.
+ * A job whose queue or cursor is gone (its subscription deleted) is done.
  */
 export async function runScheduledJob(ports: UseCasePorts, job: ScheduledJob): Promise<'hopped' | 'done'> {
   if (job.dueAtMs > ports.clock.nowMs() + DUE_TOLERANCE_MS) {
@@ -19,13 +22,16 @@ export async function runScheduledJob(ports: UseCasePorts, job: ScheduledJob): P
     ports.counters?.add('schedulerHops', 1);
     return 'hopped';
   }
-  if (job.kind === 'deliver') {
-    await ports.deliveryQueue.send(job.queue, [{ token: job.token, delaySeconds: 0 }]);
-  } else if (job.kind === 'feed') {
-    await runFeedJob(ports, job);
-  } else {
-    ports.counters?.add('ackTimeouts', 1);
-    await handleAckTimeout(ports, job);
+  if (job.kind === 'ring') {
+    await ports.deliveryQueue.ring(doorbellOf(job.cursorId), 0).catch(() => undefined);
+    return 'done';
   }
+  const cursor = { partition: TopicName.parse(job.partition), cursorId: job.cursorId, type: 'Shared' as const };
+  const from = job.from === undefined ? undefined : Position.parseStored(job.from);
+  const { next } = await releaseConsumerStep(engineOf(ports), cursor, job.consumerId, from);
+  if (next) {
+    await ports.scheduler.schedule([{ ...job, from: next.toString(), dueAtMs: ports.clock.nowMs() }]);
+  }
+  await ports.deliveryQueue.ring(doorbellOf(job.cursorId), 0).catch(() => undefined);
   return 'done';
 }

@@ -1,22 +1,20 @@
 import { SubscriptionAlreadyExistsError } from '../domain/catalog-errors.ts';
-import { Cursor } from '../domain/cursor.ts';
 import { ConflictError } from '../domain/errors.ts';
-import { LedgerIndex } from '../domain/ledger-layout.ts';
-import { isCumulativeAckType, type SubscriptionType } from '../domain/subscription-type.ts';
+import type { SubscriptionType } from '../domain/subscription-type.ts';
 import { TopicName } from '../domain/topic-name.ts';
 import type { ConsumerPartition, ConsumerRecord } from '../ports/consumer-registry.ts';
 import type { SubscriptionRecord } from '../ports/topic-catalog.ts';
 import { requireAction, requirePrincipal } from './authorization.ts';
 import { buildConsumerPolicy, type ConsumerPolicyInput } from './consumer-policy.ts';
-import { queueOf } from './delivery.ts';
-import { feedBacklog, INLINE_BACKFILL, UNWRITTEN_GRACE_MS } from './feed-backlog.ts';
+import { DEFAULT_CONSUMER_LEASE_MS, subscriptionKey } from './consumers/consumer-session.ts';
+import { doorbellOf } from './consumers/doorbells.ts';
+import { keySharedJoinMark } from './engine/key-shared-routing.ts';
+import { createSubscriptionCursor } from './engine/subscription-cursor.ts';
+import { engineOf } from './engine-ports.ts';
 import type { UseCasePorts } from './ports.ts';
 import type { Principal } from './principal.ts';
 import { type InitialPosition, validateSubscriptionName } from './subscription-name.ts';
 import { ensureTopic, requirePersistent } from './topic-lookup.ts';
-
-/** How long an Exclusive/Failover owner stays owner without polling. */
-export const OWNERSHIP_LEASE_MS = 30_000;
 
 export interface SubscribeRequest {
   readonly topic: TopicName;
@@ -25,11 +23,10 @@ export interface SubscribeRequest {
   readonly initialPosition: InitialPosition;
   readonly consumerName?: string;
   readonly policy: ConsumerPolicyInput;
-}
-
-/** The key under which a subscription's owner and members are kept. */
-export function subscriptionKey(topic: string, subscription: string): string {
-  return `${topic}|${subscription}`;
+  /** How long the consumer stays alive without a call (default 60 s). */
+  readonly leaseMs?: number;
+  /** An event-driven (Lambda) consumer: durable, not leased; its function's timeout. */
+  readonly lambda?: { readonly functionTimeoutMs: number };
 }
 
 /**
@@ -52,6 +49,15 @@ export async function subscribeConsumer(
   validateSubscriptionName(request.subscription);
   await requireAction(ports.permissions, caller, request.topic, ['consume']);
   const policy = buildConsumerPolicy(ports.backoffs, request.topic, request.subscription, request.policy);
+  const deadLetter = policy.deadLetterPolicy;
+  if (deadLetter) {
+    // Writes made on the caller's behalf later are authorised as the caller, now (and again then).
+    const deadLetterTopic = TopicName.parse(deadLetter.deadLetterTopic);
+    await requireAction(ports.permissions, caller, deadLetterTopic, ['produce']);
+    if (deadLetter.initialSubscriptionName) {
+      await requireAction(ports.permissions, caller, deadLetterTopic, ['consume']);
+    }
+  }
   const record = await ensureTopic(ports, request.topic);
   const partitionNames = request.topic.isPartition
     ? [request.topic]
@@ -70,27 +76,36 @@ export async function subscribeConsumer(
     partitionIndex: partition.partitionIndex,
     cursorId: (subscriptions[index] as SubscriptionRecord).cursorId,
   }));
-  const consumerId = ports.ids.newId();
-  const key = subscriptionKey(request.topic.toString(), request.subscription);
+  const now = ports.clock.nowMs();
   if (request.subscriptionType === 'Exclusive') {
-    const now = ports.clock.nowMs();
-    if (!(await ports.consumers.claimOwnership(key, consumerId, now, now + OWNERSHIP_LEASE_MS))) {
-      throw new ConflictError(
-        `Exclusive subscription ${request.subscription} on ${request.topic.toString()} already has a consumer`,
-      );
+    // Pulsar's ConsumerBusy: an Exclusive subscription whose active consumer is alive takes no other.
+    for (const partition of partitions) {
+      const head = (await ports.dispatch.readHead(partition.cursorId))?.head;
+      if (head?.owner && head.owner.leaseUntilMs > now) {
+        throw new ConflictError(
+          `Exclusive subscription ${request.subscription} on ${request.topic.toString()} already has a consumer`,
+        );
+      }
     }
   }
-  if (policy.deadLetterPolicy?.initialSubscriptionName) {
-    const deadLetterTopic = TopicName.parse(policy.deadLetterPolicy.deadLetterTopic);
+  if (deadLetter?.initialSubscriptionName) {
+    const deadLetterTopic = TopicName.parse(deadLetter.deadLetterTopic);
     await ensureTopic(ports, deadLetterTopic);
-    await ensureSubscription(
-      ports,
-      deadLetterTopic,
-      policy.deadLetterPolicy.initialSubscriptionName,
-      'Shared',
-      'Earliest',
-    );
+    await ensureSubscription(ports, deadLetterTopic, deadLetter.initialSubscriptionName, 'Shared', 'Earliest');
   }
+  const joinedAfter: Record<string, string> = {};
+  if (request.subscriptionType === 'Key_Shared') {
+    for (const partition of partitions) {
+      const cursor = {
+        partition: TopicName.parse(partition.topic),
+        cursorId: partition.cursorId,
+        type: request.subscriptionType,
+      };
+      joinedAfter[partition.cursorId] = (await keySharedJoinMark(engineOf(ports), cursor)).toString();
+    }
+  }
+  const consumerId = ports.ids.newId();
+  const leaseMs = request.leaseMs ?? DEFAULT_CONSUMER_LEASE_MS;
   const consumer: ConsumerRecord = {
     consumerId,
     consumerName: request.consumerName ?? consumerId,
@@ -100,29 +115,28 @@ export async function subscribeConsumer(
     subscriptionType: request.subscriptionType,
     partitions,
     policy,
-    createdAtMs: ports.clock.nowMs(),
+    createdAtMs: now,
+    superuser: caller.superuser,
+    ...(request.lambda
+      ? { kind: 'lambda' as const, functionTimeoutMs: request.lambda.functionTimeoutMs }
+      : { kind: 'http' as const, leaseMs }),
+    ...(request.subscriptionType === 'Key_Shared' ? { joinedAfter } : {}),
   };
   await ports.consumers.register(consumer);
+  await ports.consumers.heartbeat(
+    subscriptionKey(consumer.topic, consumer.subscription),
+    consumerId,
+    request.lambda ? Number.MAX_SAFE_INTEGER : now + leaseMs,
+  );
   return { consumerId };
 }
 
 /**
- * The subscription of one partition, created when missing. Creation order makes
- * a concurrent publish safe: queue, then cursor, then the record, then its
- * announcement (Ledger.announceSubscriptions: publishers allocating ids after
- * it list the subscriptions again and find the record), then a feed of
- * whatever the cursor owes up to the last entry allocated before the
- * announcement: the whole backlog at Earliest, any entry allocated between the
- * cursor and the announcement at Latest. The feed waits for entries of that
- * range still being written (UNWRITTEN_GRACE_MS), since their publishers read
- * the older subscriptions version. Later entries get their tokens from
- * publish's fan-out. When the announcement or the start of the feed fails,
- * the subscription is withdrawn and the error thrown: a retry creates it
- * whole. (A process killed in between, e.g. at a function timeout, leaves the
- * record without a feed; publishers find it within RECORD_TTL_MS anyway.) The first
- * `inlineLimit` entries are enqueued before this returns; a bigger backlog
- * is fed on by the scheduler (feedBacklog), in log order but after whatever
- * publishes meanwhile put on the queue.
+ * The subscription of one partition, created when missing: its doorbell queue, its cursor head
+ * (mark-delete at Earliest or Latest; dispatch reads the ledger from there, so there is nothing to
+ * feed), then the record and its announcement (publishers list the subscriptions again and ring
+ * its doorbell). A process killed in between leaves at most an orphan queue or head, which costs
+ * storage only; the retry creates the subscription whole with a new cursor.
  * @throws ConflictError when the subscription exists with another type.
  */
 export async function ensureSubscription(
@@ -131,7 +145,6 @@ export async function ensureSubscription(
   name: string,
   type: SubscriptionType,
   initialPosition: InitialPosition,
-  inlineLimit: number = INLINE_BACKFILL,
 ): Promise<SubscriptionRecord> {
   const existing = await ports.catalog.getSubscription(partition, name);
   if (existing) {
@@ -144,75 +157,26 @@ export async function ensureSubscription(
   }
   const cursorId = ports.ids.newId();
   const record: SubscriptionRecord = { name, type, cursorId, createdAtMs: ports.clock.nowMs() };
-  await ports.deliveryQueue.create(queueOf(record));
-  const state = await ports.ledger.initialize(partition);
-  const cursor =
-    initialPosition === 'Earliest' ? Cursor.atEarliest(state.ledgers) : Cursor.atLatest(state.ledgers);
-  await ports.cursors.create(cursorId, cursor.markDeletePosition);
+  await ports.deliveryQueue.create(doorbellOf(cursorId));
+  await createSubscriptionCursor(engineOf(ports), { partition, cursorId, type }, initialPosition);
   try {
     await ports.catalog.createSubscription(partition, record);
   } catch (error) {
     if (!(error instanceof SubscriptionAlreadyExistsError)) throw error;
     // Another consumer created it meanwhile: use theirs, drop ours.
-    await ports.cursors.delete(cursorId);
-    await ports.deliveryQueue.delete(queueOf(record));
-    return ensureSubscription(ports, partition, name, type, initialPosition, inlineLimit);
+    await ports.dispatch.deleteCursor(cursorId);
+    await ports.deliveryQueue.delete(doorbellOf(cursorId));
+    return ensureSubscription(ports, partition, name, type, initialPosition);
   }
-  try {
-    const announced = await ports.ledger.announceSubscriptions(partition);
-    const until = new LedgerIndex(announced.ledgers).lastEntry();
-    if (until !== undefined) {
-      await feedBacklog(ports, partition, record, {
-        inlineLimit,
-        until,
-        awaitUnwrittenUntilMs: ports.clock.nowMs() + UNWRITTEN_GRACE_MS,
-      });
-    }
-  } catch (error) {
-    // Not announced, or its backlog not handed to the feeder: as it stands nothing would ever feed
-    // it what it is owed. Take it back, so that the caller's retry creates it whole.
-    await withdrawSubscription(ports, partition, record);
-    throw error;
-  }
+  await ports.ledger.announceSubscriptions(partition);
   return record;
-}
-
-/**
- * Undoes a creation that failed after its record was written: the record (if
- * still this one), an announcement so that publishers stop sending to it, the
- * cursor and the queue. Best effort: each step is tried whatever the others
- * did; what fails stays (an orphan cursor or queue costs storage, nothing
- * else).
- */
-async function withdrawSubscription(
-  ports: UseCasePorts,
-  partition: TopicName,
-  record: SubscriptionRecord,
-): Promise<void> {
-  const attempt = async (step: () => Promise<unknown>) => {
-    try {
-      await step();
-    } catch {
-      // Best effort (see above).
-    }
-  };
-  await attempt(async () => {
-    const current = await ports.catalog.getSubscription(partition, record.name);
-    if (current?.cursorId === record.cursorId) await ports.catalog.deleteSubscription(partition, record.name);
-  });
-  await attempt(() => ports.ledger.announceSubscriptions(partition));
-  await attempt(() => ports.cursors.delete(record.cursorId));
-  await attempt(() => ports.deliveryQueue.delete(queueOf(record)));
 }
 
 /** How many partitions' subscriptions are created (with their first backlog part) at once. */
 export const PARTITION_CONCURRENCY = 8;
 
 /**
- * ensureSubscription on each partition, PARTITION_CONCURRENCY at a time. The
- * partitions share INLINE_BACKFILL (at least one entry each): what a subscribe
- * enqueues itself stays about the same whatever the number of partitions, and
- * the scheduler feeds the rest.
+ * ensureSubscription on each partition, PARTITION_CONCURRENCY at a time.
  * @returns the subscriptions in the order of `partitions`.
  * @throws the first failure, once the partitions under way are done (no new one starts after it).
  */
@@ -223,7 +187,6 @@ export async function ensureSubscriptions(
   type: SubscriptionType,
   initialPosition: InitialPosition,
 ): Promise<SubscriptionRecord[]> {
-  const inlineLimit = Math.max(1, Math.floor(INLINE_BACKFILL / Math.max(1, partitions.length)));
   const subscriptions: SubscriptionRecord[] = new Array(partitions.length);
   let next = 0;
   let failure: { error: unknown } | undefined;
@@ -237,7 +200,6 @@ export async function ensureSubscriptions(
           name,
           type,
           initialPosition,
-          inlineLimit,
         );
       } catch (error) {
         failure ??= { error };
@@ -247,9 +209,4 @@ export async function ensureSubscriptions(
   await Promise.all(Array.from({ length: Math.min(PARTITION_CONCURRENCY, partitions.length) }, worker));
   if (failure) throw failure.error;
   return subscriptions;
-}
-
-/** Ordered subscription types have one active consumer. */
-export function hasSingleActiveConsumer(type: SubscriptionType): boolean {
-  return isCumulativeAckType(type);
 }

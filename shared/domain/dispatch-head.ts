@@ -28,6 +28,8 @@ export interface DispatchHead {
   readonly routedAtMs?: number;
   /** Exclusive/Failover: the last few replaced owners, whose calls are refused (I6). */
   readonly fenced?: readonly string[];
+  /** A read-modify-write of the cursor in progress (an admin skip), until `untilMs`. */
+  readonly lease?: { readonly holder: string; readonly untilMs: number };
 }
 
 /** The head of a new cursor: nothing dispatched after `markDelete`. */
@@ -49,6 +51,7 @@ interface EncodedHead {
   rw?: string;
   ra?: number;
   fz?: string[];
+  ls?: [string, number];
 }
 
 export function encodeRuns(runs: readonly DeliveryRun[]): EncodedRun[] {
@@ -92,6 +95,7 @@ export function encodeDispatchHead(head: DispatchHead): string {
   if (head.replayFrom) encoded.rw = head.replayFrom.toString();
   if (head.routedAtMs !== undefined) encoded.ra = head.routedAtMs;
   if (head.fenced && head.fenced.length > 0) encoded.fz = [...head.fenced];
+  if (head.lease) encoded.ls = [head.lease.holder, head.lease.untilMs];
   return JSON.stringify(encoded);
 }
 
@@ -107,5 +111,6 @@ export function decodeDispatchHead(text: string): DispatchHead {
     ...(encoded.rw !== undefined ? { replayFrom: Position.parseStored(encoded.rw) } : {}),
     ...(encoded.ra !== undefined ? { routedAtMs: encoded.ra } : {}),
     ...(encoded.fz ? { fenced: encoded.fz } : {}),
+    ...(encoded.ls ? { lease: { holder: encoded.ls[0], untilMs: encoded.ls[1] } } : {}),
   };
 }

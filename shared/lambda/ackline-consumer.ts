@@ -1,9 +1,9 @@
-import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { createDependencies, type Dependencies } from '../adapters/create-dependencies.ts';
 import {
   type MessageProcessor,
   processQueueRecords,
-  type RecordOutcome,
+  type QueueRecordsResult,
 } from '../application/process-queue-records.ts';
 import { ConfigurationError, loadConfig } from '../config/load-config.ts';
 import { CONSUMER_ID_ENV } from './consumer-env.ts';
@@ -27,7 +27,7 @@ export interface AcklineConsumerOptions {
 }
 
 /** A Lambda handler for SQS events with partial batch failures (`reportBatchItemFailures`). */
-export type AcklineConsumerHandler = (event: SQSEvent) => Promise<SQSBatchResponse>;
+export type AcklineConsumerHandler = (event: SQSEvent, context?: Pick<Context, 'getRemainingTimeInMillis'>) => Promise<SQSBatchResponse>;
 
 /**
  * Turns `process(message)` into the handler of a Lambda function that an SQS
@@ -72,12 +72,12 @@ export type AcklineConsumerHandler = (event: SQSEvent) => Promise<SQSBatchRespon
  */
 export function acklineConsumer(options: AcklineConsumerOptions): AcklineConsumerHandler {
   let cached: AcklineConsumerHandler | undefined;
-  return (event) => {
+  return (event, context) => {
     cached ??= makeAcklineConsumer(createDependencies(loadConfig(), 'consumer'), {
       consumerId: options.consumerId ?? consumerIdFromEnv(),
       process: options.process,
     });
-    return cached(event);
+    return cached(event, context);
   };
 }
 
@@ -91,40 +91,33 @@ export function makeAcklineConsumer(
   deps: Dependencies,
   options: { readonly consumerId: string; readonly process: MessageProcessor },
 ): AcklineConsumerHandler {
-  return async (event) => {
+  return async (event, context) => {
     const records = event.Records.map((record) => ({
       recordId: record.messageId,
       cursorId: cursorIdOfQueueArn(deps.config.queuePrefix, record.eventSourceARN),
       body: record.body,
     }));
-    let outcomes: RecordOutcome[];
+    const remainingMs = context?.getRemainingTimeInMillis?.();
+    let result: QueueRecordsResult;
     try {
-      outcomes = await processQueueRecords(deps.ports, options.consumerId, records, options.process);
+      result = await processQueueRecords(deps.ports, options.consumerId, records, options.process, {
+        ...(remainingMs !== undefined ? { deadlineMs: deps.ports.clock.nowMs() + remainingMs } : {}),
+      });
     } finally {
       deps.metrics.publishStoredMetrics();
     }
-    for (const outcome of outcomes) log(deps, outcome);
-    return {
-      batchItemFailures: outcomes
-        .filter((outcome) => outcome.kind === 'failed')
-        .map((outcome) => ({ itemIdentifier: outcome.recordId })),
-    };
+    for (const outcome of result.outcomes) {
+      if (outcome.kind === 'negativelyAcknowledged') {
+        deps.logger.warn('process threw: message negatively acknowledged', {
+          messageId: outcome.message.messageId,
+          redeliveryCount: outcome.message.redeliveryCount,
+          error: outcome.error as Error,
+        });
+      }
+    }
+    if (result.error) deps.logger.error('records left to SQS for a retry', { error: result.error as Error });
+    return { batchItemFailures: result.failedRecords.map((itemIdentifier) => ({ itemIdentifier })) };
   };
-}
-
-function log(deps: Dependencies, outcome: RecordOutcome): void {
-  if (outcome.kind === 'negativelyAcknowledged') {
-    deps.logger.warn('process threw: message negatively acknowledged', {
-      messageId: outcome.message.messageId,
-      redeliveryCount: outcome.message.redeliveryCount,
-      error: outcome.error as Error,
-    });
-  } else if (outcome.kind === 'failed') {
-    deps.logger.error('record left to SQS for a retry', {
-      recordId: outcome.recordId,
-      error: outcome.error as Error,
-    });
-  }
 }
 
 function consumerIdFromEnv(): string {

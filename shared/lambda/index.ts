@@ -9,7 +9,7 @@
  *
  * export const handler = acklineConsumer({ process: async (message) => console.log(message.payload) });
  */
-export type { ConsumerMessage } from '../application/consume-messages.ts';
+export type { ConsumerMessage } from '../application/consumers/receive-messages.ts';
 export type { MessageProcessor } from '../application/process-queue-records.ts';
 export {
   type AcklineConsumerHandler,

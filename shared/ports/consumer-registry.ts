@@ -36,6 +36,19 @@ export interface ConsumerRecord {
   readonly partitions: readonly ConsumerPartition[];
   readonly policy: ConsumerPolicy;
   readonly createdAtMs: number;
+  /** 'http' (the default): leased, gone after `leaseMs` without a call; 'lambda': durable. */
+  readonly kind?: 'http' | 'lambda';
+  /** How long an HTTP consumer stays alive without a call (default 60 s). */
+  readonly leaseMs?: number;
+  /** Lambda consumers: the function's timeout, after which what an invocation held is redelivered. */
+  readonly functionTimeoutMs?: number;
+  /** Whether the role that subscribed was a superuser then (dead letters are published as it). */
+  readonly superuser?: boolean;
+  /**
+   * Key_Shared: per cursor id, the last entry dispatched before this consumer joined (Pulsar's
+   * recently joined consumers), as a stored position.
+   */
+  readonly joinedAfter?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -61,4 +74,6 @@ export interface ConsumerRegistry {
   leave(subscriptionKey: string, consumerId: string): Promise<void>;
   /** Live members, sorted. */
   members(subscriptionKey: string, nowMs: number): Promise<string[]>;
+  /** Members whose lease ended before `nowMs` (gone without closing), sorted. */
+  expired(subscriptionKey: string, nowMs: number): Promise<string[]>;
 }

@@ -58,6 +58,18 @@ export interface DeliveryQueue {
    */
   deadLetterCount(queue: SubscriptionQueue): Promise<number>;
   /**
+   * Rings the subscription's doorbell: a receiver waiting on it wakes, now or after
+   * `delaySeconds` (at most maxDelaySeconds): a timer. A ring carries nothing; losing one delays
+   * a waiting receiver by at most its poll. Cost: one SendMessage.
+   */
+  ring(queue: SubscriptionQueue, delaySeconds: number): Promise<void>;
+  /**
+   * Waits up to `waitMs` (whole seconds, at most 20) for a ring, and takes every ring that came.
+   * Cost: one or two ReceiveMessage, one DeleteMessageBatch when rings came.
+   * @returns whether a ring came.
+   */
+  waitForRing(queue: SubscriptionQueue, waitMs: number): Promise<boolean>;
+  /**
    * How many tokens wait on the queue, visible or delayed (not those a consumer
    * holds in flight): what a producer of tokens checks before adding more (the
    * backlog feeder's flow control). Approximate, as SQS counts.

@@ -33,6 +33,23 @@ export class InMemoryDeliveryQueue implements DeliveryQueue {
     this.deadLetters.set(cursorId, count);
   }
 
+  /** cursorId -> the delays of the rings sent (a waiting receiver takes them all). */
+  readonly rings = new Map<string, number[]>();
+
+  async ring(queue: SubscriptionQueue, delaySeconds: number): Promise<void> {
+    await this.faults.enter('ring');
+    if (!this.sent.has(queue.cursorId)) throw new NotFoundError(`Queue of cursor ${queue.cursorId} not found`);
+    this.rings.set(queue.cursorId, [...(this.rings.get(queue.cursorId) ?? []), delaySeconds]);
+  }
+
+  /** Takes the rings sent so far; waits for nothing (tests drive time themselves). */
+  async waitForRing(queue: SubscriptionQueue): Promise<boolean> {
+    await this.faults.enter('waitForRing');
+    const rings = this.rings.get(queue.cursorId) ?? [];
+    this.rings.delete(queue.cursorId);
+    return rings.length > 0;
+  }
+
   async create(queue: SubscriptionQueue): Promise<void> {
     await this.faults.enter('create');
     if (!this.sent.has(queue.cursorId)) this.sent.set(queue.cursorId, []);

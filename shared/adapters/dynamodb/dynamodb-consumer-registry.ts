@@ -110,6 +110,19 @@ export class DynamoDbConsumerRegistry implements ConsumerRegistry {
     await deleteAll(this.client, this.tableName, [{ pk: S(`MEM#${subscriptionKey}`), sk: S(consumerId) }]);
   }
 
+  async expired(subscriptionKey: string, nowMs: number): Promise<string[]> {
+    const items = await queryAll(this.client, {
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': S(`MEM#${subscriptionKey}`) },
+      ConsistentRead: true,
+    });
+    return items
+      .filter((item) => (num(item, 'u') ?? 0) < nowMs)
+      .map((item) => str(item, 'sk') as string)
+      .sort();
+  }
+
   async members(subscriptionKey: string, nowMs: number): Promise<string[]> {
     const items = await queryAll(this.client, {
       TableName: this.tableName,

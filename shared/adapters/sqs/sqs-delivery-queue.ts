@@ -7,6 +7,7 @@ import {
   type QueueAttributeName,
   QueueDoesNotExist,
   ReceiveMessageCommand,
+  SendMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { type QueueDefinition, subscriptionQueueTemplate } from '../../config/resources.ts';
@@ -30,6 +31,9 @@ const SHORT_POLL_PAUSE_MS = 50;
  * run time from the subscription queue template. Queue URLs are resolved once
  * per process and cached (they never change for a name).
  */
+/** What a doorbell ring carries: nothing but itself. */
+const RING_BODY = '{"ring":1}';
+
 export class SqsDeliveryQueue implements DeliveryQueue {
   private readonly urls = new Map<string, string>();
 
@@ -194,6 +198,46 @@ export class SqsDeliveryQueue implements DeliveryQueue {
       this.urls.delete(this.queueName(queue));
       throw gone(this.queueName(queue), error);
     }
+  }
+
+  async ring(queue: SubscriptionQueue, delaySeconds: number): Promise<void> {
+    const url = await this.url(queue);
+    await this.client
+      .send(
+        new SendMessageCommand({
+          QueueUrl: url,
+          MessageBody: RING_BODY,
+          DelaySeconds: Math.min(this.maxDelaySeconds, Math.max(0, Math.ceil(delaySeconds))),
+        }),
+      )
+      .catch((error: unknown) => {
+        if (error instanceof QueueDoesNotExist) throw gone(url, error);
+        throw error;
+      });
+  }
+
+  /**
+   * A long poll for one ring (local-aws-sqs holds a long poll for more until the batch is full),
+   * then a short poll for the others, all deleted: rings carry nothing.
+   */
+  async waitForRing(queue: SubscriptionQueue, waitMs: number): Promise<boolean> {
+    const url = await this.url(queue);
+    const waitSeconds = Math.min(20, Math.max(0, Math.floor(waitMs / 1000)));
+    const receive = (max: number, wait: number) =>
+      this.client
+        .send(
+          new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: max, VisibilityTimeout: 30, WaitTimeSeconds: wait }),
+        )
+        .catch((error: unknown) => {
+          if (error instanceof QueueDoesNotExist) throw gone(url, error);
+          throw error;
+        });
+    const first = (await receive(1, waitSeconds)).Messages ?? [];
+    if (first.length === 0) return false;
+    const rest = (await receive(10, 0)).Messages ?? [];
+    const receipts = [...first, ...rest].flatMap((message) => message.ReceiptHandle ?? []);
+    await this.remove(queue, receipts);
+    return true;
   }
 
   private async receiveOnce(

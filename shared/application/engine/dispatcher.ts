@@ -37,8 +37,11 @@ const FENCED_REMEMBERED = 4;
 export class ConsumerFencedError extends ConflictError {}
 
 export type DispatchResult =
-  /** Messages handed out (possibly none: nothing is due, or the step lost every race this time). */
-  | { readonly kind: 'delivered'; readonly deliveries: readonly Delivery[] }
+  /**
+   * Messages handed out (possibly none: nothing is due, or the step lost every race this time),
+   * and the due times of the timers it set (delayed entries, ack timeouts), for the caller to ring.
+   */
+  | { readonly kind: 'delivered'; readonly deliveries: readonly Delivery[]; readonly timers: readonly number[] }
   /** Failover: another consumer is active; this one waits. */
   | { readonly kind: 'standby' };
 
@@ -67,6 +70,7 @@ export async function dispatch(ctx: EngineContext, request: DispatchRequest): Pr
   const max = Math.min(MAX_DISPATCH, Math.max(1, Math.floor(request.max)));
   let record = await ctx.store.readHead(cursor.cursorId);
   const delivered: Delivery[] = [];
+  const timers: number[] = [];
   for (let attempt = 0; attempt < ctx.limits.casAttempts && record; attempt++) {
     const now = ctx.clock.nowMs();
     let ownerChanges: Partial<DispatchHead> = {};
@@ -93,12 +97,14 @@ export async function dispatch(ctx: EngineContext, request: DispatchRequest): Pr
         ...(request.members ? { members: request.members } : {}),
       });
       delivered.push(...picked.deliveries);
+      timers.push(...picked.timers);
       record = picked.record;
       if (!record || delivered.length >= max) break;
     }
     if (record.head.replayFrom && isCumulativeAckType(cursor.type)) {
       const replayed = await replayStep(ctx, { cursor, consumer, record, max: max - delivered.length });
       delivered.push(...replayed.deliveries);
+      timers.push(...replayed.timers);
       if (replayed.kind === 'conflict') {
         record = replayed.current;
         continue;
@@ -118,10 +124,11 @@ export async function dispatch(ctx: EngineContext, request: DispatchRequest): Pr
       continue;
     }
     delivered.push(...claimed.deliveries);
+    timers.push(...claimed.timers);
     break;
   }
   if (!record && delivered.length === 0) throw new NotFoundError(`Cursor ${cursor.cursorId} not found`);
-  return { kind: 'delivered', deliveries: delivered };
+  return { kind: 'delivered', deliveries: delivered, timers };
 }
 
 type Ownership =
@@ -177,7 +184,7 @@ export function decideOwnership(
 }
 
 type ClaimOutcome =
-  | { readonly kind: 'claimed'; readonly deliveries: readonly Delivery[] }
+  | { readonly kind: 'claimed'; readonly deliveries: readonly Delivery[]; readonly timers: readonly number[] }
   | { readonly kind: 'conflict'; readonly current: HeadRecord | undefined };
 
 interface ClaimRequest {
@@ -247,14 +254,16 @@ async function claimFirstDeliveries(ctx: EngineContext, request: ClaimRequest): 
     { ...record, head: next, version: record.version + 1 },
     ctx.limits.maxHeadRuns,
   );
-  return { kind: 'claimed', deliveries: plan.deliveries };
+  return { kind: 'claimed', deliveries: plan.deliveries, timers: dues };
 }
 
 async function renewOnly(ctx: EngineContext, request: ClaimRequest): Promise<ClaimOutcome> {
-  if (Object.keys(request.ownerChanges).length === 0) return { kind: 'claimed', deliveries: [] };
+  if (Object.keys(request.ownerChanges).length === 0) return { kind: 'claimed', deliveries: [], timers: [] };
   const next = { ...request.record.head, ...request.ownerChanges };
   const written = await ctx.store.casHead(request.cursor.cursorId, request.record.version, next);
-  return written.ok ? { kind: 'claimed', deliveries: [] } : { kind: 'conflict', current: written.current };
+  return written.ok
+    ? { kind: 'claimed', deliveries: [], timers: [] }
+    : { kind: 'conflict', current: written.current };
 }
 
 function minDue(...dues: (number | undefined)[]): number | undefined {

@@ -22,13 +22,14 @@ export const FOLD_PAGES_PER_STEP = 100;
 export async function foldStep(
   ctx: EngineContext,
   cursor: PartitionCursor,
-): Promise<{ markDelete?: Position; tombstoned: number }> {
+): Promise<{ markDelete?: Position; entries: number; tombstoned: number }> {
   const record = await ctx.store.readHead(cursor.cursorId);
-  if (!record) return { tombstoned: 0 };
+  if (!record) return { entries: 0, tombstoned: 0 };
   const start = nextInLedger(record.head.markDelete);
   const pages = await windowPages(ctx, cursor, start, FOLD_PAGES_PER_STEP);
   const states = await ctx.store.readPages(cursor.cursorId, pages);
   let markDelete = record.head.markDelete;
+  let entries = 0;
   const passed: typeof states = [];
   walk: for (const [index, page] of pages.entries()) {
     const state = states[index];
@@ -42,6 +43,7 @@ export async function foldStep(
       const acked = (state.floor !== undefined && offset <= state.floor) || state.acked.has(offset);
       if (!acked) break walk;
       markDelete = Position.of(page.ledgerId, entryId);
+      entries++;
     }
     const complete = page.endEntryId === page.firstEntryId + DISPATCH_PAGE_SIZE || page.ledgerClosed;
     if (!complete) break;
@@ -85,7 +87,7 @@ export async function foldStep(
   }
   await sweepOrphanedTrackerEntries(ctx, cursor);
   await repairTrackerDue(ctx, cursor);
-  return { ...(moved ? { markDelete: moved } : {}), tombstoned };
+  return { ...(moved ? { markDelete: moved } : {}), entries: moved ? entries : 0, tombstoned };
 }
 
 /**

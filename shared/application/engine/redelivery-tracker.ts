@@ -46,12 +46,13 @@ export interface PickUpRequest {
 export async function pickUpDue(
   ctx: EngineContext,
   request: PickUpRequest,
-): Promise<{ deliveries: Delivery[]; record: HeadRecord | undefined }> {
+): Promise<{ deliveries: Delivery[]; timers: number[]; record: HeadRecord | undefined }> {
   const { cursor } = request;
   const now = ctx.clock.nowMs();
   const limit = Math.max(request.max, 10);
   const due = await ctx.store.dueTracker(cursor.cursorId, now, limit);
   const deliveries: Delivery[] = [];
+  const timers: number[] = [];
   let record: HeadRecord | undefined = request.record;
   let allSettled = due.length < limit;
   if (due.length > 0) {
@@ -79,6 +80,7 @@ export async function pickUpDue(
       });
       if (outcome.kind === 'taken') {
         deliveries.push(...outcome.deliveries);
+        timers.push(...outcome.timers);
         record = outcome.record;
         pages = outcome.pages;
       } else if (outcome.kind === 'stale') {
@@ -99,7 +101,7 @@ export async function pickUpDue(
       record = written.ok ? { ...record, head, version: record.version + 1 } : written.current;
     }
   }
-  return { deliveries, record };
+  return { deliveries, timers, record };
 }
 
 /** One stretch of a tracker entry's range covered by one run, and what that run says of it now. */
@@ -151,6 +153,7 @@ type TakeOutcome =
   | {
       readonly kind: 'taken';
       readonly deliveries: Delivery[];
+      readonly timers: number[];
       readonly record: HeadRecord;
       readonly pages: PageMap;
     }
@@ -253,14 +256,14 @@ async function takeTrackerEntry(
   }));
   if (home.kind === 'head') {
     const head = { ...record.head, runs: withRunsReplaced(record.head.runs, [run], replacement) };
-    return { kind: 'taken', deliveries, record: { ...record, head, version: record.version + 1 }, pages };
+    return { kind: 'taken', deliveries, timers: trackerEntries.map((e) => e.dueAtMs), record: { ...record, head, version: record.version + 1 }, pages };
   }
   const page: PageState = {
     ...home.page,
     runs: withRunsReplaced(home.page.runs, [run], replacement),
     version: home.page.version + 1,
   };
-  return { kind: 'taken', deliveries, record, pages: new Map(pages).set(pageKey(page), page) };
+  return { kind: 'taken', deliveries, timers: trackerEntries.map((e) => e.dueAtMs), record, pages: new Map(pages).set(pageKey(page), page) };
 }
 
 /** The stored entries at `positions`, strongly consistent (they are before the read position). */

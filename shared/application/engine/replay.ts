@@ -21,10 +21,11 @@ import {
 import { readEntriesAt } from './redelivery-tracker.ts';
 
 export type ReplayOutcome =
-  | { readonly kind: 'replayed'; readonly deliveries: readonly Delivery[] }
+  | { readonly kind: 'replayed'; readonly deliveries: readonly Delivery[]; readonly timers: readonly number[] }
   | {
       readonly kind: 'conflict';
       readonly deliveries: readonly Delivery[];
+      readonly timers: readonly number[];
       readonly current: HeadRecord | undefined;
     };
 
@@ -125,7 +126,7 @@ export async function replayStep(
   await ctx.store.putTracker(cursor.cursorId, trackerEntries);
   for (const { page, runs } of pageChanges.values()) {
     if (!(await ctx.store.casPage(cursor.cursorId, page, page.version, { runs }))) {
-      return { kind: 'conflict', deliveries: [], current: await ctx.store.readHead(cursor.cursorId) };
+      return { kind: 'conflict', deliveries: [], timers: [], current: await ctx.store.readHead(cursor.cursorId) };
     }
     pages = new Map(pages).set(pageKey(page), { ...page, runs, version: page.version + 1 });
   }
@@ -137,13 +138,13 @@ export async function replayStep(
     ...(next.compareTo(to) < 0 ? { replayFrom: next } : {}),
   };
   const written = await ctx.store.casHead(cursor.cursorId, record.version, nextHead);
-  if (!written.ok) return { kind: 'conflict', deliveries: [], current: written.current };
+  if (!written.ok) return { kind: 'conflict', deliveries: [], timers: [], current: written.current };
   const deliveries = taken.map(({ position, located }) => ({
     position,
     redeliveryCount: located?.run.deliveries ?? 0,
     entry: entries.get(position.toString()) as NonNullable<ReturnType<typeof entries.get>>,
   }));
-  return { kind: 'replayed', deliveries };
+  return { kind: 'replayed', deliveries, timers: trackerEntries.map((entry) => entry.dueAtMs) };
 }
 
 async function finish(
@@ -156,8 +157,8 @@ async function finish(
   const head: DispatchHead = replayFrom ? { ...rest, replayFrom } : rest;
   const written = await ctx.store.casHead(cursor.cursorId, record.version, head);
   return written.ok
-    ? { kind: 'replayed', deliveries: [] }
-    : { kind: 'conflict', deliveries: [], current: written.current };
+    ? { kind: 'replayed', deliveries: [], timers: [] }
+    : { kind: 'conflict', deliveries: [], timers: [], current: written.current };
 }
 
 /** A replay position past the end of a rolled-over ledger moves to the next ledger's first entry. */

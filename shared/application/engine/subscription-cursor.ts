@@ -5,8 +5,8 @@ import type { EngineContext, PartitionCursor } from './engine-context.ts';
 import { nextInLedger } from './pending-state.ts';
 
 /**
- * Creates a subscription cursor's head on one partition at Earliest (every entry kept is backlog)
- * or Latest (only what is published after). Nothing is fed anywhere: dispatch reads the ledger
+ * Creates a subscription cursor's head on one partition at Earliest (every entry kept is backlog),
+ * Latest (only what is published after), or a given mark-delete position. Nothing is fed anywhere: dispatch reads the ledger
  * from the read position. Idempotent: an existing head is left as it is.
  * Cost: the ledger state (one read), one conditional write.
  * @returns the head's mark-delete position.
@@ -14,12 +14,17 @@ import { nextInLedger } from './pending-state.ts';
 export async function createSubscriptionCursor(
   ctx: EngineContext,
   cursor: PartitionCursor,
-  initialPosition: 'Earliest' | 'Latest',
+  initialPosition: 'Earliest' | 'Latest' | Position,
 ): Promise<Position> {
-  const state = await ctx.ledger.initialize(cursor.partition);
-  const markDelete = (
-    initialPosition === 'Earliest' ? Cursor.atEarliest(state.ledgers) : Cursor.atLatest(state.ledgers)
-  ).markDeletePosition;
+  let markDelete: Position;
+  if (typeof initialPosition === 'string') {
+    const state = await ctx.ledger.initialize(cursor.partition);
+    markDelete = (
+      initialPosition === 'Earliest' ? Cursor.atEarliest(state.ledgers) : Cursor.atLatest(state.ledgers)
+    ).markDeletePosition;
+  } else {
+    markDelete = initialPosition;
+  }
   await ctx.store.createHead(cursor.cursorId, newDispatchHead(markDelete, nextInLedger(markDelete)));
   return markDelete;
 }

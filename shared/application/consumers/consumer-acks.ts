@@ -1,0 +1,181 @@
+import { decodeDeliveryHandle } from '../../domain/delivery-token.ts';
+import { PositionNotFoundError, PreconditionFailedError, ValidationError } from '../../domain/errors.ts';
+import { MessageId } from '../../domain/message-id.ts';
+import { Position } from '../../domain/position.ts';
+import { isCumulativeAckType } from '../../domain/subscription-type.ts';
+import { TopicName } from '../../domain/topic-name.ts';
+import type { ConsumerPartition, ConsumerRecord } from '../../ports/consumer-registry.ts';
+import { negativeAckDelayMs } from '../consumer-policy.ts';
+import {
+  acknowledge,
+  acknowledgeCumulative as acknowledgeCumulativeOnCursor,
+  type NackItem,
+  negativeAcknowledge as nackOnCursor,
+} from '../engine/pending-acks.ts';
+import { cursorOf, engineOf } from '../engine-ports.ts';
+import type { UseCasePorts } from '../ports.ts';
+import type { Principal } from '../principal.ts';
+import { firstUnwritten } from '../process-memo.ts';
+import { releaseConsumer, renewLease, requireConsumer } from './consumer-session.ts';
+import { deadLetterProducerOf } from './dead-letter-producer.ts';
+import { ringAll } from './doorbells.ts';
+
+/** A message id of this consumer's topic: 'L:E' or 'L:E:P', resolved to its partition. */
+function partitionOfMessageId(consumer: ConsumerRecord, text: string): { partition: ConsumerPartition; position: Position } {
+  const id = MessageId.parse(text);
+  const partition =
+    consumer.partitions.length === 1
+      ? consumer.partitions[0]
+      : consumer.partitions.find((candidate) => candidate.partitionIndex === id.partitionIndex);
+  if (!partition) throw new ValidationError(`Message id ${text} names no partition of ${consumer.topic}`);
+  return { partition, position: id.position };
+}
+
+/** A handle issued to this consumer's subscription (a forged cursor id is refused). */
+function partitionOfHandle(consumer: ConsumerRecord, text: string) {
+  const handle = decodeDeliveryHandle(text);
+  const partition = consumer.partitions.find((candidate) => candidate.cursorId === handle.cursorId);
+  if (!partition) throw new ValidationError('Delivery handle does not belong to this consumer’s subscription');
+  return { partition, position: Position.of(handle.ledgerId, handle.entryId), redeliveryCount: handle.redeliveryCount };
+}
+
+/**
+ * Acknowledging names written entries of the partition only: an id of an entry not written yet
+ * (or of another topic's ledger) would silently swallow a message published later.
+ */
+async function requireWritten(ports: UseCasePorts, partition: ConsumerPartition, positions: readonly Position[]) {
+  const missing = await firstUnwritten(ports, TopicName.parse(partition.topic), positions);
+  if (missing) throw new PositionNotFoundError(`Message ${missing.toString()} not found in topic ${partition.topic}`);
+}
+
+type Targets = Map<string, { partition: ConsumerPartition; byHandle: NackItem[]; byId: Position[] }>;
+
+/** Every id and handle resolved before anything is written: one bad one is a 4xx with no partial write. */
+async function targetsOf(
+  ports: UseCasePorts,
+  consumer: ConsumerRecord,
+  messageIds: readonly string[],
+  deliveryHandles: readonly string[],
+): Promise<Targets> {
+  const targets: Targets = new Map();
+  const group = (partition: ConsumerPartition) => {
+    const existing = targets.get(partition.cursorId) ?? { partition, byHandle: [], byId: [] };
+    targets.set(partition.cursorId, existing);
+    return existing;
+  };
+  for (const text of deliveryHandles) {
+    const { partition, position, redeliveryCount } = partitionOfHandle(consumer, text);
+    group(partition).byHandle.push({ position, redeliveryCount });
+  }
+  for (const text of messageIds) {
+    const { partition, position } = partitionOfMessageId(consumer, text);
+    group(partition).byId.push(position);
+  }
+  for (const { partition, byId } of targets.values()) await requireWritten(ports, partition, byId);
+  return targets;
+}
+
+/**
+ * Individual acknowledgement by message id and/or delivery handle: one commutative write per page
+ * touched (a handle proves the entry was dispatched; an id may name one not dispatched yet, which
+ * the engine marks so dispatch never hands it out).
+ */
+export async function acknowledgeMessages(
+  ports: UseCasePorts,
+  principal: Principal | undefined,
+  consumerId: string,
+  messageIds: readonly string[],
+  deliveryHandles: readonly string[],
+): Promise<void> {
+  const consumer = await requireConsumer(ports, principal, consumerId);
+  const targets = await targetsOf(ports, consumer, messageIds, deliveryHandles);
+  await renewLease(ports, consumer);
+  const ctx = engineOf(ports);
+  await Promise.all(
+    [...targets.values()].map(async ({ partition, byHandle, byId }) => {
+      const cursor = cursorOf(consumer, partition);
+      await acknowledge(ctx, cursor, byHandle.map((item) => item.position), { byId: false });
+      await acknowledge(ctx, cursor, byId, { byId: true });
+    }),
+  );
+  ports.counters?.add('acked', messageIds.length + deliveryHandles.length);
+}
+
+/** Cumulative acknowledgement: Exclusive and Failover only (412 otherwise, as Pulsar refuses it). */
+export async function acknowledgeCumulative(
+  ports: UseCasePorts,
+  principal: Principal | undefined,
+  consumerId: string,
+  messageId: string,
+): Promise<void> {
+  const consumer = await requireConsumer(ports, principal, consumerId);
+  if (!isCumulativeAckType(consumer.subscriptionType)) {
+    throw new PreconditionFailedError(
+      `Cumulative acknowledgement is not allowed on a ${consumer.subscriptionType} subscription`,
+    );
+  }
+  const { partition, position } = partitionOfMessageId(consumer, messageId);
+  await requireWritten(ports, partition, [position]);
+  await renewLease(ports, consumer);
+  await acknowledgeCumulativeOnCursor(engineOf(ports), cursorOf(consumer, partition), consumerId, position);
+}
+
+/**
+ * Negative acknowledgement (PIP-106): what the consumer holds comes back after its nack backoff for
+ * the count it was handed with (a fixed delay, or the backoff), or goes to its dead-letter topic
+ * past maxRedeliverCount (published as the consumer's role, then acknowledged). `delayMs` 0:
+ * redeliverUnacknowledged of given messages.
+ */
+export async function negativeAcknowledge(
+  ports: UseCasePorts,
+  principal: Principal | undefined,
+  consumerId: string,
+  messageIds: readonly string[],
+  deliveryHandles: readonly string[],
+  options: { readonly immediate?: boolean } = {},
+): Promise<void> {
+  const consumer = await requireConsumer(ports, principal, consumerId);
+  const targets = await targetsOf(ports, consumer, messageIds, deliveryHandles);
+  await renewLease(ports, consumer);
+  const ctx = engineOf(ports);
+  for (const { partition, byHandle, byId } of targets.values()) {
+    const producer = deadLetterProducerOf(ports, consumer, partition);
+    const result = await nackOnCursor(ctx, {
+      cursor: cursorOf(consumer, partition),
+      consumerId,
+      items: [...byHandle, ...byId.map((position) => ({ position }))],
+      delayMs: (count) => (options.immediate ? 0 : negativeAckDelayMs(ports.backoffs, consumer.policy, count)),
+      ...(producer && !options.immediate
+        ? {
+            maxRedeliverCount: producer.maxRedeliverCount,
+            deadLetter: async (positions: readonly Position[], count: number) => {
+              const entries = await Promise.all(positions.map((position) => ports.ledger.readEntry(position)));
+              await producer.publish(entries.flatMap((entry) => entry ?? []), count);
+            },
+          }
+        : {}),
+    });
+    await ringAll(ports, partition.cursorId, result.dueAtMs);
+  }
+  ports.counters?.add('nacked', messageIds.length + deliveryHandles.length);
+}
+
+/**
+ * Pulsar's redeliverUnacknowledgedMessages: the given deliveries come back at once with count + 1;
+ * without any, everything the consumer holds does (Exclusive/Failover: a rewind of the partition,
+ * replayed in order; Shared/Key_Shared: the consumer's held entries released).
+ */
+export async function redeliverUnacknowledged(
+  ports: UseCasePorts,
+  principal: Principal | undefined,
+  consumerId: string,
+  deliveryHandles: readonly string[],
+): Promise<void> {
+  if (deliveryHandles.length > 0) {
+    await negativeAcknowledge(ports, principal, consumerId, [], deliveryHandles, { immediate: true });
+    return;
+  }
+  const consumer = await requireConsumer(ports, principal, consumerId);
+  await renewLease(ports, consumer);
+  await releaseConsumer(ports, consumer, { close: false });
+}

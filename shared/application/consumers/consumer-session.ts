@@ -1,0 +1,173 @@
+import { ForbiddenError, NotFoundError } from '../../domain/errors.ts';
+import { Position } from '../../domain/position.ts';
+import { isCumulativeAckType } from '../../domain/subscription-type.ts';
+import { TopicName } from '../../domain/topic-name.ts';
+import type { ConsumerPartition, ConsumerRecord } from '../../ports/consumer-registry.ts';
+import { requireAction, requirePrincipal } from '../authorization.ts';
+import { ackTimeoutDelayMs } from '../consumer-policy.ts';
+import type { DispatchConsumer, KeySharedMember } from '../engine/engine-context.ts';
+import { releaseConsumerStep, rewind } from '../engine/release.ts';
+import { cursorOf, engineOf } from '../engine-ports.ts';
+import type { UseCasePorts } from '../ports.ts';
+import type { Principal } from '../principal.ts';
+import { consumerRecord, forgetConsumer, renewals } from '../process-memo.ts';
+import { deadLetterProducerOf } from './dead-letter-producer.ts';
+import { ringAt } from './doorbells.ts';
+
+/** A consumer that makes no call for this long is gone (Pulsar: its connection dropped). */
+export const DEFAULT_CONSUMER_LEASE_MS = 60_000;
+/** A lease renewed this recently by this process is not written again. */
+const RENEW_AFTER_MS = 5_000;
+/**
+ * The longest a call that started before a close can still be running (API Gateway's 29 s, the
+ * function's timeout, a margin): the close's second release pass runs after it, so what an
+ * abandoned poll claimed after the close comes back too.
+ */
+export const CLOSE_SECOND_PASS_MS = 35_000;
+/** Release steps a close runs itself before handing the rest to the scheduler. */
+const CLOSE_INLINE_STEPS = 4;
+/** Lambda consumers hold deliveries until their function's timeout plus this. */
+export const LAMBDA_TIMEOUT_MARGIN_MS = 5_000;
+
+/** The key of a subscription's members in the consumer registry. */
+export function subscriptionKey(topic: string, subscription: string): string {
+  return JSON.stringify([topic, subscription]);
+}
+
+/** The consumer, if it exists and belongs to the caller (its subscriber, or a superuser). */
+export async function requireConsumer(
+  ports: UseCasePorts,
+  principal: Principal | undefined,
+  consumerId: string,
+  options: { readonly fresh?: boolean } = {},
+): Promise<ConsumerRecord> {
+  const caller = requirePrincipal(principal);
+  if (options.fresh) forgetConsumer(ports, consumerId);
+  const consumer = await consumerRecord(ports, consumerId);
+  if (!consumer) throw new NotFoundError(`Consumer ${consumerId} not found (closed, or never subscribed)`);
+  if (!caller.superuser && consumer.role !== caller.role) {
+    throw new ForbiddenError(`Consumer ${consumerId} belongs to another role`);
+  }
+  await requireAction(ports.permissions, caller, TopicName.parse(consumer.topic), ['consume']);
+  return consumer;
+}
+
+/** How long this consumer stays alive without a call. */
+export function leaseMsOf(consumer: ConsumerRecord): number {
+  return consumer.leaseMs ?? DEFAULT_CONSUMER_LEASE_MS;
+}
+
+/**
+ * Every call renews the consumer's lease (its membership of the subscription), at most once per
+ * RENEW_AFTER_MS per process: one write per consumer every few seconds, not one per call.
+ */
+export async function renewLease(ports: UseCasePorts, consumer: ConsumerRecord): Promise<void> {
+  if (consumer.kind === 'lambda') return;
+  const now = ports.clock.nowMs();
+  const renewed = renewals(ports);
+  if ((renewed.get(consumer.consumerId) ?? 0) > now - RENEW_AFTER_MS) return;
+  await ports.consumers.heartbeat(
+    subscriptionKey(consumer.topic, consumer.subscription),
+    consumer.consumerId,
+    now + leaseMsOf(consumer),
+  );
+  renewed.set(consumer.consumerId, now);
+}
+
+/** The consumer as the dispatcher serves it on one partition. */
+export function dispatchConsumerOf(
+  ports: UseCasePorts,
+  consumer: ConsumerRecord,
+  partition: ConsumerPartition,
+): DispatchConsumer {
+  const deadLetter = deadLetterProducerOf(ports, consumer, partition);
+  return {
+    consumerId: consumer.consumerId,
+    ackTimeoutMs: (count) =>
+      consumer.kind === 'lambda'
+        ? (consumer.functionTimeoutMs ?? 900_000) + LAMBDA_TIMEOUT_MARGIN_MS
+        : ackTimeoutDelayMs(ports.backoffs, consumer.policy, count),
+    leaseMs: leaseMsOf(consumer),
+    ...(deadLetter ? { deadLetter } : {}),
+  };
+}
+
+/** Key_Shared: the live members of the subscription with their join marks on this partition. */
+export async function keySharedMembers(
+  ports: UseCasePorts,
+  consumer: ConsumerRecord,
+  partition: ConsumerPartition,
+): Promise<KeySharedMember[]> {
+  const ids = await ports.consumers.members(
+    subscriptionKey(consumer.topic, consumer.subscription),
+    ports.clock.nowMs(),
+  );
+  const members: KeySharedMember[] = [];
+  for (const id of ids.includes(consumer.consumerId) ? ids : [...ids, consumer.consumerId].sort()) {
+    const record = id === consumer.consumerId ? consumer : await consumerRecord(ports, id);
+    const mark = record?.joinedAfter?.[partition.cursorId];
+    if (record && mark) members.push({ consumerId: id, joinedAfter: Position.parseStored(mark) });
+  }
+  return members;
+}
+
+/**
+ * Gives back what a gone consumer held on every partition: Exclusive/Failover rewind (the owner
+ * gone, a standby replays in order); Shared/Key_Shared release its held runs to the tracker
+ * (due now; only entries it was handed count a redelivery). A few steps here, the rest through
+ * the scheduler. Rings the doorbells so that waiting receivers take them at once.
+ */
+export async function releaseConsumer(
+  ports: UseCasePorts,
+  consumer: ConsumerRecord,
+  options: { readonly close: boolean },
+): Promise<void> {
+  const ctx = engineOf(ports);
+  for (const partition of consumer.partitions) {
+    const cursor = cursorOf(consumer, partition);
+    if (isCumulativeAckType(consumer.subscriptionType)) {
+      await rewind(ctx, cursor, { consumerId: consumer.consumerId, close: options.close });
+    } else {
+      let from: Position | undefined;
+      for (let step = 0; step === 0 || (from && step < CLOSE_INLINE_STEPS); step++) {
+        from = (await releaseConsumerStep(ctx, cursor, consumer.consumerId, from)).next;
+      }
+      if (from) {
+        await ports.scheduler.schedule([
+          { kind: 'release', cursorId: partition.cursorId, partition: partition.topic, consumerId: consumer.consumerId, from: from.toString(), dueAtMs: ports.clock.nowMs() },
+        ]);
+      }
+    }
+    await ringAt(ports, partition.cursorId, ports.clock.nowMs());
+  }
+}
+
+/**
+ * Close the consumer (Pulsar's consumer.close()): its record goes, so its later calls and the
+ * calls it still has in flight (re-checked after each wait) are refused; it leaves the
+ * subscription; what it held comes back (releaseConsumer); and a second pass after
+ * CLOSE_SECOND_PASS_MS gives back what a call racing the close claimed. Returns within a few
+ * seconds whatever the backlog.
+ */
+export async function closeConsumer(
+  ports: UseCasePorts,
+  principal: Principal | undefined,
+  consumerId: string,
+): Promise<void> {
+  const consumer = await requireConsumer(ports, principal, consumerId);
+  await ports.consumers.delete(consumerId);
+  forgetConsumer(ports, consumerId);
+  await ports.consumers.leave(subscriptionKey(consumer.topic, consumer.subscription), consumerId);
+  await releaseConsumer(ports, consumer, { close: true });
+  if (!isCumulativeAckType(consumer.subscriptionType)) {
+    await ports.scheduler.schedule(
+      consumer.partitions.map((partition) => ({
+        kind: 'release' as const,
+        cursorId: partition.cursorId,
+        partition: partition.topic,
+        consumerId,
+        dueAtMs: ports.clock.nowMs() + CLOSE_SECOND_PASS_MS,
+      })),
+    );
+  }
+}

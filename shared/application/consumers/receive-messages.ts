@@ -1,0 +1,129 @@
+import { type DeliveryHandle, encodeDeliveryHandle } from '../../domain/delivery-token.ts';
+import { NotFoundError } from '../../domain/errors.ts';
+import type { ConsumerPartition, ConsumerRecord } from '../../ports/consumer-registry.ts';
+import { dispatch } from '../engine/dispatcher.ts';
+import type { Delivery } from '../engine/engine-context.ts';
+import { cursorOf, engineOf } from '../engine-ports.ts';
+import type { UseCasePorts } from '../ports.ts';
+import type { Principal } from '../principal.ts';
+import { dispatchConsumerOf, keySharedMembers, renewLease, requireConsumer } from './consumer-session.ts';
+import { doorbellOf, ringAll } from './doorbells.ts';
+
+/** A message as every consumer gets it: HTTP receive and event-driven (Lambda) consumers. */
+export interface ConsumerMessage {
+  readonly messageId: string;
+  readonly payload: string;
+  readonly key: string | null;
+  readonly properties: Readonly<Record<string, string>>;
+  readonly redeliveryCount: number;
+  readonly publishTime: number;
+  readonly eventTime: number | null;
+}
+
+/** A message handed to an HTTP consumer, with the handle that acknowledges or nacks it. */
+export interface DeliveredMessage extends ConsumerMessage {
+  readonly deliveryHandle: string;
+}
+
+/** A wait of at least this long makes the receive read the consumer again before it claims. */
+const FENCE_AFTER_WAIT_MS = 1_000;
+/** Longest single wait on a doorbell (SQS's long poll). */
+const MAX_POLL_MS = 20_000;
+
+/** The message of one delivery, as consumers see it. */
+export function consumerMessageOf(partition: ConsumerPartition, delivery: Delivery): ConsumerMessage {
+  const { entry } = delivery;
+  return {
+    messageId: `${delivery.position.toString()}:${partition.partitionIndex}`,
+    payload: entry.payload,
+    key: entry.key ?? null,
+    properties: entry.properties ?? {},
+    redeliveryCount: delivery.redeliveryCount,
+    publishTime: entry.publishTimeMs,
+    eventTime: entry.eventTimeMs ?? null,
+  };
+}
+
+/**
+ * One dispatch for `consumer` on each of its partitions in turn, until `max` messages; rings the
+ * timers the dispatch set (delayed entries, ack timeouts). Shared by HTTP receive and Lambda
+ * consumers. Throws ConsumerFencedError for a replaced Exclusive/Failover owner.
+ */
+export async function dispatchFor(
+  ports: UseCasePorts,
+  consumer: ConsumerRecord,
+  max: number,
+): Promise<{ partition: ConsumerPartition; delivery: Delivery }[]> {
+  const ctx = engineOf(ports);
+  const taken: { partition: ConsumerPartition; delivery: Delivery }[] = [];
+  const start = Math.floor(Math.random() * consumer.partitions.length);
+  for (let i = 0; i < consumer.partitions.length && taken.length < max; i++) {
+    const partition = consumer.partitions[(start + i) % consumer.partitions.length] as ConsumerPartition;
+    const result = await dispatch(ctx, {
+      cursor: cursorOf(consumer, partition),
+      consumer: dispatchConsumerOf(ports, consumer, partition),
+      max: max - taken.length,
+      ...(consumer.subscriptionType === 'Key_Shared'
+        ? { members: await keySharedMembers(ports, consumer, partition) }
+        : {}),
+    });
+    if (result.kind !== 'delivered') continue;
+    for (const delivery of result.deliveries) taken.push({ partition, delivery });
+    await ringAll(ports, partition.cursorId, result.timers);
+  }
+  ports.counters?.add('delivered', taken.length);
+  const redelivered = taken.filter(({ delivery }) => delivery.redeliveryCount > 0).length;
+  if (redelivered > 0) ports.counters?.add('redelivered', redelivered);
+  return taken;
+}
+
+/**
+ * Receive up to `max` messages, waiting up to `waitMs` for the first (Pulsar's receive over HTTP).
+ * 1. The consumer's lease is renewed (every call renews it).
+ * 2. The dispatcher hands out due redeliveries, a replay, then first deliveries, each recorded as
+ *    held by this consumer before it is returned (nothing handed out is lost if this call dies).
+ * 3. Nothing to give: wait on the subscription's doorbell (rung by publishes and timers), at most
+ *    the remaining wait, then read the consumer again (a close meanwhile refuses the claim: an
+ *    abandoned poll takes nothing after the close) and go again.
+ */
+export async function receiveMessages(
+  ports: UseCasePorts,
+  principal: Principal | undefined,
+  consumerId: string,
+  max: number,
+  waitMs: number,
+): Promise<DeliveredMessage[]> {
+  let consumer = await requireConsumer(ports, principal, consumerId);
+  await renewLease(ports, consumer);
+  const deadline = ports.clock.nowMs() + waitMs;
+  for (let round = 0; ; round++) {
+    const taken = await dispatchFor(ports, consumer, max);
+    if (taken.length > 0) return taken.map(({ partition, delivery }) => delivered(partition, delivery));
+    const remaining = deadline - ports.clock.nowMs();
+    if (remaining < 1_000) return [];
+    const partition = consumer.partitions[round % consumer.partitions.length] as ConsumerPartition;
+    const waitStarted = ports.clock.nowMs();
+    const pollMs = consumer.partitions.length === 1 ? Math.min(MAX_POLL_MS, remaining) : 1_000;
+    await ports.deliveryQueue.waitForRing(doorbellOf(partition.cursorId), pollMs);
+    if (ports.clock.nowMs() - waitStarted >= FENCE_AFTER_WAIT_MS) {
+      try {
+        consumer = await requireConsumer(ports, principal, consumerId, { fresh: true });
+      } catch (error) {
+        if (error instanceof NotFoundError) return []; // closed while this call waited
+        throw error;
+      }
+    }
+  }
+}
+
+function delivered(partition: ConsumerPartition, delivery: Delivery): DeliveredMessage {
+  const handle: DeliveryHandle = {
+    cursorId: partition.cursorId,
+    receipt: '-',
+    ledgerId: delivery.position.ledgerId.toString(),
+    entryId: delivery.position.entryId.toString(),
+    partitionIndex: partition.partitionIndex,
+    redeliveryCount: delivery.redeliveryCount,
+  };
+  return { ...consumerMessageOf(partition, delivery), deliveryHandle: encodeDeliveryHandle(handle) };
+}

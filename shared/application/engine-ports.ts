@@ -1,0 +1,14 @@
+import { DEFAULT_ENGINE_LIMITS, type EngineContext, type PartitionCursor } from './engine/engine-context.ts';
+import type { UseCasePorts } from './ports.ts';
+import type { ConsumerPartition, ConsumerRecord } from '../ports/consumer-registry.ts';
+import { TopicName } from '../domain/topic-name.ts';
+
+/** The delivery engine's context over the use cases' ports. */
+export function engineOf(ports: UseCasePorts): EngineContext {
+  return { store: ports.dispatch, ledger: ports.ledger, clock: ports.clock, limits: DEFAULT_ENGINE_LIMITS };
+}
+
+/** One partition of a consumer's subscription, as the engine addresses it. */
+export function cursorOf(consumer: Pick<ConsumerRecord, 'subscriptionType'>, partition: ConsumerPartition): PartitionCursor {
+  return { partition: TopicName.parse(partition.topic), cursorId: partition.cursorId, type: consumer.subscriptionType };
+}

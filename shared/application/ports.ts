@@ -5,6 +5,7 @@ import type { ConsumerRegistry } from '../ports/consumer-registry.ts';
 import type { Counters } from '../ports/counters.ts';
 import type { CursorStore } from '../ports/cursor-store.ts';
 import type { DeliveryQueue } from '../ports/delivery-queue.ts';
+import type { DispatchStore } from '../ports/dispatch-store.ts';
 import type { Ledger } from '../ports/ledger.ts';
 import type { PermissionStore } from '../ports/permission-store.ts';
 import type { Scheduler } from '../ports/scheduler.ts';
@@ -20,6 +21,8 @@ export interface UseCasePorts {
   readonly catalog: TopicCatalog;
   readonly ledger: Ledger;
   readonly cursors: CursorStore;
+  /** The delivery engine's cursor state (head, pages, redelivery tracker); see the README's "Delivery engine". */
+  readonly dispatch: DispatchStore;
   readonly permissions: PermissionStore;
   readonly audit: AuditLog;
   readonly deliveryQueue: DeliveryQueue;

@@ -10,6 +10,7 @@ import { RedeliveryBackoffRegistry } from '../domain/redelivery-backoff-registry
 import { DynamoDbAuditLog } from './dynamodb/dynamodb-audit-log.ts';
 import { DynamoDbConsumerRegistry } from './dynamodb/dynamodb-consumer-registry.ts';
 import { DynamoDbCursorStore } from './dynamodb/dynamodb-cursor-store.ts';
+import { DynamoDbDispatchStore } from './dynamodb/dynamodb-dispatch-store.ts';
 import { DynamoDbLedger } from './dynamodb/dynamodb-ledger.ts';
 import { DynamoDbPermissionStore } from './dynamodb/dynamodb-permission-store.ts';
 import { DynamoDbTopicCatalog } from './dynamodb/dynamodb-topic-catalog.ts';
@@ -80,6 +81,7 @@ export function createDependencies(config: AcklineConfig, serviceName: string): 
       config.maxEntriesPerLedger,
     ),
     cursors: new DynamoDbCursorStore(dynamodb, config.tables.cursors),
+    dispatch: new DynamoDbDispatchStore(dynamodb, config.tables.cursors),
     permissions: new DynamoDbPermissionStore(dynamodb, config.tables.catalog),
     audit: new DynamoDbAuditLog(dynamodb, config.tables.catalog),
     deliveryQueue: new SqsDeliveryQueue(sqs, config.queuePrefix, config.maxDelaySeconds),

@@ -5,10 +5,13 @@ import {
   TopicAlreadyExistsError,
   TopicNotFoundError,
 } from '../../shared/domain/catalog-errors.ts';
+import type { DeliveryRun } from '../../shared/domain/delivery-run.ts';
+import { type DispatchHead, newDispatchHead } from '../../shared/domain/dispatch-head.ts';
 import { MAX_ID } from '../../shared/domain/non-negative-id.ts';
 import { Position } from '../../shared/domain/position.ts';
 import { TopicName } from '../../shared/domain/topic-name.ts';
 import type { AuditRecord } from '../../shared/ports/audit-log.ts';
+import type { PageRef, PageState, TrackerEntry } from '../../shared/ports/dispatch-store.ts';
 import type { NewEntry, StoredEntry } from '../../shared/ports/ledger.ts';
 import type { SubscriptionRecord, TopicRecord } from '../../shared/ports/topic-catalog.ts';
 import { InMemoryCursorStore } from '../support/in-memory-cursor-store.ts';
@@ -42,6 +45,13 @@ const texts = (positions: readonly Position[] | undefined): string[] => (positio
 
 function entry(payload: string, fields: Partial<NewEntry> = {}): NewEntry {
   return { payload, properties: {}, ...fields };
+}
+
+interface HeldFields {
+  readonly consumerId: string;
+  readonly deliveries: number;
+  readonly deliveredAtMs: number;
+  readonly timeoutAtMs: number;
 }
 
 function sha256(text: string): string {
@@ -478,6 +488,490 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
 
         expect(states).toEqual([acked, acked, unacked(), acked, unacked()]);
       });
+    });
+  });
+
+  describe('DispatchStore', () => {
+    const T0 = 1_700_000_000_000;
+    const held = (
+      ledgerId: bigint,
+      entryId: bigint,
+      n: number,
+      fields: Partial<HeldFields> = {},
+    ): DeliveryRun => ({
+      ledgerId,
+      entryId,
+      n,
+      deliveries: fields.deliveries ?? 1,
+      state: {
+        kind: 'held',
+        consumerId: fields.consumerId ?? 'consumer-a',
+        deliveredAtMs: fields.deliveredAtMs ?? T0,
+        ...(fields.timeoutAtMs !== undefined ? { timeoutAtMs: fields.timeoutAtMs } : {}),
+      },
+    });
+    const released = (
+      ledgerId: bigint,
+      entryId: bigint,
+      n: number,
+      dueAtMs: number,
+      deliveries = 1,
+    ): DeliveryRun => ({
+      ledgerId,
+      entryId,
+      n,
+      deliveries,
+      state: { kind: 'released', dueAtMs },
+    });
+    const tracker = (dueAtMs: number, position: Position, deliveries = 1, n = 1): TrackerEntry => ({
+      dueAtMs,
+      position,
+      deliveries,
+      n,
+    });
+    const headAt = (ledgerId: bigint, fields: Partial<DispatchHead> = {}): DispatchHead => ({
+      ...newDispatchHead(Position.beforeFirst(ledgerId), pos(ledgerId, 0)),
+      ...fields,
+    });
+    const ref = (ledgerId: bigint, page: bigint): PageRef => ({ ledgerId, page });
+    const acked = (pages: readonly PageState[]): number[][] =>
+      pages.map((page) => [...page.acked].sort((a, b) => a - b));
+
+    describe('head', () => {
+      it('createHead creates once: a second create gives false and leaves the first head', async () => {
+        const { dispatchStore } = storage();
+        const cursorId = uniqueId('dispatch');
+        const first = headAt(3n);
+
+        const created = await dispatchStore.createHead(cursorId, first);
+        const again = await dispatchStore.createHead(cursorId, headAt(4n, { epoch: 9 }));
+
+        expect(created).toBe(true);
+        expect(again).toBe(false);
+        expect(await dispatchStore.readHead(cursorId)).toEqual({ head: first, version: 1 });
+      });
+
+      it('readHead gives back every field of the head, and undefined for a cursor never created', async () => {
+        const { dispatchStore } = storage();
+        const cursorId = uniqueId('dispatch');
+        const head: DispatchHead = {
+          markDelete: pos(7, 41),
+          readPosition: pos(8, 3),
+          runs: [
+            held(7n, 42n, 10, { consumerId: 'c-1', deliveredAtMs: T0 + 1, timeoutAtMs: T0 + 30_000 }),
+            released(7n, 52n, 5, T0 + 5_000, 2),
+            held(8n, 0n, 3, { consumerId: 'c-2', deliveries: 4 }),
+          ],
+          trackerDueAtMs: T0 + 5_000,
+          epoch: 3,
+          owner: { consumerId: 'c-1', leaseUntilMs: T0 + 60_000 },
+          replayFrom: pos(7, 42),
+          routedAtMs: T0 + 7,
+          fenced: ['c-0', 'c-old'],
+        };
+
+        await dispatchStore.createHead(cursorId, head);
+        const read = await dispatchStore.readHead(cursorId);
+
+        expect(read).toEqual({ head, version: 1 });
+        expect(read?.head.markDelete.toString()).toBe('7:41');
+        expect(await dispatchStore.readHead(uniqueId('missing'))).toBeUndefined();
+      });
+
+      it('a mark-delete before the first entry (L:-1) round trips', async () => {
+        const { dispatchStore } = storage();
+        const cursorId = uniqueId('dispatch');
+
+        await dispatchStore.createHead(cursorId, headAt(12n));
+        const read = await dispatchStore.readHead(cursorId);
+
+        expect(read?.head.markDelete.isBeforeFirst).toBe(true);
+        expect(read?.head.markDelete.toString()).toBe('12:-1');
+      });
+
+      it('casHead replaces the head at the expected version and counts the version up', async () => {
+        const { dispatchStore } = storage();
+        const cursorId = uniqueId('dispatch');
+        await dispatchStore.createHead(cursorId, headAt(3n));
+        const next = headAt(3n, { readPosition: pos(3, 10), runs: [held(3n, 0n, 10)] });
+
+        const outcome = await dispatchStore.casHead(cursorId, 1, next);
+
+        expect(outcome).toEqual({ ok: true });
+        expect(await dispatchStore.readHead(cursorId)).toEqual({ head: next, version: 2 });
+      });
+
+      it('casHead at a stale version writes nothing and gives the current head', async () => {
+        const { dispatchStore } = storage();
+        const cursorId = uniqueId('dispatch');
+        await dispatchStore.createHead(cursorId, headAt(3n));
+        const current = headAt(3n, { readPosition: pos(3, 5), epoch: 1 });
+        await dispatchStore.casHead(cursorId, 1, current);
+        await dispatchStore.raiseAheadAck(cursorId, pos(3, 8));
+
+        const outcome = await dispatchStore.casHead(cursorId, 1, headAt(3n, { epoch: 7 }));
+
+        expect(outcome).toEqual({ ok: false, current: { head: current, version: 2, aheadAck: pos(3, 8) } });
+        expect(await dispatchStore.readHead(cursorId)).toEqual({
+          head: current,
+          version: 2,
+          aheadAck: pos(3, 8),
+        });
+      });
+
+      it('casHead on a cursor never created fails with no current head and creates none', async () => {
+        const { dispatchStore } = storage();
+        const cursorId = uniqueId('missing');
+
+        const outcome = await dispatchStore.casHead(cursorId, 0, headAt(3n));
+
+        expect(outcome).toEqual({ ok: false, current: undefined });
+        expect(await dispatchStore.readHead(cursorId)).toBeUndefined();
+      });
+
+      it('casHead keeps the early-ack mark', async () => {
+        const { dispatchStore } = storage();
+        const cursorId = uniqueId('dispatch');
+        await dispatchStore.createHead(cursorId, headAt(3n));
+        await dispatchStore.raiseAheadAck(cursorId, pos(3, 40));
+
+        await dispatchStore.casHead(cursorId, 1, headAt(3n, { readPosition: pos(3, 20) }));
+        await dispatchStore.casHead(cursorId, 2, headAt(3n, { readPosition: pos(3, 30) }));
+
+        expect(await dispatchStore.readHead(cursorId)).toEqual({
+          head: headAt(3n, { readPosition: pos(3, 30) }),
+          version: 3,
+          aheadAck: pos(3, 40),
+        });
+      });
+
+      it('raiseAheadAck only raises the mark, in position order across ledgers, and needs a head', async () => {
+        const { dispatchStore } = storage();
+        const cursorId = uniqueId('dispatch');
+        const missing = uniqueId('missing');
+        await dispatchStore.createHead(cursorId, headAt(3n));
+        const marks: (Position | undefined)[] = [];
+
+        for (const position of [pos(3, 99), pos(3, 100), pos(3, 7), pos(4, 0), pos(3, 1000), pos(4, 0)]) {
+          await dispatchStore.raiseAheadAck(cursorId, position);
+          marks.push((await dispatchStore.readHead(cursorId))?.aheadAck);
+        }
+        await dispatchStore.raiseAheadAck(missing, pos(3, 1));
+
+        expect(marks.map(String)).toEqual(['3:99', '3:100', '3:100', '4:0', '4:0', '4:0']);
+        expect((await dispatchStore.readHead(cursorId))?.version).toBe(1);
+        expect(await dispatchStore.readHead(missing)).toBeUndefined();
+      });
+    });
+
+    describe('pages', () => {
+      it('acknowledge adds offsets to their pages; readPages gives them in the order asked, empty for pages never written', async () => {
+        const { dispatchStore } = storage();
+        const cursorId = uniqueId('dispatch');
+
+        await dispatchStore.acknowledge(cursorId, [
+          pos(5, 98),
+          pos(5, 99),
+          pos(5, 100),
+          pos(5, 205),
+          pos(6, 3),
+        ]);
+        const pages = await dispatchStore.readPages(cursorId, [
+          ref(5n, 2n),
+          ref(5n, 0n),
+          ref(5n, 1n),
+          ref(5n, 3n),
+          ref(6n, 0n),
+        ]);
+
+        expect(pages).toEqual([
+          { ledgerId: 5n, page: 2n, acked: new Set([5]), runs: [], version: 0 },
+          { ledgerId: 5n, page: 0n, acked: new Set([98, 99]), runs: [], version: 0 },
+          { ledgerId: 5n, page: 1n, acked: new Set([0]), runs: [], version: 0 },
+          { ledgerId: 5n, page: 3n, acked: new Set(), runs: [], version: 0 },
+          { ledgerId: 6n, page: 0n, acked: new Set([3]), runs: [], version: 0 },
+        ]);
+      });
+
+      it('readPages of no page gives none, and of one page twice gives it twice', async () => {
+        const { dispatchStore } = storage();
+        const cursorId = uniqueId('dispatch');
+        await dispatchStore.acknowledge(cursorId, [pos(5, 1)]);
+
+        const none = await dispatchStore.readPages(cursorId, []);
+        const twice = await dispatchStore.readPages(cursorId, [ref(5n, 0n), ref(5n, 0n)]);
+
+        expect(none).toEqual([]);
+        expect(acked(twice)).toEqual([[1], [1]]);
+      });
+
+      it('acknowledge is idempotent', async () => {
+        const { dispatchStore } = storage();
+        const cursorId = uniqueId('dispatch');
+
+        await dispatchStore.acknowledge(cursorId, [pos(5, 10), pos(5, 11)]);
+        await dispatchStore.acknowledge(cursorId, [pos(5, 11), pos(5, 10), pos(5, 11)]);
+
+        expect(acked(await dispatchStore.readPages(cursorId, [ref(5n, 0n)]))).toEqual([[10, 11]]);
+      });
+
+      it('16 concurrent acknowledges of neighbouring offsets lose none', async () => {
+        const { dispatchStore } = storage();
+        const cursorId = uniqueId('dispatch');
+        const offsets = Array.from({ length: 16 }, (_, i) => 40 + i);
+
+        await Promise.all(offsets.map((offset) => dispatchStore.acknowledge(cursorId, [pos(5, offset)])));
+
+        expect(acked(await dispatchStore.readPages(cursorId, [ref(5n, 0n)]))).toEqual([offsets]);
+      });
+
+      it('casPage at version 0 on a page holding only acks writes its runs and keeps the acks', async () => {
+        const { dispatchStore } = storage();
+        const cursorId = uniqueId('dispatch');
+        await dispatchStore.acknowledge(cursorId, [pos(5, 102), pos(5, 150)]);
+        const runs = [held(5n, 100n, 10), released(5n, 150n, 20, T0 + 3_000, 2)];
+
+        const written = await dispatchStore.casPage(cursorId, ref(5n, 1n), 0, { runs });
+        const [page] = await dispatchStore.readPages(cursorId, [ref(5n, 1n)]);
+
+        expect(written).toBe(true);
+        expect(page).toEqual({ ledgerId: 5n, page: 1n, acked: new Set([2, 50]), runs, version: 1 });
+      });
+
+      it('casPage on a page never written creates it at version 1, and the next at version 2', async () => {
+        const { dispatchStore } = storage();
+        const cursorId = uniqueId('dispatch');
+        const first = [held(5n, 0n, 10)];
+        const second = [held(5n, 0n, 10), held(5n, 10n, 10, { consumerId: 'consumer-b' })];
+
+        const created = await dispatchStore.casPage(cursorId, ref(5n, 0n), 0, { runs: first });
+        const updated = await dispatchStore.casPage(cursorId, ref(5n, 0n), 1, { runs: second });
+        const [page] = await dispatchStore.readPages(cursorId, [ref(5n, 0n)]);
+
+        expect([created, updated]).toEqual([true, true]);
+        expect(page).toEqual({ ledgerId: 5n, page: 0n, acked: new Set(), runs: second, version: 2 });
+      });
+
+      it('casPage with clearAcks and a floor drops the acks and sets the floor; a later casPage without floor keeps it', async () => {
+        const { dispatchStore } = storage();
+        const cursorId = uniqueId('dispatch');
+        await dispatchStore.acknowledge(cursorId, [pos(5, 0), pos(5, 1), pos(5, 99)]);
+        await dispatchStore.casPage(cursorId, ref(5n, 0n), 0, { runs: [held(5n, 2n, 97)] });
+
+        const tombstoned = await dispatchStore.casPage(cursorId, ref(5n, 0n), 1, {
+          runs: [],
+          floor: 99,
+          clearAcks: true,
+        });
+        const [tombstone] = await dispatchStore.readPages(cursorId, [ref(5n, 0n)]);
+        await dispatchStore.casPage(cursorId, ref(5n, 0n), 2, { runs: [] });
+        const [later] = await dispatchStore.readPages(cursorId, [ref(5n, 0n)]);
+
+        expect(tombstoned).toBe(true);
+        expect(tombstone).toEqual({
+          ledgerId: 5n,
+          page: 0n,
+          acked: new Set(),
+          runs: [],
+          floor: 99,
+          version: 2,
+        });
+        expect(later).toEqual({ ledgerId: 5n, page: 0n, acked: new Set(), runs: [], floor: 99, version: 3 });
+      });
+
+      it('casPage with a floor and no clearAcks keeps the acks', async () => {
+        const { dispatchStore } = storage();
+        const cursorId = uniqueId('dispatch');
+        await dispatchStore.acknowledge(cursorId, [pos(5, 70)]);
+
+        await dispatchStore.casPage(cursorId, ref(5n, 0n), 0, { runs: [], floor: 49 });
+        const [page] = await dispatchStore.readPages(cursorId, [ref(5n, 0n)]);
+
+        expect(page).toEqual({
+          ledgerId: 5n,
+          page: 0n,
+          acked: new Set([70]),
+          runs: [],
+          floor: 49,
+          version: 1,
+        });
+      });
+
+      it.each([
+        ['a page never written, expecting version 1', [] as number[], 1],
+        ['a page holding only acks, expecting version 1', [3], 1],
+        ['a written page (version 1), expecting version 0', [3], 0, true],
+        ['a written page (version 1), expecting version 2', [3], 2, true],
+      ])('casPage on %s fails and writes nothing', async (_, ackOffsets, expected, writtenFirst = false) => {
+        const { dispatchStore } = storage();
+        const cursorId = uniqueId('dispatch');
+        await dispatchStore.acknowledge(
+          cursorId,
+          ackOffsets.map((offset) => pos(5, offset)),
+        );
+        if (writtenFirst) await dispatchStore.casPage(cursorId, ref(5n, 0n), 0, { runs: [held(5n, 0n, 1)] });
+        const [before] = await dispatchStore.readPages(cursorId, [ref(5n, 0n)]);
+
+        const written = await dispatchStore.casPage(cursorId, ref(5n, 0n), expected, {
+          runs: [released(5n, 9n, 1, T0)],
+          floor: 99,
+          clearAcks: true,
+        });
+
+        expect(written).toBe(false);
+        expect(await dispatchStore.readPages(cursorId, [ref(5n, 0n)])).toEqual([before]);
+      });
+
+      it('runs of every kind round trip through a page, large ids included', async () => {
+        const { dispatchStore } = storage();
+        const cursorId = uniqueId('dispatch');
+        const ledgerId = MAX_ID;
+        const page = MAX_ID / 100n;
+        const first = page * 100n;
+        const runs = [
+          held(ledgerId, first, 2, { consumerId: 'c#1:x', deliveredAtMs: T0, timeoutAtMs: T0 + 1 }),
+          held(ledgerId, first + 2n, 3, { deliveries: 7 }),
+          released(ledgerId, first + 5n, 2, T0 + 10, 0),
+        ];
+
+        await dispatchStore.acknowledge(cursorId, [Position.of(ledgerId, MAX_ID)]);
+        await dispatchStore.casPage(cursorId, ref(ledgerId, page), 0, { runs });
+        const [read] = await dispatchStore.readPages(cursorId, [ref(ledgerId, page)]);
+
+        expect(read).toEqual({ ledgerId, page, acked: new Set([Number(MAX_ID % 100n)]), runs, version: 1 });
+      });
+    });
+
+    describe('redelivery tracker', () => {
+      it('dueTracker gives the entries due by now, by due time then position across ledgers, at most `limit`', async () => {
+        const { dispatchStore } = storage();
+        const cursorId = uniqueId('dispatch');
+        const entries = [
+          tracker(T0 + 20, pos(3, 5)),
+          tracker(T0 + 10, pos(4, 0), 2, 10),
+          tracker(T0 + 10, pos(3, 900), 1, 100),
+          tracker(T0 + 10, pos(3, 10)),
+          tracker(T0 + 30, pos(1, 0)),
+          tracker(T0 + 31, pos(1, 1)),
+        ];
+
+        await dispatchStore.putTracker(cursorId, entries);
+        const due = await dispatchStore.dueTracker(cursorId, T0 + 30, 10);
+        const first = await dispatchStore.dueTracker(cursorId, T0 + 30, 2);
+        const none = await dispatchStore.dueTracker(cursorId, T0 + 9, 10);
+
+        expect(due).toEqual([entries[3], entries[2], entries[1], entries[0], entries[4]]);
+        expect(first).toEqual([entries[3], entries[2]]);
+        expect(none).toEqual([]);
+      });
+
+      it('putting one entry twice makes one entry; entries differing only in n or deliveries are two', async () => {
+        const { dispatchStore } = storage();
+        const cursorId = uniqueId('dispatch');
+        const entry = tracker(T0, pos(3, 5), 1, 10);
+
+        await dispatchStore.putTracker(cursorId, [entry]);
+        await dispatchStore.putTracker(cursorId, [entry, { ...entry }]);
+        await dispatchStore.putTracker(cursorId, [
+          tracker(T0, pos(3, 5), 1, 4),
+          tracker(T0, pos(3, 5), 2, 10),
+        ]);
+
+        expect(await dispatchStore.dueTracker(cursorId, T0, 10)).toEqual([
+          tracker(T0, pos(3, 5), 1, 10),
+          tracker(T0, pos(3, 5), 1, 4),
+          tracker(T0, pos(3, 5), 2, 10),
+        ]);
+      });
+
+      it('putTracker and deleteTracker take more entries than one batch request holds', async () => {
+        const { dispatchStore } = storage();
+        const cursorId = uniqueId('dispatch');
+        const entries = Array.from({ length: 60 }, (_, i) => tracker(T0 + i, pos(3, i)));
+
+        await dispatchStore.putTracker(cursorId, entries);
+        const put = await dispatchStore.dueTracker(cursorId, T0 + 100, 100);
+        await dispatchStore.deleteTracker(cursorId, entries.slice(0, 55));
+        const left = await dispatchStore.dueTracker(cursorId, T0 + 100, 100);
+
+        expect(put).toEqual(entries);
+        expect(left).toEqual(entries.slice(55));
+      });
+
+      it('nextTrackerDue gives the earliest due time after `afterMs` (-1: the earliest of all)', async () => {
+        const { dispatchStore } = storage();
+        const cursorId = uniqueId('dispatch');
+        await dispatchStore.putTracker(cursorId, [
+          tracker(T0 + 50, pos(3, 1)),
+          tracker(T0 + 20, pos(9, 9)),
+          tracker(T0 + 20, pos(2, 0)),
+          tracker(0, pos(2, 5)),
+        ]);
+
+        expect(await dispatchStore.nextTrackerDue(cursorId, -1)).toBe(0);
+        expect(await dispatchStore.nextTrackerDue(cursorId, 0)).toBe(T0 + 20);
+        expect(await dispatchStore.nextTrackerDue(cursorId, T0 + 19)).toBe(T0 + 20);
+        expect(await dispatchStore.nextTrackerDue(cursorId, T0 + 20)).toBe(T0 + 50);
+        expect(await dispatchStore.nextTrackerDue(cursorId, T0 + 50)).toBeUndefined();
+        expect(await dispatchStore.nextTrackerDue(uniqueId('missing'), -1)).toBeUndefined();
+      });
+
+      it('deleteTracker removes exactly the entries named, and one never put is no error', async () => {
+        const { dispatchStore } = storage();
+        const cursorId = uniqueId('dispatch');
+        const kept = tracker(T0, pos(3, 5), 1, 4);
+        const removed = tracker(T0, pos(3, 5), 1, 10);
+        await dispatchStore.putTracker(cursorId, [kept, removed]);
+
+        await dispatchStore.deleteTracker(cursorId, [removed, removed, tracker(T0 + 1, pos(3, 6))]);
+
+        expect(await dispatchStore.dueTracker(cursorId, T0 + 1, 10)).toEqual([kept]);
+        expect(await dispatchStore.nextTrackerDue(cursorId, -1)).toBe(T0);
+      });
+
+      it('tracker entries and pages do not show in each other', async () => {
+        const { dispatchStore } = storage();
+        const cursorId = uniqueId('dispatch');
+        await dispatchStore.createHead(cursorId, headAt(3n));
+        await dispatchStore.acknowledge(cursorId, [pos(3, 1)]);
+        await dispatchStore.casPage(cursorId, ref(3n, 0n), 0, { runs: [held(3n, 0n, 5)] });
+
+        expect(await dispatchStore.dueTracker(cursorId, Number.MAX_SAFE_INTEGER, 10)).toEqual([]);
+        expect(await dispatchStore.nextTrackerDue(cursorId, -1)).toBeUndefined();
+      });
+    });
+
+    it('deleteCursor removes the head, the pages and the tracker of that cursor only', async () => {
+      const { dispatchStore } = storage();
+      const [deleted, kept] = [uniqueId('dispatch'), uniqueId('dispatch')];
+      for (const cursorId of [deleted, kept]) {
+        await dispatchStore.createHead(cursorId, headAt(3n));
+        await dispatchStore.raiseAheadAck(cursorId, pos(3, 500));
+        await dispatchStore.acknowledge(cursorId, [pos(3, 1), pos(3, 250)]);
+        await dispatchStore.casPage(cursorId, ref(3n, 0n), 0, { runs: [held(3n, 0n, 5)] });
+        await dispatchStore.putTracker(cursorId, [tracker(T0, pos(3, 0)), tracker(T0 + 5, pos(3, 2))]);
+      }
+      const keptBefore = {
+        head: await dispatchStore.readHead(kept),
+        pages: await dispatchStore.readPages(kept, [ref(3n, 0n), ref(3n, 2n)]),
+        tracker: await dispatchStore.dueTracker(kept, T0 + 5, 10),
+      };
+
+      await dispatchStore.deleteCursor(deleted);
+
+      expect(await dispatchStore.readHead(deleted)).toBeUndefined();
+      expect(await dispatchStore.readPages(deleted, [ref(3n, 0n), ref(3n, 2n)])).toEqual([
+        { ledgerId: 3n, page: 0n, acked: new Set(), runs: [], version: 0 },
+        { ledgerId: 3n, page: 2n, acked: new Set(), runs: [], version: 0 },
+      ]);
+      expect(await dispatchStore.nextTrackerDue(deleted, -1)).toBeUndefined();
+      expect({
+        head: await dispatchStore.readHead(kept),
+        pages: await dispatchStore.readPages(kept, [ref(3n, 0n), ref(3n, 2n)]),
+        tracker: await dispatchStore.dueTracker(kept, T0 + 5, 10),
+      }).toEqual(keptBefore);
+      expect(keptBefore.tracker).toHaveLength(2);
+      expect(acked(keptBefore.pages)).toEqual([[1], [50]]);
     });
   });
 

@@ -4,6 +4,7 @@ import type { CounterName } from '../../shared/ports/counters.ts';
 import { InMemoryAuditLog } from './in-memory-audit-log.ts';
 import { InMemoryCursorStore } from './in-memory-cursor-store.ts';
 import { InMemoryDeliveryQueue } from './in-memory-delivery-queue.ts';
+import { InMemoryDispatchStore } from './in-memory-dispatch-store.ts';
 import { InMemoryLedger } from './in-memory-ledger.ts';
 import { InMemoryPermissionStore } from './in-memory-permission-store.ts';
 import { InMemoryTopicCatalog } from './in-memory-topic-catalog.ts';
@@ -33,6 +34,7 @@ export function inMemoryPorts(parts: Partial<UseCasePorts> = {}): {
     catalog: new InMemoryTopicCatalog(),
     ledger: new InMemoryLedger(1000),
     cursors: new InMemoryCursorStore(),
+    dispatch: new InMemoryDispatchStore(),
     permissions: new InMemoryPermissionStore(),
     audit: new InMemoryAuditLog(),
     deliveryQueue: new InMemoryDeliveryQueue(),

@@ -23,17 +23,20 @@ import {
 import { CapacityMeter } from '../../shared/adapters/dynamodb/capacity-meter.ts';
 import { DynamoDbAuditLog } from '../../shared/adapters/dynamodb/dynamodb-audit-log.ts';
 import { DynamoDbCursorStore } from '../../shared/adapters/dynamodb/dynamodb-cursor-store.ts';
+import { DynamoDbDispatchStore } from '../../shared/adapters/dynamodb/dynamodb-dispatch-store.ts';
 import { DynamoDbLedger } from '../../shared/adapters/dynamodb/dynamodb-ledger.ts';
 import { DynamoDbPermissionStore } from '../../shared/adapters/dynamodb/dynamodb-permission-store.ts';
 import { DynamoDbTopicCatalog } from '../../shared/adapters/dynamodb/dynamodb-topic-catalog.ts';
 import { catalogTable, cursorsTable, entriesTable, tables } from '../../shared/config/resources.ts';
 import type { AuditLog } from '../../shared/ports/audit-log.ts';
 import type { CursorStore } from '../../shared/ports/cursor-store.ts';
+import type { DispatchStore } from '../../shared/ports/dispatch-store.ts';
 import type { Ledger } from '../../shared/ports/ledger.ts';
 import type { PermissionStore } from '../../shared/ports/permission-store.ts';
 import type { TopicCatalog } from '../../shared/ports/topic-catalog.ts';
 import { InMemoryAuditLog } from './in-memory-audit-log.ts';
 import { InMemoryCursorStore } from './in-memory-cursor-store.ts';
+import { InMemoryDispatchStore } from './in-memory-dispatch-store.ts';
 import { InMemoryLedger, InMemoryLedgerTables } from './in-memory-ledger.ts';
 import { InMemoryPermissionStore } from './in-memory-permission-store.ts';
 import { InMemoryTopicCatalog } from './in-memory-topic-catalog.ts';
@@ -41,6 +44,7 @@ import { InMemoryTopicCatalog } from './in-memory-topic-catalog.ts';
 /** One implementation of every storage port, over fresh, empty storage. */
 export interface StorageStores {
   readonly cursorStore: CursorStore;
+  readonly dispatchStore: DispatchStore;
   readonly topicCatalog: TopicCatalog;
   readonly permissionStore: PermissionStore;
   readonly auditLog: AuditLog;
@@ -64,6 +68,7 @@ export const inMemoryBackend: StorageBackend = {
     const ledgerTables = new InMemoryLedgerTables();
     return {
       cursorStore: new InMemoryCursorStore(),
+      dispatchStore: new InMemoryDispatchStore(),
       topicCatalog: new InMemoryTopicCatalog(),
       permissionStore: new InMemoryPermissionStore(),
       auditLog: new InMemoryAuditLog(),
@@ -138,6 +143,7 @@ async function dynamoDbStores(
   const catalog = physicalTableName(stage, catalogTable);
   return {
     cursorStore: new DynamoDbCursorStore(client, physicalTableName(stage, cursorsTable)),
+    dispatchStore: new DynamoDbDispatchStore(client, physicalTableName(stage, cursorsTable)),
     topicCatalog: new DynamoDbTopicCatalog(client, catalog),
     permissionStore: new DynamoDbPermissionStore(client, catalog),
     auditLog: new DynamoDbAuditLog(client, catalog),

@@ -6,6 +6,7 @@ import {
   QueryCommand,
   type QueryCommandInput,
   TransactionCanceledException,
+  type WriteRequest,
 } from '@aws-sdk/client-dynamodb';
 
 export type Item = Record<string, AttributeValue>;
@@ -49,42 +50,57 @@ export async function queryAll(client: DynamoDBClient, input: QueryCommandInput)
   return items;
 }
 
-/** BatchWriteItem calls deleteAll keeps in flight. */
-const DELETE_CONCURRENCY = 8;
+/** BatchWriteItem calls writeAll keeps in flight. */
+const WRITE_BATCH_CONCURRENCY = 8;
 /**
  * BatchWriteItem takes at most 25 requests (and 16 MB, which 25 keys never
  * approach: a key is at most 2 KB + 1 KB).
  */
 export const MAX_BATCH_WRITE_ITEMS = 25;
-/** Sends of one batch's unprocessed items before deleteAll gives up (about 5 s of backoff). */
+/** Sends of one batch's unprocessed items before writeAll gives up (1.6 to 3.3 s of backoff in all). */
 const MAX_BATCH_WRITE_ATTEMPTS = 10;
 
 /**
- * Deletes keys in batches of MAX_BATCH_WRITE_ITEMS (DELETE_CONCURRENCY at
- * once), sending unprocessed ones again with backoff; after
- * MAX_BATCH_WRITE_ATTEMPTS it throws, and what was deleted stays deleted
- * (deleting again is a no-op, so the caller may simply retry).
+ * Deletes keys with {@link writeAll}: what was deleted before it throws stays
+ * deleted (deleting again is a no-op, so the caller may simply retry).
  */
 export async function deleteAll(
   client: DynamoDBClient,
   tableName: string,
   keys: readonly Item[],
 ): Promise<void> {
-  const batches: Item[][] = [];
-  for (let i = 0; i < keys.length; i += MAX_BATCH_WRITE_ITEMS)
-    batches.push(keys.slice(i, i + MAX_BATCH_WRITE_ITEMS));
+  await writeAll(
+    client,
+    tableName,
+    keys.map((key) => ({ DeleteRequest: { Key: key } })),
+  );
+}
+
+/**
+ * Sends puts and deletes in BatchWriteItem batches of MAX_BATCH_WRITE_ITEMS
+ * (WRITE_BATCH_CONCURRENCY at once), sending unprocessed ones again with
+ * jittered backoff; after MAX_BATCH_WRITE_ATTEMPTS sends of one batch it
+ * throws, and what was written stays written. Unconditional, so only for
+ * writes that are idempotent. Cost: one write unit per KB of each item.
+ */
+export async function writeAll(
+  client: DynamoDBClient,
+  tableName: string,
+  requests: readonly WriteRequest[],
+): Promise<void> {
+  const batches: WriteRequest[][] = [];
+  for (let i = 0; i < requests.length; i += MAX_BATCH_WRITE_ITEMS)
+    batches.push(requests.slice(i, i + MAX_BATCH_WRITE_ITEMS));
   // Batches in parallel: a cursor that consumed millions of entries keeps a tombstone per 200.
-  await forEachLimited(batches, DELETE_CONCURRENCY, async (batch) => {
-    let requests = batch.map((key) => ({ DeleteRequest: { Key: key } }));
-    for (let attempt = 1; requests.length > 0; attempt++) {
-      const result = await client.send(
-        new BatchWriteItemCommand({ RequestItems: { [tableName]: requests } }),
-      );
-      requests = (result.UnprocessedItems?.[tableName] ?? []) as typeof requests;
-      if (requests.length === 0) return;
+  await forEachLimited(batches, WRITE_BATCH_CONCURRENCY, async (batch) => {
+    let pending = batch;
+    for (let attempt = 1; pending.length > 0; attempt++) {
+      const result = await client.send(new BatchWriteItemCommand({ RequestItems: { [tableName]: pending } }));
+      pending = result.UnprocessedItems?.[tableName] ?? [];
+      if (pending.length === 0) return;
       if (attempt >= MAX_BATCH_WRITE_ATTEMPTS) {
         throw new Error(
-          `BatchWriteItem on ${tableName} left ${requests.length} deletes unprocessed after ${attempt} attempts`,
+          `BatchWriteItem on ${tableName} left ${pending.length} writes unprocessed after ${attempt} attempts`,
         );
       }
       await backoff(attempt - 1);
@@ -92,8 +108,10 @@ export async function deleteAll(
   });
 }
 
+/** 10 ms doubling per attempt up to 1 s, each wait drawn from its upper half (jitter). */
 export function backoff(attempt: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, Math.min(1000, 10 * 2 ** attempt)));
+  const ceilingMs = Math.min(1000, 10 * 2 ** attempt);
+  return new Promise((resolve) => setTimeout(resolve, ceilingMs / 2 + Math.random() * (ceilingMs / 2)));
 }
 
 /** Runs `task` over `inputs` with at most `concurrency` in flight. */

@@ -1,0 +1,403 @@
+import {
+  type AttributeValue,
+  BatchGetItemCommand,
+  ConditionalCheckFailedException,
+  type DynamoDBClient,
+  GetItemCommand,
+  PutItemCommand,
+  QueryCommand,
+  UpdateItemCommand,
+} from '@aws-sdk/client-dynamodb';
+import type { DeliveryRun } from '../../domain/delivery-run.ts';
+import {
+  type DispatchHead,
+  decodeDispatchHead,
+  decodeRuns,
+  encodeDispatchHead,
+  encodeRuns,
+} from '../../domain/dispatch-head.ts';
+import { Position } from '../../domain/position.ts';
+import {
+  type CasOutcome,
+  DISPATCH_PAGE_SIZE,
+  type DispatchStore,
+  type HeadRecord,
+  type PageRef,
+  type PageState,
+  type TrackerEntry,
+} from '../../ports/dispatch-store.ts';
+import {
+  backoff,
+  deleteAll,
+  forEachLimited,
+  type Item,
+  isConditionalCheckFailed,
+  N,
+  num,
+  pad,
+  queryAll,
+  S,
+  str,
+  writeAll,
+} from './dynamodb-support.ts';
+
+const HEAD = 'H';
+const PAGE_PREFIX = 'P#';
+const TRACKER_PREFIX = 'R#';
+/** Sorts after every tracker key ('$' follows '#'): the end of the tracker range. */
+const TRACKER_END = 'R$';
+/** Sorts after every digit and '#': `R#<due>#~` bounds the entries due at `due`, inclusive. */
+const AFTER_DIGITS = '~';
+/** Concurrent page writes of one acknowledge. */
+const WRITE_CONCURRENCY = 16;
+/** BatchGetItem takes at most 100 keys. */
+const MAX_BATCH_GET_KEYS = 100;
+/** Sends of one BatchGetItem's unprocessed keys before readPages gives up (1.6 to 3.3 s of backoff in all). */
+const MAX_BATCH_GET_ATTEMPTS = 10;
+
+/**
+ * DispatchStore on DynamoDB: the delivery engine's items in the cursor's own partition of the
+ * Cursors table (see the README's "Delivery engine").
+ *
+ * Item layout (table Cursors, one partition per cursor, pk = cursorId):
+ *
+ * | sk | attributes | meaning |
+ * | --- | --- | --- |
+ * | `H` | `s` (S) | the head, as encodeDispatchHead writes it |
+ * | `H` | `v` (N) | the head's version: 1 at creation, one more per compare-and-set |
+ * | `H` | `ah` (S) | the early-ack mark, `<ledgerId:20>:<entryId + 1:20>` (sorts as positions do); raised only, outside `v` |
+ * | `P#<ledgerId:20>#<page:17>` | `a` (NS) | offsets (entryId - page * 100) acknowledged by id, `ADD` only |
+ * | `P#...` | `s` (S) | the runs spilled to that page, JSON of encodeRuns |
+ * | `P#...` | `m` (N) | floor: every offset <= m of the page is acknowledged |
+ * | `P#...` | `v` (N) | the version of `s` and `m`; absent (a page with acks only): version 0 |
+ * | `R#<dueMs:15>#<ledgerId:20>#<entryId:20>#<deliveries>#<n>` | none | a redelivery tracker entry, wholly in its key |
+ *
+ * The padding makes string order numeric order: tracker entries sort by due time, then position,
+ * and one Query reads the due ones; `ah < :p` compares positions. The head is only ever written
+ * whole by its creating PutItem: every later write is an UpdateItem of `s` and `v`, so the
+ * early-ack mark (written by acks outside the head's version) is never erased.
+ *
+ * Durability and cost: every method is one request per item it writes or one read request, as
+ * the port states; acks are commutative `ADD`s to number sets, so concurrent acks never overwrite
+ * each other. A write is billed on the whole item, one write unit per started KB: with consumer
+ * ids as the server issues them (22 characters), a head is one write unit up to 13 held runs
+ * (11 with ack timeouts) and two at 16 (1.1-1.3 KB), raising `ah` included; a page's acks are one
+ * write unit each unless its runs document holds 10 held runs with ack timeouts and the page more
+ * than 80 acks (two). Reads of a head or a page are one read unit (under 4 KB). Measured in
+ * test/integration/dispatch-cost.test.ts.
+ *
+ * A failed compare-and-set of the head asks DynamoDB for the item it compared against
+ * (ReturnValuesOnConditionCheckFailure ALL_OLD), so a conflict costs no second request on AWS and
+ * on DynamoDB Local. dynalite 4.0.0 ignores that parameter: when the failure carries no item
+ * (there, or on AWS when the head does not exist), the current head is read with a strongly
+ * consistent GetItem, one more request.
+ */
+export class DynamoDbDispatchStore implements DispatchStore {
+  constructor(
+    private readonly client: DynamoDBClient,
+    private readonly tableName: string,
+  ) {}
+
+  async createHead(cursorId: string, head: DispatchHead): Promise<boolean> {
+    try {
+      await this.client.send(
+        new PutItemCommand({
+          TableName: this.tableName,
+          Item: { pk: S(cursorId), sk: S(HEAD), s: S(encodeDispatchHead(head)), v: N(1) },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionalCheckFailed(error)) return false;
+      throw error;
+    }
+  }
+
+  async readHead(cursorId: string): Promise<HeadRecord | undefined> {
+    const { Item: item } = await this.client.send(
+      new GetItemCommand({
+        TableName: this.tableName,
+        Key: this.key(cursorId, HEAD),
+        ConsistentRead: true,
+      }),
+    );
+    return item ? headRecordOf(item) : undefined;
+  }
+
+  async casHead(
+    cursorId: string,
+    expectedVersion: number,
+    head: DispatchHead,
+  ): Promise<CasOutcome<HeadRecord>> {
+    try {
+      await this.client.send(
+        new UpdateItemCommand({
+          TableName: this.tableName,
+          Key: this.key(cursorId, HEAD),
+          UpdateExpression: 'SET s = :s, v = :next',
+          ConditionExpression: 'v = :expected',
+          ExpressionAttributeValues: {
+            ':s': S(encodeDispatchHead(head)),
+            ':next': N(expectedVersion + 1),
+            ':expected': N(expectedVersion),
+          },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return { ok: true };
+    } catch (error) {
+      if (!isConditionalCheckFailed(error)) throw error;
+      const old = error instanceof ConditionalCheckFailedException ? error.Item : undefined;
+      return { ok: false, current: old ? headRecordOf(old) : await this.readHead(cursorId) };
+    }
+  }
+
+  async raiseAheadAck(cursorId: string, position: Position): Promise<void> {
+    try {
+      await this.client.send(
+        new UpdateItemCommand({
+          TableName: this.tableName,
+          Key: this.key(cursorId, HEAD),
+          UpdateExpression: 'SET ah = :p',
+          ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(ah) OR ah < :p)',
+          ExpressionAttributeValues: { ':p': S(positionKey(position)) },
+        }),
+      );
+    } catch (error) {
+      // Already at or past `position`, or no head: nothing to raise.
+      if (!isConditionalCheckFailed(error)) throw error;
+    }
+  }
+
+  /**
+   * BatchGetItem of the distinct pages, 100 keys per request; unprocessed keys are sent again
+   * with jittered backoff, and after MAX_BATCH_GET_ATTEMPTS sends of one batch it throws.
+   */
+  async readPages(cursorId: string, pages: readonly PageRef[]): Promise<PageState[]> {
+    const sortKeys = [...new Set(pages.map(({ ledgerId, page }) => pageKey(ledgerId, page)))];
+    const found = new Map<string, Item>();
+    for (let i = 0; i < sortKeys.length; i += MAX_BATCH_GET_KEYS) {
+      let keys = sortKeys.slice(i, i + MAX_BATCH_GET_KEYS).map((sk) => this.key(cursorId, sk));
+      for (let attempt = 1; keys.length > 0; attempt++) {
+        const result = await this.client.send(
+          new BatchGetItemCommand({
+            RequestItems: { [this.tableName]: { Keys: keys, ConsistentRead: true } },
+          }),
+        );
+        for (const item of result.Responses?.[this.tableName] ?? [])
+          found.set(str(item, 'sk') as string, item);
+        keys = result.UnprocessedKeys?.[this.tableName]?.Keys ?? [];
+        if (keys.length === 0) break;
+        if (attempt >= MAX_BATCH_GET_ATTEMPTS) {
+          throw new Error(
+            `BatchGetItem on ${this.tableName} left ${keys.length} pages unread after ${attempt} attempts`,
+          );
+        }
+        await backoff(attempt - 1);
+      }
+    }
+    return pages.map(({ ledgerId, page }) => pageStateOf(ledgerId, page, found.get(pageKey(ledgerId, page))));
+  }
+
+  async casPage(
+    cursorId: string,
+    { ledgerId, page }: PageRef,
+    expectedVersion: number,
+    next: { readonly runs: readonly DeliveryRun[]; readonly floor?: number; readonly clearAcks?: boolean },
+  ): Promise<boolean> {
+    const set = ['s = :s', 'v = :next'];
+    const values: Record<string, AttributeValue> = {
+      ':s': S(JSON.stringify(encodeRuns(next.runs))),
+      ':next': N(expectedVersion + 1),
+    };
+    if (next.floor !== undefined) {
+      set.push('m = :m');
+      values[':m'] = N(next.floor);
+    }
+    // A page holding only acks (ADDed before any run document) has no `v`: it is version 0.
+    let condition = 'attribute_not_exists(v)';
+    if (expectedVersion !== 0) {
+      condition = 'v = :expected';
+      values[':expected'] = N(expectedVersion);
+    }
+    try {
+      await this.client.send(
+        new UpdateItemCommand({
+          TableName: this.tableName,
+          Key: this.key(cursorId, pageKey(ledgerId, page)),
+          UpdateExpression: `SET ${set.join(', ')}${next.clearAcks ? ' REMOVE a' : ''}`,
+          ConditionExpression: condition,
+          ExpressionAttributeValues: values,
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionalCheckFailed(error)) return false;
+      throw error;
+    }
+  }
+
+  /** One `ADD a` UpdateItem per page touched, WRITE_CONCURRENCY at once. */
+  async acknowledge(cursorId: string, positions: readonly Position[]): Promise<void> {
+    const byPage = new Map<string, Set<string>>();
+    for (const position of positions) {
+      const sk = pageKey(position.ledgerId, position.entryId / DISPATCH_PAGE_SIZE);
+      const offsets = byPage.get(sk) ?? new Set<string>();
+      offsets.add((position.entryId % DISPATCH_PAGE_SIZE).toString());
+      byPage.set(sk, offsets);
+    }
+    await forEachLimited([...byPage], WRITE_CONCURRENCY, async ([sk, offsets]) => {
+      await this.client.send(
+        new UpdateItemCommand({
+          TableName: this.tableName,
+          Key: this.key(cursorId, sk),
+          UpdateExpression: 'ADD a :offsets',
+          ExpressionAttributeValues: { ':offsets': { NS: [...offsets] } },
+        }),
+      );
+    });
+  }
+
+  /** BatchWriteItem puts, 25 per request (see writeAll for its bounded retries). */
+  async putTracker(cursorId: string, entries: readonly TrackerEntry[]): Promise<void> {
+    await writeAll(
+      this.client,
+      this.tableName,
+      distinctTrackerKeys(entries).map((sk) => ({ PutRequest: { Item: this.key(cursorId, sk) } })),
+    );
+  }
+
+  /**
+   * One Query of the keys from `R#` to `R#<nowMs>#~`, at most `limit` items (a tracker item is
+   * about 100 bytes, so a page of DynamoDB's 1 MB holds thousands).
+   */
+  async dueTracker(cursorId: string, nowMs: number, limit: number): Promise<TrackerEntry[]> {
+    if (limit <= 0) return [];
+    const { Items: items = [] } = await this.client.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+        ExpressionAttributeValues: {
+          ':pk': S(cursorId),
+          ':from': S(TRACKER_PREFIX),
+          ':to': S(`${TRACKER_PREFIX}${dueKey(nowMs)}#${AFTER_DIGITS}`),
+        },
+        ProjectionExpression: 'sk',
+        ConsistentRead: true,
+        Limit: limit,
+      }),
+    );
+    return items.map((item) => trackerEntryOf(str(item, 'sk') as string));
+  }
+
+  /** One Query, Limit 1, of the keys after every entry due at or before `afterMs`. */
+  async nextTrackerDue(cursorId: string, afterMs: number): Promise<number | undefined> {
+    const from = afterMs < 0 ? TRACKER_PREFIX : `${TRACKER_PREFIX}${dueKey(afterMs)}#${AFTER_DIGITS}`;
+    const { Items: items = [] } = await this.client.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+        ExpressionAttributeValues: { ':pk': S(cursorId), ':from': S(from), ':to': S(TRACKER_END) },
+        ProjectionExpression: 'sk',
+        ConsistentRead: true,
+        Limit: 1,
+      }),
+    );
+    const first = items[0];
+    return first ? trackerEntryOf(str(first, 'sk') as string).dueAtMs : undefined;
+  }
+
+  /** BatchWriteItem deletes, 25 per request (see writeAll for its bounded retries). */
+  async deleteTracker(cursorId: string, entries: readonly TrackerEntry[]): Promise<void> {
+    await deleteAll(
+      this.client,
+      this.tableName,
+      distinctTrackerKeys(entries).map((sk) => this.key(cursorId, sk)),
+    );
+  }
+
+  /** Queries the cursor's keys (paged), then deletes them 25 per BatchWriteItem. */
+  async deleteCursor(cursorId: string): Promise<void> {
+    const keys = await queryAll(this.client, {
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': S(cursorId) },
+      ProjectionExpression: 'pk, sk',
+      ConsistentRead: true,
+    });
+    await deleteAll(this.client, this.tableName, keys);
+  }
+
+  private key(cursorId: string, sk: string): Item {
+    return { pk: S(cursorId), sk: S(sk) };
+  }
+}
+
+function headRecordOf(item: Item): HeadRecord {
+  const aheadAck = str(item, 'ah');
+  return {
+    head: decodeDispatchHead(str(item, 's') as string),
+    version: num(item, 'v') as number,
+    ...(aheadAck !== undefined ? { aheadAck: positionOfKey(aheadAck) } : {}),
+  };
+}
+
+function pageStateOf(ledgerId: bigint, page: bigint, item: Item | undefined): PageState {
+  const runs = str(item, 's');
+  const floor = num(item, 'm');
+  return {
+    ledgerId,
+    page,
+    acked: new Set((item?.a?.NS ?? []).map(Number)),
+    runs: runs !== undefined ? decodeRuns(JSON.parse(runs)) : [],
+    ...(floor !== undefined ? { floor } : {}),
+    version: num(item, 'v') ?? 0,
+  };
+}
+
+function pageKey(ledgerId: bigint, page: bigint): string {
+  return `${PAGE_PREFIX}${pad(ledgerId)}#${pad(page, 17)}`; // 2^63 / 100 has 17 digits
+}
+
+/** Orders as Position does, `L:-1` included (entryId + 1, so no digit is a sign). */
+function positionKey(position: Position): string {
+  return `${pad(position.ledgerId)}:${pad(position.entryId + 1n)}`;
+}
+
+function positionOfKey(key: string): Position {
+  const [ledgerId, entryIdPlusOne] = key.split(':') as [string, string];
+  return Position.ofStored(BigInt(ledgerId), BigInt(entryIdPlusOne) - 1n);
+}
+
+/** Epoch milliseconds, 15 digits: good until the year 33658. */
+function dueKey(dueAtMs: number): string {
+  return pad(dueAtMs, 15);
+}
+
+function trackerKey(entry: TrackerEntry): string {
+  const { dueAtMs, position, deliveries, n } = entry;
+  return `${TRACKER_PREFIX}${dueKey(dueAtMs)}#${pad(position.ledgerId)}#${pad(position.entryId)}#${deliveries}#${n}`;
+}
+
+/** A batch may not name one key twice (DynamoDB refuses it): equal entries are one item anyway. */
+function distinctTrackerKeys(entries: readonly TrackerEntry[]): string[] {
+  return [...new Set(entries.map(trackerKey))];
+}
+
+function trackerEntryOf(sk: string): TrackerEntry {
+  const [, dueAtMs, ledgerId, entryId, deliveries, n] = sk.split('#') as [
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+  ];
+  return {
+    dueAtMs: Number(dueAtMs),
+    position: Position.ofStored(BigInt(ledgerId), BigInt(entryId)),
+    deliveries: Number(deliveries),
+    n: Number(n),
+  };
+}

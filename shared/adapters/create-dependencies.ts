@@ -3,13 +3,14 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { EngineCursorView } from '../application/engine/cursor-view.ts';
+import { DEFAULT_ENGINE_LIMITS } from '../application/engine/engine-context.ts';
 import type { IdGenerator, UseCasePorts } from '../application/ports.ts';
 import { type AcklineConfig, METRICS_NAMESPACE, serviceNameOf } from '../config/load-config.ts';
 import { RoundRobinRouter } from '../domain/message-router.ts';
 import { RedeliveryBackoffRegistry } from '../domain/redelivery-backoff-registry.ts';
 import { DynamoDbAuditLog } from './dynamodb/dynamodb-audit-log.ts';
 import { DynamoDbConsumerRegistry } from './dynamodb/dynamodb-consumer-registry.ts';
-import { DynamoDbCursorStore } from './dynamodb/dynamodb-cursor-store.ts';
 import { DynamoDbDispatchStore } from './dynamodb/dynamodb-dispatch-store.ts';
 import { DynamoDbLedger } from './dynamodb/dynamodb-ledger.ts';
 import { DynamoDbPermissionStore } from './dynamodb/dynamodb-permission-store.ts';
@@ -72,16 +73,24 @@ export function createDependencies(config: AcklineConfig, serviceName: string): 
     meter.attachDynamoDb(dynamodb);
     meter.attachSqs(sqs);
   }
+  const ledger = new DynamoDbLedger(
+    dynamodb,
+    config.tables.catalog,
+    config.tables.entries,
+    config.maxEntriesPerLedger,
+  );
+  const dispatch = new DynamoDbDispatchStore(dynamodb, config.tables.cursors);
   const ports: UseCasePorts = {
     catalog: new DynamoDbTopicCatalog(dynamodb, config.tables.catalog),
-    ledger: new DynamoDbLedger(
-      dynamodb,
-      config.tables.catalog,
-      config.tables.entries,
-      config.maxEntriesPerLedger,
-    ),
-    cursors: new DynamoDbCursorStore(dynamodb, config.tables.cursors),
-    dispatch: new DynamoDbDispatchStore(dynamodb, config.tables.cursors),
+    ledger,
+    // Admin paths read and write the cursor through the engine's items: one truth for both.
+    cursors: new EngineCursorView({
+      store: dispatch,
+      ledger,
+      clock: systemClock,
+      limits: DEFAULT_ENGINE_LIMITS,
+    }),
+    dispatch,
     permissions: new DynamoDbPermissionStore(dynamodb, config.tables.catalog),
     audit: new DynamoDbAuditLog(dynamodb, config.tables.catalog),
     deliveryQueue: new SqsDeliveryQueue(sqs, config.queuePrefix, config.maxDelaySeconds),

@@ -1,7 +1,7 @@
+import { TopicName } from '../domain/topic-name.ts';
+import type { ConsumerPartition, ConsumerRecord } from '../ports/consumer-registry.ts';
 import { DEFAULT_ENGINE_LIMITS, type EngineContext, type PartitionCursor } from './engine/engine-context.ts';
 import type { UseCasePorts } from './ports.ts';
-import type { ConsumerPartition, ConsumerRecord } from '../ports/consumer-registry.ts';
-import { TopicName } from '../domain/topic-name.ts';
 
 /** The delivery engine's context over the use cases' ports. */
 export function engineOf(ports: UseCasePorts): EngineContext {
@@ -9,6 +9,13 @@ export function engineOf(ports: UseCasePorts): EngineContext {
 }
 
 /** One partition of a consumer's subscription, as the engine addresses it. */
-export function cursorOf(consumer: Pick<ConsumerRecord, 'subscriptionType'>, partition: ConsumerPartition): PartitionCursor {
-  return { partition: TopicName.parse(partition.topic), cursorId: partition.cursorId, type: consumer.subscriptionType };
+export function cursorOf(
+  consumer: Pick<ConsumerRecord, 'subscriptionType'>,
+  partition: ConsumerPartition,
+): PartitionCursor {
+  return {
+    partition: TopicName.parse(partition.topic),
+    cursorId: partition.cursorId,
+    type: consumer.subscriptionType,
+  };
 }

@@ -141,7 +141,11 @@ export async function maintainSubscriptions(
     visited++;
     try {
       const ctx = engineOf(ports);
-      const cursor = { partition: at.partition, cursorId: at.subscription.cursorId, type: at.subscription.type };
+      const cursor = {
+        partition: at.partition,
+        cursorId: at.subscription.cursorId,
+        type: at.subscription.type,
+      };
       const folded = await foldStep(ctx, cursor);
       if (folded.markDelete) {
         foldedCursors++;
@@ -240,7 +244,11 @@ async function inspectDeadLetters(
  * subscription and run (a partitioned topic lists it once per partition). Lambda consumers are
  * not leased.
  */
-async function releaseLapsedConsumers(ports: UseCasePorts, at: SubscriptionAt, done: Set<string>): Promise<void> {
+async function releaseLapsedConsumers(
+  ports: UseCasePorts,
+  at: SubscriptionAt,
+  done: Set<string>,
+): Promise<void> {
   const key = subscriptionKey(at.partition.partitionedTopicName.toString(), at.subscription.name);
   if (done.has(key)) return;
   done.add(key);

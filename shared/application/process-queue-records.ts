@@ -80,7 +80,8 @@ export async function processQueueRecords(
   try {
     for (;;) {
       if (ports.clock.nowMs() > deadline - RESERVE_MS) {
-        for (const partition of consumer.partitions) await ringAt(ports, partition.cursorId, ports.clock.nowMs());
+        for (const partition of consumer.partitions)
+          await ringAt(ports, partition.cursorId, ports.clock.nowMs());
         break;
       }
       const taken = await dispatchFor(ports, consumer, BATCH);

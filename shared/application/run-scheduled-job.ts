@@ -26,7 +26,11 @@ export async function runScheduledJob(ports: UseCasePorts, job: ScheduledJob): P
     await ports.deliveryQueue.ring(doorbellOf(job.cursorId), 0).catch(() => undefined);
     return 'done';
   }
-  const cursor = { partition: TopicName.parse(job.partition), cursorId: job.cursorId, type: 'Shared' as const };
+  const cursor = {
+    partition: TopicName.parse(job.partition),
+    cursorId: job.cursorId,
+    type: 'Shared' as const,
+  };
   const from = job.from === undefined ? undefined : Position.parseStored(job.from);
   const { next } = await releaseConsumerStep(engineOf(ports), cursor, job.consumerId, from);
   if (next) {

@@ -91,7 +91,13 @@ export async function subscribeConsumer(
   if (deadLetter?.initialSubscriptionName) {
     const deadLetterTopic = TopicName.parse(deadLetter.deadLetterTopic);
     await ensureTopic(ports, deadLetterTopic);
-    await ensureSubscription(ports, deadLetterTopic, deadLetter.initialSubscriptionName, 'Shared', 'Earliest');
+    await ensureSubscription(
+      ports,
+      deadLetterTopic,
+      deadLetter.initialSubscriptionName,
+      'Shared',
+      'Earliest',
+    );
   }
   const joinedAfter: Record<string, string> = {};
   if (request.subscriptionType === 'Key_Shared') {

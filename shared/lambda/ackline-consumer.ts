@@ -27,7 +27,10 @@ export interface AcklineConsumerOptions {
 }
 
 /** A Lambda handler for SQS events with partial batch failures (`reportBatchItemFailures`). */
-export type AcklineConsumerHandler = (event: SQSEvent, context?: Pick<Context, 'getRemainingTimeInMillis'>) => Promise<SQSBatchResponse>;
+export type AcklineConsumerHandler = (
+  event: SQSEvent,
+  context?: Pick<Context, 'getRemainingTimeInMillis'>,
+) => Promise<SQSBatchResponse>;
 
 /**
  * Turns `process(message)` into the handler of a Lambda function that an SQS

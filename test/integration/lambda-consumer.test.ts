@@ -5,7 +5,7 @@ import { GetQueueAttributesCommand, GetQueueUrlCommand, SQSClient } from '@aws-s
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../infra/local/embedded-stack.ts';
 import { type SqsPoller, startSqsPoller } from '../../infra/local/sqs-poller.ts';
-import type { ConsumerMessage } from '../../shared/application/consume-messages.ts';
+import type { ConsumerMessage } from '../../shared/application/consumers/receive-messages.ts';
 import { acklineConsumer } from '../../shared/lambda/index.ts';
 import {
   AdminApi,

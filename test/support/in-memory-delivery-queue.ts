@@ -38,7 +38,8 @@ export class InMemoryDeliveryQueue implements DeliveryQueue {
 
   async ring(queue: SubscriptionQueue, delaySeconds: number): Promise<void> {
     await this.faults.enter('ring');
-    if (!this.sent.has(queue.cursorId)) throw new NotFoundError(`Queue of cursor ${queue.cursorId} not found`);
+    if (!this.sent.has(queue.cursorId))
+      throw new NotFoundError(`Queue of cursor ${queue.cursorId} not found`);
     this.rings.set(queue.cursorId, [...(this.rings.get(queue.cursorId) ?? []), delaySeconds]);
   }
 

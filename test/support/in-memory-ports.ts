@@ -1,8 +1,9 @@
+import { EngineCursorView } from '../../shared/application/engine/cursor-view.ts';
+import { DEFAULT_ENGINE_LIMITS } from '../../shared/application/engine/engine-context.ts';
 import type { UseCasePorts } from '../../shared/application/ports.ts';
 import { RedeliveryBackoffRegistry } from '../../shared/domain/redelivery-backoff-registry.ts';
 import type { CounterName } from '../../shared/ports/counters.ts';
 import { InMemoryAuditLog } from './in-memory-audit-log.ts';
-import { InMemoryCursorStore } from './in-memory-cursor-store.ts';
 import { InMemoryDeliveryQueue } from './in-memory-delivery-queue.ts';
 import { InMemoryDispatchStore } from './in-memory-dispatch-store.ts';
 import { InMemoryLedger } from './in-memory-ledger.ts';
@@ -30,18 +31,21 @@ export function inMemoryPorts(parts: Partial<UseCasePorts> = {}): {
 } {
   const counted = new Map<CounterName, number>();
   let nextId = 0;
+  const clock = parts.clock ?? new ManualClock(1_700_000_000_000);
+  const ledger = parts.ledger ?? new InMemoryLedger(1000);
+  const dispatch = parts.dispatch ?? new InMemoryDispatchStore();
   const ports: UseCasePorts = {
     catalog: new InMemoryTopicCatalog(),
-    ledger: new InMemoryLedger(1000),
-    cursors: new InMemoryCursorStore(),
-    dispatch: new InMemoryDispatchStore(),
+    ledger,
+    cursors: new EngineCursorView({ store: dispatch, ledger, clock, limits: DEFAULT_ENGINE_LIMITS }),
+    dispatch,
     permissions: new InMemoryPermissionStore(),
     audit: new InMemoryAuditLog(),
     deliveryQueue: new InMemoryDeliveryQueue(),
     scheduler: unusedPort('scheduler'),
     consumers: unusedPort('consumers'),
     backoffs: RedeliveryBackoffRegistry.withBuiltIns(),
-    clock: new ManualClock(1_700_000_000_000),
+    clock,
     ids: { newId: () => `id-${++nextId}` },
     settings: { clusterName: 'standalone' },
     counters: { add: (name, value) => counted.set(name, (counted.get(name) ?? 0) + value) },

@@ -226,7 +226,12 @@ export class SqsDeliveryQueue implements DeliveryQueue {
     const receive = (max: number, wait: number) =>
       this.client
         .send(
-          new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: max, VisibilityTimeout: 30, WaitTimeSeconds: wait }),
+          new ReceiveMessageCommand({
+            QueueUrl: url,
+            MaxNumberOfMessages: max,
+            VisibilityTimeout: 30,
+            WaitTimeSeconds: wait,
+          }),
         )
         .catch((error: unknown) => {
           if (error instanceof QueueDoesNotExist) throw gone(url, error);

@@ -52,13 +52,22 @@ export function decodeJob(body: string): ScheduledJob {
     throw new ValidationError('Scheduled job is not an object');
   }
   const { kind, cursorId, dueAtMs } = parsed;
-  if (typeof cursorId !== 'string' || cursorId.length === 0 || typeof dueAtMs !== 'number' || !Number.isFinite(dueAtMs)) {
+  if (
+    typeof cursorId !== 'string' ||
+    cursorId.length === 0 ||
+    typeof dueAtMs !== 'number' ||
+    !Number.isFinite(dueAtMs)
+  ) {
     throw new ValidationError('Scheduled job is malformed');
   }
   if (kind === 'ring') return { kind, cursorId, dueAtMs };
   if (kind === 'release') {
     const { partition, consumerId, from } = parsed;
-    if (typeof partition !== 'string' || typeof consumerId !== 'string' || (from !== undefined && typeof from !== 'string')) {
+    if (
+      typeof partition !== 'string' ||
+      typeof consumerId !== 'string' ||
+      (from !== undefined && typeof from !== 'string')
+    ) {
       throw new ValidationError('Scheduled release job is malformed');
     }
     TopicName.parse(partition);

@@ -21,7 +21,10 @@ import { deadLetterProducerOf } from './dead-letter-producer.ts';
 import { ringAll } from './doorbells.ts';
 
 /** A message id of this consumer's topic: 'L:E' or 'L:E:P', resolved to its partition. */
-function partitionOfMessageId(consumer: ConsumerRecord, text: string): { partition: ConsumerPartition; position: Position } {
+function partitionOfMessageId(
+  consumer: ConsumerRecord,
+  text: string,
+): { partition: ConsumerPartition; position: Position } {
   const id = MessageId.parse(text);
   const partition =
     consumer.partitions.length === 1
@@ -35,17 +38,27 @@ function partitionOfMessageId(consumer: ConsumerRecord, text: string): { partiti
 function partitionOfHandle(consumer: ConsumerRecord, text: string) {
   const handle = decodeDeliveryHandle(text);
   const partition = consumer.partitions.find((candidate) => candidate.cursorId === handle.cursorId);
-  if (!partition) throw new ValidationError('Delivery handle does not belong to this consumer’s subscription');
-  return { partition, position: Position.of(handle.ledgerId, handle.entryId), redeliveryCount: handle.redeliveryCount };
+  if (!partition)
+    throw new ValidationError('Delivery handle does not belong to this consumer’s subscription');
+  return {
+    partition,
+    position: Position.of(handle.ledgerId, handle.entryId),
+    redeliveryCount: handle.redeliveryCount,
+  };
 }
 
 /**
  * Acknowledging names written entries of the partition only: an id of an entry not written yet
  * (or of another topic's ledger) would silently swallow a message published later.
  */
-async function requireWritten(ports: UseCasePorts, partition: ConsumerPartition, positions: readonly Position[]) {
+async function requireWritten(
+  ports: UseCasePorts,
+  partition: ConsumerPartition,
+  positions: readonly Position[],
+) {
   const missing = await firstUnwritten(ports, TopicName.parse(partition.topic), positions);
-  if (missing) throw new PositionNotFoundError(`Message ${missing.toString()} not found in topic ${partition.topic}`);
+  if (missing)
+    throw new PositionNotFoundError(`Message ${missing.toString()} not found in topic ${partition.topic}`);
 }
 
 type Targets = Map<string, { partition: ConsumerPartition; byHandle: NackItem[]; byId: Position[] }>;
@@ -94,7 +107,12 @@ export async function acknowledgeMessages(
   await Promise.all(
     [...targets.values()].map(async ({ partition, byHandle, byId }) => {
       const cursor = cursorOf(consumer, partition);
-      await acknowledge(ctx, cursor, byHandle.map((item) => item.position), { byId: false });
+      await acknowledge(
+        ctx,
+        cursor,
+        byHandle.map((item) => item.position),
+        { byId: false },
+      );
       await acknowledge(ctx, cursor, byId, { byId: true });
     }),
   );
@@ -144,13 +162,19 @@ export async function negativeAcknowledge(
       cursor: cursorOf(consumer, partition),
       consumerId,
       items: [...byHandle, ...byId.map((position) => ({ position }))],
-      delayMs: (count) => (options.immediate ? 0 : negativeAckDelayMs(ports.backoffs, consumer.policy, count)),
+      delayMs: (count) =>
+        options.immediate ? 0 : negativeAckDelayMs(ports.backoffs, consumer.policy, count),
       ...(producer && !options.immediate
         ? {
             maxRedeliverCount: producer.maxRedeliverCount,
             deadLetter: async (positions: readonly Position[], count: number) => {
-              const entries = await Promise.all(positions.map((position) => ports.ledger.readEntry(position)));
-              await producer.publish(entries.flatMap((entry) => entry ?? []), count);
+              const entries = await Promise.all(
+                positions.map((position) => ports.ledger.readEntry(position)),
+              );
+              await producer.publish(
+                entries.flatMap((entry) => entry ?? []),
+                count,
+              );
             },
           }
         : {}),

@@ -134,7 +134,14 @@ export async function releaseConsumer(
       }
       if (from) {
         await ports.scheduler.schedule([
-          { kind: 'release', cursorId: partition.cursorId, partition: partition.topic, consumerId: consumer.consumerId, from: from.toString(), dueAtMs: ports.clock.nowMs() },
+          {
+            kind: 'release',
+            cursorId: partition.cursorId,
+            partition: partition.topic,
+            consumerId: consumer.consumerId,
+            from: from.toString(),
+            dueAtMs: ports.clock.nowMs(),
+          },
         ]);
       }
     }

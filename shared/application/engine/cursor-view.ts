@@ -26,7 +26,8 @@ export class EngineCursorView implements CursorStore {
    * does; the partition is the owner of mark-delete's ledger (ledgerIds name one partition).
    */
   private async cursor(cursorId: string, markDelete?: Position): Promise<PartitionCursor> {
-    const ledgerId = markDelete?.ledgerId ?? (await this.ctx.store.readHead(cursorId))?.head.markDelete.ledgerId;
+    const ledgerId =
+      markDelete?.ledgerId ?? (await this.ctx.store.readHead(cursorId))?.head.markDelete.ledgerId;
     const partition = ledgerId === undefined ? undefined : await this.ctx.ledger.ownerOf(ledgerId);
     if (!partition) throw new NotFoundError(`Cursor ${cursorId} not found`);
     return { partition, cursorId, type: 'Shared' };
@@ -64,7 +65,8 @@ export class EngineCursorView implements CursorStore {
     for (let attempt = 0; attempt < this.ctx.limits.casAttempts; attempt++) {
       const record = await this.ctx.store.readHead(cursorId);
       if (!record || position.compareTo(record.head.markDelete) <= 0) return;
-      if ((await this.ctx.store.casHead(cursorId, record.version, markDeleteTo(record.head, position))).ok) return;
+      if ((await this.ctx.store.casHead(cursorId, record.version, markDeleteTo(record.head, position))).ok)
+        return;
     }
   }
 
@@ -93,7 +95,9 @@ export class EngineCursorView implements CursorStore {
     if (!record) return false;
     const lease = record.head.lease;
     if (lease && lease.untilMs >= nowMs && lease.holder !== holder) return false;
-    return (await this.ctx.store.casHead(cursorId, record.version, { ...record.head, lease: { holder, untilMs } })).ok;
+    return (
+      await this.ctx.store.casHead(cursorId, record.version, { ...record.head, lease: { holder, untilMs } })
+    ).ok;
   }
 
   async releaseLease(cursorId: string, holder: string): Promise<void> {

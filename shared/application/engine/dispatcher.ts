@@ -41,7 +41,11 @@ export type DispatchResult =
    * Messages handed out (possibly none: nothing is due, or the step lost every race this time),
    * and the due times of the timers it set (delayed entries, ack timeouts), for the caller to ring.
    */
-  | { readonly kind: 'delivered'; readonly deliveries: readonly Delivery[]; readonly timers: readonly number[] }
+  | {
+      readonly kind: 'delivered';
+      readonly deliveries: readonly Delivery[];
+      readonly timers: readonly number[];
+    }
   /** Failover: another consumer is active; this one waits. */
   | { readonly kind: 'standby' };
 

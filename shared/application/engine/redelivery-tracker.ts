@@ -256,14 +256,26 @@ async function takeTrackerEntry(
   }));
   if (home.kind === 'head') {
     const head = { ...record.head, runs: withRunsReplaced(record.head.runs, [run], replacement) };
-    return { kind: 'taken', deliveries, timers: trackerEntries.map((e) => e.dueAtMs), record: { ...record, head, version: record.version + 1 }, pages };
+    return {
+      kind: 'taken',
+      deliveries,
+      timers: trackerEntries.map((e) => e.dueAtMs),
+      record: { ...record, head, version: record.version + 1 },
+      pages,
+    };
   }
   const page: PageState = {
     ...home.page,
     runs: withRunsReplaced(home.page.runs, [run], replacement),
     version: home.page.version + 1,
   };
-  return { kind: 'taken', deliveries, timers: trackerEntries.map((e) => e.dueAtMs), record, pages: new Map(pages).set(pageKey(page), page) };
+  return {
+    kind: 'taken',
+    deliveries,
+    timers: trackerEntries.map((e) => e.dueAtMs),
+    record,
+    pages: new Map(pages).set(pageKey(page), page),
+  };
 }
 
 /** The stored entries at `positions`, strongly consistent (they are before the read position). */

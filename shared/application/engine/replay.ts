@@ -21,7 +21,11 @@ import {
 import { readEntriesAt } from './redelivery-tracker.ts';
 
 export type ReplayOutcome =
-  | { readonly kind: 'replayed'; readonly deliveries: readonly Delivery[]; readonly timers: readonly number[] }
+  | {
+      readonly kind: 'replayed';
+      readonly deliveries: readonly Delivery[];
+      readonly timers: readonly number[];
+    }
   | {
       readonly kind: 'conflict';
       readonly deliveries: readonly Delivery[];
@@ -126,7 +130,12 @@ export async function replayStep(
   await ctx.store.putTracker(cursor.cursorId, trackerEntries);
   for (const { page, runs } of pageChanges.values()) {
     if (!(await ctx.store.casPage(cursor.cursorId, page, page.version, { runs }))) {
-      return { kind: 'conflict', deliveries: [], timers: [], current: await ctx.store.readHead(cursor.cursorId) };
+      return {
+        kind: 'conflict',
+        deliveries: [],
+        timers: [],
+        current: await ctx.store.readHead(cursor.cursorId),
+      };
     }
     pages = new Map(pages).set(pageKey(page), { ...page, runs, version: page.version + 1 });
   }

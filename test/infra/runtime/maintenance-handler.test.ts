@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { makeHandler, STOP_BEFORE_TIMEOUT_MS } from '../../../functions/maintenance/handler.ts';
 import type { Dependencies } from '../../../shared/adapters/create-dependencies.ts';
-import { queueOf } from '../../../shared/application/delivery.ts';
+import { doorbellOf } from '../../../shared/application/consumers/doorbells.ts';
 import {
   METRICS_NAMESPACE,
   maintenanceMetricNames,
@@ -62,7 +62,7 @@ async function maintenance(loadMs = 0) {
       record.cursorId,
       Cursor.atEarliest((await ledger.state(topic))!.ledgers).markDeletePosition,
     );
-    await deliveryQueue.create(queueOf(record));
+    await deliveryQueue.create(doorbellOf(record.cursorId));
   }
   await cursors.acknowledge('cursor-a', [position!]);
   deliveryQueue.setDeadLetterCount('cursor-c', 2);

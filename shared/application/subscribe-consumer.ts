@@ -1,16 +1,17 @@
 import { SubscriptionAlreadyExistsError } from '../domain/catalog-errors.ts';
 import { ConflictError } from '../domain/errors.ts';
-import type { SubscriptionType } from '../domain/subscription-type.ts';
+import { isCumulativeAckType, type SubscriptionType } from '../domain/subscription-type.ts';
 import { TopicName } from '../domain/topic-name.ts';
 import type { ConsumerPartition, ConsumerRecord } from '../ports/consumer-registry.ts';
 import type { SubscriptionRecord } from '../ports/topic-catalog.ts';
 import { requireAction, requirePrincipal } from './authorization.ts';
 import { buildConsumerPolicy, type ConsumerPolicyInput } from './consumer-policy.ts';
-import { DEFAULT_CONSUMER_LEASE_MS, subscriptionKey } from './consumers/consumer-session.ts';
+import { DEFAULT_CONSUMER_LEASE_MS, dispatchConsumerOf, subscriptionKey } from './consumers/consumer-session.ts';
+import { claimOwnership } from './engine/dispatcher.ts';
 import { doorbellOf } from './consumers/doorbells.ts';
 import { keySharedJoinMark } from './engine/key-shared-routing.ts';
 import { createSubscriptionCursor } from './engine/subscription-cursor.ts';
-import { engineOf } from './engine-ports.ts';
+import { cursorOf, engineOf } from './engine-ports.ts';
 import type { UseCasePorts } from './ports.ts';
 import type { Principal } from './principal.ts';
 import { type InitialPosition, validateSubscriptionName } from './subscription-name.ts';
@@ -77,17 +78,6 @@ export async function subscribeConsumer(
     cursorId: (subscriptions[index] as SubscriptionRecord).cursorId,
   }));
   const now = ports.clock.nowMs();
-  if (request.subscriptionType === 'Exclusive') {
-    // Pulsar's ConsumerBusy: an Exclusive subscription whose active consumer is alive takes no other.
-    for (const partition of partitions) {
-      const head = (await ports.dispatch.readHead(partition.cursorId))?.head;
-      if (head?.owner && head.owner.leaseUntilMs > now) {
-        throw new ConflictError(
-          `Exclusive subscription ${request.subscription} on ${request.topic.toString()} already has a consumer`,
-        );
-      }
-    }
-  }
   if (deadLetter?.initialSubscriptionName) {
     const deadLetterTopic = TopicName.parse(deadLetter.deadLetterTopic);
     await ensureTopic(ports, deadLetterTopic);
@@ -128,6 +118,13 @@ export async function subscribeConsumer(
       : { kind: 'http' as const, leaseMs }),
     ...(request.subscriptionType === 'Key_Shared' ? { joinedAfter } : {}),
   };
+  if (isCumulativeAckType(request.subscriptionType)) {
+    // The first consumer of an Exclusive/Failover subscription becomes its active one at once;
+    // a second Exclusive one is refused (409) while the first is alive.
+    for (const partition of partitions) {
+      await claimOwnership(engineOf(ports), cursorOf(consumer, partition), dispatchConsumerOf(ports, consumer, partition));
+    }
+  }
   await ports.consumers.register(consumer);
   await ports.consumers.heartbeat(
     subscriptionKey(consumer.topic, consumer.subscription),

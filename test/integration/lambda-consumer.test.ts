@@ -109,7 +109,8 @@ async function subscriptionQueue(
   );
   const cursorId = item.Item?.ci?.S;
   if (!cursorId) throw new Error(`no catalog item for ${subscription} on ${topic.name}`);
-  const name = `${endpoints.env.ACKLINE_QUEUE_PREFIX}s-${cursorId}${ordered ? '.fifo' : ''}`;
+  const name = `${endpoints.env.ACKLINE_QUEUE_PREFIX}s-${cursorId}`; // doorbells: standard queues for every type
+  void ordered;
   const { QueueUrl } = await sqs.send(new GetQueueUrlCommand({ QueueName: name }));
   const { Attributes } = await sqs.send(
     new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }),

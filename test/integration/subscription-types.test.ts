@@ -1,5 +1,6 @@
 import { describe, it } from 'vitest';
-import { partitionForKey } from '../../shared/domain/message-router.ts';
+import { memberForKey } from '../../shared/application/engine/key-shared-routing.ts';
+import { Position } from '../../shared/domain/position.ts';
 import { AdminApi, parseMessageId, TopicRef } from '../support/admin-fixtures.ts';
 import {
   ConsumerApi,
@@ -61,12 +62,14 @@ async function pollTogether(
 }
 
 /** Keys the Key_Shared selector gives to the first and to the second of two members. */
-function keysPerMember(perMember: number): [string[], string[]] {
+/** Keys the engine routes to each of two members (consistent hashing over their ids). */
+function keysPerMember(perMember: number, [firstId, secondId]: [string, string]): [string[], string[]] {
   const first: string[] = [];
   const second: string[] = [];
+  const members = [firstId, secondId].map((consumerId) => ({ consumerId, joinedAfter: Position.of(0, 0) }));
   for (let i = 0; first.length < perMember || second.length < perMember; i++) {
     const key = `key-${i}`;
-    const list = partitionForKey(key, 2) === 0 ? first : second;
+    const list = memberForKey(members, key)?.consumerId === firstId ? first : second;
     if (list.length < perMember) list.push(key);
   }
   return [first, second];
@@ -96,7 +99,7 @@ describe.concurrent('Key_Shared', () => {
     // A member joins the key ranges when it polls.
     await a.receive(1, 0);
     await b.receive(1, 0);
-    const [firstKeys, secondKeys] = keysPerMember(3);
+    const [firstKeys, secondKeys] = keysPerMember(3, [a.id, b.id]);
     const keys = [...firstKeys, ...secondKeys];
     const messages = keys.flatMap((key) =>
       Array.from({ length: 4 }, (_, i) => ({ payload: `${key}/${i}`, key })),
@@ -149,9 +152,7 @@ describe.concurrent('Key_Shared', () => {
     const b = await consumers.subscribe(topic, 'sub', { subscriptionType: 'Key_Shared' });
     await a.receive(1, 0);
     await b.receive(1, 0);
-    const ids = [a.id, b.id].sort();
-    const busy = ids[0] === b.id ? 0 : 1;
-    const busyKeys = keysPerMember(3)[busy];
+    const busyKeys = keysPerMember(3, [a.id, b.id])[1];
     await admin.produce(
       topic,
       busyKeys.flatMap((key) => [0, 1].map((i) => ({ payload: `${key}/${i}`, key }))),

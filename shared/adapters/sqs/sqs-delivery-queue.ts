@@ -237,7 +237,12 @@ export class SqsDeliveryQueue implements DeliveryQueue {
           if (error instanceof QueueDoesNotExist) throw gone(url, error);
           throw error;
         });
-    const first = (await receive(1, waitSeconds)).Messages ?? [];
+    let first = (await receive(1, waitSeconds)).Messages ?? [];
+    if (first.length === 0 && waitSeconds === 0 && waitMs > 0) {
+      // Under a second: SQS long polls in whole seconds, so wait here and look once more.
+      await new Promise((resolve) => setTimeout(resolve, Math.min(waitMs, 1_000)));
+      first = (await receive(1, 0)).Messages ?? [];
+    }
     if (first.length === 0) return false;
     const rest = (await receive(10, 0)).Messages ?? [];
     const receipts = [...first, ...rest].flatMap((message) => message.ReceiptHandle ?? []);

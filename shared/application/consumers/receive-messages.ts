@@ -100,10 +100,10 @@ export async function receiveMessages(
     const taken = await dispatchFor(ports, consumer, max);
     if (taken.length > 0) return taken.map(({ partition, delivery }) => delivered(partition, delivery));
     const remaining = deadline - ports.clock.nowMs();
-    if (remaining < 1_000) return [];
+    if (remaining <= 0) return [];
     const partition = consumer.partitions[round % consumer.partitions.length] as ConsumerPartition;
     const waitStarted = ports.clock.nowMs();
-    const pollMs = consumer.partitions.length === 1 ? Math.min(MAX_POLL_MS, remaining) : 1_000;
+    const pollMs = Math.min(consumer.partitions.length === 1 ? MAX_POLL_MS : 1_000, remaining);
     await ports.deliveryQueue.waitForRing(doorbellOf(partition.cursorId), pollMs);
     if (ports.clock.nowMs() - waitStarted >= FENCE_AFTER_WAIT_MS) {
       try {

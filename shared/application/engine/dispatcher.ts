@@ -131,8 +131,33 @@ export async function dispatch(ctx: EngineContext, request: DispatchRequest): Pr
     timers.push(...claimed.timers);
     break;
   }
-  if (!record && delivered.length === 0) throw new NotFoundError(`Cursor ${cursor.cursorId} not found`);
+  if (!record && delivered.length === 0) {
+    throw new NotFoundError(`The subscription of cursor ${cursor.cursorId} on ${cursor.partition.toString()} was deleted`);
+  }
   return { kind: 'delivered', deliveries: delivered, timers };
+}
+
+/**
+ * Exclusive/Failover subscribe: the new consumer becomes the active one when none is alive (a
+ * takeover, replaying what a lapsed owner held); with a live owner, an Exclusive subscribe is
+ * refused (Pulsar's ConsumerBusy, 409) and a Failover one waits as a standby.
+ * Cost: the head, and one write when it takes over.
+ * @returns whether the consumer is the active one now.
+ */
+export async function claimOwnership(
+  ctx: EngineContext,
+  cursor: PartitionCursor,
+  consumer: DispatchConsumer,
+): Promise<boolean> {
+  for (let attempt = 0; attempt < ctx.limits.casAttempts; attempt++) {
+    const record = await ctx.store.readHead(cursor.cursorId);
+    if (!record) throw new NotFoundError(`The subscription of cursor ${cursor.cursorId} was deleted`);
+    const ownership = decideOwnership(record.head, consumer, cursor.type, ctx.clock.nowMs());
+    if (ownership.kind === 'standby') return false;
+    if (ownership.kind === 'owner') return true;
+    if ((await ctx.store.casHead(cursor.cursorId, record.version, ownership.head)).ok) return true;
+  }
+  return false;
 }
 
 type Ownership =

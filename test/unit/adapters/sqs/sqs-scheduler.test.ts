@@ -29,7 +29,7 @@ describe('scheduler job codec', () => {
     ['a ring job without cursor', JSON.stringify({ kind: 'ring', dueAtMs: 1 })],
     ['a ring job with a non-finite time', '{"kind":"ring","cursorId":"c","dueAtMs":"soon"}'],
     ['a release job without consumer', JSON.stringify({ ...release, consumerId: undefined })],
-    ['a release job with a bad partition', JSON.stringify({ ...release, partition: 'not a topic' })],
+    ['a release job with a bad partition', JSON.stringify({ ...release, partition: 'persistent://a' })],
     ['a release job with a bad position', JSON.stringify({ ...release, from: '1:x' })],
   ])('rejects %s with a ValidationError', (_, body) => {
     expect(() => decodeJob(body)).toThrow(ValidationError);

@@ -1,3 +1,4 @@
+import { NotFoundError } from '../../domain/errors.ts';
 import type { TopicName } from '../../domain/topic-name.ts';
 import type { SubscriptionQueue } from '../../ports/delivery-queue.ts';
 import type { UseCasePorts } from '../ports.ts';
@@ -16,7 +17,12 @@ export function doorbellOf(cursorId: string): SubscriptionQueue {
 export async function ringAt(ports: UseCasePorts, cursorId: string, dueAtMs: number): Promise<void> {
   const delaySeconds = Math.max(0, Math.ceil((dueAtMs - ports.clock.nowMs()) / 1000));
   if (delaySeconds <= ports.deliveryQueue.maxDelaySeconds) {
-    await ports.deliveryQueue.ring(doorbellOf(cursorId), delaySeconds);
+    try {
+      await ports.deliveryQueue.ring(doorbellOf(cursorId), delaySeconds);
+    } catch (error) {
+      // The subscription was deleted with its queue: nobody to wake.
+      if (!(error instanceof NotFoundError)) throw error;
+    }
     return;
   }
   await ports.scheduler.schedule([{ kind: 'ring', cursorId, dueAtMs }]);

@@ -42,7 +42,9 @@ export async function acknowledge(
 /**
  * Cumulative acknowledgement (Exclusive, Failover): mark-delete moves forward to `position` in one
  * compare-and-set of the head that also checks the caller is still the owner (I6), and runs it
- * passes are dropped. A position the read position has not passed (never dispatched) is refused.
+ * passes are dropped. As in Pulsar, a position not dispatched yet is accepted (the client says so);
+ * the dispatcher's order is what keeps a well-behaved client's cumulative ack over delivered
+ * entries only (I3).
  * Cost: one head read, one head write (more under contention, at most casAttempts).
  */
 export async function acknowledgeCumulative(
@@ -57,11 +59,6 @@ export async function acknowledgeCumulative(
     if (head.owner?.consumerId !== consumerId) {
       throw new ConsumerFencedError(
         `Consumer ${consumerId} is not the active consumer (epoch ${head.epoch}): its cumulative acknowledgement is refused`,
-      );
-    }
-    if (position.compareTo(head.readPosition) >= 0) {
-      throw new PreconditionFailedError(
-        `Message ${position.toString()} was not delivered yet: a cumulative acknowledgement may not pass what was delivered`,
       );
     }
     if (position.compareTo(head.markDelete) <= 0) return;

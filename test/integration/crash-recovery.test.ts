@@ -114,6 +114,10 @@ describe('crash recovery', () => {
     const orderedMustArrive = [...record.published].filter(
       (p) => index(p) > Math.max(record.orderedAckedUpTo, record.orderedUncertainUpTo),
     );
+    // What each consumer was handed and did not acknowledge is still pending for it (the pending
+    // state is durable, unlike a Pulsar broker's): it asks for it again, as a client that dropped
+    // those messages would.
+    await Promise.all([workAgain.redeliverUnacknowledged(), orderedAgain.redeliverUnacknowledged()]);
     const [afterWork, afterOrdered] = await Promise.all([
       drain(workAgain, new Set(mustArrive), 20_000),
       drain(orderedAgain, new Set(orderedMustArrive), 20_000),

@@ -10,6 +10,8 @@ import { nextInLedger, pageOf, withRunsReplaced } from './pending-state.ts';
 
 /** Pages one release step walks before it returns where it stopped. */
 export const RELEASE_PAGES_PER_STEP = 50;
+/** Releases contend with every claim on the head: they try this many times casAttempts. */
+const RELEASE_ROUNDS = 8;
 
 function isHeldBy(run: DeliveryRun, consumerId: string): boolean {
   return run.state.kind === 'held' && run.state.consumerId === consumerId;
@@ -33,10 +35,11 @@ export async function releaseConsumerStep(
   const now = ctx.clock.nowMs();
   const record = await ctx.store.readHead(cursor.cursorId);
   if (!record) return {};
-  if (from === undefined) {
-    await releaseInHead(ctx, cursor, consumerId, now);
-  }
   const start = from ?? nextInLedger(record.head.markDelete);
+  if (from === undefined && !(await releaseInHead(ctx, cursor, consumerId, now))) {
+    // Lost every race on a busy head: the caller goes on later from the start.
+    return { next: start };
+  }
   const pages = await windowPages(ctx, cursor, start, RELEASE_PAGES_PER_STEP + 1);
   const step = pages
     .slice(0, RELEASE_PAGES_PER_STEP)
@@ -71,12 +74,22 @@ export async function releaseConsumerStep(
   return {};
 }
 
-async function releaseInHead(ctx: EngineContext, cursor: PartitionCursor, consumerId: string, now: number) {
-  for (let attempt = 0; attempt < ctx.limits.casAttempts; attempt++) {
+/**
+ * The head's runs held by the consumer, released in one compare-and-set. Many consumers closing at
+ * once all write the head: one wins each round, so this tries as many rounds as that may take.
+ * @returns false when it lost every round (nothing released; the caller goes on later).
+ */
+async function releaseInHead(
+  ctx: EngineContext,
+  cursor: PartitionCursor,
+  consumerId: string,
+  now: number,
+): Promise<boolean> {
+  for (let attempt = 0; attempt < ctx.limits.casAttempts * RELEASE_ROUNDS; attempt++) {
     const record = await ctx.store.readHead(cursor.cursorId);
-    if (!record) return;
+    if (!record) return true;
     const held = record.head.runs.filter((run) => isHeldBy(run, consumerId));
-    if (held.length === 0) return;
+    if (held.length === 0) return true;
     const { pieces, entries } = releasedNow(held, now);
     await ctx.store.putTracker(cursor.cursorId, entries);
     const head: DispatchHead = {
@@ -84,8 +97,9 @@ async function releaseInHead(ctx: EngineContext, cursor: PartitionCursor, consum
       runs: withRunsReplaced(record.head.runs, held, pieces),
       trackerDueAtMs: Math.min(record.head.trackerDueAtMs ?? now, now),
     };
-    if ((await ctx.store.casHead(cursor.cursorId, record.version, head)).ok) return;
+    if ((await ctx.store.casHead(cursor.cursorId, record.version, head)).ok) return true;
   }
+  return false;
 }
 
 function releasedNow(

@@ -46,7 +46,7 @@ export const AUTHORIZER_RESULT_TTL_SECONDS = 300;
  * How often the maintenance function runs: an EventBridge rate on AWS, a timer
  * in the embedded stack (infra/local/local-schedule.ts).
  */
-export const MAINTENANCE_INTERVAL_MS = 5 * 60_000;
+export const MAINTENANCE_INTERVAL_MS = 60_000;
 /** The maintenance function's timeout (its Lambda setting; the embedded stack gives it the same budget). */
 export const MAINTENANCE_TIMEOUT_SECONDS = 240;
 

@@ -6,9 +6,13 @@ import type { ConsumerPartition, ConsumerRecord } from '../ports/consumer-regist
 import type { SubscriptionRecord } from '../ports/topic-catalog.ts';
 import { requireAction, requirePrincipal } from './authorization.ts';
 import { buildConsumerPolicy, type ConsumerPolicyInput } from './consumer-policy.ts';
-import { DEFAULT_CONSUMER_LEASE_MS, dispatchConsumerOf, subscriptionKey } from './consumers/consumer-session.ts';
-import { claimOwnership } from './engine/dispatcher.ts';
+import {
+  DEFAULT_CONSUMER_LEASE_MS,
+  dispatchConsumerOf,
+  subscriptionKey,
+} from './consumers/consumer-session.ts';
 import { doorbellOf } from './consumers/doorbells.ts';
+import { claimOwnership } from './engine/dispatcher.ts';
 import { keySharedJoinMark } from './engine/key-shared-routing.ts';
 import { createSubscriptionCursor } from './engine/subscription-cursor.ts';
 import { cursorOf, engineOf } from './engine-ports.ts';
@@ -122,7 +126,11 @@ export async function subscribeConsumer(
     // The first consumer of an Exclusive/Failover subscription becomes its active one at once;
     // a second Exclusive one is refused (409) while the first is alive.
     for (const partition of partitions) {
-      await claimOwnership(engineOf(ports), cursorOf(consumer, partition), dispatchConsumerOf(ports, consumer, partition));
+      await claimOwnership(
+        engineOf(ports),
+        cursorOf(consumer, partition),
+        dispatchConsumerOf(ports, consumer, partition),
+      );
     }
   }
   await ports.consumers.register(consumer);

@@ -27,6 +27,8 @@ const subscribeBody = z
     subscriptionType: z.string().optional(),
     subscriptionInitialPosition: z.enum(['Latest', 'Earliest']).optional(),
     ackTimeoutMs: z.number().int().min(0).max(86_400_000).optional(),
+    /** How long the consumer stays alive without a call (1 s to 1 h; default 60 s). */
+    leaseMs: z.number().int().min(1_000).max(3_600_000).optional(),
     ackTimeoutRedeliveryBackoff: backoff.optional(),
     negativeAckRedeliveryDelayMs: z.number().int().min(0).max(86_400_000).optional(),
     negativeAckRedeliveryBackoff: backoff.optional(),
@@ -76,6 +78,7 @@ export function parseSubscribeRequest(
     },
   };
   if (input.consumerName !== undefined) request.consumerName = input.consumerName;
+  if (input.leaseMs !== undefined) request.leaseMs = input.leaseMs;
   return request;
 }
 

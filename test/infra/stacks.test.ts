@@ -545,7 +545,7 @@ describe('stateless stack', () => {
 
   it('runs maintenance every five minutes', () => {
     stateless.hasResourceProperties('AWS::Events::Rule', {
-      ScheduleExpression: 'rate(5 minutes)',
+      ScheduleExpression: 'rate(1 minute)',
       Targets: [{ Arn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^MaintenanceFunction'), 'Arn'] } }],
     });
   });

@@ -20,6 +20,7 @@ export interface SubscribeBody {
   readonly consumerName?: string;
   readonly subscriptionInitialPosition?: 'Latest' | 'Earliest';
   readonly ackTimeoutMs?: number;
+  readonly leaseMs?: number;
   readonly ackTimeoutRedeliveryBackoff?: BackoffBody;
   readonly negativeAckRedeliveryDelayMs?: number;
   readonly negativeAckRedeliveryBackoff?: BackoffBody;

@@ -132,7 +132,9 @@ export async function dispatch(ctx: EngineContext, request: DispatchRequest): Pr
     break;
   }
   if (!record && delivered.length === 0) {
-    throw new NotFoundError(`The subscription of cursor ${cursor.cursorId} on ${cursor.partition.toString()} was deleted`);
+    throw new NotFoundError(
+      `The subscription of cursor ${cursor.cursorId} on ${cursor.partition.toString()} was deleted`,
+    );
   }
   return { kind: 'delivered', deliveries: delivered, timers };
 }

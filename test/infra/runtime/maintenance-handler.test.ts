@@ -1,7 +1,7 @@
 // The maintenance function's wiring, in process: what it logs and the EMF
 // metrics CloudWatch would extract (the alarms of infra/constructs/observability.ts
 // watch them), and the resume point it keeps between invocations. The use case
-// itself is covered by test/unit/application/maintain-subscriptions.test.ts.
+// itself is covered by the engine's tests (test/unit/application/engine).
 import { describe, expect, it } from 'vitest';
 import { makeHandler, STOP_BEFORE_TIMEOUT_MS } from '../../../functions/maintenance/handler.ts';
 import type { Dependencies } from '../../../shared/adapters/create-dependencies.ts';
@@ -14,8 +14,9 @@ import {
 import { Cursor } from '../../../shared/domain/cursor.ts';
 import { RoundRobinRouter } from '../../../shared/domain/message-router.ts';
 import { TopicName } from '../../../shared/domain/topic-name.ts';
-import { InMemoryCursorStore } from '../../support/in-memory-cursor-store.ts';
+import { InMemoryConsumerRegistry } from '../../support/in-memory-consumer-registry.ts';
 import { InMemoryDeliveryQueue } from '../../support/in-memory-delivery-queue.ts';
+import { InMemoryDispatchStore } from '../../support/in-memory-dispatch-store.ts';
 import { InMemoryLedger } from '../../support/in-memory-ledger.ts';
 import { inMemoryPorts } from '../../support/in-memory-ports.ts';
 import { InMemoryTopicCatalog } from '../../support/in-memory-topic-catalog.ts';
@@ -24,19 +25,30 @@ import { RecordingLogger, RecordingMetrics } from './recording-observability.ts'
 
 const HOUR_MS = 3_600_000;
 
-/** Reading a cursor takes `loadMs` of the clock, so a test can run out of time. */
-class SlowCursorStore extends InMemoryCursorStore {
+/** Reading a cursor's head takes `loadMs` of the clock, so a test can run out of time; it can fail once. */
+class SlowDispatchStore extends InMemoryDispatchStore {
   readonly loaded: string[] = [];
+  private failure: Error | undefined;
   constructor(
     private readonly clock: ManualClock,
     private readonly loadMs: number,
   ) {
     super();
   }
-  override async load(cursorId: string) {
-    this.loaded.push(cursorId);
-    this.clock.advance(this.loadMs);
-    return super.load(cursorId);
+  failNextRead(error: Error): void {
+    this.failure = error;
+  }
+  override async readHead(cursorId: string) {
+    if (this.failure) {
+      const failure = this.failure;
+      this.failure = undefined;
+      throw failure;
+    }
+    if (this.loaded[this.loaded.length - 1] !== cursorId) {
+      this.loaded.push(cursorId);
+      this.clock.advance(this.loadMs);
+    }
+    return super.readHead(cursorId);
   }
 }
 
@@ -45,9 +57,11 @@ async function maintenance(loadMs = 0) {
   const clock = new ManualClock(1_700_000_000_000);
   const catalog = new InMemoryTopicCatalog();
   const ledger = new InMemoryLedger(100);
-  const cursors = new SlowCursorStore(clock, loadMs);
+  const dispatch = new SlowDispatchStore(clock, loadMs);
   const deliveryQueue = new InMemoryDeliveryQueue();
-  const { ports } = inMemoryPorts({ catalog, ledger, cursors, deliveryQueue, clock });
+  const consumers = new InMemoryConsumerRegistry();
+  const { ports } = inMemoryPorts({ catalog, ledger, dispatch, deliveryQueue, consumers, clock });
+  const cursors = ports.cursors;
 
   const topic = TopicName.parse('persistent://public/default/orders');
   await catalog.createTopic({ topic, partitions: 0, createdAtMs: clock.nowMs() });
@@ -67,6 +81,7 @@ async function maintenance(loadMs = 0) {
   await cursors.acknowledge('cursor-a', [position!]);
   deliveryQueue.setDeadLetterCount('cursor-c', 2);
   clock.advance(2 * HOUR_MS);
+  dispatch.loaded.length = 0;
 
   const logger = new RecordingLogger({ serviceName: serviceNameOf('maintenance') });
   const metrics = new RecordingMetrics({
@@ -81,7 +96,7 @@ async function maintenance(loadMs = 0) {
     ports,
     router: new RoundRobinRouter(0),
   } as unknown as Dependencies;
-  return { clock, cursors, logger, metrics, handler: makeHandler(deps, () => 0) };
+  return { clock, dispatch, logger, metrics, handler: makeHandler(deps, () => 0) };
 }
 
 const withRemaining = (ms: number) => ({ getRemainingTimeInMillis: () => ms });
@@ -121,8 +136,8 @@ describe('maintenance handler', () => {
   });
 
   it('logs each failed step and counts it, and still reports the run', async () => {
-    const { handler, metrics, logger, cursors } = await maintenance();
-    cursors.failNext('load', new Error('throttled'));
+    const { handler, metrics, logger, dispatch } = await maintenance();
+    dispatch.failNextRead(new Error('throttled'));
 
     await handler({}, withRemaining(240_000));
 
@@ -137,12 +152,12 @@ describe('maintenance handler', () => {
 
   it('stops STOP_BEFORE_TIMEOUT_MS before the timeout and carries on there in the next invocation', async () => {
     // Each cursor read takes 600 ms and each run has 500 ms before its stop: one subscription per run.
-    const { handler, cursors } = await maintenance(600);
+    const { handler, dispatch } = await maintenance(600);
     const budget = withRemaining(STOP_BEFORE_TIMEOUT_MS + 500);
 
     const runs = [await handler({}, budget), await handler({}, budget), await handler({}, budget)];
 
-    expect(cursors.loaded).toEqual(['cursor-a', 'cursor-b', 'cursor-c']);
+    expect(dispatch.loaded).toEqual(['cursor-a', 'cursor-b', 'cursor-c']);
     expect(runs.map((run) => run.visited)).toEqual([1, 1, 1]);
     expect(runs[0]?.resumeAfter).toBe(JSON.stringify(['persistent://public/default/orders', 'a']));
   });

@@ -1,7 +1,7 @@
 import { ArnFormat, type Duration, Stack, Token } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
+import type { CfnFunction, Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { type IQueue, Queue } from 'aws-cdk-lib/aws-sqs';
 import { NagSuppressions } from 'cdk-nag';
@@ -27,8 +27,8 @@ export interface AcklineSubscriptionConsumerProps {
   /** The stage of the ackline deployment (`ackline:stage`): names its queues `ackline-<stage>-...`. */
   readonly stage: string;
   /**
-   * The subscription's queues, one per topic partition (one for a topic that is
-   * not partitioned): `ackline-<stage>-s-<cursorId>`, with `.fifo` for an
+   * The subscription's doorbell queues, one per topic partition (one for a topic that is
+   * not partitioned): `ackline-<stage>-s-<cursorId>` (standard queues for every type; formerly `.fifo` for an
    * Exclusive or Failover subscription. They exist once the subscription does.
    */
   readonly queueNames: readonly string[];
@@ -47,6 +47,12 @@ export interface AcklineSubscriptionConsumerProps {
   readonly maxBatchingWindow?: Duration;
   /** The most concurrent invocations the event source makes (2..1000). Default: no limit. */
   readonly maxConcurrency?: number;
+  /**
+   * The subscription keeps an order (Exclusive, Failover, Key_Shared): the function gets a reserved
+   * concurrency of 1, so one invocation at a time takes the subscription's messages in order (the
+   * doorbell queues are standard queues: the event source alone would run several at once).
+   */
+  readonly ordered?: boolean;
 }
 
 /**
@@ -125,6 +131,10 @@ export class AcklineSubscriptionConsumer extends Construct {
         }),
     );
     for (const source of this.eventSources) fn.addEventSource(source);
+    if (props.ordered) {
+      const cfn = fn.node.defaultChild as CfnFunction;
+      cfn.reservedConcurrentExecutions = 1;
+    }
 
     fn.addEnvironment('ACKLINE_STAGE', props.stage);
     fn.addEnvironment(subscriptionQueueTemplate.envVar, prefix);

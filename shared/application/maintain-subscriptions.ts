@@ -2,13 +2,15 @@ import { SubscriptionNotFoundError } from '../domain/catalog-errors.ts';
 import type { Position } from '../domain/position.ts';
 import type { TopicName } from '../domain/topic-name.ts';
 import type { SubscriptionRecord } from '../ports/topic-catalog.ts';
-import { releaseConsumer, subscriptionKey } from './consumers/consumer-session.ts';
+import { releaseConsumer, scheduleSecondPass, subscriptionKey } from './consumers/consumer-session.ts';
 import { doorbellOf } from './consumers/doorbells.ts';
 import { foldStep } from './engine/fold.ts';
 import { nextInLedger } from './engine/pending-state.ts';
 import { engineOf } from './engine-ports.ts';
 import type { UseCasePorts } from './ports.ts';
 
+/** A due backlog entry waiting this long gets the subscription's doorbell rung by maintenance. */
+const STALE_BACKLOG_MS = 30_000;
 /** Storage calls maintenance keeps in flight at once (catalog lists, queue attributes, cursors). */
 const CONCURRENCY = 8;
 /** One subscription of one topic partition, keyed for a stable order across runs. */
@@ -158,6 +160,11 @@ export async function maintainSubscriptions(
         await ports.deliveryQueue.ring(doorbellOf(at.subscription.cursorId), 0);
       }
       const ageMs = record ? await backlogAgeMs(ports, nextInLedger(record.head.markDelete)) : undefined;
+      if (ageMs !== undefined && ageMs > STALE_BACKLOG_MS) {
+        // A backlog nobody took for a while (a ring lost, an event-driven consumer that stopped
+        // short): ring, so a waiting receiver or a Lambda consumer comes for it.
+        await ports.deliveryQueue.ring(doorbellOf(at.subscription.cursorId), 0);
+      }
       if (ageMs !== undefined && ageMs > (oldestBacklog?.ageMs ?? -1)) {
         oldestBacklog = { ...refOf(at), ageMs };
       }
@@ -255,8 +262,9 @@ async function releaseLapsedConsumers(
   for (const consumerId of await ports.consumers.expired(key, ports.clock.nowMs())) {
     const consumer = await ports.consumers.get(consumerId);
     if (consumer && consumer.kind !== 'lambda') {
-      await releaseConsumer(ports, consumer, { close: true });
+      await scheduleSecondPass(ports, consumer);
       await ports.consumers.delete(consumerId);
+      await releaseConsumer(ports, consumer, { close: true });
     }
     await ports.consumers.leave(key, consumerId);
   }

@@ -27,8 +27,11 @@ const subscribeBody = z
     subscriptionType: z.string().optional(),
     subscriptionInitialPosition: z.enum(['Latest', 'Earliest']).optional(),
     ackTimeoutMs: z.number().int().min(0).max(86_400_000).optional(),
-    /** How long the consumer stays alive without a call (1 s to 1 h; default 60 s). */
-    leaseMs: z.number().int().min(1_000).max(3_600_000).optional(),
+    /** How long the consumer stays alive without a call (10 s to 1 h; default 60 s). */
+    leaseMs: z.number().int().min(10_000).max(3_600_000).optional(),
+    /** 'lambda': an event-driven consumer (durable, not leased); its function's timeout. */
+    consumerKind: z.enum(['http', 'lambda']).optional(),
+    functionTimeoutMs: z.number().int().min(1_000).max(900_000).optional(),
     ackTimeoutRedeliveryBackoff: backoff.optional(),
     negativeAckRedeliveryDelayMs: z.number().int().min(0).max(86_400_000).optional(),
     negativeAckRedeliveryBackoff: backoff.optional(),
@@ -79,6 +82,11 @@ export function parseSubscribeRequest(
   };
   if (input.consumerName !== undefined) request.consumerName = input.consumerName;
   if (input.leaseMs !== undefined) request.leaseMs = input.leaseMs;
+  if (input.consumerKind === 'lambda') {
+    request.lambda = { functionTimeoutMs: input.functionTimeoutMs ?? 30_000 };
+  } else if (input.functionTimeoutMs !== undefined) {
+    throw new ValidationError('subscribe request: functionTimeoutMs goes with consumerKind "lambda"');
+  }
   return request;
 }
 

@@ -114,7 +114,7 @@ describe.concurrent('delivery scenarios (issue 11)', () => {
     '3. %s: the owner receives %i of %i and goes silent; the next consumer gets them, in order, within the lease plus 30 s',
     async (subscriptionType, taken, published) => {
       const topic = TopicRef.unique('silent');
-      const leaseMs = 3_000;
+      const leaseMs = 10_000;
       const owner = await consumers.subscribe(topic, 'sub', {
         subscriptionType,
         subscriptionInitialPosition: 'Earliest',

@@ -89,7 +89,13 @@ async function subscribe(
 ): Promise<string> {
   const path = `/consumers/persistent/${topic.namespace.name}/${encodeURIComponent(topic.localName)}/subscription/${subscription}`;
   const result = await api.expectStatus(200, 'POST', path, {
-    body: { subscriptionInitialPosition: 'Earliest', ...body },
+    // An event-driven consumer: durable (not leased), its function's timeout as its ack timeout.
+    body: {
+      subscriptionInitialPosition: 'Earliest',
+      consumerKind: 'lambda',
+      functionTimeoutMs: 20_000,
+      ...body,
+    },
   });
   return (result.body as { consumerId: string }).consumerId;
 }

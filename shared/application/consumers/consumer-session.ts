@@ -29,10 +29,17 @@ const CLOSE_INLINE_STEPS = 4;
 /** Lambda consumers hold deliveries until their function's timeout plus this. */
 export const LAMBDA_TIMEOUT_MARGIN_MS = 5_000;
 
-/** The key of a subscription's members in the consumer registry. */
+/**
+ * The key of a subscription's members in the consumer registry: the base topic (a consumer of one
+ * `-partition-i` name belongs to the same subscription) and the name, JSON-encoded so that no two
+ * (topic, subscription) pairs share a key.
+ */
 export function subscriptionKey(topic: string, subscription: string): string {
-  return JSON.stringify([topic, subscription]);
+  return JSON.stringify([TopicName.parse(topic).partitionedTopicName.toString(), subscription]);
 }
+
+/** A Lambda consumer is durable: its lease never lapses (about ten years). */
+const DURABLE_LEASE_MS = 10 * 365 * 24 * 3_600_000;
 
 /** The consumer, if it exists and belongs to the caller (its subscriber, or a superuser). */
 export async function requireConsumer(
@@ -54,6 +61,7 @@ export async function requireConsumer(
 
 /** How long this consumer stays alive without a call. */
 export function leaseMsOf(consumer: ConsumerRecord): number {
+  if (consumer.kind === 'lambda') return DURABLE_LEASE_MS;
   return consumer.leaseMs ?? DEFAULT_CONSUMER_LEASE_MS;
 }
 
@@ -98,10 +106,9 @@ export async function keySharedMembers(
   consumer: ConsumerRecord,
   partition: ConsumerPartition,
 ): Promise<KeySharedMember[]> {
-  const ids = await ports.consumers.members(
-    subscriptionKey(consumer.topic, consumer.subscription),
-    ports.clock.nowMs(),
-  );
+  // Members whose lease ran out keep their keys until maintenance has released what they held and
+  // removed them: only then do their keys move, so a key never has two holders.
+  const ids = await ports.consumers.members(subscriptionKey(consumer.topic, consumer.subscription), 0);
   const members: KeySharedMember[] = [];
   for (const id of ids.includes(consumer.consumerId) ? ids : [...ids, consumer.consumerId].sort()) {
     const record = id === consumer.consumerId ? consumer : await consumerRecord(ports, id);
@@ -162,19 +169,25 @@ export async function closeConsumer(
   consumerId: string,
 ): Promise<void> {
   const consumer = await requireConsumer(ports, principal, consumerId);
+  // The second pass first: once it is scheduled, a crash at any later step still gives back what
+  // the consumer held (and what a call racing the close claimed).
+  await scheduleSecondPass(ports, consumer);
   await ports.consumers.delete(consumerId);
   forgetConsumer(ports, consumerId);
-  await ports.consumers.leave(subscriptionKey(consumer.topic, consumer.subscription), consumerId);
   await releaseConsumer(ports, consumer, { close: true });
-  if (!isCumulativeAckType(consumer.subscriptionType)) {
-    await ports.scheduler.schedule(
-      consumer.partitions.map((partition) => ({
-        kind: 'release' as const,
-        cursorId: partition.cursorId,
-        partition: partition.topic,
-        consumerId,
-        dueAtMs: ports.clock.nowMs() + CLOSE_SECOND_PASS_MS,
-      })),
-    );
-  }
+  await ports.consumers.leave(subscriptionKey(consumer.topic, consumer.subscription), consumerId);
+}
+
+/** A release of what `consumer` holds, CLOSE_SECOND_PASS_MS from now (Shared, Key_Shared). */
+export async function scheduleSecondPass(ports: UseCasePorts, consumer: ConsumerRecord): Promise<void> {
+  if (isCumulativeAckType(consumer.subscriptionType)) return;
+  await ports.scheduler.schedule(
+    consumer.partitions.map((partition) => ({
+      kind: 'release' as const,
+      cursorId: partition.cursorId,
+      partition: partition.topic,
+      consumerId: consumer.consumerId,
+      dueAtMs: ports.clock.nowMs() + CLOSE_SECOND_PASS_MS,
+    })),
+  );
 }

@@ -36,10 +36,9 @@ export async function releaseConsumerStep(
   const record = await ctx.store.readHead(cursor.cursorId);
   if (!record) return {};
   const start = from ?? nextInLedger(record.head.markDelete);
-  if (from === undefined && !(await releaseInHead(ctx, cursor, consumerId, now))) {
-    // Lost every race on a busy head: the caller goes on later from the start.
-    return { next: start };
-  }
+  // The head's runs every step (idempotent, and cheap when it holds none of the consumer's): a
+  // step that lost every race there, or a claim made since, is covered by the next one.
+  if (!(await releaseInHead(ctx, cursor, consumerId, now))) return { next: start };
   const pages = await windowPages(ctx, cursor, start, RELEASE_PAGES_PER_STEP + 1);
   const step = pages
     .slice(0, RELEASE_PAGES_PER_STEP)

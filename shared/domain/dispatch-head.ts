@@ -37,9 +37,20 @@ export function newDispatchHead(markDelete: Position, readPosition: Position): D
   return { markDelete, readPosition, runs: [], epoch: 0 };
 }
 
-type EncodedRun =
-  | [string, string, number, number, 'h', string, number, number?]
-  | [string, string, number, number, 'r', number];
+/**
+ * One run, compactly: `ledger|entry|n|deliveries|h|consumer|deliveredAt[|timeoutAt]` or
+ * `ledger|entry|n|deliveries|r|dueAt`, numbers in base 36 (a head of 16 runs stays under 1 KB, so
+ * its writes cost one write unit). Consumer ids never hold `|` (the API's ids are [A-Za-z0-9_-]).
+ */
+type EncodedRun = string;
+
+const b36 = (value: bigint | number) => value.toString(36);
+const fromB36 = (text: string) => Number.parseInt(text, 36);
+const bigFromB36 = (text: string) => {
+  let value = 0n;
+  for (const char of text) value = value * 36n + BigInt(Number.parseInt(char, 36));
+  return value;
+};
 
 interface EncodedHead {
   md: string;
@@ -56,27 +67,41 @@ interface EncodedHead {
 
 export function encodeRuns(runs: readonly DeliveryRun[]): EncodedRun[] {
   return runs.map((run): EncodedRun => {
-    const base = [run.ledgerId.toString(), run.entryId.toString(), run.n, run.deliveries] as const;
-    if (run.state.kind === 'released') return [...base, 'r', run.state.dueAtMs];
-    const held: EncodedRun = [...base, 'h', run.state.consumerId, run.state.deliveredAtMs];
-    if (run.state.timeoutAtMs !== undefined) held.push(run.state.timeoutAtMs);
-    return held;
+    const base = [b36(run.ledgerId), b36(run.entryId), b36(run.n), b36(run.deliveries)];
+    if (run.state.kind === 'released') return [...base, 'r', b36(run.state.dueAtMs)].join('|');
+    if (run.state.consumerId.includes('|'))
+      throw new RangeError(`Consumer id ${run.state.consumerId} holds '|'`);
+    const held = [...base, 'h', run.state.consumerId, b36(run.state.deliveredAtMs)];
+    if (run.state.timeoutAtMs !== undefined) held.push(b36(run.state.timeoutAtMs));
+    return held.join('|');
   });
 }
 
 export function decodeRuns(encoded: readonly EncodedRun[]): DeliveryRun[] {
   return encoded.map((item): DeliveryRun => {
-    const [ledgerId, entryId, n, deliveries] = item;
-    const base = { ledgerId: BigInt(ledgerId), entryId: BigInt(entryId), n, deliveries };
-    if (item[4] === 'r') return { ...base, state: { kind: 'released', dueAtMs: item[5] } };
-    const timeoutAtMs = item[7];
+    const [ledgerId, entryId, n, deliveries, kind, ...rest] = item.split('|') as [
+      string,
+      string,
+      string,
+      string,
+      string,
+      ...string[],
+    ];
+    const base = {
+      ledgerId: bigFromB36(ledgerId),
+      entryId: bigFromB36(entryId),
+      n: fromB36(n),
+      deliveries: fromB36(deliveries),
+    };
+    if (kind === 'r') return { ...base, state: { kind: 'released', dueAtMs: fromB36(rest[0] as string) } };
+    const [consumerId, deliveredAt, timeoutAt] = rest as [string, string, string?];
     return {
       ...base,
       state: {
         kind: 'held',
-        consumerId: item[5],
-        deliveredAtMs: item[6],
-        ...(timeoutAtMs !== undefined ? { timeoutAtMs } : {}),
+        consumerId,
+        deliveredAtMs: fromB36(deliveredAt),
+        ...(timeoutAt !== undefined ? { timeoutAtMs: fromB36(timeoutAt) } : {}),
       },
     };
   });

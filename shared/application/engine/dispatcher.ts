@@ -253,6 +253,7 @@ async function claimFirstDeliveries(ctx: EngineContext, request: ClaimRequest): 
     consumer,
     type: cursor.type,
     nowMs: now,
+    maxNewRuns: ctx.limits.maxHeadRuns,
     ...(request.members ? { members: request.members } : {}),
   });
   const readPosition = plan.nextReadPosition ?? found.readPosition;
@@ -405,6 +406,7 @@ export function planFirstDeliveries(input: {
   readonly type: PartitionCursor['type'];
   readonly nowMs: number;
   readonly members?: readonly KeySharedMember[];
+  readonly maxNewRuns: number;
 }): FirstDeliveryPlan {
   const { head, pages, entries, max, consumer, type, nowMs } = input;
   const runs: DeliveryRun[] = [];
@@ -435,6 +437,9 @@ export function planFirstDeliveries(input: {
   };
   for (const entry of entries) {
     if (deliveries.length >= max) break;
+    // A claim adds at most maxNewRuns runs (delayed and routed entries each may start one), so
+    // the head stays within a fixed size whatever the mix of entries.
+    if (runs.length >= input.maxNewRuns) break;
     const position = entry.position;
     last = position;
     if (isAcknowledged(head, pages, position)) continue;

@@ -41,7 +41,7 @@ export const LEASE_MS = 60_000;
 export const NACK_DELAY_MS = 3_000;
 export const ACK_TIMEOUT_MS = 20_000;
 /** I7's bound on the head item: a few write units at most, whatever the backlog or the consumers. */
-export const MAX_HEAD_BYTES = 3_000;
+export const MAX_HEAD_BYTES = 1_600;
 
 export type SimAction =
   | {

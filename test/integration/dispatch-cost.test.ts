@@ -62,8 +62,8 @@ describe.each(
   const newCursorId = () => `cursor${(++sequence).toString().padStart(4, '0')}AbCdEfGhIjKl`;
 
   it.each([
-    { ackTimeout: false, encodedBytes: 1108, writeUnits: 2 },
-    { ackTimeout: true, encodedBytes: 1332, writeUnits: 2 },
+    { ackTimeout: false, encodedBytes: 836, writeUnits: 1 },
+    { ackTimeout: true, encodedBytes: 980, writeUnits: 2 },
   ])('a head of 16 held runs (ack timeout: $ackTimeout) is $encodedBytes bytes encoded: casHead and raiseAheadAck cost $writeUnits write units each', async ({
     ackTimeout,
     encodedBytes,
@@ -92,8 +92,8 @@ describe.each(
   });
 
   it.each([
-    { ackTimeout: false, units: [1, 1, 1, 1, 2, 2, 2] },
-    { ackTimeout: true, units: [1, 1, 2, 2, 2, 2, 2] },
+    { ackTimeout: false, units: [1, 1, 1, 1, 1, 1, 1] },
+    { ackTimeout: true, units: [1, 1, 1, 1, 1, 1, 2] },
   ])('casHead to a head of 10 to 16 held runs (ack timeout: $ackTimeout) costs write units $units', async ({
     ackTimeout,
     units,
@@ -129,8 +129,8 @@ describe.each(
   });
 
   it.each([
-    { ackTimeout: false, runsBytes: 651, units: [1, 1, 1, 1, 1, 1, 1, 1, 1, 1] },
-    { ackTimeout: true, runsBytes: 791, units: [1, 1, 1, 1, 1, 1, 1, 1, 2, 2] },
+    { ackTimeout: false, runsBytes: 481, units: [1, 1, 1, 1, 1, 1, 1, 1, 1, 1] },
+    { ackTimeout: true, runsBytes: 571, units: [1, 1, 1, 1, 1, 1, 1, 1, 1, 1] },
   ])('acknowledging a page in batches of 10 when its runs document holds 10 held runs (ack timeout: $ackTimeout, $runsBytes bytes) costs write units $units', async ({
     ackTimeout,
     runsBytes,

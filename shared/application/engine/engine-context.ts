@@ -26,7 +26,7 @@ export interface EngineLimits {
   readonly maxHeadRuns: number;
 }
 
-export const DEFAULT_ENGINE_LIMITS: EngineLimits = { abandonedIdMs: 60_000, casAttempts: 5, maxHeadRuns: 16 };
+export const DEFAULT_ENGINE_LIMITS: EngineLimits = { abandonedIdMs: 60_000, casAttempts: 5, maxHeadRuns: 12 };
 
 /** The subscription on one partition, as the engine addresses it. */
 export interface PartitionCursor {

@@ -7,6 +7,7 @@
  * GET /_local/status answers the state of start-up work (queue rebuilds) and of maintenance.
  */
 
+import { DataFormatError } from './data-format.ts';
 import { quietAwsSdkNodeWarning } from './quiet-warnings.ts';
 import { DataDirInUseError, startLocal } from './start-local.ts';
 
@@ -64,7 +65,7 @@ function describeStartError(error: unknown, port: number, dataDir: string): stri
   if (code === 'EACCES') {
     return `not allowed to listen on port ${port}; choose a port above 1023 (PORT=8080 npm start)`;
   }
-  if (error instanceof DataDirInUseError) return error.message;
+  if (error instanceof DataDirInUseError || error instanceof DataFormatError) return error.message;
   const message = error instanceof Error ? error.message : String(error);
   return `could not start with data directory ${dataDir}: ${message}`;
 }

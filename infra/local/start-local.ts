@@ -22,6 +22,7 @@ import {
   retryInBackground,
   type TaskStatus,
 } from './background-retry.ts';
+import { checkDataFormat } from './data-format.ts';
 import { type EmbeddedStack, LOCAL_CREDENTIALS, LOCAL_REGION, startEmbeddedStack } from './embedded-stack.ts';
 import { type LocalGateway, startLocalGateway } from './local-gateway.ts';
 import { type LocalSchedule, type ScheduleStatus, startLocalSchedule } from './local-schedule.ts';
@@ -77,6 +78,12 @@ export async function startLocal(options: LocalOptions): Promise<RunningLocal> {
   const host = options.host ?? '127.0.0.1';
   await mkdir(dataDir, { recursive: true });
   const releaseLock = await lockDataDir(dataDir);
+  try {
+    await checkDataFormat(dataDir);
+  } catch (error) {
+    await releaseLock();
+    throw error;
+  }
   // A stack verifying with a public key (ACKLINE_TOKEN_PUBLIC_KEY) has no secret: the authorizer refuses both.
   const tokenSecret = process.env[tokenPublicKeyEnv.value]
     ? undefined

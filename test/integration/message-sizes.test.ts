@@ -204,13 +204,17 @@ describe('messages up to the largest payload, on every path', () => {
       ...payloadsOf(10, MAX_PAYLOAD_BYTES, 'é', 'later-big-'),
     ].map((payload) => ({ payload, deliverAfterMs: HOUR_MS }));
     const unread = payloadsOf(10, 250 * KIB, 'x', 'now-');
-    await consumers.subscribe(topic, 'shared', { subscriptionType: 'Shared', ackTimeoutMs: 1000 });
-    await consumers.subscribe(topic, 'other', { subscriptionType: 'Key_Shared' });
+    const before = [
+      await consumers.subscribe(topic, 'shared', { subscriptionType: 'Shared', ackTimeoutMs: 1000 }),
+      await consumers.subscribe(topic, 'other', { subscriptionType: 'Key_Shared' }),
+    ];
     await admin.produce(topic, delayed);
     await admin.produce(
       topic,
       unread.map((payload) => ({ payload })),
     );
+    // Those consumers go away (a Key_Shared member keeps its keys until it closes or its lease ends).
+    for (const consumer of before) await consumer.close();
 
     const dataDir = stack.dataDir;
     expect(await stack.stop('SIGTERM')).toBe(0);

@@ -35,6 +35,8 @@ interface Memo {
   >;
   /** When this process last renewed each consumer's ownership lease or Key_Shared membership. */
   readonly renewals: Map<string, number>;
+  /** Cursors whose last dispatch here found nothing more (the next receive asks the doorbell first). */
+  readonly caughtUp: Set<string>;
 }
 
 const memos = new WeakMap<UseCasePorts, Memo>();
@@ -49,6 +51,7 @@ function memoOf(ports: UseCasePorts): Memo {
       ledgerOwners: new Map(),
       subscriptions: new Map(),
       renewals: new Map(),
+      caughtUp: new Set(),
     };
     memos.set(ports, memo);
   }
@@ -98,6 +101,34 @@ export function forgetTopic(ports: UseCasePorts, topic: TopicName): void {
   memoOf(ports).topics.delete(topic.toString());
 }
 
+/** How old a remembered ledger state an idle dispatcher may use (see recentLedgerState). */
+export const LEDGER_STATE_TTL_MS = 1_000;
+const stateReadAt = new WeakMap<ManagedLedgerState, number>();
+
+/**
+ * The partition's ledger state, read again only when the remembered one is older than
+ * LEDGER_STATE_TTL_MS. For the dispatcher's idle path (nothing visible at the read position: is
+ * it caught up, or does a new ledger follow?): a stale answer only delays that decision by the
+ * TTL, since entries are read from the ledger itself whatever the state says.
+ */
+export async function recentLedgerState(
+  ports: UseCasePorts,
+  partition: TopicName,
+): Promise<ManagedLedgerState | undefined> {
+  const { ledgerStates } = memoOf(ports);
+  const key = partition.toString();
+  const known = ledgerStates.get(key);
+  if (known && ports.clock.nowMs() - (stateReadAt.get(known) ?? 0) < LEDGER_STATE_TTL_MS) return known;
+  const state = await ports.ledger.state(partition);
+  if (!state) {
+    ledgerStates.delete(key);
+    return undefined;
+  }
+  stateReadAt.set(state, ports.clock.nowMs());
+  remember(ledgerStates, key, state);
+  return state;
+}
+
 /**
  * The first position that names no entry of the partition's ledgers (none:
  * undefined). Answered from the remembered ledger state when it already holds
@@ -142,6 +173,15 @@ export async function ledgerOwner(ports: UseCasePorts, ledgerId: bigint): Promis
 /** When this process last renewed each consumer's lease or membership (consumer id -> ms). */
 export function renewals(ports: UseCasePorts): Map<string, number> {
   return memoOf(ports).renewals;
+}
+
+/**
+ * Cursors whose last dispatch in this process handed out less than it was asked for: nothing more
+ * was there then. A receive on such a cursor asks its doorbell (one SQS short poll) before it
+ * reads the cursor: every publish and timer rings, so a waiting message always has a ring.
+ */
+export function caughtUp(ports: UseCasePorts): Set<string> {
+  return memoOf(ports).caughtUp;
 }
 
 /**

@@ -1183,12 +1183,15 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
       await ledger.append(partition, [entry('e'), entry('f', { deliverAtMs: 9 }), entry('g'), entry('h')], 3);
       const one = async (entryId: number) => (await ledger.readEntry(pos(ledgerId, entryId)))!;
 
-      const [all, middle, single, pastEnd, inverted] = await Promise.all([
+      const [all, middle, single, pastEnd, inverted, missingOne, missingRange, eventual] = await Promise.all([
         ledger.readEntries(ledgerId, 0n, 7n),
         ledger.readEntries(ledgerId, 1n, 5n),
         ledger.readEntries(ledgerId, 3n, 3n),
         ledger.readEntries(ledgerId, 6n, 100n),
         ledger.readEntries(ledgerId, 5n, 4n),
+        ledger.readEntries(ledgerId, 8n, 8n),
+        ledger.readEntries(ledgerId, 8n, 9n),
+        ledger.readEntries(ledgerId, 3n, 4n, { consistent: false }),
       ]);
 
       expect(all).toStrictEqual(await Promise.all([0, 1, 2, 3, 4, 5, 6, 7].map(one)));
@@ -1197,6 +1200,9 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
       expect(single).toStrictEqual([await one(3)]);
       expect(texts(pastEnd.map((e) => e.position))).toEqual([`${ledgerId}:6`, `${ledgerId}:7`]);
       expect(inverted).toEqual([]);
+      expect(missingOne).toEqual([]);
+      expect(missingRange).toEqual([]);
+      expect(eventual.map((e) => e.payload)).toEqual(['d', 'e']);
     });
 
     it('readEntries reads one ledger only; an unknown ledger or a range past the end gives nothing', async () => {

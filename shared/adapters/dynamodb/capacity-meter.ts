@@ -23,8 +23,17 @@ export class CapacityMeter {
         if (input && typeof input === 'object' && input.ReturnConsumedCapacity === undefined) {
           input.ReturnConsumedCapacity = 'TOTAL';
         }
-        const result = await next(args);
         const operation = String(context.commandName ?? 'Unknown').replace(/Command$/, '');
+        let result: Awaited<ReturnType<typeof next>>;
+        try {
+          result = await next(args);
+        } catch (error) {
+          // AWS bills a conditional write that fails as a write (at least one unit): counted apart.
+          if ((error as { name?: string }).name === 'ConditionalCheckFailedException') {
+            this.add(`${operation} (condition failed)`, { CapacityUnits: 1 }, true);
+          }
+          throw error;
+        }
         const output = result.output as { ConsumedCapacity?: ConsumedCapacity | ConsumedCapacity[] };
         this.add(operation, output.ConsumedCapacity, isWrite(operation));
         return result;

@@ -174,9 +174,9 @@ export class DynamoDbLedger implements Ledger {
   }
 
   /**
-   * Two Queries, run together: the chunk holding `firstEntryId` (the last one starting at or before
-   * it), then every chunk starting after it up to `lastEntryId` (paged). Each chunk is read whole,
-   * so a range that starts or ends inside a big chunk pays for all of it, once.
+   * The chunk holding `firstEntryId` (the last one starting at or before it), then, only when it
+   * does not reach `lastEntryId`, every chunk after it up to `lastEntryId` (paged). Each chunk is
+   * read whole, so a range that starts or ends inside a big chunk pays for all of it, once.
    */
   async readEntries(
     ledgerId: bigint,
@@ -186,30 +186,35 @@ export class DynamoDbLedger implements Ledger {
   ): Promise<StoredEntry[]> {
     if (firstEntryId > lastEntryId) return [];
     const consistent = options.consistent ?? true;
-    const [head, rest] = await Promise.all([
-      this.client.send(
-        new QueryCommand({
-          TableName: this.entriesTable,
-          KeyConditionExpression: 'ledgerId = :l AND firstEntryId <= :e',
-          ExpressionAttributeValues: { ':l': N(ledgerId), ':e': N(firstEntryId) },
-          ScanIndexForward: false,
-          Limit: 1,
-          ConsistentRead: consistent,
-        }),
-      ),
-      firstEntryId === lastEntryId
-        ? Promise.resolve([])
-        : queryAll(this.client, {
+    const head = await this.client.send(
+      new QueryCommand({
+        TableName: this.entriesTable,
+        KeyConditionExpression: 'ledgerId = :l AND firstEntryId <= :e',
+        ExpressionAttributeValues: { ':l': N(ledgerId), ':e': N(firstEntryId) },
+        ScanIndexForward: false,
+        Limit: 1,
+        ConsistentRead: consistent,
+      }),
+    );
+    // The chunk holding firstEntryId often holds the whole range (a dispatcher reads one publish
+    // batch at a time): then one Query is all it costs.
+    const first = head.Items?.[0];
+    const firstEnd = first ? (big(first, 'firstEntryId') as bigint) + BigInt(num(first, 'n') ?? 0) - 1n : -1n;
+    // Chunks after the first one: a chunk starting at firstEntryId would have been the first.
+    const restFrom = (firstEnd > firstEntryId ? firstEnd : firstEntryId) + 1n;
+    const rest =
+      restFrom > lastEntryId
+        ? []
+        : await queryAll(this.client, {
             TableName: this.entriesTable,
             KeyConditionExpression: 'ledgerId = :l AND firstEntryId BETWEEN :from AND :to',
             ExpressionAttributeValues: {
               ':l': N(ledgerId),
-              ':from': N(firstEntryId + 1n),
+              ':from': N(restFrom),
               ':to': N(lastEntryId),
             },
             ConsistentRead: consistent,
-          }),
-    ]);
+          });
     const entries: StoredEntry[] = [];
     for (const chunk of [...(head.Items ?? []), ...rest]) {
       const first = big(chunk, 'firstEntryId') as bigint;

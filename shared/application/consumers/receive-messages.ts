@@ -6,6 +6,7 @@ import type { Delivery } from '../engine/engine-context.ts';
 import { cursorOf, engineOf } from '../engine-ports.ts';
 import type { UseCasePorts } from '../ports.ts';
 import type { Principal } from '../principal.ts';
+import { caughtUp } from '../process-memo.ts';
 import { dispatchConsumerOf, keySharedMembers, renewLease, requireConsumer } from './consumer-session.ts';
 import { doorbellOf, ringAll } from './doorbells.ts';
 
@@ -96,15 +97,29 @@ export async function receiveMessages(
   let consumer = await requireConsumer(ports, principal, consumerId);
   await renewLease(ports, consumer);
   const deadline = ports.clock.nowMs() + waitMs;
+  const idle = caughtUp(ports);
   for (let round = 0; ; round++) {
-    const taken = await dispatchFor(ports, consumer, max);
+    const single =
+      consumer.partitions.length === 1 ? (consumer.partitions[0] as ConsumerPartition) : undefined;
+    // Caught up at the last look and no ring since: nothing to read the cursor for (an SQS short
+    // poll instead of a head and an entries read).
+    const rung =
+      round > 0 || !single || !idle.has(single.cursorId)
+        ? true
+        : await ports.deliveryQueue.waitForRing(doorbellOf(single.cursorId), 0);
+    const taken = rung ? await dispatchFor(ports, consumer, max) : [];
+    if (single) {
+      if (rung && taken.length < max) idle.add(single.cursorId);
+      else if (taken.length >= max) idle.delete(single.cursorId);
+    }
     if (taken.length > 0) return taken.map(({ partition, delivery }) => delivered(partition, delivery));
     const remaining = deadline - ports.clock.nowMs();
     if (remaining <= 0) return [];
     const partition = consumer.partitions[round % consumer.partitions.length] as ConsumerPartition;
     const waitStarted = ports.clock.nowMs();
     const pollMs = Math.min(consumer.partitions.length === 1 ? MAX_POLL_MS : 1_000, remaining);
-    await ports.deliveryQueue.waitForRing(doorbellOf(partition.cursorId), pollMs);
+    const woke = await ports.deliveryQueue.waitForRing(doorbellOf(partition.cursorId), pollMs);
+    if (woke || consumer.partitions.length > 1) idle.delete(partition.cursorId);
     if (ports.clock.nowMs() - waitStarted >= FENCE_AFTER_WAIT_MS) {
       try {
         consumer = await requireConsumer(ports, principal, consumerId, { fresh: true });

@@ -236,7 +236,7 @@ async function claimFirstDeliveries(ctx: EngineContext, request: ClaimRequest): 
   const { cursor, consumer, record, max } = request;
   const head = record.head;
   const now = ctx.clock.nowMs();
-  const found = await entriesAtReadPosition(ctx, cursor, head, Math.min(MAX_DISPATCH, max + 10));
+  const found = await entriesAtReadPosition(ctx, cursor, head, Math.min(MAX_DISPATCH, max));
   if (found.entries.length === 0 && found.readPosition.equals(head.readPosition)) {
     return renewOnly(ctx, request);
   }
@@ -326,7 +326,7 @@ async function entriesAtReadPosition(
     );
     const entries = contiguousFrom(readPosition, read);
     if (entries.length > 0) return { readPosition, entries };
-    const state = await ctx.ledger.state(cursor.partition);
+    const state = await (ctx.recentState ?? ((partition) => ctx.ledger.state(partition)))(cursor.partition);
     const ledgers = state?.ledgers ?? [];
     const index = ledgers.findIndex((ledger) => ledger.ledgerId === readPosition.ledgerId);
     const ledger = ledgers[index];

@@ -3,7 +3,7 @@ import type { SubscriptionType } from '../../domain/subscription-type.ts';
 import type { TopicName } from '../../domain/topic-name.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { DispatchStore } from '../../ports/dispatch-store.ts';
-import type { Ledger, StoredEntry } from '../../ports/ledger.ts';
+import type { Ledger, ManagedLedgerState, StoredEntry } from '../../ports/ledger.ts';
 
 /** What the delivery engine works with: the cursor's state, the ledger and the server's clock. */
 export interface EngineContext {
@@ -11,6 +11,11 @@ export interface EngineContext {
   readonly ledger: Ledger;
   readonly clock: Clock;
   readonly limits: EngineLimits;
+  /**
+   * The partition's ledgers for the dispatcher's idle path, possibly remembered for a moment (see
+   * recentLedgerState); default: a fresh `ledger.state` read.
+   */
+  readonly recentState?: (partition: TopicName) => Promise<ManagedLedgerState | undefined>;
 }
 
 export interface EngineLimits {

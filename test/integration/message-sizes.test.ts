@@ -221,10 +221,8 @@ describe('messages up to the largest payload, on every path', () => {
     stack = await startEmbeddedProcess({ dataDir, env: { ACKLINE_MAX_DELAY_SECONDS: '2' } });
     admin = new AdminApi(stack.url, admin.token);
     consumers = new ConsumerApi(stack.url, consumers.token);
-    const shared = await consumers.subscribe(topic, 'shared', {
-      subscriptionType: 'Shared',
-      ackTimeoutMs: 1000,
-    });
+    // No ack timeout now: the test acknowledges once all arrived, which under load can take longer.
+    const shared = await consumers.subscribe(topic, 'shared', { subscriptionType: 'Shared' });
     const other = await consumers.subscribe(topic, 'other', { subscriptionType: 'Key_Shared' });
     const fromShared = await receiveAll(shared, unread.length, 15_000);
     const fromOther = await receiveAll(other, unread.length, 15_000);

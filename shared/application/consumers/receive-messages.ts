@@ -26,8 +26,6 @@ export interface DeliveredMessage extends ConsumerMessage {
   readonly deliveryHandle: string;
 }
 
-/** A wait of at least this long makes the receive read the consumer again before it claims. */
-const FENCE_AFTER_WAIT_MS = 1_000;
 /** Longest single wait on a doorbell (SQS's long poll). */
 const MAX_POLL_MS = 20_000;
 
@@ -116,17 +114,16 @@ export async function receiveMessages(
     const remaining = deadline - ports.clock.nowMs();
     if (remaining <= 0) return [];
     const partition = consumer.partitions[round % consumer.partitions.length] as ConsumerPartition;
-    const waitStarted = ports.clock.nowMs();
     const pollMs = Math.min(consumer.partitions.length === 1 ? MAX_POLL_MS : 1_000, remaining);
     const woke = await ports.deliveryQueue.waitForRing(doorbellOf(partition.cursorId), pollMs);
     if (woke || consumer.partitions.length > 1) idle.delete(partition.cursorId);
-    if (ports.clock.nowMs() - waitStarted >= FENCE_AFTER_WAIT_MS) {
-      try {
-        consumer = await requireConsumer(ports, principal, consumerId, { fresh: true });
-      } catch (error) {
-        if (error instanceof NotFoundError) return []; // closed while this call waited
-        throw error;
-      }
+    // After any wait, the consumer is read again before anything is claimed: a close while this
+    // call waited (an abandoned poll) refuses the claim. One consumer read per wait.
+    try {
+      consumer = await requireConsumer(ports, principal, consumerId, { fresh: true });
+    } catch (error) {
+      if (error instanceof NotFoundError) return []; // closed while this call waited
+      throw error;
     }
   }
 }

@@ -111,19 +111,15 @@ export class DynamoDbConsumerRegistry implements ConsumerRegistry {
   }
 
   async expired(subscriptionKey: string, nowMs: number): Promise<string[]> {
-    const items = await queryAll(this.client, {
-      TableName: this.tableName,
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': S(`MEM#${subscriptionKey}`) },
-      ConsistentRead: true,
-    });
-    return items
-      .filter((item) => (num(item, 'u') ?? 0) < nowMs)
-      .map((item) => str(item, 'sk') as string)
-      .sort();
+    return (await this.leases(subscriptionKey)).filter(([, until]) => until < nowMs).map(([id]) => id);
   }
 
   async members(subscriptionKey: string, nowMs: number): Promise<string[]> {
+    return (await this.leases(subscriptionKey)).filter(([, until]) => until >= nowMs).map(([id]) => id);
+  }
+
+  /** Every member of the subscription with the end of its lease, sorted by id. One strong Query. */
+  private async leases(subscriptionKey: string): Promise<[string, number][]> {
     const items = await queryAll(this.client, {
       TableName: this.tableName,
       KeyConditionExpression: 'pk = :pk',
@@ -131,8 +127,7 @@ export class DynamoDbConsumerRegistry implements ConsumerRegistry {
       ConsistentRead: true,
     });
     return items
-      .filter((item) => (num(item, 'u') ?? 0) >= nowMs)
-      .map((item) => str(item, 'sk') as string)
-      .sort();
+      .map((item): [string, number] => [str(item, 'sk') as string, num(item, 'u') ?? 0])
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   }
 }

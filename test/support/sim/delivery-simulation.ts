@@ -510,10 +510,7 @@ export async function runSimulation(
         if (script.type === 'Exclusive' || script.type === 'Failover') {
           await rewind(ctx, cursor, { consumerId: c.id }).catch(() => undefined);
         } else {
-          let from: Position | undefined;
-          for (let step = 0; step === 0 || (from && step < 1_000); step++) {
-            from = (await releaseConsumerStep(ctx, cursor, c.id, from)).next;
-          }
+          await releaseAll(ctx, cursor, c.id);
         }
         done();
         return;
@@ -525,10 +522,7 @@ export async function runSimulation(
         if (script.type === 'Exclusive' || script.type === 'Failover') {
           await rewind(ctx, cursor, { consumerId: c.id, close: true });
         } else {
-          let from: Position | undefined;
-          for (let step = 0; step === 0 || (from && step < 1_000); step++) {
-            from = (await releaseConsumerStep(ctx, cursor, c.id, from)).next;
-          }
+          await releaseAll(ctx, cursor, c.id);
         }
         c.state = 'gone';
         done();
@@ -559,10 +553,7 @@ export async function runSimulation(
       for (const c of consumers) {
         const lapsed = c.state === 'open' && c.lastCallMs + LEASE_MS <= clock.nowMs();
         if (!lapsed && c.state !== 'closing') continue;
-        let from: Position | undefined;
-        for (let step = 0; step === 0 || (from && step < 1_000); step++) {
-          from = (await releaseConsumerStep(ctx, cursor, c.id, from)).next;
-        }
+        await releaseAll(ctx, cursor, c.id);
         c.state = 'gone';
         c.held = [];
       }
@@ -576,10 +567,7 @@ export async function runSimulation(
         await rewind(ctx, cursor, { consumerId: c.id, close: true });
         return;
       }
-      let from: Position | undefined;
-      for (let step = 0; step === 0 || (from && step < 1_000); step++) {
-        from = (await releaseConsumerStep(ctx, cursor, c.id, from)).next;
-      }
+      await releaseAll(ctx, cursor, c.id);
     })();
     await scheduler.waitFor(work);
   };
@@ -653,10 +641,7 @@ export async function runSimulation(
       if (script.type === 'Exclusive' || script.type === 'Failover') {
         await rewind(ctx, cursor, { consumerId: c.id, close: true });
       } else {
-        let from: Position | undefined;
-        for (let step = 0; step === 0 || (from && step < 1_000); step++) {
-          from = (await releaseConsumerStep(ctx, cursor, c.id, from)).next;
-        }
+        await releaseAll(ctx, cursor, c.id);
       }
     });
     c.state = 'gone';
@@ -729,6 +714,14 @@ export async function runSimulation(
     );
   }
   return { deliveries: observed.length, crashes };
+}
+
+/** Every step of a release job for `consumerId`, to its end (bounded). */
+async function releaseAll(ctx: EngineContext, cursor: PartitionCursor, consumerId: string): Promise<void> {
+  let from: Position | undefined;
+  for (let step = 0; step === 0 || (from && step < 1_000); step++) {
+    from = (await releaseConsumerStep(ctx, cursor, consumerId, from)).next;
+  }
 }
 
 function choose<T>(items: readonly T[], pick: number): T[] {

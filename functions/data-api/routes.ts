@@ -5,7 +5,7 @@ import {
   negativeAcknowledge,
   redeliverUnacknowledged,
 } from '../../shared/application/consumers/consumer-acks.ts';
-import { closeConsumer } from '../../shared/application/consumers/consumer-session.ts';
+import { closeConsumer, keepAlive } from '../../shared/application/consumers/consumer-session.ts';
 import { receiveMessages } from '../../shared/application/consumers/receive-messages.ts';
 import { publishMessages } from '../../shared/application/publish-messages.ts';
 import { subscribeConsumer } from '../../shared/application/subscribe-consumer.ts';
@@ -109,6 +109,14 @@ export function dataRoutes(deps: Dependencies): Route[] {
       handler: async (request) => {
         const handles = parseOptionalHandles(jsonBody(request));
         await redeliverUnacknowledged(ports, request.principal, consumerIdOf(request), handles);
+        return noContent();
+      },
+    },
+    {
+      method: 'POST',
+      path: '/consumers/{consumerId}/heartbeat',
+      handler: async (request) => {
+        await keepAlive(ports, request.principal, consumerIdOf(request));
         return noContent();
       },
     },

@@ -5,6 +5,7 @@ import { TopicName } from '../../domain/topic-name.ts';
 import type { ConsumerPartition, ConsumerRecord } from '../../ports/consumer-registry.ts';
 import { requireAction, requirePrincipal } from '../authorization.ts';
 import { ackTimeoutDelayMs } from '../consumer-policy.ts';
+import { claimOwnership } from '../engine/dispatcher.ts';
 import type { DispatchConsumer, KeySharedMember } from '../engine/engine-context.ts';
 import { releaseConsumerStep, rewind } from '../engine/release.ts';
 import { cursorOf, engineOf } from '../engine-ports.ts';
@@ -80,6 +81,29 @@ export async function renewLease(ports: UseCasePorts, consumer: ConsumerRecord):
     now + leaseMsOf(consumer),
   );
   renewed.set(consumer.consumerId, now);
+}
+
+/**
+ * A call that does nothing but renew the consumer's lease (`POST /consumers/{id}/heartbeat`): the
+ * SDK sends it while a consumer is open and processing, so a long processing time does not make
+ * it gone. Exclusive/Failover owners keep their ownership too (it is renewed with the lease).
+ */
+export async function keepAlive(
+  ports: UseCasePorts,
+  principal: Principal | undefined,
+  consumerId: string,
+): Promise<void> {
+  const consumer = await requireConsumer(ports, principal, consumerId);
+  await renewLease(ports, consumer);
+  if (isCumulativeAckType(consumer.subscriptionType)) {
+    for (const partition of consumer.partitions) {
+      await claimOwnership(
+        engineOf(ports),
+        cursorOf(consumer, partition),
+        dispatchConsumerOf(ports, consumer, partition),
+      );
+    }
+  }
 }
 
 /** The consumer as the dispatcher serves it on one partition. */

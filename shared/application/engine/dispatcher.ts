@@ -156,8 +156,9 @@ export async function claimOwnership(
     if (!record) throw new NotFoundError(`The subscription of cursor ${cursor.cursorId} was deleted`);
     const ownership = decideOwnership(record.head, consumer, cursor.type, ctx.clock.nowMs());
     if (ownership.kind === 'standby') return false;
-    if (ownership.kind === 'owner') return true;
-    if ((await ctx.store.casHead(cursor.cursorId, record.version, ownership.head)).ok) return true;
+    if (ownership.kind === 'owner' && !ownership.renewal) return true;
+    const head = ownership.kind === 'owner' ? { ...record.head, ...ownership.renewal } : ownership.head;
+    if ((await ctx.store.casHead(cursor.cursorId, record.version, head)).ok) return true;
   }
   return false;
 }

@@ -1,6 +1,7 @@
 import { type DeliveryRun, runEnd, sliceRun } from '../../domain/delivery-run.ts';
 import type { DispatchHead } from '../../domain/dispatch-head.ts';
 import { ConflictError, NotFoundError } from '../../domain/errors.ts';
+import { LedgerIndex } from '../../domain/ledger-layout.ts';
 import { Position } from '../../domain/position.ts';
 import { isCumulativeAckType } from '../../domain/subscription-type.ts';
 import type { HeadRecord, TrackerEntry } from '../../ports/dispatch-store.ts';
@@ -12,6 +13,7 @@ import type {
   KeySharedMember,
   PartitionCursor,
 } from './engine-context.ts';
+import { foldStep } from './fold.ts';
 import { routesTo } from './key-shared-routing.ts';
 import {
   isAcknowledged,
@@ -234,9 +236,18 @@ interface ClaimRequest {
  * entries and, on Key_Shared, entries of other members' keys as released to the tracker).
  */
 async function claimFirstDeliveries(ctx: EngineContext, request: ClaimRequest): Promise<ClaimOutcome> {
-  const { cursor, consumer, record, max } = request;
+  const { cursor, consumer, record } = request;
   const head = record.head;
   const now = ctx.clock.nowMs();
+  const room = await windowRoom(ctx, cursor, head);
+  if (room <= 0) {
+    // At the cap: fold what was acknowledged (maintenance would, within a minute), then go on
+    // with the folded head, or pause while the window really is full (I7).
+    const folded = await foldStep(ctx, cursor);
+    if (!folded.markDelete) return renewOnly(ctx, request);
+    return { kind: 'conflict', current: await ctx.store.readHead(cursor.cursorId) };
+  }
+  const max = Math.min(request.max, room);
   const found = await entriesAtReadPosition(ctx, cursor, head, Math.min(MAX_DISPATCH, max));
   if (found.entries.length === 0 && found.readPosition.equals(head.readPosition)) {
     return renewOnly(ctx, request);
@@ -297,6 +308,27 @@ async function renewOnly(ctx: EngineContext, request: ClaimRequest): Promise<Cla
   return written.ok
     ? { kind: 'claimed', deliveries: [], timers: [] }
     : { kind: 'conflict', current: written.current };
+}
+
+/**
+ * How many more entries first deliveries may hand out before the subscription reaches its cap
+ * of unacknowledged entries (Pulsar's maxUnackedMessagesPerSubscription): the window from
+ * mark-delete to the read position bounds what is unacknowledged (entries acknowledged one by
+ * one inside it count too, so the cap is conservative: a message stuck at mark-delete pauses
+ * dispatch once `maxUnackedPerSubscription` more were dispatched). Reads the ledger layout only
+ * when the window spans ledgers (remembered for a moment).
+ */
+async function windowRoom(ctx: EngineContext, cursor: PartitionCursor, head: DispatchHead): Promise<number> {
+  const cap = ctx.limits.maxUnackedPerSubscription;
+  const from = head.markDelete;
+  const to = head.readPosition;
+  if (from.ledgerId === to.ledgerId) return cap - Number(to.entryId - from.entryId - 1n);
+  const state = await (ctx.recentState ?? ((partition) => ctx.ledger.state(partition)))(cursor.partition);
+  const ledgers = new LedgerIndex(state?.ledgers ?? []);
+  const lastDispatched =
+    to.entryId > 0n ? Position.of(to.ledgerId, to.entryId - 1n) : Position.beforeFirst(to.ledgerId);
+  const size = ledgers.totalEntries === 0n ? 0n : ledgers.ordinal(lastDispatched) - ledgers.ordinal(from);
+  return cap - Number(size);
 }
 
 function minDue(...dues: (number | undefined)[]): number | undefined {

@@ -29,9 +29,16 @@ export interface EngineLimits {
   readonly casAttempts: number;
   /** Runs the head holds before the oldest page's runs are spilled (keeps the head near 1 KB). */
   readonly maxHeadRuns: number;
+  /** Pulsar's maxUnackedMessagesPerSubscription: first deliveries pause at it (the window bounds it). */
+  readonly maxUnackedPerSubscription: number;
 }
 
-export const DEFAULT_ENGINE_LIMITS: EngineLimits = { abandonedIdMs: 60_000, casAttempts: 5, maxHeadRuns: 12 };
+export const DEFAULT_ENGINE_LIMITS: EngineLimits = {
+  abandonedIdMs: 60_000,
+  casAttempts: 5,
+  maxHeadRuns: 12,
+  maxUnackedPerSubscription: 200_000,
+};
 
 /** The subscription on one partition, as the engine addresses it. */
 export interface PartitionCursor {

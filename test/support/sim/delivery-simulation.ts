@@ -79,6 +79,8 @@ export interface SimScript {
   readonly initial: number;
   readonly staleSeed: number;
   readonly duplicateCalls: boolean;
+  /** The subscription's unacknowledged cap (small ones make dispatch pause and fold inline). */
+  readonly maxUnacked: number;
   readonly rounds: readonly SimRound[];
 }
 
@@ -170,6 +172,7 @@ export function scriptArb(
       initial: fc.nat({ max: 30 }),
       staleSeed: fc.nat(),
       duplicateCalls: fc.boolean(),
+      maxUnacked: fc.constantFrom(3, 8, 200_000),
     })
     .chain((base) =>
       fc

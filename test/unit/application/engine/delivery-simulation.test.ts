@@ -35,6 +35,7 @@ const manyRuns: fc.Arbitrary<SimScript> = fc.constant({
   ackTimeout: false,
   staleSeed: 1,
   duplicateCalls: false,
+  maxUnacked: 200_000,
   initial: 150,
   rounds: Array.from({ length: 50 }, (_, i) => ({
     actions: [0, 1, 2].map((k) => ({ kind: 'receive' as const, consumer: (i + k) % 3, max: 1 })),

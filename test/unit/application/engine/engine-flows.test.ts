@@ -192,3 +192,29 @@ describe('delivery engine flows (in memory)', () => {
     expect(ids(got)).toEqual(published.map(String));
   });
 });
+
+describe('the unacknowledged cap (I7)', () => {
+  it('pauses first deliveries at maxUnackedPerSubscription and goes on once acknowledgements fold', async () => {
+    const w = world('Shared');
+    const ctx: EngineContext = {
+      ...w.ctx,
+      limits: { ...DEFAULT_ENGINE_LIMITS, maxUnackedPerSubscription: 5 },
+    };
+    const published = await w.publish(12);
+    await createSubscriptionCursor(ctx, w.cursor, 'Earliest');
+    const receive = async (max: number) => {
+      const result = await dispatch(ctx, { cursor: w.cursor, consumer: w.consumer('a'), max });
+      return result.kind === 'delivered' ? result.deliveries : [];
+    };
+    const first = await receive(10);
+    expect(ids(first)).toEqual(published.slice(0, 5).map(String));
+    expect(await receive(10)).toEqual([]);
+    await acknowledge(
+      ctx,
+      w.cursor,
+      first.map((d) => d.position),
+      { byId: false },
+    );
+    expect(ids(await receive(10))).toEqual(published.slice(5, 10).map(String));
+  });
+});

@@ -222,3 +222,44 @@ describe('when a message is dead-lettered', () => {
     expect(await topicsOf(victim)).toEqual([]);
   });
 });
+
+describe('a refused dead letter next to other redeliveries', () => {
+  it('a redelivery due before the refused one is handed out, not held unseen; the refusal comes next', async ({
+    expect,
+  }) => {
+    const { topic, role, deadLetterTopic, as } = await arrange('dlqmixed');
+    await admin.grant(deadLetterTopic, role, ['produce']);
+    const consumer = await as.subscribe(topic, 'sub', {
+      subscriptionType: 'Shared',
+      negativeAckRedeliveryDelayMs: 0,
+      deadLetterPolicy: { maxRedeliverCount: 1, deadLetterTopic: deadLetterTopic.name },
+    });
+    const [poisonId, fineId] = await admin.produce(topic, [{ payload: 'poison' }, { payload: 'fine' }]);
+    const first = await consumer.receiveN(2, 5000);
+    const [poison, fine] = [
+      first.find((m) => m.messageId === poisonId),
+      first.find((m) => m.messageId === fineId),
+    ];
+    await consumer.nack([poison as ReceivedMessage]);
+    const poisonAgain = await receiveOne(consumer);
+    await revoke(deadLetterTopic, role);
+    // Due first: the fine message (count 1 next); then the poison one, past maxRedeliverCount.
+    await consumer.nack([fine as ReceivedMessage]);
+    await sleep(5);
+    await consumer.redeliverUnacknowledged([poisonAgain]);
+
+    const handedOut = await consumer.sendReceive({ maxMessages: 10, waitMs: 0 });
+    const refused = await consumer.sendReceive({ maxMessages: 10, waitMs: 3000 });
+
+    expect(poisonAgain.messageId).toBe(poisonId);
+    expect(handedOut.status).toBe(200);
+    expect(
+      (handedOut.body as { messages: ReceivedMessage[] }).messages.map((m) => [
+        m.messageId,
+        m.redeliveryCount,
+      ]),
+    ).toEqual([[fineId, 1]]);
+    expect(refused.status).toBe(403);
+    expect(reasonOf(refused)).toContain(`not allowed to produce on ${deadLetterTopic.name}`);
+  });
+});

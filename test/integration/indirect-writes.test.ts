@@ -262,4 +262,35 @@ describe('a refused dead letter next to other redeliveries', () => {
     expect(refused.status).toBe(403);
     expect(reasonOf(refused)).toContain(`not allowed to produce on ${deadLetterTopic.name}`);
   });
+
+  it('one nack of a fresh delivery and a refused dead letter: 403, and neither is released', async ({
+    expect,
+  }) => {
+    const { topic, role, deadLetterTopic, as } = await arrange('dlqmixednack');
+    await admin.grant(deadLetterTopic, role, ['produce']);
+    const consumer = await as.subscribe(topic, 'sub', {
+      subscriptionType: 'Shared',
+      negativeAckRedeliveryDelayMs: 0,
+      deadLetterPolicy: { maxRedeliverCount: 1, deadLetterTopic: deadLetterTopic.name },
+    });
+    const [poisonId, fineId] = await admin.produce(topic, [{ payload: 'poison' }, { payload: 'fine' }]);
+    const first = await consumer.receiveN(2, 5000);
+    await consumer.nack(first.filter((m) => m.messageId === poisonId));
+    const poisonAgain = await receiveOne(consumer);
+    await revoke(deadLetterTopic, role);
+
+    const nacked = await consumer.sendNack({
+      deliveryHandles: [
+        ...first.filter((m) => m.messageId === fineId).map((m) => m.deliveryHandle),
+        poisonAgain.deliveryHandle,
+      ],
+    });
+    const after = await consumer.sendReceive({ maxMessages: 10, waitMs: 500 });
+
+    expect(nacked.status).toBe(403);
+    expect(reasonOf(nacked)).toContain(`not allowed to produce on ${deadLetterTopic.name}`);
+    // Both are still held by the consumer, as before the refused nack: nothing to receive.
+    expect((after.body as { messages: ReceivedMessage[] }).messages).toEqual([]);
+    expect(await admin.backlogs(topic)).toEqual({ sub: 2 });
+  });
 });

@@ -29,6 +29,9 @@ export class UnauthorizedError extends AcklineError {}
 /** The caller is authenticated but not allowed (403). */
 export class ForbiddenError extends AcklineError {}
 
+/** A consumer's role may no longer produce on its dead-letter topic: nothing was dead-lettered (403). */
+export class DeadLetterRefusedError extends ForbiddenError {}
+
 /** The named thing does not exist (404). */
 export class NotFoundError extends AcklineError {}
 

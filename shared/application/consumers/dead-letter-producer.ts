@@ -1,4 +1,4 @@
-import { ForbiddenError } from '../../domain/errors.ts';
+import { DeadLetterRefusedError, ForbiddenError } from '../../domain/errors.ts';
 import { RoundRobinRouter } from '../../domain/message-router.ts';
 import { TopicName } from '../../domain/topic-name.ts';
 import type { ConsumerPartition, ConsumerRecord } from '../../ports/consumer-registry.ts';
@@ -47,7 +47,7 @@ export function deadLetterProducerOf(
         );
       } catch (error) {
         if (error instanceof ForbiddenError) {
-          throw new ForbiddenError(
+          throw new DeadLetterRefusedError(
             `Dead letters of ${consumer.subscription} cannot go to ${policy.deadLetterTopic}: ${error.message}`,
             { cause: error },
           );

@@ -1,5 +1,5 @@
 import { type DeliveryHandle, encodeDeliveryHandle } from '../../domain/delivery-token.ts';
-import { NotFoundError } from '../../domain/errors.ts';
+import { DeadLetterRefusedError, NotFoundError } from '../../domain/errors.ts';
 import type { ConsumerPartition, ConsumerRecord } from '../../ports/consumer-registry.ts';
 import { dispatch } from '../engine/dispatcher.ts';
 import type { Delivery } from '../engine/engine-context.ts';
@@ -8,7 +8,7 @@ import type { UseCasePorts } from '../ports.ts';
 import type { Principal } from '../principal.ts';
 import { caughtUp } from '../process-memo.ts';
 import { dispatchConsumerOf, keySharedMembers, renewLease, requireConsumer } from './consumer-session.ts';
-import { doorbellOf, ringAll } from './doorbells.ts';
+import { doorbellOf, ringAll, ringAt } from './doorbells.ts';
 
 /** A message as every consumer gets it: HTTP receive and event-driven (Lambda) consumers. */
 export interface ConsumerMessage {
@@ -46,7 +46,8 @@ export function consumerMessageOf(partition: ConsumerPartition, delivery: Delive
 /**
  * One dispatch for `consumer` on each of its partitions in turn, until `max` messages; rings the
  * timers the dispatch set (delayed entries, ack timeouts). Shared by HTTP receive and Lambda
- * consumers. Throws ConsumerFencedError for a replaced Exclusive/Failover owner.
+ * consumers. Throws ConsumerFencedError for a replaced Exclusive/Failover owner, and
+ * DeadLetterRefusedError when a due dead letter is refused before anything was handed out.
  */
 export async function dispatchFor(
   ports: UseCasePorts,
@@ -58,14 +59,25 @@ export async function dispatchFor(
   const start = Math.floor(Math.random() * consumer.partitions.length);
   for (let i = 0; i < consumer.partitions.length && taken.length < max; i++) {
     const partition = consumer.partitions[(start + i) % consumer.partitions.length] as ConsumerPartition;
-    const result = await dispatch(ctx, {
-      cursor: cursorOf(consumer, partition),
-      consumer: dispatchConsumerOf(ports, consumer, partition),
-      max: max - taken.length,
-      ...(consumer.subscriptionType === 'Key_Shared'
-        ? { members: await keySharedMembers(ports, consumer, partition) }
-        : {}),
-    });
+    let result: Awaited<ReturnType<typeof dispatch>>;
+    try {
+      result = await dispatch(ctx, {
+        cursor: cursorOf(consumer, partition),
+        consumer: dispatchConsumerOf(ports, consumer, partition),
+        max: max - taken.length,
+        ...(consumer.subscriptionType === 'Key_Shared'
+          ? { members: await keySharedMembers(ports, consumer, partition) }
+          : {}),
+      });
+    } catch (error) {
+      // What earlier partitions handed out is held by this consumer: return it. The refused dead
+      // letter stays due; a ring now wakes the next receive, which answers the refusal.
+      if (error instanceof DeadLetterRefusedError && taken.length > 0) {
+        await ringAt(ports, partition.cursorId, ports.clock.nowMs());
+        break;
+      }
+      throw error;
+    }
     if (result.kind !== 'delivered') continue;
     for (const delivery of result.deliveries) taken.push({ partition, delivery });
     await ringAll(ports, partition.cursorId, result.timers);

@@ -1,6 +1,6 @@
 import { type DeliveryRun, runEnd, sliceRun } from '../../domain/delivery-run.ts';
 import type { DispatchHead } from '../../domain/dispatch-head.ts';
-import { ConflictError, NotFoundError } from '../../domain/errors.ts';
+import { ConflictError, DeadLetterRefusedError, NotFoundError } from '../../domain/errors.ts';
 import { LedgerIndex } from '../../domain/ledger-layout.ts';
 import { Position } from '../../domain/position.ts';
 import { isCumulativeAckType } from '../../domain/subscription-type.ts';
@@ -95,13 +95,24 @@ export async function dispatch(ctx: EngineContext, request: DispatchRequest): Pr
     // whatever the tracker would (held runs, released ones when due) before anything else.
     const replaying = head.replayFrom !== undefined && isCumulativeAckType(cursor.type);
     if (!replaying && head.trackerDueAtMs !== undefined && head.trackerDueAtMs <= now) {
-      const picked = await pickUpDue(ctx, {
-        cursor,
-        consumer,
-        record,
-        max: max - delivered.length,
-        ...(request.members ? { members: request.members } : {}),
-      });
+      let picked: Awaited<ReturnType<typeof pickUpDue>>;
+      try {
+        picked = await pickUpDue(ctx, {
+          cursor,
+          consumer,
+          record,
+          max: max - delivered.length,
+          ...(request.members ? { members: request.members } : {}),
+        });
+      } catch (error) {
+        // A refused dead letter after a lost race: what an earlier attempt took is held, return it
+        // (with a timer, so the next receive looks again and answers the refusal).
+        if (error instanceof DeadLetterRefusedError && delivered.length > 0) {
+          timers.push(now);
+          break;
+        }
+        throw error;
+      }
       delivered.push(...picked.deliveries);
       timers.push(...picked.timers);
       record = picked.record;

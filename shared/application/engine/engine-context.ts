@@ -71,6 +71,7 @@ export interface DeadLetterProducer {
    * Publishes the entries to the dead-letter topic (as the consumer's role, with REAL_TOPIC,
    * ORIGIN_MESSAGE_ID and REAL_SUBSCRIPTION); the engine acknowledges them after it resolves, so
    * a crash in between publishes a dead letter twice, never loses one.
+   * @throws DeadLetterRefusedError when the role may not produce there: nothing is published.
    */
   publish(entries: readonly StoredEntry[], redeliveryCount: number): Promise<void>;
 }

@@ -106,6 +106,7 @@ export interface NackResult {
  * given) is released to the tracker, due after the consumer's backoff for the count it was handed
  * with; past the dead-letter policy's maxRedeliverCount it goes to `deadLetter` instead. Entries the
  * consumer does not hold (acknowledged, redelivered since, another consumer's) are left alone.
+ * Dead letters go first, so a refused one (DeadLetterRefusedError, 403) leaves every entry as it was.
  * Cost: the head and the pages of the runs (reads), one tracker write per released run, one write
  * per run home (head or page), and one head write to lower the due time for a page's run.
  */
@@ -146,13 +147,15 @@ export async function negativeAcknowledge(
     let conflict = false;
     let current: HeadRecord = record;
     let lowestDue: number | undefined;
-    for (const [run, { located, ids }] of byRun) {
+    const pastMax = (run: DeliveryRun) =>
+      request.deadLetter !== undefined &&
+      request.maxRedeliverCount !== undefined &&
+      run.deliveries - 1 >= request.maxRedeliverCount;
+    // Dead letters first: a refused one (DeadLetterRefusedError) is thrown before anything is written.
+    const runs = [...byRun].sort(([a], [b]) => Number(pastMax(b)) - Number(pastMax(a)));
+    for (const [run, { located, ids }] of runs) {
       const redeliveryCount = run.deliveries - 1;
-      if (
-        request.maxRedeliverCount !== undefined &&
-        redeliveryCount >= request.maxRedeliverCount &&
-        request.deadLetter
-      ) {
+      if (pastMax(run) && request.deadLetter) {
         const positions = runPositions(run).filter((position) => ids.has(position.entryId));
         await request.deadLetter(positions, redeliveryCount);
         await ctx.store.acknowledge(cursor.cursorId, positions);

@@ -1,4 +1,5 @@
 import { carveRun, type DeliveryRun, runEnd, runPositions, sliceRun } from '../../domain/delivery-run.ts';
+import { DeadLetterRefusedError } from '../../domain/errors.ts';
 import { Position } from '../../domain/position.ts';
 import type { HeadRecord, PageState, TrackerEntry } from '../../ports/dispatch-store.ts';
 import type { StoredEntry } from '../../ports/ledger.ts';
@@ -40,8 +41,10 @@ export interface PickUpRequest {
 /**
  * Hands out due redeliveries (in due-time, then log order), each with the count of its earlier
  * deliveries; deletes stale tracker entries; when nothing more is due, moves the head's due time
- * to the next entry. Cost: one Query, the pages of the runs (one read each), one write per run
- * taken (head or page), one tracker write per entry put or deleted.
+ * to the next entry. An entry past maxRedeliverCount goes to the dead-letter producer; its refusal
+ * (DeadLetterRefusedError) ends the pickup and is thrown only when nothing was taken before it, so
+ * a delivery recorded as held is always returned. Cost: one Query, the pages of the runs (one read
+ * each), one write per run taken (head or page), one tracker write per entry put or deleted.
  */
 export async function pickUpDue(
   ctx: EngineContext,
@@ -70,14 +73,24 @@ export async function pickUpDue(
         allSettled = false;
         break;
       }
-      const outcome = await takeTrackerEntry(ctx, {
-        ...request,
-        record,
-        pages,
-        entry,
-        max: request.max - deliveries.length,
-        nowMs: now,
-      });
+      let outcome: TakeOutcome;
+      try {
+        outcome = await takeTrackerEntry(ctx, {
+          ...request,
+          record,
+          pages,
+          entry,
+          max: request.max - deliveries.length,
+          nowMs: now,
+        });
+      } catch (error) {
+        // What is taken is held by the consumer already: hand it out. The refused entry stays due;
+        // a timer for it wakes the next receive, which answers the refusal.
+        if (!(error instanceof DeadLetterRefusedError) || deliveries.length === 0) throw error;
+        timers.push(entry.dueAtMs);
+        allSettled = false;
+        break;
+      }
       if (outcome.kind === 'taken') {
         deliveries.push(...outcome.deliveries);
         timers.push(...outcome.timers);

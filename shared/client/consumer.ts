@@ -66,6 +66,12 @@ interface Waiter {
  * the active one of an Exclusive or Failover subscription) makes every later call reject with
  * {@link AcklineClientClosedError}: subscribe again.
  *
+ * On Exclusive and Failover subscriptions, a receive poll that failed without a 4xx answer (network
+ * error, timeout, 5xx) may have lost messages the server recorded as delivered; the consumer calls
+ * redeliver-unacknowledged before its next receive or cumulative acknowledgement, so the server
+ * rewinds to the mark-delete position and a cumulative acknowledgement never covers a message the
+ * application did not see.
+ *
  * @example
  * const consumer = await client.newConsumer().topic('my-tenant/my-ns/orders').subscriptionName('billing')
  *   .subscriptionType('Shared').subscribe();
@@ -88,6 +94,9 @@ export class Consumer {
   private closeCalled = false;
   /** Why the server no longer serves this consumer, once a heartbeat told (404 or 409). */
   private lost: AcklineClientClosedError | undefined;
+  /** Exclusive/Failover: a poll failed without a 4xx answer; rewind before the next receive or cumulative ack. */
+  private rewindNeeded = false;
+  private rewinding: Promise<void> | undefined;
   private readonly heartbeat: ConsumerHeartbeat;
 
   /** Use `client.newConsumer()...subscribe()`. */
@@ -210,6 +219,7 @@ export class Consumer {
     if (!(messageId instanceof MessageId)) {
       throw new AcklineClientArgumentError('acknowledgeCumulative takes a Message or a MessageId');
     }
+    await this.rewindIfNeeded();
     await this.send({
       method: 'POST',
       path: this.path('ack-cumulative'),
@@ -250,6 +260,8 @@ export class Consumer {
     this.checkOpen();
     this.incoming.length = 0;
     await this.send({ method: 'POST', path: this.path('redeliver-unacknowledged') });
+    // It is the rewind a failed poll asked for, too.
+    this.rewindNeeded = false;
   }
 
   /**
@@ -314,6 +326,11 @@ export class Consumer {
     this.polling = true;
     try {
       while (this.waiters.length > 0 && !this.closed.signal.aborted) {
+        // Awaited only when needed: the first poll starts in the receive's own tick, as before.
+        if (this.rewindNeeded) {
+          await this.rewindIfNeeded();
+          if (this.closed.signal.aborted) return;
+        }
         const startedMs = Date.now();
         const waitMs = this.pollWaitMs(startedMs);
         const messages = await this.poll(waitMs);
@@ -335,6 +352,9 @@ export class Consumer {
       }
     } catch (error) {
       if (!this.closed.signal.aborted) {
+        if (answerMayBeLost(error) && isCumulativeAckType(this.settings.subscriptionType)) {
+          this.rewindNeeded = true;
+        }
         for (const waiter of this.waiters.splice(0)) settle(waiter, () => waiter.reject(error));
       }
     } finally {
@@ -384,6 +404,25 @@ export class Consumer {
     settle(waiter, () => waiter.resolve(undefined));
   }
 
+  /**
+   * Exclusive/Failover, after a poll whose answer may have been lost: redeliver-unacknowledged, so
+   * the server replays from the mark-delete position in order. Concurrent callers share one
+   * request; if it fails, the next call tries again.
+   */
+  private rewindIfNeeded(): Promise<void> {
+    if (!this.rewindNeeded) return Promise.resolve();
+    this.rewinding ??= this.send({ method: 'POST', path: this.path('redeliver-unacknowledged') })
+      .then(() => {
+        this.rewindNeeded = false;
+        // What was kept comes back with the replay, in order.
+        this.incoming.length = 0;
+      })
+      .finally(() => {
+        this.rewinding = undefined;
+      });
+    return this.rewinding;
+  }
+
   /** A call of this consumer: it renews the lease on the server, so the heartbeat waits longer. */
   private send(request: HttpRequest): ReturnType<DataHttp['send']> {
     this.heartbeat.touch();
@@ -420,6 +459,14 @@ export class Consumer {
   private path(action?: string): string {
     return consumerPath(this.settings.consumerId, action);
   }
+}
+
+/**
+ * Whether a failed poll may have been answered with messages this client never read: anything but
+ * a 4xx answer (a network error, a timeout, a 5xx, an answer it could not parse).
+ */
+function answerMayBeLost(error: unknown): boolean {
+  return !(error instanceof AcklineClientError && error.statusCode >= 400 && error.statusCode < 500);
 }
 
 function settle(waiter: Waiter, outcome: () => void): void {

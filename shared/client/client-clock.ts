@@ -6,6 +6,14 @@ export interface ScheduledTask {
 /**
  * The time source of the client's background work (a consumer's heartbeat), as Pulsar's
  * `ClientBuilder.clock(...)`: the system's by default; tests inject one they move by hand.
+ *
+ * @example
+ * // The system clock, logging each heartbeat check:
+ * const clock: ClientClock = {
+ *   nowMs: () => SYSTEM_CLIENT_CLOCK.nowMs(),
+ *   schedule: (task, delayMs) => SYSTEM_CLIENT_CLOCK.schedule(() => { log.debug('heartbeat check'); task(); }, delayMs),
+ * };
+ * const client = AcklineClient.builder().serviceUrl(url).clock(clock).build();
  */
 export interface ClientClock {
   /** Milliseconds since the Unix epoch. */

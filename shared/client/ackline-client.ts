@@ -1,4 +1,5 @@
 import { AcklineAdmin } from './admin-client.ts';
+import { type ClientClock, SYSTEM_CLIENT_CLOCK } from './client-clock.ts';
 import type { Consumer } from './consumer.ts';
 import { ConsumerBuilder } from './consumer-builder.ts';
 import { DataHttp } from './data-http.ts';
@@ -16,6 +17,7 @@ interface ClientSettings {
   readonly authToken: string | undefined;
   readonly fetch: FetchFunction;
   readonly requestTimeoutMs: number;
+  readonly clock: ClientClock;
 }
 
 /**
@@ -77,6 +79,7 @@ export class AcklineClient {
     return new ConsumerBuilder({
       http: this.http,
       requestTimeoutMs: this.settings.requestTimeoutMs,
+      clock: this.settings.clock,
       checkOpen: () => this.checkOpen(),
       register: (consumer) => this.consumers.add(consumer),
       unregister: (consumer) => this.consumers.delete(consumer),
@@ -128,8 +131,21 @@ export class AcklineClient {
  *   .build();
  */
 export class AcklineClientBuilder extends ServiceBuilder {
+  private clientClock: ClientClock = SYSTEM_CLIENT_CLOCK;
+
   constructor() {
     super(DEFAULT_REQUEST_TIMEOUT_MS);
+  }
+
+  /**
+   * The clock of the client's background work, as Pulsar's `ClientBuilder.clock(...)`: consumers'
+   * heartbeats are scheduled on it. The default is the system's, whose timers never keep the
+   * process alive; tests inject a clock they move by hand.
+   * @example AcklineClient.builder().serviceUrl(url).clock(manualClock);
+   */
+  clock(clock: ClientClock): this {
+    this.clientClock = clock;
+    return this;
   }
 
   /**
@@ -147,8 +163,9 @@ export class AcklineClientBuilder extends ServiceBuilder {
    * @example const client = AcklineClient.builder().serviceUrl('http://127.0.0.1:8080').build();
    */
   build(): AcklineClient {
-    return new AcklineClient(
-      this.settings('service URL', (reason) => new AcklineClientArgumentError(reason)),
-    );
+    return new AcklineClient({
+      ...this.settings('service URL', (reason) => new AcklineClientArgumentError(reason)),
+      clock: this.clientClock,
+    });
   }
 }

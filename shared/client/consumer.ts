@@ -2,9 +2,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { MessageId } from '../domain/message-id.ts';
 import { isCumulativeAckType } from '../domain/subscription-type.ts';
 import type { SubscriptionType } from './admin-types.ts';
+import type { ClientClock } from './client-clock.ts';
+import { ConsumerHeartbeat } from './consumer-heartbeat.ts';
 import { parseReceivedMessages } from './data-answers.ts';
 import { consumerPath, type DataHttp, type DataTopic } from './data-http.ts';
 import { AcklineClientArgumentError, AcklineClientClosedError, AcklineClientError } from './errors.ts';
+import type { HttpRequest } from './http-transport.ts';
 import { Message } from './message.ts';
 
 /** The longest wait one receive poll may ask the server for. */
@@ -32,6 +35,10 @@ export interface ConsumerSettings {
   readonly batchReceive: { readonly maxNumMessages: number; readonly timeoutMs: number };
   /** The client's request timeout; a poll's timeout adds the wait it asks for. */
   readonly requestTimeoutMs: number;
+  /** The consumer's lease (the server's default when it set none): its heartbeat beats at a third. */
+  readonly leaseMs: number;
+  /** Schedules the heartbeat. */
+  readonly clock: ClientClock;
   /** Called once the consumer has closed (the client stops tracking it). */
   readonly onClose: (consumer: Consumer) => void;
 }
@@ -53,6 +60,18 @@ interface Waiter {
  * the next receives. Kept messages are delivered to this consumer but not acknowledged: closing or
  * `redeliverUnacknowledgedMessages()` hands them back to the subscription.
  *
+ * While open, the consumer keeps its lease alive in the background: when it made no call for a third
+ * of its lease (the application is busy with a message), it sends `POST /consumers/{id}/heartbeat`.
+ * A heartbeat answered 404 (the server dropped the consumer) or 409 (another consumer replaced it as
+ * the active one of an Exclusive or Failover subscription) makes every later call reject with
+ * {@link AcklineClientClosedError}: subscribe again.
+ *
+ * On Exclusive and Failover subscriptions, a receive poll that failed without a 4xx answer (network
+ * error, timeout, 5xx) may have lost messages the server recorded as delivered; the consumer calls
+ * redeliver-unacknowledged before its next receive or cumulative acknowledgement, so the server
+ * rewinds to the mark-delete position and a cumulative acknowledgement never covers a message the
+ * application did not see.
+ *
  * @example
  * const consumer = await client.newConsumer().topic('my-tenant/my-ns/orders').subscriptionName('billing')
  *   .subscriptionType('Shared').subscribe();
@@ -71,9 +90,25 @@ export class Consumer {
   /** Aborted on close: stops the poll in flight (the server redelivers what it held). */
   private readonly closed = new AbortController();
   private closing: Promise<void> | undefined;
+  /** Set by close(): calls reject with "is closed" rather than with {@link lost}. */
+  private closeCalled = false;
+  /** Why the server no longer serves this consumer, once a heartbeat told (404 or 409). */
+  private lost: AcklineClientClosedError | undefined;
+  /** Exclusive/Failover: a poll failed without a 4xx answer; rewind before the next receive or cumulative ack. */
+  private rewindNeeded = false;
+  private rewinding: Promise<void> | undefined;
+  private readonly heartbeat: ConsumerHeartbeat;
 
   /** Use `client.newConsumer()...subscribe()`. */
-  constructor(private readonly settings: ConsumerSettings) {}
+  constructor(private readonly settings: ConsumerSettings) {
+    this.heartbeat = new ConsumerHeartbeat({
+      clock: settings.clock,
+      leaseMs: settings.leaseMs,
+      send: () => settings.http.send({ method: 'POST', path: this.path('heartbeat') }),
+      onLost: (answer) => this.markLost(answer),
+    });
+    this.heartbeat.start();
+  }
 
   /**
    * The topic's full name.
@@ -156,7 +191,7 @@ export class Consumer {
     this.checkOpen();
     const { messageIds, deliveryHandles } = identify(target, 'acknowledge');
     if (messageIds.length === 0 && deliveryHandles.length === 0) return;
-    await this.settings.http.send({
+    await this.send({
       method: 'POST',
       path: this.path('ack'),
       body: {
@@ -184,7 +219,8 @@ export class Consumer {
     if (!(messageId instanceof MessageId)) {
       throw new AcklineClientArgumentError('acknowledgeCumulative takes a Message or a MessageId');
     }
-    await this.settings.http.send({
+    await this.rewindIfNeeded();
+    await this.send({
       method: 'POST',
       path: this.path('ack-cumulative'),
       body: { messageId: messageId.toString() },
@@ -209,10 +245,9 @@ export class Consumer {
     const { messageIds, deliveryHandles } = identify(target, 'negativeAcknowledge');
     const requests: Promise<unknown>[] = [];
     const path = this.path('nack');
-    const { http } = this.settings;
     if (deliveryHandles.length > 0)
-      requests.push(http.send({ method: 'POST', path, body: { deliveryHandles } }));
-    if (messageIds.length > 0) requests.push(http.send({ method: 'POST', path, body: { messageIds } }));
+      requests.push(this.send({ method: 'POST', path, body: { deliveryHandles } }));
+    if (messageIds.length > 0) requests.push(this.send({ method: 'POST', path, body: { messageIds } }));
     await Promise.all(requests);
   }
 
@@ -224,7 +259,9 @@ export class Consumer {
   async redeliverUnacknowledgedMessages(): Promise<void> {
     this.checkOpen();
     this.incoming.length = 0;
-    await this.settings.http.send({ method: 'POST', path: this.path('redeliver-unacknowledged') });
+    await this.send({ method: 'POST', path: this.path('redeliver-unacknowledged') });
+    // It is the rewind a failed poll asked for, too.
+    this.rewindNeeded = false;
   }
 
   /**
@@ -236,14 +273,18 @@ export class Consumer {
    */
   async close(): Promise<void> {
     if (this.closing) return this.closing;
+    this.closeCalled = true;
+    this.heartbeat.stop();
     if (!this.closed.signal.aborted) {
       this.closed.abort();
       const error = new AcklineClientClosedError(`Consumer ${this.describe()} was closed`);
       for (const waiter of this.waiters.splice(0)) settle(waiter, () => waiter.reject(error));
       this.incoming.length = 0;
     }
-    this.closing = this.settings.http.send({ method: 'DELETE', path: this.path() }).then(
-      () => this.settings.onClose(this),
+    this.closing = this.send({ method: 'DELETE', path: this.path() }).then(
+      () => {
+        this.settings.onClose(this);
+      },
       (error: unknown) => {
         if (error instanceof AcklineClientError && error.statusCode === 404) {
           this.settings.onClose(this);
@@ -285,6 +326,11 @@ export class Consumer {
     this.polling = true;
     try {
       while (this.waiters.length > 0 && !this.closed.signal.aborted) {
+        // Awaited only when needed: the first poll starts in the receive's own tick, as before.
+        if (this.rewindNeeded) {
+          await this.rewindIfNeeded();
+          if (this.closed.signal.aborted) return;
+        }
         const startedMs = Date.now();
         const waitMs = this.pollWaitMs(startedMs);
         const messages = await this.poll(waitMs);
@@ -306,6 +352,9 @@ export class Consumer {
       }
     } catch (error) {
       if (!this.closed.signal.aborted) {
+        if (answerMayBeLost(error) && isCumulativeAckType(this.settings.subscriptionType)) {
+          this.rewindNeeded = true;
+        }
         for (const waiter of this.waiters.splice(0)) settle(waiter, () => waiter.reject(error));
       }
     } finally {
@@ -328,7 +377,7 @@ export class Consumer {
       Math.max(wanted, this.settings.receiverQueueSize, 1),
       MAX_MESSAGES_PER_RECEIVE,
     );
-    const body = await this.settings.http.send({
+    const body = await this.send({
       method: 'POST',
       path: this.path('receive'),
       query: [
@@ -355,7 +404,49 @@ export class Consumer {
     settle(waiter, () => waiter.resolve(undefined));
   }
 
+  /**
+   * Exclusive/Failover, after a poll whose answer may have been lost: redeliver-unacknowledged, so
+   * the server replays from the mark-delete position in order. Concurrent callers share one
+   * request; if it fails, the next call tries again.
+   */
+  private rewindIfNeeded(): Promise<void> {
+    if (!this.rewindNeeded) return Promise.resolve();
+    this.rewinding ??= this.send({ method: 'POST', path: this.path('redeliver-unacknowledged') })
+      .then(() => {
+        this.rewindNeeded = false;
+        // What was kept comes back with the replay, in order.
+        this.incoming.length = 0;
+      })
+      .finally(() => {
+        this.rewinding = undefined;
+      });
+    return this.rewinding;
+  }
+
+  /** A call of this consumer: it renews the lease on the server, so the heartbeat waits longer. */
+  private send(request: HttpRequest): ReturnType<DataHttp['send']> {
+    this.heartbeat.touch();
+    return this.settings.http.send(request);
+  }
+
+  /** A heartbeat answered 404 or 409: every waiting and later call rejects, kept messages go. */
+  private markLost(answer: AcklineClientError): void {
+    if (this.closeCalled) return;
+    const what =
+      answer.statusCode === 409
+        ? `was replaced as the active consumer of its ${this.settings.subscriptionType} subscription`
+        : `is gone: the server dropped it (its lease of ${this.settings.leaseMs} ms lapsed, or it was closed)`;
+    this.lost = new AcklineClientClosedError(
+      `Consumer ${this.describe()} ${what}; subscribe again (heartbeat answered ${answer.message})`,
+      { cause: answer },
+    );
+    this.closed.abort();
+    for (const waiter of this.waiters.splice(0)) settle(waiter, () => waiter.reject(this.lost));
+    this.incoming.length = 0;
+  }
+
   private checkOpen(): void {
+    if (this.lost && !this.closeCalled) throw this.lost;
     if (this.closed.signal.aborted) {
       throw new AcklineClientClosedError(`Consumer ${this.describe()} is closed`);
     }
@@ -368,6 +459,14 @@ export class Consumer {
   private path(action?: string): string {
     return consumerPath(this.settings.consumerId, action);
   }
+}
+
+/**
+ * Whether a failed poll may have been answered with messages this client never read: anything but
+ * a 4xx answer (a network error, a timeout, a 5xx, an answer it could not parse).
+ */
+function answerMayBeLost(error: unknown): boolean {
+  return !(error instanceof AcklineClientError && error.statusCode >= 400 && error.statusCode < 500);
 }
 
 function settle(waiter: Waiter, outcome: () => void): void {

@@ -32,6 +32,7 @@ export type {
   PermissionMap,
   SubscriptionType,
 } from './admin-types.ts';
+export { type ClientClock, type ScheduledTask, SYSTEM_CLIENT_CLOCK } from './client-clock.ts';
 export type {
   BatchReceivePolicy,
   DeadLetterPolicy,

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { SubscribeRequest } from '../application/subscribe-consumer.ts';
+import { MAX_CONSUMER_LEASE_MS, MIN_CONSUMER_LEASE_MS } from '../domain/consumer-lease.ts';
 import { ValidationError } from '../domain/errors.ts';
 import { parseSubscriptionType } from '../domain/subscription-type.ts';
 import type { TopicName } from '../domain/topic-name.ts';
@@ -28,7 +29,7 @@ const subscribeBody = z
     subscriptionInitialPosition: z.enum(['Latest', 'Earliest']).optional(),
     ackTimeoutMs: z.number().int().min(0).max(86_400_000).optional(),
     /** How long the consumer stays alive without a call (10 s to 1 h; default 60 s). */
-    leaseMs: z.number().int().min(10_000).max(3_600_000).optional(),
+    leaseMs: z.number().int().min(MIN_CONSUMER_LEASE_MS).max(MAX_CONSUMER_LEASE_MS).optional(),
     /** 'lambda': an event-driven consumer (durable, not leased); its function's timeout. */
     consumerKind: z.enum(['http', 'lambda']).optional(),
     functionTimeoutMs: z.number().int().min(1_000).max(900_000).optional(),

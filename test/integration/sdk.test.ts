@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, inject, it } from 'vitest';
 import { AcklineClient, MultiplierRedeliveryBackoff } from '../../shared/index.ts';
-import { tokenFor } from '../support/admin-fixtures.ts';
+import { TopicRef, tokenFor } from '../support/admin-fixtures.ts';
+import { ConsumerApi, payloads, sleep } from '../support/consumer-fixtures.ts';
 
 // The SDK against the real embedded stack (its unit tests use a fake fetch).
 const client = () =>
@@ -53,6 +54,54 @@ describe('TypeScript SDK end to end', () => {
     expect(seen).toHaveLength(3);
     expect(stats.subscriptions.billing?.msgBacklog).toBe(0);
   });
+
+  it('keeps an idle consumer alive with background heartbeats: after 15 s silent (lease 10 s) it still owns its Failover subscription, while a raw consumer silent as long was replaced', async () => {
+    const sdk = client();
+    const raw = ConsumerApi.shared();
+    const topic = TopicRef.unique('lease');
+    const body = {
+      subscriptionType: 'Failover',
+      subscriptionInitialPosition: 'Earliest',
+      leaseMs: 10_000,
+    } as const;
+    const consumer = await sdk
+      .newConsumer()
+      .topic(topic.name)
+      .subscriptionName('sdk')
+      .subscriptionType('Failover')
+      .subscriptionInitialPosition('Earliest')
+      .leaseMs(10_000)
+      .subscribe();
+    const silent = await raw.subscribe(topic, 'raw', body);
+
+    // Neither application makes a call; only the SDK's heartbeats (every 3.3 s) reach the server.
+    await sleep(15_000);
+    await sdk
+      .newProducer()
+      .topic(topic.name)
+      .create()
+      .then((producer) => producer.send('m0'));
+    // Failover takes over from an owner whose lease lapsed at the next consumer's receive; no
+    // maintenance run is needed for that (the shared stack runs it once a minute).
+    const rawStandby = await raw.subscribe(topic, 'raw', body);
+    const takenOver = await rawStandby.receiveN(1, 5_000);
+    const silentReceive = await silent.sendReceive({ maxMessages: 1, waitMs: 0 });
+    const sdkStandby = await raw.subscribe(topic, 'sdk', body);
+    const toStandby = await sdkStandby.receive(10, 0);
+    const message = await consumer.receive(5_000);
+    if (message) await consumer.acknowledgeCumulative(message);
+    const stats = (await sdk.admin().topics().getStats(topic.name)) as {
+      subscriptions: Record<string, { msgBacklog: number }>;
+    };
+    await Promise.all([rawStandby.close(), sdkStandby.close()]);
+    await sdk.close();
+
+    expect(payloads(takenOver)).toEqual(['m0']);
+    expect(silentReceive.status).toBe(409);
+    expect(toStandby).toEqual([]);
+    expect(message?.getValue()).toBe('m0');
+    expect(stats.subscriptions.sdk?.msgBacklog).toBe(0);
+  }, 30_000);
 
   it('cancels a scheduled message with admin().topics().acknowledgeMessage (PIP-423)', async () => {
     const sdk = client();

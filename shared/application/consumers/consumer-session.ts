@@ -1,3 +1,4 @@
+import { DEFAULT_CONSUMER_LEASE_MS } from '../../domain/consumer-lease.ts';
 import { ForbiddenError, NotFoundError } from '../../domain/errors.ts';
 import { Position } from '../../domain/position.ts';
 import { isCumulativeAckType } from '../../domain/subscription-type.ts';
@@ -16,7 +17,7 @@ import { deadLetterProducerOf } from './dead-letter-producer.ts';
 import { ringAt } from './doorbells.ts';
 
 /** A consumer that makes no call for this long is gone (Pulsar: its connection dropped). */
-export const DEFAULT_CONSUMER_LEASE_MS = 60_000;
+export { DEFAULT_CONSUMER_LEASE_MS };
 /** A lease renewed this recently by this process is not written again. */
 const RENEW_AFTER_MS = 5_000;
 /**

@@ -74,6 +74,19 @@ describe('ConsumerBuilder.subscribe(): the request', () => {
     });
   });
 
+  it('sends leaseMs as set, at both ends of its range', async () => {
+    const bodies = [];
+    for (const leaseMs of [10_000, 3_600_000]) {
+      const { api } = await subscribed((builder) => builder.leaseMs(leaseMs));
+      bodies.push(api.bodiesTo(SUBSCRIBE_PATH)[0]);
+    }
+
+    expect(bodies).toEqual([
+      { subscriptionType: 'Exclusive', leaseMs: 10_000 },
+      { subscriptionType: 'Exclusive', leaseMs: 3_600_000 },
+    ]);
+  });
+
   const custom: RedeliveryBackoff = {
     next: () => 7,
     toJSON: () => ({ className: 'com.example.Jittered', params: { baseMs: 7 } }),
@@ -190,6 +203,10 @@ describe('ConsumerBuilder.subscribe(): refused settings', () => {
       'subscriptionInitialPosition',
     ],
     ['an empty consumer name', (builder) => builder.consumerName(''), 'consumerName'],
+    ['a lease under 10 s', (builder) => builder.leaseMs(9_999), 'leaseMs'],
+    ['a lease over 1 h', (builder) => builder.leaseMs(3_600_001), 'leaseMs'],
+    ['a fractional lease', (builder) => builder.leaseMs(10_000.5), 'leaseMs'],
+    ['a NaN lease', (builder) => builder.leaseMs(Number.NaN), 'leaseMs'],
     [
       'a dead letter policy with maxRedeliverCount 0',
       (builder) => builder.deadLetterPolicy({ maxRedeliverCount: 0 }),

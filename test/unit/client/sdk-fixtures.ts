@@ -1,5 +1,6 @@
 import { expect } from 'vitest';
 import { AcklineClient } from '../../../shared/client/ackline-client.ts';
+import type { ClientClock } from '../../../shared/client/client-clock.ts';
 import type { Consumer } from '../../../shared/client/consumer.ts';
 import type { ConsumerBuilder } from '../../../shared/client/consumer-builder.ts';
 import { AcklineClientError } from '../../../shared/client/errors.ts';
@@ -10,9 +11,10 @@ export const TOPIC = 'persistent://my-tenant/my-ns/orders';
 export const SUBSCRIBE_PATH = '/consumers/persistent/my-tenant/my-ns/orders/subscription/billing';
 export const PRODUCE_PATH = '/topics/persistent/my-tenant/my-ns/orders';
 
-/** A client of `api` at {@link BASE}, with token `tok`. */
-export function clientOf(api: FakeDataApi): AcklineClient {
-  return AcklineClient.builder().serviceUrl(BASE).authToken('tok').fetch(api.fetch).build();
+/** A client of `api` at {@link BASE}, with token `tok`, and `clock` when given. */
+export function clientOf(api: FakeDataApi, clock?: ClientClock): AcklineClient {
+  const builder = AcklineClient.builder().serviceUrl(BASE).authToken('tok').fetch(api.fetch);
+  return (clock ? builder.clock(clock) : builder).build();
 }
 
 /** A consumer of {@link TOPIC}, subscription `billing`, configured by `configure`. */

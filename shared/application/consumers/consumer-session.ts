@@ -82,6 +82,22 @@ export async function renewLease(ports: UseCasePorts, consumer: ConsumerRecord):
     now + leaseMsOf(consumer),
   );
   renewed.set(consumer.consumerId, now);
+  if (isCumulativeAckType(consumer.subscriptionType) && consumer.partitions.length > 1) {
+    // An Exclusive/Failover owner of several partitions keeps every one of them, also those its
+    // receives did not reach lately (a receive stops at `max` messages).
+    await renewOwnership(ports, consumer);
+  }
+}
+
+/** Renews (or takes, when none is alive) the ownership of every partition of `consumer`. */
+async function renewOwnership(ports: UseCasePorts, consumer: ConsumerRecord): Promise<void> {
+  for (const partition of consumer.partitions) {
+    await claimOwnership(
+      engineOf(ports),
+      cursorOf(consumer, partition),
+      dispatchConsumerOf(ports, consumer, partition),
+    );
+  }
 }
 
 /**
@@ -96,15 +112,7 @@ export async function keepAlive(
 ): Promise<void> {
   const consumer = await requireConsumer(ports, principal, consumerId);
   await renewLease(ports, consumer);
-  if (isCumulativeAckType(consumer.subscriptionType)) {
-    for (const partition of consumer.partitions) {
-      await claimOwnership(
-        engineOf(ports),
-        cursorOf(consumer, partition),
-        dispatchConsumerOf(ports, consumer, partition),
-      );
-    }
-  }
+  if (isCumulativeAckType(consumer.subscriptionType)) await renewOwnership(ports, consumer);
 }
 
 /** The consumer as the dispatcher serves it on one partition. */

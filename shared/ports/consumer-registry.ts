@@ -60,15 +60,6 @@ export interface ConsumerRegistry {
   register(record: ConsumerRecord): Promise<void>;
   get(consumerId: string): Promise<ConsumerRecord | undefined>;
   delete(consumerId: string): Promise<void>;
-  /** Takes or renews the lease; false while another live consumer holds it. */
-  claimOwnership(
-    subscriptionKey: string,
-    consumerId: string,
-    nowMs: number,
-    untilMs: number,
-  ): Promise<boolean>;
-  releaseOwnership(subscriptionKey: string, consumerId: string): Promise<void>;
-  owner(subscriptionKey: string, nowMs: number): Promise<string | undefined>;
   /** Marks `consumerId` alive until `untilMs` among the subscription's members. */
   heartbeat(subscriptionKey: string, consumerId: string, untilMs: number): Promise<void>;
   leave(subscriptionKey: string, consumerId: string): Promise<void>;

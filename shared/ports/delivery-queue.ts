@@ -1,22 +1,7 @@
-import type { DeliveryToken } from '../domain/delivery-token.ts';
-
-/** A token received from a subscription queue, with what it takes to delete or release it. */
-export interface ReceivedToken {
-  readonly token: DeliveryToken;
-  readonly receipt: string;
-}
-
-export interface TokenToSend {
-  readonly token: DeliveryToken;
-  /** 0..maxDelaySeconds; longer waits go through the Scheduler. Ordered queues take no delay. */
-  readonly delaySeconds: number;
-}
-
 /**
- * A subscription queue: one per topic partition and subscription, named by its
- * cursor. `ordered` queues (Exclusive, Failover) keep the partition's order
- * (SQS FIFO, one message group); the others are standard queues, which carry
- * per-message delays.
+ * A subscription queue: one per topic partition and subscription, named by its cursor. The
+ * delivery engine uses standard queues only (`ordered` false: doorbells keep no order); an
+ * `ordered` one would be SQS FIFO.
  */
 export interface SubscriptionQueue {
   readonly cursorId: string;
@@ -24,31 +9,16 @@ export interface SubscriptionQueue {
 }
 
 /**
- * The per-subscription delivery queues (one per topic partition and
- * subscription, addressed by the cursor's id). SQS is the delivery and timing
- * mechanism; it is never the record of what was acknowledged.
+ * The per-subscription doorbell queues (one per topic partition and subscription, addressed by
+ * the cursor's id): they wake receivers and realise timers, and carry nothing else; the cursor is
+ * the record of what was delivered and acknowledged.
  */
 export interface DeliveryQueue {
-  /** The longest delay one send can carry (SQS: 900 s). */
+  /** The longest delay one ring can carry (SQS: 900 s). */
   readonly maxDelaySeconds: number;
   /** Creates the queue and its dead-letter queue (idempotent). */
   create(queue: SubscriptionQueue): Promise<void>;
   delete(queue: SubscriptionQueue): Promise<void>;
-  /** Sends in as few batches as the queue service allows (SQS: 10 entries, 1 MiB). */
-  send(queue: SubscriptionQueue, tokens: readonly TokenToSend[]): Promise<void>;
-  /**
-   * Receives up to `max` tokens, hiding them for `visibilitySeconds`; waits up
-   * to `waitMs` when none is ready.
-   */
-  receive(
-    queue: SubscriptionQueue,
-    max: number,
-    visibilitySeconds: number,
-    waitMs: number,
-  ): Promise<ReceivedToken[]>;
-  remove(queue: SubscriptionQueue, receipts: readonly string[]): Promise<void>;
-  /** Makes a received token visible again after `seconds` (0: at once). */
-  release(queue: SubscriptionQueue, receipt: string, seconds: number): Promise<void>;
   /**
    * How many tokens the queue's dead-letter queue holds (moved there after the
    * queue's maxReceiveCount receives, visible or in flight): tokens that
@@ -69,12 +39,4 @@ export interface DeliveryQueue {
    * @returns whether a ring came.
    */
   waitForRing(queue: SubscriptionQueue, waitMs: number): Promise<boolean>;
-  /**
-   * How many tokens wait on the queue, visible or delayed (not those a consumer
-   * holds in flight): what a producer of tokens checks before adding more (the
-   * backlog feeder's flow control). Approximate, as SQS counts.
-   * Cost: one attribute read (plus the URL lookup once per process).
-   * @throws NotFoundError when the queue does not exist (its subscription was deleted).
-   */
-  depth(queue: SubscriptionQueue): Promise<number>;
 }

@@ -5,11 +5,10 @@ import { createSqsServer } from 'local-aws-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../infra/local/embedded-stack.ts';
 import { SqsDeliveryQueue } from '../../shared/adapters/sqs/sqs-delivery-queue.ts';
-import type { DeliveryToken } from '../../shared/domain/delivery-token.ts';
 import { NotFoundError } from '../../shared/domain/errors.ts';
 import type { SubscriptionQueue } from '../../shared/ports/delivery-queue.ts';
 
-// SqsDeliveryQueue's queue inspection against local-aws-sqs, in this process.
+// SqsDeliveryQueue's doorbells against local-aws-sqs, in this process.
 
 let server: Server;
 let client: SQSClient;
@@ -29,55 +28,62 @@ afterAll(async () => {
   await new Promise((resolve) => server.close(resolve));
 });
 
-function newQueue(ordered = false): SubscriptionQueue {
+function newQueue(): SubscriptionQueue {
   sequence += 1;
-  return { cursorId: `depth-${sequence}`, ordered };
+  return { cursorId: `bell-${sequence}`, ordered: false };
 }
 
-const tokens = (count: number, delaySeconds = 0) =>
-  Array.from({ length: count }, (_, i) => ({
-    token: {
-      topic: 'persistent://public/default/orders',
-      ledgerId: '1',
-      entryId: String(i),
-      redeliveryCount: 0,
-    } satisfies DeliveryToken,
-    delaySeconds,
-  }));
-
-describe('SqsDeliveryQueue.depth', () => {
-  it('is 0 for a new queue and counts the tokens sent, visible or delayed', async () => {
+describe('SqsDeliveryQueue doorbells', () => {
+  it('a ring wakes a waiting receiver, which takes every ring that came', async () => {
     const queues = new SqsDeliveryQueue(client, 'it-');
     const queue = newQueue();
     await queues.create(queue);
 
-    const empty = await queues.depth(queue);
-    await queues.send(queue, tokens(12));
-    await queues.send(queue, tokens(3, 600));
+    const before = await queues.waitForRing(queue, 0);
+    await queues.ring(queue, 0);
+    await queues.ring(queue, 0);
+    const woke = await queues.waitForRing(queue, 1_000);
+    const after = await queues.waitForRing(queue, 0);
 
-    expect(empty).toBe(0);
-    expect(await queues.depth(queue)).toBe(15);
+    expect([before, woke, after]).toEqual([false, true, false]);
   });
 
-  it('counts the tokens of an ordered (FIFO) queue', async () => {
+  it('a delayed ring comes after its delay, not before', async () => {
     const queues = new SqsDeliveryQueue(client, 'it-');
-    const queue = newQueue(true);
+    const queue = newQueue();
     await queues.create(queue);
+    await queues.ring(queue, 1);
 
-    await queues.send(queue, tokens(7));
+    const early = await queues.waitForRing(queue, 0);
+    const startedAt = Date.now();
+    const late = await queues.waitForRing(queue, 3_000);
 
-    expect(await queues.depth(queue)).toBe(7);
+    expect(early).toBe(false);
+    expect(late).toBe(true);
+    expect(Date.now() - startedAt).toBeLessThan(3_000);
   });
 
-  it('throws NotFoundError for a queue never created or deleted since its URL was cached', async () => {
+  it('a sub-second wait waits and looks once more', async () => {
+    const queues = new SqsDeliveryQueue(client, 'it-');
+    const queue = newQueue();
+    await queues.create(queue);
+    const startedAt = Date.now();
+
+    expect(await queues.waitForRing(queue, 300)).toBe(false);
+    expect(Date.now() - startedAt).toBeGreaterThanOrEqual(250);
+  });
+
+  it('counts no dead letters on a new queue, and throws NotFoundError for a queue never created or deleted since its URL was cached', async () => {
     const queues = new SqsDeliveryQueue(client, 'it-');
     const deleted = newQueue();
     await queues.create(deleted);
-    await queues.depth(deleted);
+    expect(await queues.deadLetterCount(deleted)).toBe(0);
+    await queues.ring(deleted, 0);
     // Another process deletes it: this one still has its URL.
     await new SqsDeliveryQueue(client, 'it-').delete(deleted);
 
-    await expect(queues.depth(newQueue())).rejects.toBeInstanceOf(NotFoundError);
-    await expect(queues.depth(deleted)).rejects.toBeInstanceOf(NotFoundError);
+    await expect(queues.ring(newQueue(), 0)).rejects.toBeInstanceOf(NotFoundError);
+    await expect(queues.ring(deleted, 0)).rejects.toBeInstanceOf(NotFoundError);
+    expect(await queues.deadLetterCount(deleted)).toBe(0);
   });
 });

@@ -18,16 +18,6 @@ export class InMemoryConsumerRegistry implements ConsumerRegistry {
     this.records.delete(consumerId);
   }
 
-  async claimOwnership(): Promise<boolean> {
-    return true;
-  }
-
-  async releaseOwnership(): Promise<void> {}
-
-  async owner(): Promise<string | undefined> {
-    return undefined;
-  }
-
   async heartbeat(subscriptionKey: string, consumerId: string, untilMs: number): Promise<void> {
     const members = this.memberships.get(subscriptionKey) ?? new Map<string, number>();
     members.set(consumerId, untilMs);

@@ -1,18 +1,12 @@
-import {
-  type DynamoDBClient,
-  GetItemCommand,
-  PutItemCommand,
-  UpdateItemCommand,
-} from '@aws-sdk/client-dynamodb';
+import { type DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import type { ConsumerRecord, ConsumerRegistry } from '../../ports/consumer-registry.ts';
-import { deleteAll, isConditionalCheckFailed, N, num, queryAll, S, str } from './dynamodb-support.ts';
+import { deleteAll, N, num, queryAll, S, str } from './dynamodb-support.ts';
 
 /**
  * Consumers in the Catalog table.
  *
  * | pk | sk | attributes |
  * | `CONS#<consumerId>` | `M` | `d` the record (JSON) |
- * | `OWN#<topic>|<subscription>` | `M` | `o` owning consumer, `u` lease end (ms) |
  * | `MEM#<topic>|<subscription>` | `<consumerId>` | `u` alive until (ms) |
  */
 export class DynamoDbConsumerRegistry implements ConsumerRegistry {
@@ -44,57 +38,6 @@ export class DynamoDbConsumerRegistry implements ConsumerRegistry {
 
   async delete(consumerId: string): Promise<void> {
     await deleteAll(this.client, this.tableName, [{ pk: S(`CONS#${consumerId}`), sk: S('M') }]);
-  }
-
-  async claimOwnership(
-    subscriptionKey: string,
-    consumerId: string,
-    nowMs: number,
-    untilMs: number,
-  ): Promise<boolean> {
-    try {
-      await this.client.send(
-        new UpdateItemCommand({
-          TableName: this.tableName,
-          Key: { pk: S(`OWN#${subscriptionKey}`), sk: S('M') },
-          UpdateExpression: 'SET o = :me, u = :until',
-          ConditionExpression: 'attribute_not_exists(o) OR o = :me OR u < :now',
-          ExpressionAttributeValues: { ':me': S(consumerId), ':until': N(untilMs), ':now': N(nowMs) },
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (isConditionalCheckFailed(error)) return false;
-      throw error;
-    }
-  }
-
-  async releaseOwnership(subscriptionKey: string, consumerId: string): Promise<void> {
-    try {
-      await this.client.send(
-        new UpdateItemCommand({
-          TableName: this.tableName,
-          Key: { pk: S(`OWN#${subscriptionKey}`), sk: S('M') },
-          UpdateExpression: 'REMOVE o, u',
-          ConditionExpression: 'o = :me',
-          ExpressionAttributeValues: { ':me': S(consumerId) },
-        }),
-      );
-    } catch (error) {
-      if (!isConditionalCheckFailed(error)) throw error;
-    }
-  }
-
-  async owner(subscriptionKey: string, nowMs: number): Promise<string | undefined> {
-    const result = await this.client.send(
-      new GetItemCommand({
-        TableName: this.tableName,
-        Key: { pk: S(`OWN#${subscriptionKey}`), sk: S('M') },
-        ConsistentRead: true,
-      }),
-    );
-    const owner = str(result.Item, 'o');
-    return owner !== undefined && (num(result.Item, 'u') ?? 0) >= nowMs ? owner : undefined;
   }
 
   async heartbeat(subscriptionKey: string, consumerId: string, untilMs: number): Promise<void> {

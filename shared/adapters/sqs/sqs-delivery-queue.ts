@@ -1,5 +1,4 @@
 import {
-  ChangeMessageVisibilityCommand,
   DeleteMessageBatchCommand,
   DeleteQueueCommand,
   GetQueueAttributesCommand,
@@ -11,29 +10,19 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { type QueueDefinition, subscriptionQueueTemplate } from '../../config/resources.ts';
-import { decodeDeliveryToken, encodeDeliveryToken, encodeWithinLimit } from '../../domain/delivery-token.ts';
 import { NotFoundError } from '../../domain/errors.ts';
-import type {
-  DeliveryQueue,
-  ReceivedToken,
-  SubscriptionQueue,
-  TokenToSend,
-} from '../../ports/delivery-queue.ts';
+import type { DeliveryQueue, SubscriptionQueue } from '../../ports/delivery-queue.ts';
 import { ensureQueueWithDeadLetter } from '../sqs-queue-provisioning.ts';
-import { type MessageToSend, sendInBatches } from './send-in-batches.ts';
-import { SQS_MAX_BATCH_ENTRIES, SQS_MAX_MESSAGE_BYTES } from './sqs-limits.ts';
-import { sqsMessageBody } from './sqs-message-body.ts';
+import { SQS_MAX_BATCH_ENTRIES } from './sqs-limits.ts';
 
-const SHORT_POLL_PAUSE_MS = 50;
-
-/**
- * Subscription queues on SQS: `<prefix>s-<cursorId>` plus `-dlq`, created at
- * run time from the subscription queue template. Queue URLs are resolved once
- * per process and cached (they never change for a name).
- */
 /** What a doorbell ring carries: nothing but itself. */
 const RING_BODY = '{"ring":1}';
 
+/**
+ * Subscription doorbell queues on SQS: `<prefix>s-<cursorId>` plus `-dlq`, created at run time
+ * from the subscription queue template. Queue URLs are resolved once per process and cached
+ * (they never change for a name).
+ */
 export class SqsDeliveryQueue implements DeliveryQueue {
   private readonly urls = new Map<string, string>();
 
@@ -77,64 +66,8 @@ export class SqsDeliveryQueue implements DeliveryQueue {
     this.urls.delete(this.deadLetterName(queue));
   }
 
-  /**
-   * Sends in as few SendMessageBatch calls as SQS's limits allow (10 entries, 1 MiB):
-   * a token over SQS_MAX_MESSAGE_BYTES goes without its inline message.
-   */
-  async send(queue: SubscriptionQueue, tokens: readonly TokenToSend[]): Promise<void> {
-    if (tokens.length === 0) return;
-    const url = await this.url(queue);
-    const messages = tokens.map(({ token, delaySeconds }): MessageToSend => {
-      const MessageBody = encodeWithinLimit(token, SQS_MAX_MESSAGE_BYTES, (t) =>
-        sqsMessageBody(encodeDeliveryToken(t)),
-      );
-      return queue.ordered
-        ? {
-            MessageBody,
-            // One group per partition queue keeps its order; the id makes a repeated token a no-op for 5 min.
-            MessageGroupId: 'partition',
-            MessageDeduplicationId: `${token.ledgerId}-${token.entryId}-${token.redeliveryCount}`,
-          }
-        : {
-            MessageBody,
-            DelaySeconds: Math.min(this.maxDelaySeconds, Math.max(0, Math.ceil(delaySeconds))),
-          };
-    });
-    await sendInBatches(this.client, url, messages, this.queueName(queue));
-  }
-
-  async receive(
-    queue: SubscriptionQueue,
-    max: number,
-    visibilitySeconds: number,
-    waitMs: number,
-  ): Promise<ReceivedToken[]> {
-    const url = await this.url(queue);
-    const deadline = Date.now() + Math.max(0, waitMs);
-    for (;;) {
-      // A short poll first: local-aws-sqs holds a long poll for more than one message until the batch is full.
-      const found = await this.receiveOnce(url, Math.min(10, max), visibilitySeconds, 0);
-      if (found.length > 0 || Date.now() >= deadline) return found;
-      const remainingMs = deadline - Date.now();
-      if (remainingMs >= 1000) {
-        const first = await this.receiveOnce(
-          url,
-          1,
-          visibilitySeconds,
-          Math.min(20, Math.floor(remainingMs / 1000)),
-        );
-        if (first.length > 0) {
-          const more =
-            max > 1 ? await this.receiveOnce(url, Math.min(10, max - 1), visibilitySeconds, 0) : [];
-          return [...first, ...more];
-        }
-      } else {
-        await new Promise((resolve) => setTimeout(resolve, Math.min(remainingMs, SHORT_POLL_PAUSE_MS)));
-      }
-    }
-  }
-
-  async remove(queue: SubscriptionQueue, receipts: readonly string[]): Promise<void> {
+  /** Deletes received rings, SQS_MAX_BATCH_ENTRIES per DeleteMessageBatch. */
+  private async remove(queue: SubscriptionQueue, receipts: readonly string[]): Promise<void> {
     if (receipts.length === 0) return;
     const url = await this.url(queue);
     for (let i = 0; i < receipts.length; i += SQS_MAX_BATCH_ENTRIES) {
@@ -148,16 +81,6 @@ export class SqsDeliveryQueue implements DeliveryQueue {
         }),
       );
     }
-  }
-
-  async release(queue: SubscriptionQueue, receipt: string, seconds: number): Promise<void> {
-    await this.client.send(
-      new ChangeMessageVisibilityCommand({
-        QueueUrl: await this.url(queue),
-        ReceiptHandle: receipt,
-        VisibilityTimeout: Math.max(0, Math.ceil(seconds)),
-      }),
-    );
   }
 
   async deadLetterCount(queue: SubscriptionQueue): Promise<number> {
@@ -187,17 +110,6 @@ export class SqsDeliveryQueue implements DeliveryQueue {
       new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: names }),
     );
     return names.reduce((sum, name) => sum + Number(Attributes?.[name] ?? 0), 0);
-  }
-
-  async depth(queue: SubscriptionQueue): Promise<number> {
-    const url = await this.url(queue);
-    try {
-      return await this.countOf(url, ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesDelayed']);
-    } catch (error) {
-      if (!(error instanceof QueueDoesNotExist)) throw error;
-      this.urls.delete(this.queueName(queue));
-      throw gone(this.queueName(queue), error);
-    }
   }
 
   async ring(queue: SubscriptionQueue, delaySeconds: number): Promise<void> {
@@ -248,33 +160,6 @@ export class SqsDeliveryQueue implements DeliveryQueue {
     const receipts = [...first, ...rest].flatMap((message) => message.ReceiptHandle ?? []);
     await this.remove(queue, receipts);
     return true;
-  }
-
-  private async receiveOnce(
-    url: string,
-    max: number,
-    visibilitySeconds: number,
-    waitSeconds: number,
-  ): Promise<ReceivedToken[]> {
-    const result = await this.client
-      .send(
-        new ReceiveMessageCommand({
-          QueueUrl: url,
-          MaxNumberOfMessages: max,
-          VisibilityTimeout: visibilitySeconds,
-          WaitTimeSeconds: waitSeconds,
-        }),
-      )
-      .catch((error: unknown) => {
-        if (error instanceof QueueDoesNotExist) throw gone(url, error);
-        throw error;
-      });
-    const tokens: ReceivedToken[] = [];
-    for (const message of result.Messages ?? []) {
-      if (!message.Body || !message.ReceiptHandle) continue;
-      tokens.push({ token: decodeDeliveryToken(message.Body), receipt: message.ReceiptHandle });
-    }
-    return tokens;
   }
 
   private async url(queue: SubscriptionQueue): Promise<string> {

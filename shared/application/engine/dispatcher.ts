@@ -1,4 +1,4 @@
-import { type DeliveryRun, runEnd, sliceRun } from '../../domain/delivery-run.ts';
+import { type DeliveryRun, runEnd } from '../../domain/delivery-run.ts';
 import type { DispatchHead } from '../../domain/dispatch-head.ts';
 import { ConflictError, DeadLetterRefusedError, NotFoundError } from '../../domain/errors.ts';
 import { LedgerIndex } from '../../domain/ledger-layout.ts';
@@ -15,14 +15,7 @@ import type {
 } from './engine-context.ts';
 import { foldStep } from './fold.ts';
 import { routesTo } from './key-shared-routing.ts';
-import {
-  isAcknowledged,
-  nextInLedger,
-  type PageMap,
-  readPagesOf,
-  runPagesOf,
-  spillIfFull,
-} from './pending-state.ts';
+import { isAcknowledged, nextInLedger, type PageMap, readPagesOf, spillIfFull } from './pending-state.ts';
 import { pickUpDue } from './redelivery-tracker.ts';
 import { replayStep } from './replay.ts';
 
@@ -533,10 +526,3 @@ export function planFirstDeliveries(input: {
     ...(routedAtMs !== undefined ? { routedAtMs } : {}),
   };
 }
-
-/** Every page a run of the positions may live in (for locating runs). */
-export function pagesForRuns(positions: readonly Position[]): Position[] {
-  return positions.flatMap(runPagesOf);
-}
-
-export { sliceRun };

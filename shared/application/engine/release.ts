@@ -6,7 +6,7 @@ import { windowPages } from './cursor-window.ts';
 import { ConsumerFencedError } from './dispatcher.ts';
 import type { EngineContext, PartitionCursor } from './engine-context.ts';
 import { lowerTrackerDue } from './pending-acks.ts';
-import { nextInLedger, pageOf, withRunsReplaced } from './pending-state.ts';
+import { nextInLedger, withRunsReplaced } from './pending-state.ts';
 
 /** Pages one release step walks before it returns where it stopped. */
 export const RELEASE_PAGES_PER_STEP = 50;
@@ -148,5 +148,3 @@ export async function rewind(
     if ((await ctx.store.casHead(cursor.cursorId, record.version, next)).ok) return;
   }
 }
-
-export { pageOf };

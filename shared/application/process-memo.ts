@@ -35,8 +35,8 @@ interface Memo {
   >;
   /** When this process last renewed each consumer's ownership lease or Key_Shared membership. */
   readonly renewals: Map<string, number>;
-  /** Cursors whose last dispatch here found nothing more (the next receive asks the doorbell first). */
-  readonly caughtUp: Set<string>;
+  /** Cursors whose last dispatch here found nothing more, until when that is trusted (ms). */
+  readonly caughtUp: Map<string, number>;
 }
 
 const memos = new WeakMap<UseCasePorts, Memo>();
@@ -51,7 +51,7 @@ function memoOf(ports: UseCasePorts): Memo {
       ledgerOwners: new Map(),
       subscriptions: new Map(),
       renewals: new Map(),
-      caughtUp: new Set(),
+      caughtUp: new Map(),
     };
     memos.set(ports, memo);
   }
@@ -176,13 +176,25 @@ export function renewals(ports: UseCasePorts): Map<string, number> {
 }
 
 /**
- * Cursors whose last dispatch in this process handed out less than it was asked for: nothing more
- * was there then. A receive on such a cursor asks its doorbell (one SQS short poll) before it
- * reads the cursor: every publish and timer rings, so a waiting message always has a ring.
+ * Cursors whose last dispatch in this process found the subscription caught up (nothing written
+ * past the read position, nothing due in the tracker, no replay). A receive on such a cursor asks
+ * its doorbell (one SQS short poll) before it reads the cursor: every publish and timer rings.
+ * A ring wakes one receiver, which may be in another process (Lambda container) and may take only
+ * part of what is there, or nothing (a Key_Shared member whose keys it is not), so the mark is
+ * trusted for RECORD_TTL_MS at most: a short-polling consumer finds its messages within that long.
  */
-export function caughtUp(ports: UseCasePorts): Set<string> {
-  return memoOf(ports).caughtUp;
-}
+export const caughtUpMarks = {
+  has(ports: UseCasePorts, cursorId: string): boolean {
+    const untilMs = memoOf(ports).caughtUp.get(cursorId);
+    return untilMs !== undefined && ports.clock.nowMs() < untilMs;
+  },
+  mark(ports: UseCasePorts, cursorId: string): void {
+    remember(memoOf(ports).caughtUp, cursorId, ports.clock.nowMs() + RECORD_TTL_MS);
+  },
+  forget(ports: UseCasePorts, cursorId: string): void {
+    memoOf(ports).caughtUp.delete(cursorId);
+  },
+};
 
 /**
  * The subscriptions a publish owes its entries to, given the subscriptions

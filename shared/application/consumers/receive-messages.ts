@@ -6,7 +6,7 @@ import type { Delivery } from '../engine/engine-context.ts';
 import { cursorOf, engineOf } from '../engine-ports.ts';
 import type { UseCasePorts } from '../ports.ts';
 import type { Principal } from '../principal.ts';
-import { caughtUp } from '../process-memo.ts';
+import { caughtUpMarks } from '../process-memo.ts';
 import { dispatchConsumerOf, keySharedMembers, renewLease, requireConsumer } from './consumer-session.ts';
 import { doorbellOf, ringAll, ringAt } from './doorbells.ts';
 
@@ -54,8 +54,18 @@ export async function dispatchFor(
   consumer: ConsumerRecord,
   max: number,
 ): Promise<{ partition: ConsumerPartition; delivery: Delivery }[]> {
+  return (await dispatchEach(ports, consumer, max)).taken;
+}
+
+/** dispatchFor, telling also which of the consumer's partitions were found caught up. */
+async function dispatchEach(
+  ports: UseCasePorts,
+  consumer: ConsumerRecord,
+  max: number,
+): Promise<{ taken: { partition: ConsumerPartition; delivery: Delivery }[]; caughtUp: Set<string> }> {
   const ctx = engineOf(ports);
   const taken: { partition: ConsumerPartition; delivery: Delivery }[] = [];
+  const caughtUp = new Set<string>();
   const start = Math.floor(Math.random() * consumer.partitions.length);
   for (let i = 0; i < consumer.partitions.length && taken.length < max; i++) {
     const partition = consumer.partitions[(start + i) % consumer.partitions.length] as ConsumerPartition;
@@ -79,13 +89,14 @@ export async function dispatchFor(
       throw error;
     }
     if (result.kind !== 'delivered') continue;
+    if (result.caughtUp) caughtUp.add(partition.cursorId);
     for (const delivery of result.deliveries) taken.push({ partition, delivery });
     await ringAll(ports, partition.cursorId, result.timers);
   }
   ports.counters?.add('delivered', taken.length);
   const redelivered = taken.filter(({ delivery }) => delivery.redeliveryCount > 0).length;
   if (redelivered > 0) ports.counters?.add('redelivered', redelivered);
-  return taken;
+  return { taken, caughtUp };
 }
 
 /**
@@ -107,20 +118,21 @@ export async function receiveMessages(
   let consumer = await requireConsumer(ports, principal, consumerId);
   await renewLease(ports, consumer);
   const deadline = ports.clock.nowMs() + waitMs;
-  const idle = caughtUp(ports);
   for (let round = 0; ; round++) {
     const single =
       consumer.partitions.length === 1 ? (consumer.partitions[0] as ConsumerPartition) : undefined;
     // Caught up at the last look and no ring since: nothing to read the cursor for (an SQS short
     // poll instead of a head and an entries read).
     const rung =
-      round > 0 || !single || !idle.has(single.cursorId)
+      round > 0 || !single || !caughtUpMarks.has(ports, single.cursorId)
         ? true
         : await ports.deliveryQueue.waitForRing(doorbellOf(single.cursorId), 0);
-    const taken = rung ? await dispatchFor(ports, consumer, max) : [];
-    if (single) {
-      if (rung && taken.length < max) idle.add(single.cursorId);
-      else if (taken.length >= max) idle.delete(single.cursorId);
+    const { taken, caughtUp } = rung
+      ? await dispatchEach(ports, consumer, max)
+      : { taken: [], caughtUp: new Set<string>() };
+    if (single && rung) {
+      if (caughtUp.has(single.cursorId)) caughtUpMarks.mark(ports, single.cursorId);
+      else caughtUpMarks.forget(ports, single.cursorId);
     }
     if (taken.length > 0) return taken.map(({ partition, delivery }) => delivered(partition, delivery));
     const remaining = deadline - ports.clock.nowMs();
@@ -128,7 +140,7 @@ export async function receiveMessages(
     const partition = consumer.partitions[round % consumer.partitions.length] as ConsumerPartition;
     const pollMs = Math.min(consumer.partitions.length === 1 ? MAX_POLL_MS : 1_000, remaining);
     const woke = await ports.deliveryQueue.waitForRing(doorbellOf(partition.cursorId), pollMs);
-    if (woke || consumer.partitions.length > 1) idle.delete(partition.cursorId);
+    if (woke || consumer.partitions.length > 1) caughtUpMarks.forget(ports, partition.cursorId);
     // After any wait, the consumer is read again before anything is claimed: a close while this
     // call waited (an abandoned poll) refuses the claim. One consumer read per wait.
     try {

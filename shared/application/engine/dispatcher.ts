@@ -40,6 +40,12 @@ export type DispatchResult =
       readonly kind: 'delivered';
       readonly deliveries: readonly Delivery[];
       readonly timers: readonly number[];
+      /**
+       * Nothing more for any consumer of the subscription at this moment: the read position is at
+       * the end of what is written, nothing in the tracker is due and no replay is under way. Only
+       * a publish or a timer (each rings the doorbell) changes that.
+       */
+      readonly caughtUp: boolean;
     }
   /** Failover: another consumer is active; this one waits. */
   | { readonly kind: 'standby' };
@@ -70,6 +76,7 @@ export async function dispatch(ctx: EngineContext, request: DispatchRequest): Pr
   let record = await ctx.store.readHead(cursor.cursorId);
   const delivered: Delivery[] = [];
   const timers: number[] = [];
+  let atEnd = false;
   for (let attempt = 0; attempt < ctx.limits.casAttempts && record; attempt++) {
     const now = ctx.clock.nowMs();
     let ownerChanges: Partial<DispatchHead> = {};
@@ -135,6 +142,7 @@ export async function dispatch(ctx: EngineContext, request: DispatchRequest): Pr
     }
     delivered.push(...claimed.deliveries);
     timers.push(...claimed.timers);
+    atEnd = claimed.atEnd && delivered.length === 0;
     break;
   }
   if (!record && delivered.length === 0) {
@@ -142,7 +150,13 @@ export async function dispatch(ctx: EngineContext, request: DispatchRequest): Pr
       `The subscription of cursor ${cursor.cursorId} on ${cursor.partition.toString()} was deleted`,
     );
   }
-  return { kind: 'delivered', deliveries: delivered, timers };
+  const head = record?.head;
+  const caughtUp =
+    atEnd &&
+    head !== undefined &&
+    head.replayFrom === undefined &&
+    (head.trackerDueAtMs === undefined || head.trackerDueAtMs > ctx.clock.nowMs());
+  return { kind: 'delivered', deliveries: delivered, timers, caughtUp };
 }
 
 /**
@@ -222,7 +236,13 @@ export function decideOwnership(
 }
 
 type ClaimOutcome =
-  | { readonly kind: 'claimed'; readonly deliveries: readonly Delivery[]; readonly timers: readonly number[] }
+  | {
+      readonly kind: 'claimed';
+      readonly deliveries: readonly Delivery[];
+      readonly timers: readonly number[];
+      /** Nothing was found at the read position (it is at the end of what is written). */
+      readonly atEnd: boolean;
+    }
   | { readonly kind: 'conflict'; readonly current: HeadRecord | undefined };
 
 interface ClaimRequest {
@@ -248,13 +268,13 @@ async function claimFirstDeliveries(ctx: EngineContext, request: ClaimRequest): 
     // At the cap: fold what was acknowledged (maintenance would, within a minute), then go on
     // with the folded head, or pause while the window really is full (I7).
     const folded = await foldStep(ctx, cursor);
-    if (!folded.markDelete) return renewOnly(ctx, request);
+    if (!folded.markDelete) return renewOnly(ctx, request, false);
     return { kind: 'conflict', current: await ctx.store.readHead(cursor.cursorId) };
   }
   const max = Math.min(request.max, room);
   const found = await entriesAtReadPosition(ctx, cursor, head, Math.min(MAX_DISPATCH, max));
   if (found.entries.length === 0 && found.readPosition.equals(head.readPosition)) {
-    return renewOnly(ctx, request);
+    return renewOnly(ctx, request, true);
   }
   let pages: PageMap = new Map();
   const positions = found.entries.map((entry) => entry.position);
@@ -302,16 +322,15 @@ async function claimFirstDeliveries(ctx: EngineContext, request: ClaimRequest): 
     { ...record, head: next, version: record.version + 1 },
     ctx.limits.maxHeadRuns,
   );
-  return { kind: 'claimed', deliveries: plan.deliveries, timers: dues };
+  return { kind: 'claimed', deliveries: plan.deliveries, timers: dues, atEnd: false };
 }
 
-async function renewOnly(ctx: EngineContext, request: ClaimRequest): Promise<ClaimOutcome> {
-  if (Object.keys(request.ownerChanges).length === 0) return { kind: 'claimed', deliveries: [], timers: [] };
+async function renewOnly(ctx: EngineContext, request: ClaimRequest, atEnd: boolean): Promise<ClaimOutcome> {
+  const nothing: ClaimOutcome = { kind: 'claimed', deliveries: [], timers: [], atEnd };
+  if (Object.keys(request.ownerChanges).length === 0) return nothing;
   const next = { ...request.record.head, ...request.ownerChanges };
   const written = await ctx.store.casHead(request.cursor.cursorId, request.record.version, next);
-  return written.ok
-    ? { kind: 'claimed', deliveries: [], timers: [] }
-    : { kind: 'conflict', current: written.current };
+  return written.ok ? nothing : { kind: 'conflict', current: written.current };
 }
 
 /**

@@ -7,6 +7,7 @@ import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../infra/local/embedded-stack.t
 import { USAGE_PATH } from '../infra/local/local-gateway.ts';
 import { ENDPOINTS_FILE } from '../infra/local/start-local.ts';
 import type { OperationUsage } from '../shared/adapters/dynamodb/capacity-meter.ts';
+import { EMULATOR_ONLY_SUFFIX } from '../shared/adapters/dynamodb/capacity-meter.ts';
 import type { UsageSnapshot } from '../shared/adapters/usage-meter.ts';
 import type { TableDefinition } from '../shared/config/resources.ts';
 import {
@@ -44,7 +45,7 @@ export class BenchStack {
   private static spawn(dataDir: string): Promise<EmbeddedProcess> {
     return startEmbeddedProcess({
       dataDir,
-      env: { ACKLINE_METER: '1', POWERTOOLS_LOG_LEVEL: 'ERROR' },
+      env: { ACKLINE_METER: '1', ACKLINE_LAMBDA_CONTAINERS: 'pool', POWERTOOLS_LOG_LEVEL: 'ERROR' },
       timeoutMs: 300_000,
     });
   }
@@ -195,13 +196,17 @@ export function perUnit(
   );
 }
 
+/**
+ * The sum of `field` over the operations named `prefix`..., as AWS bills them: requests the
+ * emulator alone needs (EMULATOR_ONLY_SUFFIX) are left out.
+ */
 export function sumWhere(
   requests: Record<string, OperationUsage>,
   prefix: string,
   field: keyof OperationUsage,
 ): number {
   return Object.entries(requests)
-    .filter(([operation]) => operation.startsWith(prefix))
+    .filter(([operation]) => operation.startsWith(prefix) && !operation.endsWith(EMULATOR_ONLY_SUFFIX))
     .reduce((sum, [, usage]) => sum + usage[field], 0);
 }
 

@@ -142,6 +142,8 @@ export function markdownReport(results: BenchResults): string {
       '',
       `Ratios ackline / bare SQS: throughput ${f(lifecycle.throughputRatio)}, SQS requests ${f(lifecycle.sqsRequestRatio)}, cost ${f(lifecycle.costRatio, 1)}.`,
       '',
+      'Requests marked "(emulator only)" are made because dynalite lacks a DynamoDB feature (a refused compare-and-set answers with the item on AWS, ReturnValuesOnConditionCheckFailure, at no read unit): shown, not billed in the totals.',
+      '',
     );
   }
   if (results.redelivery) {

@@ -3,6 +3,8 @@
  *   PORT              gateway port on 127.0.0.1 (default 8080; 0 picks a free one)
  *   ACKLINE_DATA_DIR  where dynalite keeps its data and the token secret (default ./.ackline)
  *   ACKLINE_METER=1   count AWS requests and invocations at GET /_local/usage (`npm run bench`)
+ *   ACKLINE_LAMBDA_CONTAINERS=pool  run the API functions as Lambda does: a container per
+ *                     concurrent request, each with its own memory (`npm run bench`)
  *   ACKLINE_MAINTENANCE_INTERVAL_MS  how often maintenance runs (default 300000, as on AWS)
  * GET /_local/status answers the state of start-up work (queue rebuilds) and of maintenance.
  */
@@ -39,6 +41,7 @@ try {
     port,
     dataDir,
     meter: process.env.ACKLINE_METER === '1',
+    lambdaContainers: process.env.ACKLINE_LAMBDA_CONTAINERS === 'pool' ? 'pool' : 'one',
     ...(maintenanceIntervalMs !== undefined ? { maintenanceIntervalMs } : {}),
   });
   console.log(`ackline ready on ${local.url}`);

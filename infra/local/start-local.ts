@@ -4,9 +4,9 @@ import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { handler as adminApi } from '../../functions/admin-api/handler.ts';
+import { handler as adminApi, makeHandler as makeAdminApi } from '../../functions/admin-api/handler.ts';
 import { handler as authorizer } from '../../functions/authorizer/handler.ts';
-import { handler as dataApi } from '../../functions/data-api/handler.ts';
+import { handler as dataApi, makeHandler as makeDataApi } from '../../functions/data-api/handler.ts';
 import { handler as maintenance } from '../../functions/maintenance/handler.ts';
 import { handler as scheduler } from '../../functions/scheduler/handler.ts';
 import { createDependencies } from '../../shared/adapters/create-dependencies.ts';
@@ -24,6 +24,7 @@ import {
 } from './background-retry.ts';
 import { checkDataFormat } from './data-format.ts';
 import { type EmbeddedStack, LOCAL_CREDENTIALS, LOCAL_REGION, startEmbeddedStack } from './embedded-stack.ts';
+import { lambdaPool } from './lambda-pool.ts';
 import { type LocalGateway, startLocalGateway } from './local-gateway.ts';
 import { type LocalSchedule, type ScheduleStatus, startLocalSchedule } from './local-schedule.ts';
 import { type SqsPoller, startSqsPoller } from './sqs-poller.ts';
@@ -45,6 +46,11 @@ export interface LocalOptions {
   readonly maintenanceIntervalMs?: number;
   /** How start-up work that failed is retried in the background (default STARTUP_RETRY). */
   readonly startupRetry?: RetryPolicy;
+  /**
+   * `pool`: the API functions run as Lambda runs them, one request at a time per container, a
+   * new container when all are busy (for the bench). Default `one`: one instance serves all.
+   */
+  readonly lambdaContainers?: 'one' | 'pool';
 }
 
 /** What the local status path (STATUS_PATH) answers: start-up work and the maintenance schedule. */
@@ -130,7 +136,16 @@ export async function startLocal(options: LocalOptions): Promise<RunningLocal> {
     gateway = await startLocalGateway({
       port: options.port,
       host,
-      functions: { authorizer, api: { 'admin-api': adminApi, 'data-api': dataApi } },
+      functions: {
+        authorizer,
+        api:
+          options.lambdaContainers === 'pool'
+            ? {
+                'admin-api': lambdaPool(() => makeAdminApi(createDependencies(loadConfig(), 'admin-api'))),
+                'data-api': lambdaPool(() => makeDataApi(createDependencies(loadConfig(), 'data-api'))),
+              }
+            : { 'admin-api': adminApi, 'data-api': dataApi },
+      },
       status,
       ...(meter ? { meter } : {}),
     });

@@ -17,7 +17,7 @@ import { DynamoDbPermissionStore } from './dynamodb/dynamodb-permission-store.ts
 import { DynamoDbTopicCatalog } from './dynamodb/dynamodb-topic-catalog.ts';
 import { SqsDeliveryQueue } from './sqs/sqs-delivery-queue.ts';
 import { SqsScheduler } from './sqs/sqs-scheduler.ts';
-import { systemClock } from './system-clock.ts';
+import { pauseAfterConflict, systemClock } from './system-clock.ts';
 import { installedUsageMeter } from './usage-meter.ts';
 
 /**
@@ -99,6 +99,7 @@ export function createDependencies(config: AcklineConfig, serviceName: string): 
     backoffs: RedeliveryBackoffRegistry.withBuiltIns(),
     counters: { add: (name, value) => metrics.addMetric(name, MetricUnit.Count, value) },
     clock: systemClock,
+    pauseAfterConflict,
     ids: randomIds,
     settings: { clusterName: config.clusterName },
   };

@@ -12,6 +12,7 @@ export function engineOf(ports: UseCasePorts): EngineContext {
     clock: ports.clock,
     limits: DEFAULT_ENGINE_LIMITS,
     recentState: (partition) => recentLedgerState(ports, partition),
+    ...(ports.pauseAfterConflict ? { pauseAfterConflict: ports.pauseAfterConflict } : {}),
   };
 }
 

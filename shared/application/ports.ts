@@ -36,4 +36,6 @@ export interface UseCasePorts {
   readonly settings: { readonly clusterName: string };
   /** Optional: what the use cases count (delivered, acked, nacked, ...). */
   readonly counters?: Counters;
+  /** Optional: the wait after a lost claim (see EngineContext.pauseAfterConflict); default none. */
+  readonly pauseAfterConflict?: (attempt: number) => Promise<void>;
 }

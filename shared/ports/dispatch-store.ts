@@ -60,14 +60,21 @@ export type CasOutcome<T> = { readonly ok: true } | { readonly ok: false; readon
 export interface DispatchStore {
   /** Creates the head unless one exists. Cost: one conditional write. @returns false when it existed. */
   createHead(cursorId: string, head: DispatchHead): Promise<boolean>;
-  /** Strongly consistent. Cost: one read unit. */
-  readHead(cursorId: string): Promise<HeadRecord | undefined>;
+  /**
+   * Strongly consistent unless `consistent` is false: then it may answer an earlier version of the
+   * head (DynamoDB's eventually consistent read), for half the cost. Cost: one read unit, or half.
+   */
+  readHead(cursorId: string, options?: { readonly consistent?: boolean }): Promise<HeadRecord | undefined>;
   /**
    * Replaces the head if its version is still `expectedVersion` (the new version is one more).
    * Cost: one write, billed whether or not it applies.
    */
   casHead(cursorId: string, expectedVersion: number, head: DispatchHead): Promise<CasOutcome<HeadRecord>>;
-  /** Raises the head's early-ack mark to `position` unless it is already at or past it. Cost: one write. */
+  /**
+   * Raises the head's early-ack mark to `position` unless it is already at or past it, and with it
+   * the head's version (a claim made on a head read before the raise fails its compare-and-set).
+   * Cost: one write.
+   */
   raiseAheadAck(cursorId: string, position: Position): Promise<void>;
   /** Strongly consistent; a page never written reads as empty, version 0. Cost: one read per page. */
   readPages(cursorId: string, pages: readonly PageRef[]): Promise<PageState[]>;

@@ -76,7 +76,7 @@ describe.each(
     await dispatchStore.raiseAheadAck(cursorId, Position.of(LEDGER, FIRST_ENTRY + 500n));
 
     meter?.reset();
-    const outcome = await dispatchStore.casHead(cursorId, 1, head);
+    const outcome = await dispatchStore.casHead(cursorId, 2, head);
     const casCost = meter?.snapshot();
     meter?.reset();
     await dispatchStore.raiseAheadAck(cursorId, Position.of(LEDGER, FIRST_ENTRY + 600n));
@@ -106,7 +106,7 @@ describe.each(
       await dispatchStore.createHead(cursorId, headWith([]));
       await dispatchStore.raiseAheadAck(cursorId, Position.of(LEDGER, FIRST_ENTRY + 500n));
       meter?.reset();
-      await dispatchStore.casHead(cursorId, 1, headWith(heldRuns(runs, { ackTimeout })));
+      await dispatchStore.casHead(cursorId, 2, headWith(heldRuns(runs, { ackTimeout })));
       measured.push(meter?.totals().writeCapacityUnits ?? 0);
     }
 

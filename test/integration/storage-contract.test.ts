@@ -611,10 +611,11 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
 
         const outcome = await dispatchStore.casHead(cursorId, 1, headAt(3n, { epoch: 7 }));
 
-        expect(outcome).toEqual({ ok: false, current: { head: current, version: 2, aheadAck: pos(3, 8) } });
+        // The raise counted as a version: 1 created, 2 the compare-and-set, 3 the raise.
+        expect(outcome).toEqual({ ok: false, current: { head: current, version: 3, aheadAck: pos(3, 8) } });
         expect(await dispatchStore.readHead(cursorId)).toEqual({
           head: current,
-          version: 2,
+          version: 3,
           aheadAck: pos(3, 8),
         });
       });
@@ -645,7 +646,7 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
         });
       });
 
-      it('raiseAheadAck only raises the mark, in position order across ledgers, and needs a head', async () => {
+      it('raiseAheadAck only raises the mark (and the version with it), in position order across ledgers, and needs a head', async () => {
         const { dispatchStore } = storage();
         const cursorId = uniqueId('dispatch');
         const missing = uniqueId('missing');
@@ -659,7 +660,8 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
         await dispatchStore.raiseAheadAck(missing, pos(3, 1));
 
         expect(marks.map(String)).toEqual(['3:99', '3:100', '3:100', '4:0', '4:0', '4:0']);
-        expect((await dispatchStore.readHead(cursorId))?.version).toBe(1);
+        // Three raises took (3:99, 3:100, 4:0): a claim on a head read before any of them fails.
+        expect((await dispatchStore.readHead(cursorId))?.version).toBe(4);
         expect(await dispatchStore.readHead(missing)).toBeUndefined();
       });
     });

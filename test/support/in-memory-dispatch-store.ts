@@ -61,6 +61,15 @@ function trackerKey(entry: TrackerEntry): string {
  */
 export class InMemoryDispatchStore implements DispatchStore {
   private readonly cursors = new Map<string, StoredCursor>();
+  /** Per cursor, the heads a replica behind may still answer (oldest first, at most 3). */
+  private readonly earlierHeads = new Map<string, NonNullable<StoredCursor['head']>[]>();
+
+  /**
+   * @param staleRead asked at every eventually consistent head read: true answers the oldest of
+   *   the last three versions still on a lagging replica (DynamoDB makes no promise of how far
+   *   behind). Default: never stale.
+   */
+  constructor(private readonly staleRead: () => boolean = () => false) {}
   readonly usage: DispatchStoreUsage = {
     reads: 0,
     writes: 0,
@@ -75,6 +84,14 @@ export class InMemoryDispatchStore implements DispatchStore {
       this.cursors.set(cursorId, cursor);
     }
     return cursor;
+  }
+
+  private keepEarlier(cursorId: string, cursor: StoredCursor): void {
+    if (!cursor.head) return;
+    const earlier = this.earlierHeads.get(cursorId) ?? [];
+    earlier.push(cursor.head);
+    if (earlier.length > 3) earlier.shift();
+    this.earlierHeads.set(cursorId, earlier);
   }
 
   private writeHead(cursor: StoredCursor, head: DispatchHead, version: number): void {
@@ -103,10 +120,18 @@ export class InMemoryDispatchStore implements DispatchStore {
     return true;
   }
 
-  async readHead(cursorId: string): Promise<HeadRecord | undefined> {
+  async readHead(
+    cursorId: string,
+    options: { readonly consistent?: boolean } = {},
+  ): Promise<HeadRecord | undefined> {
     this.usage.reads++;
     const cursor = this.cursors.get(cursorId);
-    return cursor ? this.headRecord(cursor) : undefined;
+    if (!cursor) return undefined;
+    const earlier = this.earlierHeads.get(cursorId)?.[0];
+    if (options.consistent === false && earlier && this.staleRead()) {
+      return this.headRecord({ ...cursor, head: earlier });
+    }
+    return this.headRecord(cursor);
   }
 
   async casHead(
@@ -120,6 +145,7 @@ export class InMemoryDispatchStore implements DispatchStore {
       this.usage.failedConditionalWrites++;
       return { ok: false, current: this.headRecord(cursor) };
     }
+    this.keepEarlier(cursorId, cursor);
     this.writeHead(cursor, head, expectedVersion + 1);
     if (process.env.ACKLINE_STORE_TRACE) console.log('head', expectedVersion + 1, encodeDispatchHead(head));
     return { ok: true };
@@ -133,7 +159,8 @@ export class InMemoryDispatchStore implements DispatchStore {
       this.usage.failedConditionalWrites++;
       return;
     }
-    cursor.head = { ...cursor.head, aheadAck: position };
+    this.keepEarlier(cursorId, cursor);
+    cursor.head = { ...cursor.head, aheadAck: position, version: cursor.head.version + 1 };
   }
 
   async readPages(cursorId: string, pages: readonly PageRef[]): Promise<PageState[]> {
@@ -236,6 +263,7 @@ export class InMemoryDispatchStore implements DispatchStore {
   async deleteCursor(cursorId: string): Promise<void> {
     this.usage.writes++;
     this.cursors.delete(cursorId);
+    this.earlierHeads.delete(cursorId);
   }
 
   /** Test view: every tracker entry of a cursor, in key order. */

@@ -8,6 +8,14 @@ export interface OperationUsage {
 }
 
 /**
+ * Marks a request made only because the emulator lacks a feature AWS has (set as a property of the
+ * command's input; the SDK does not send it). The meter files it under its own operation name,
+ * ending in EMULATOR_ONLY_SUFFIX, which the bench reports but leaves out of AWS's bill.
+ */
+export const EMULATOR_ONLY = Symbol.for('ackline.emulatorOnly');
+export const EMULATOR_ONLY_SUFFIX = '(emulator only)';
+
+/**
  * Counts what a DynamoDB client spends: asks every request for
  * `ReturnConsumedCapacity: TOTAL` and adds up what DynamoDB reports, per
  * operation. For the benchmark and the cost tests; not wired in production
@@ -23,19 +31,21 @@ export class CapacityMeter {
         if (input && typeof input === 'object' && input.ReturnConsumedCapacity === undefined) {
           input.ReturnConsumedCapacity = 'TOTAL';
         }
-        const operation = String(context.commandName ?? 'Unknown').replace(/Command$/, '');
+        const command = String(context.commandName ?? 'Unknown').replace(/Command$/, '');
+        const emulatorOnly = input && typeof input === 'object' && EMULATOR_ONLY in input;
+        const operation = emulatorOnly ? `${command} ${EMULATOR_ONLY_SUFFIX}` : command;
         let result: Awaited<ReturnType<typeof next>>;
         try {
           result = await next(args);
         } catch (error) {
           // AWS bills a conditional write that fails as a write (at least one unit): counted apart.
           if ((error as { name?: string }).name === 'ConditionalCheckFailedException') {
-            this.add(`${operation} (condition failed)`, { CapacityUnits: 1 }, true);
+            this.add(`${command} (condition failed)`, { CapacityUnits: 1 }, true);
           }
           throw error;
         }
         const output = result.output as { ConsumedCapacity?: ConsumedCapacity | ConsumedCapacity[] };
-        this.add(operation, output.ConsumedCapacity, isWrite(operation));
+        this.add(operation, output.ConsumedCapacity, isWrite(command));
         return result;
       },
       { step: 'initialize', name: 'acklineCapacityMeter' },

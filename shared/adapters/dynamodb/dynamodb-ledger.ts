@@ -29,6 +29,7 @@ import {
   S,
   str,
 } from './dynamodb-support.ts';
+import { type CachedChunk, chunkBytes, EntryChunkCache } from './entry-chunk-cache.ts';
 
 /** An entries item stays well under DynamoDB's 400 KB item limit. */
 export const MAX_CHUNK_BYTES = 350 * 1024;
@@ -67,6 +68,8 @@ export class DynamoDbLedger implements Ledger {
     private readonly catalogTable: string,
     private readonly entriesTable: string,
     private readonly maxEntriesPerLedger: number,
+    /** The chunks this process wrote or read (entries never change once written). */
+    private readonly chunks = new EntryChunkCache(),
   ) {}
 
   async initialize(partition: TopicName): Promise<ManagedLedgerState> {
@@ -154,6 +157,8 @@ export class DynamoDbLedger implements Ledger {
   }
 
   async readEntry(position: Position): Promise<StoredEntry | undefined> {
+    const cached = this.chunks.covering(position.ledgerId, position.entryId);
+    if (cached) return cached.entries[Number(position.entryId - cached.firstEntryId)];
     const result = await this.client.send(
       new QueryCommand({
         TableName: this.entriesTable,
@@ -184,8 +189,30 @@ export class DynamoDbLedger implements Ledger {
     lastEntryId: bigint,
     options: ReadEntriesOptions = {},
   ): Promise<StoredEntry[]> {
-    if (firstEntryId > lastEntryId) return [];
-    const consistent = options.consistent ?? true;
+    // What this process wrote or read before comes from its cache; the rest from DynamoDB.
+    const entries: StoredEntry[] = [];
+    let next = firstEntryId;
+    while (next <= lastEntryId) {
+      const chunk = this.chunks.covering(ledgerId, next);
+      if (!chunk) break;
+      const from = Number(next - chunk.firstEntryId);
+      const to = Math.min(chunk.entries.length - 1, Number(lastEntryId - chunk.firstEntryId));
+      entries.push(...chunk.entries.slice(from, to + 1));
+      next = chunk.firstEntryId + BigInt(to + 1);
+    }
+    if (next > lastEntryId) return entries;
+    return [
+      ...entries,
+      ...(await this.queryEntries(ledgerId, next, lastEntryId, options.consistent ?? true)),
+    ];
+  }
+
+  private async queryEntries(
+    ledgerId: bigint,
+    firstEntryId: bigint,
+    lastEntryId: bigint,
+    consistent: boolean,
+  ): Promise<StoredEntry[]> {
     const head = await this.client.send(
       new QueryCommand({
         TableName: this.entriesTable,
@@ -216,20 +243,30 @@ export class DynamoDbLedger implements Ledger {
             ConsistentRead: consistent,
           });
     const entries: StoredEntry[] = [];
-    for (const chunk of [...(head.Items ?? []), ...rest]) {
-      const first = big(chunk, 'firstEntryId') as bigint;
-      const list = chunk.e?.L ?? [];
-      const count = Math.min(num(chunk, 'n') ?? 0, list.length);
-      const publishTimeMs = num(chunk, 'pt') ?? 0;
-      const from = firstEntryId > first ? Number(firstEntryId - first) : 0;
-      const to = Math.min(count - 1, Number(lastEntryId - first));
-      for (let index = from; index <= to; index++) {
-        const entry = list[index]?.M;
-        if (entry)
-          entries.push(toStoredEntry(Position.of(ledgerId, first + BigInt(index)), entry, publishTimeMs));
-      }
+    for (const item of [...(head.Items ?? []), ...rest]) {
+      const chunk = this.remember(ledgerId, item);
+      const from = firstEntryId > chunk.firstEntryId ? Number(firstEntryId - chunk.firstEntryId) : 0;
+      const to = Math.min(chunk.entries.length - 1, Number(lastEntryId - chunk.firstEntryId));
+      if (from <= to) entries.push(...chunk.entries.slice(from, to + 1));
     }
     return entries;
+  }
+
+  /** Decodes an entries item whole and keeps it in this process's cache. */
+  private remember(ledgerId: bigint, item: Item): CachedChunk {
+    const first = big(item, 'firstEntryId') as bigint;
+    const list = item.e?.L ?? [];
+    const count = Math.min(num(item, 'n') ?? 0, list.length);
+    const publishTimeMs = num(item, 'pt') ?? 0;
+    const entries: StoredEntry[] = [];
+    for (let index = 0; index < count; index++) {
+      const entry = list[index]?.M;
+      if (!entry) break;
+      entries.push(toStoredEntry(Position.of(ledgerId, first + BigInt(index)), entry, publishTimeMs));
+    }
+    const chunk = { ledgerId, firstEntryId: first, entries, bytes: chunkBytes(entries) };
+    if (entries.length === count) this.chunks.put(chunk);
+    return chunk;
   }
 
   /** One Query of the next chunk's keys and publish time (Limit 1). */
@@ -259,6 +296,7 @@ export class DynamoDbLedger implements Ledger {
     const state = await this.state(partition);
     if (!state) return;
     for (const ledger of state.ledgers) {
+      this.chunks.forgetLedger(ledger.ledgerId);
       const chunks = await queryAll(this.client, {
         TableName: this.entriesTable,
         KeyConditionExpression: 'ledgerId = :l',
@@ -384,18 +422,15 @@ export class DynamoDbLedger implements Ledger {
         chunkEnd++;
       }
       const chunk = entries.slice(chunkStart, chunkEnd);
-      await this.client.send(
-        new PutItemCommand({
-          TableName: this.entriesTable,
-          Item: {
-            ledgerId: N(ledgerId),
-            firstEntryId: N(firstEntryId + BigInt(chunkStart)),
-            n: N(chunk.length),
-            pt: N(publishTimeMs),
-            e: { L: chunk.map((entry) => ({ M: entryAttributes(entry) })) },
-          },
-        }),
-      );
+      const item: Item = {
+        ledgerId: N(ledgerId),
+        firstEntryId: N(firstEntryId + BigInt(chunkStart)),
+        n: N(chunk.length),
+        pt: N(publishTimeMs),
+        e: { L: chunk.map((entry) => ({ M: entryAttributes(entry) })) },
+      };
+      await this.client.send(new PutItemCommand({ TableName: this.entriesTable, Item: item }));
+      this.remember(ledgerId, item);
       chunkStart = chunkEnd;
     }
   }

@@ -65,27 +65,54 @@ export interface DispatchRequest {
  * position. Everything handed out is recorded as held by the consumer, in the same single-item
  * compare-and-set that moves the read position, before it is returned: a crash between two
  * requests loses nothing (I2) and counts exactly (I4).
- * Cost (first deliveries, nothing contended): the head (1 strong read), the entries from the read
- * position (1 Query), the claim (1 write); plus, rarely, a spill, the layout when nothing is
+ * Cost (first deliveries, nothing contended): the head (1 eventually consistent read, half a unit;
+ * a strong one more when it finds nothing to do), the entries from the read position (1 Query,
+ * none when this process has them), the claim (1 write); plus, rarely, a spill, the layout when nothing is
  * at the read position, the pages when an ack by id raced ahead of dispatch.
  * @throws NotFoundError when the cursor is gone; ConsumerFencedError (I6).
  */
 export async function dispatch(ctx: EngineContext, request: DispatchRequest): Promise<DispatchResult> {
   const { cursor, consumer } = request;
   const max = Math.min(MAX_DISPATCH, Math.max(1, Math.floor(request.max)));
-  let record = await ctx.store.readHead(cursor.cursorId);
+  // An eventually consistent read (half a read unit): an earlier head only makes the claim's
+  // compare-and-set fail, and that failure answers the current head. A step that would end with
+  // nothing done on such a head (nothing to read, window full, standby, deleted) reads it again,
+  // strongly, before it concludes: a ring it consumed must not be wasted on an old view.
+  let record = await ctx.store.readHead(cursor.cursorId, { consistent: false });
+  let fresh = false;
+  const readFresh = async () => {
+    record = await ctx.store.readHead(cursor.cursorId);
+    fresh = true;
+  };
+  /** Reads the head strongly; true when the head read before was already the current one. */
+  const confirm = async (): Promise<boolean> => {
+    const seen = record?.version;
+    await readFresh();
+    return record !== undefined && record.version === seen;
+  };
+  if (!record) await readFresh();
   const delivered: Delivery[] = [];
   const timers: number[] = [];
   let atEnd = false;
-  for (let attempt = 0; attempt < ctx.limits.casAttempts && record; attempt++) {
+  for (let attempt = 0; attempt <= ctx.limits.casAttempts && record; attempt++) {
+    if (attempt === ctx.limits.casAttempts) {
+      // Out of attempts: one more only when nothing was done and the head was never fresh.
+      if (delivered.length > 0 || fresh) break;
+      await readFresh();
+      if (!record) break;
+    }
     const now = ctx.clock.nowMs();
     let ownerChanges: Partial<DispatchHead> = {};
     if (isCumulativeAckType(cursor.type)) {
       const ownership = decideOwnership(record.head, consumer, cursor.type, now);
-      if (ownership.kind === 'standby') return { kind: 'standby' };
+      if (ownership.kind === 'standby') {
+        if (fresh || (await confirm())) return { kind: 'standby' };
+        continue;
+      }
       if (ownership.kind === 'takeover') {
         const taken = await ctx.store.casHead(cursor.cursorId, record.version, ownership.head);
         record = taken.ok ? { ...record, head: ownership.head, version: record.version + 1 } : taken.current;
+        fresh = true;
         continue;
       }
       ownerChanges = ownership.renewal ?? {};
@@ -124,8 +151,10 @@ export async function dispatch(ctx: EngineContext, request: DispatchRequest): Pr
       timers.push(...replayed.timers);
       if (replayed.kind === 'conflict') {
         record = replayed.current;
+        fresh = true;
         continue;
       }
+      if (delivered.length === 0 && !fresh && !(await confirm())) continue;
       break;
     }
     const claimed = await claimFirstDeliveries(ctx, {
@@ -138,10 +167,13 @@ export async function dispatch(ctx: EngineContext, request: DispatchRequest): Pr
     });
     if (claimed.kind === 'conflict') {
       record = claimed.current;
+      fresh = true;
+      await ctx.pauseAfterConflict?.(attempt);
       continue;
     }
     delivered.push(...claimed.deliveries);
     timers.push(...claimed.timers);
+    if (delivered.length === 0 && !fresh && !(await confirm())) continue;
     atEnd = claimed.atEnd && delivered.length === 0;
     break;
   }

@@ -16,6 +16,11 @@ export interface EngineContext {
    * recentLedgerState); default: a fresh `ledger.state` read.
    */
   readonly recentState?: (partition: TopicName) => Promise<ManagedLedgerState | undefined>;
+  /**
+   * Waits a random moment after the `attempt`-th lost compare-and-set of a claim, so consumers
+   * racing for the same head stop colliding in step (full jitter). Default: no wait.
+   */
+  readonly pauseAfterConflict?: (attempt: number) => Promise<void>;
 }
 
 export interface EngineLimits {

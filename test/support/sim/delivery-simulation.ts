@@ -225,7 +225,8 @@ export async function runSimulation(
     return (staleState >> 16) % 4 === 0;
   };
   const ledger = new SimLedger(script.ledgerSize, stale, () => clock.nowMs());
-  const store = new InMemoryDispatchStore();
+  // Eventually consistent reads of the head may answer one of its last versions.
+  const store = new InMemoryDispatchStore(stale);
   const cursor: PartitionCursor = { partition, cursorId: 'cursor', type: script.type };
   const limits =
     mutation === 'noSpill' ? { ...DEFAULT_ENGINE_LIMITS, maxHeadRuns: 10_000 } : DEFAULT_ENGINE_LIMITS;

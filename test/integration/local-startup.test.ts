@@ -112,7 +112,9 @@ describe('the embedded stack starts whatever it has stored', () => {
     const other = await consumers.subscribe(topic, 'broken', { subscriptionType: 'Shared' });
     const fromRepaired = await other.receiveN(3, 10_000);
 
-    expect(maintenance).toMatchObject({ intervalMs: MAINTENANCE_INTERVAL_MS, failures: 0, skipped: 0 });
+    // A tick that finds the previous run still going is skipped (as EventBridge's overlapping runs
+    // would queue): on a loaded machine some are, which says nothing about maintenance itself.
+    expect(maintenance).toMatchObject({ intervalMs: MAINTENANCE_INTERVAL_MS, failures: 0 });
     expect(broken.rebuild).toMatchObject({ state: 'retrying', attempts: 1 });
     expect(broken.rebuild.lastError).toContain(`${topic.name}|broken`);
     expect(running.output()).toContain('restore subscription doorbells: attempt 1 failed');

@@ -82,8 +82,9 @@ function tokenSettingsEnvironment(settings: TokenSettings = {}): Record<string, 
 
 /**
  * Exactly the DynamoDB operations the adapters in shared/adapters/dynamodb/
- * call (test/infra checks the two lists agree). Deletes go through
- * BatchWriteItem; conditional writes need no action of their own.
+ * call (test/infra checks the two lists agree). Unconditional deletes go
+ * through BatchWriteItem, conditional ones (a deletion job's detach, only while
+ * the item is still the deleted incarnation's) through DeleteItem.
  */
 export const tableItemActions = [
   'dynamodb:GetItem',
@@ -92,6 +93,7 @@ export const tableItemActions = [
   'dynamodb:Query',
   'dynamodb:BatchGetItem',
   'dynamodb:BatchWriteItem',
+  'dynamodb:DeleteItem',
   // listAllTopics: the queue rebuild scans the catalog (recovery, not requests).
   'dynamodb:Scan',
 ] as const;
@@ -163,9 +165,11 @@ export const functionSettings: Record<FunctionName, FunctionSettings> = {
     memorySizeMb: 512,
     timeoutSeconds: MAINTENANCE_TIMEOUT_SECONDS,
     tableAccess: 'items',
-    // It counts the tokens in each subscription's dead-letter queue; it neither sends nor schedules.
-    schedules: false,
-    subscriptionQueues: 'inspect',
+    // It counts the tokens in each subscription's dead-letter queue, rings doorbells (due
+    // redeliveries nobody took), schedules the second release pass of a lapsed consumer and the
+    // next step of a deletion job it resumed, and deletes a deleted subscription's queues.
+    schedules: true,
+    subscriptionQueues: 'maintain',
     readsTokenSecret: false,
   },
 };
@@ -192,13 +196,25 @@ export const subscriptionQueueActions = [
 export const subscriptionQueueInspectActions = ['sqs:GetQueueUrl', 'sqs:GetQueueAttributes'];
 
 /**
+ * What maintenance does to those queues: inspect them, ring a doorbell
+ * (SendMessage), and delete the queues of a subscription whose deletion job it
+ * resumes. It never receives or creates.
+ */
+export const subscriptionQueueMaintainActions = [
+  ...subscriptionQueueInspectActions,
+  'sqs:SendMessage',
+  'sqs:DeleteQueue',
+];
+
+/**
  * What a function may do to the per-subscription queues created at run time,
  * on the stage's queue-name prefix only:
  * - `none`: nothing;
  * - `deliver`: {@link subscriptionQueueActions} (create, feed, drain, delete);
- * - `inspect`: {@link subscriptionQueueInspectActions} (read their attributes).
+ * - `inspect`: {@link subscriptionQueueInspectActions} (read their attributes);
+ * - `maintain`: {@link subscriptionQueueMaintainActions} (inspect, ring, delete).
  */
-type SubscriptionQueueAccess = 'none' | 'deliver' | 'inspect';
+type SubscriptionQueueAccess = 'none' | 'deliver' | 'inspect' | 'maintain';
 
 /**
  * Everything that can be replaced at will: the functions, the REST API, their
@@ -253,10 +269,11 @@ export class StatelessStack extends Stack {
       }
       if (setting.schedules) props.schedulerQueue.grantSendMessages(fn);
       if (setting.subscriptionQueues !== 'none') {
-        const actions =
-          setting.subscriptionQueues === 'deliver'
-            ? subscriptionQueueActions
-            : subscriptionQueueInspectActions;
+        const actions = {
+          deliver: subscriptionQueueActions,
+          inspect: subscriptionQueueInspectActions,
+          maintain: subscriptionQueueMaintainActions,
+        }[setting.subscriptionQueues];
         fn.addToRolePolicy(new PolicyStatement({ actions, resources: [subscriptionQueuesArn] }));
         NagSuppressions.addResourceSuppressions(
           construct.role,

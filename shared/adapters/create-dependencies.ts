@@ -11,6 +11,7 @@ import { RoundRobinRouter } from '../domain/message-router.ts';
 import { RedeliveryBackoffRegistry } from '../domain/redelivery-backoff-registry.ts';
 import { DynamoDbAuditLog } from './dynamodb/dynamodb-audit-log.ts';
 import { DynamoDbConsumerRegistry } from './dynamodb/dynamodb-consumer-registry.ts';
+import { DynamoDbDeletionJobs } from './dynamodb/dynamodb-deletion-jobs.ts';
 import { DynamoDbDispatchStore } from './dynamodb/dynamodb-dispatch-store.ts';
 import { DynamoDbLedger } from './dynamodb/dynamodb-ledger.ts';
 import { DynamoDbPermissionStore } from './dynamodb/dynamodb-permission-store.ts';
@@ -96,6 +97,7 @@ export function createDependencies(config: AcklineConfig, serviceName: string): 
     deliveryQueue: new SqsDeliveryQueue(sqs, config.queuePrefix, config.maxDelaySeconds),
     scheduler: new SqsScheduler(sqs, config.schedulerQueueUrl, systemClock, config.maxDelaySeconds),
     consumers: new DynamoDbConsumerRegistry(dynamodb, config.tables.catalog),
+    deletions: new DynamoDbDeletionJobs(dynamodb, config.tables.catalog),
     backoffs: RedeliveryBackoffRegistry.withBuiltIns(),
     counters: { add: (name, value) => metrics.addMetric(name, MetricUnit.Count, value) },
     clock: systemClock,

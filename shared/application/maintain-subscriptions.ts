@@ -4,6 +4,7 @@ import type { TopicName } from '../domain/topic-name.ts';
 import type { SubscriptionRecord } from '../ports/topic-catalog.ts';
 import { releaseConsumer, scheduleSecondPass, subscriptionKey } from './consumers/consumer-session.ts';
 import { doorbellOf } from './consumers/doorbells.ts';
+import { resumeStaleDeletions } from './deletion-jobs.ts';
 import { foldStep } from './engine/fold.ts';
 import { nextInLedger } from './engine/pending-state.ts';
 import { engineOf } from './engine-ports.ts';
@@ -30,7 +31,7 @@ export interface SubscriptionRef {
 
 /** A step that failed for one topic partition or subscription; the run went on without it. */
 export interface MaintenanceFailure {
-  readonly step: 'listSubscriptions' | 'deadLetters' | 'fold';
+  readonly step: 'listSubscriptions' | 'deadLetters' | 'fold' | 'deletion';
   /** The partition (listSubscriptions) or `partition|subscription`. */
   readonly target: string;
   readonly error: unknown;
@@ -76,6 +77,8 @@ export interface MaintenanceSummary {
    * for a delayed message). Undefined when no visited subscription has one.
    */
   readonly oldestBacklog?: SubscriptionRef & { readonly ageMs: number };
+  /** Topic and subscription deletions under way, and how many of them this run resumed (stale). */
+  readonly deletions: { readonly pending: number; readonly resumed: number };
   /** Steps that failed (each also given to `onFailure`). */
   readonly failures: number;
   /** Where the next run's fold starts; undefined when this run visited every subscription. */
@@ -89,6 +92,8 @@ export interface MaintenanceSummary {
  * never something to undo), and one partition or subscription that fails does
  * not stop the others.
  *
+ * 0. Resume the deletion jobs no step touched for a while (a crash mid-delete, a
+ *    scheduler message lost): one step each.
  * 1. List every subscription: topics (a catalog scan), their partitions, the
  *    subscriptions of each partition.
  * 2. Inspect each subscription queue's dead-letter queue: tokens SQS moved
@@ -130,6 +135,10 @@ export async function maintainSubscriptions(
   };
   const before = () => ports.clock.nowMs() < options.deadlineMs;
 
+  const deletions = await resumeStaleDeletions(ports, {
+    before,
+    onFailure: (jobId, error) => fail({ step: 'deletion', target: jobId, error }),
+  });
   const all = await listSubscriptions(ports, before, fail);
   const deadLetters = await inspectDeadLetters(ports, all, before, fail);
 
@@ -188,6 +197,7 @@ export async function maintainSubscriptions(
     foldedCursors,
     foldedEntries,
     ...(oldestBacklog === undefined ? {} : { oldestBacklog }),
+    deletions,
     failures,
     ...(resumeAfter === undefined ? {} : { resumeAfter }),
   };

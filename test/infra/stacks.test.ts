@@ -17,7 +17,7 @@ import {
 } from '../../infra/constructs/observability.ts';
 import {
   subscriptionQueueActions,
-  subscriptionQueueInspectActions,
+  subscriptionQueueMaintainActions,
   tableItemActions,
 } from '../../infra/stateless-stack.ts';
 import { maintenanceMetricNames } from '../../shared/config/load-config.ts';
@@ -392,12 +392,17 @@ describe('stateless stack', () => {
         },
         subscriptionQueues,
       ],
-      // It reads the subscription dead-letter queues' attributes; it sends and schedules nothing.
+      // It reads the subscription dead-letter queues' attributes, rings doorbells, deletes the
+      // queues of a deletion it resumes, and schedules (second release passes, deletion steps).
       Maintenance: [
         own('Maintenance'),
         { actions: [...tableItemActions].sort(), resources: tablesArns },
         {
-          actions: [...subscriptionQueueInspectActions].sort(),
+          actions: ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'],
+          resources: schedulerQueueArn,
+        },
+        {
+          actions: [...subscriptionQueueMaintainActions].sort(),
           resources: subscriptionQueues.resources,
         },
       ],

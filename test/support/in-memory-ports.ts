@@ -4,6 +4,7 @@ import type { UseCasePorts } from '../../shared/application/ports.ts';
 import { RedeliveryBackoffRegistry } from '../../shared/domain/redelivery-backoff-registry.ts';
 import type { CounterName } from '../../shared/ports/counters.ts';
 import { InMemoryAuditLog } from './in-memory-audit-log.ts';
+import { InMemoryDeletionJobs } from './in-memory-deletion-jobs.ts';
 import { InMemoryDeliveryQueue } from './in-memory-delivery-queue.ts';
 import { InMemoryDispatchStore } from './in-memory-dispatch-store.ts';
 import { InMemoryLedger } from './in-memory-ledger.ts';
@@ -44,6 +45,7 @@ export function inMemoryPorts(parts: Partial<UseCasePorts> = {}): {
     deliveryQueue: new InMemoryDeliveryQueue(),
     scheduler: unusedPort('scheduler'),
     consumers: unusedPort('consumers'),
+    deletions: new InMemoryDeletionJobs(),
     backoffs: RedeliveryBackoffRegistry.withBuiltIns(),
     clock,
     ids: { newId: () => `id-${++nextId}` },

@@ -1,4 +1,6 @@
 import {
+  type AttributeValue,
+  DeleteItemCommand,
   type DynamoDBClient,
   GetItemCommand,
   PutItemCommand,
@@ -100,8 +102,12 @@ export class DynamoDbTopicCatalog implements TopicCatalog {
     return records;
   }
 
-  async deleteTopic(topic: TopicName): Promise<void> {
-    await deleteAll(this.client, this.tableName, [topicKey(topic)]);
+  async deleteTopic(topic: TopicName, options: { readonly createdAtMs?: number } = {}): Promise<void> {
+    if (options.createdAtMs === undefined) {
+      await deleteAll(this.client, this.tableName, [topicKey(topic)]);
+      return;
+    }
+    await this.deleteIf(topicKey(topic), 'ca = :v', N(options.createdAtMs));
   }
 
   async createSubscription(partition: TopicName, record: SubscriptionRecord): Promise<void> {
@@ -147,8 +153,32 @@ export class DynamoDbTopicCatalog implements TopicCatalog {
     return items.map(toSubscriptionRecord);
   }
 
-  async deleteSubscription(partition: TopicName, name: string): Promise<void> {
-    await deleteAll(this.client, this.tableName, [subscriptionKey(partition, name)]);
+  async deleteSubscription(
+    partition: TopicName,
+    name: string,
+    options: { readonly cursorId?: string } = {},
+  ): Promise<void> {
+    if (options.cursorId === undefined) {
+      await deleteAll(this.client, this.tableName, [subscriptionKey(partition, name)]);
+      return;
+    }
+    await this.deleteIf(subscriptionKey(partition, name), 'ci = :v', S(options.cursorId));
+  }
+
+  /** One conditional DeleteItem; a condition that does not hold (or no item) deletes nothing. */
+  private async deleteIf(key: Item, condition: string, value: AttributeValue): Promise<void> {
+    try {
+      await this.client.send(
+        new DeleteItemCommand({
+          TableName: this.tableName,
+          Key: key,
+          ConditionExpression: condition,
+          ExpressionAttributeValues: { ':v': value },
+        }),
+      );
+    } catch (error) {
+      if (!isConditionalCheckFailed(error)) throw error;
+    }
   }
 
   async getFeedProgress(

@@ -57,6 +57,8 @@ export interface StatelessStackProps extends StackProps {
   /** ACKLINE_SUPERUSER_ROLES, comma-separated; the functions' default applies when absent. */
   readonly superuserRoles?: string;
   readonly maxEntriesPerLedger?: number;
+  /** ACKLINE_AUDIT_RETENTION_DAYS; the functions' default (30) applies when absent. */
+  readonly auditRetentionDays?: number;
 }
 
 /** The authorizer's token settings (shared/config/load-config.ts tokenSettingsEnv). */
@@ -240,6 +242,9 @@ export class StatelessStack extends Stack {
     for (const { definition, table } of props.tables) dataEnvironment[definition.envVar] = table.tableName;
     if (props.maxEntriesPerLedger !== undefined) {
       dataEnvironment.ACKLINE_MAX_ENTRIES_PER_LEDGER = String(props.maxEntriesPerLedger);
+    }
+    if (props.auditRetentionDays !== undefined) {
+      dataEnvironment.ACKLINE_AUDIT_RETENTION_DAYS = String(props.auditRetentionDays);
     }
 
     // Queues created at run time are named `<prefix><...>`; the scheduler queue

@@ -1,4 +1,5 @@
 import type { RedeliveryBackoffRegistry } from '../domain/redelivery-backoff-registry.ts';
+import type { ActivityIndex } from '../ports/activity-index.ts';
 import type { AuditLog } from '../ports/audit-log.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { ConsumerRegistry } from '../ports/consumer-registry.ts';
@@ -30,6 +31,8 @@ export interface UseCasePorts {
   readonly deliveryQueue: DeliveryQueue;
   readonly scheduler: Scheduler;
   readonly consumers: ConsumerRegistry;
+  /** The subscriptions maintenance has to look at (activity since it last found them settled). */
+  readonly activity: ActivityIndex;
   /** Topic and subscription deletions under way (resumable jobs). */
   readonly deletions: DeletionJobStore;
   /** Resolves stored backoff policies (built-ins plus any class the deployment registers). */

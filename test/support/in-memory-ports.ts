@@ -3,6 +3,7 @@ import { DEFAULT_ENGINE_LIMITS } from '../../shared/application/engine/engine-co
 import type { UseCasePorts } from '../../shared/application/ports.ts';
 import { RedeliveryBackoffRegistry } from '../../shared/domain/redelivery-backoff-registry.ts';
 import type { CounterName } from '../../shared/ports/counters.ts';
+import { InMemoryActivityIndex } from './in-memory-activity-index.ts';
 import { InMemoryAuditLog } from './in-memory-audit-log.ts';
 import { InMemoryDeletionJobs } from './in-memory-deletion-jobs.ts';
 import { InMemoryDeliveryQueue } from './in-memory-delivery-queue.ts';
@@ -46,6 +47,7 @@ export function inMemoryPorts(parts: Partial<UseCasePorts> = {}): {
     scheduler: unusedPort('scheduler'),
     consumers: unusedPort('consumers'),
     deletions: new InMemoryDeletionJobs(),
+    activity: new InMemoryActivityIndex(),
     backoffs: RedeliveryBackoffRegistry.withBuiltIns(),
     clock,
     ids: { newId: () => `id-${++nextId}` },

@@ -54,15 +54,19 @@ export class DynamoDbConsumerRegistry implements ConsumerRegistry {
   }
 
   async expired(subscriptionKey: string, nowMs: number): Promise<string[]> {
-    return (await this.leases(subscriptionKey)).filter(([, until]) => until < nowMs).map(([id]) => id);
+    return (await this.leaseList(subscriptionKey)).filter(([, until]) => until < nowMs).map(([id]) => id);
   }
 
   async members(subscriptionKey: string, nowMs: number): Promise<string[]> {
-    return (await this.leases(subscriptionKey)).filter(([, until]) => until >= nowMs).map(([id]) => id);
+    return (await this.leaseList(subscriptionKey)).filter(([, until]) => until >= nowMs).map(([id]) => id);
+  }
+
+  async leases(subscriptionKey: string): Promise<{ consumerId: string; untilMs: number }[]> {
+    return (await this.leaseList(subscriptionKey)).map(([consumerId, untilMs]) => ({ consumerId, untilMs }));
   }
 
   /** Every member of the subscription with the end of its lease, sorted by id. One strong Query. */
-  private async leases(subscriptionKey: string): Promise<[string, number][]> {
+  private async leaseList(subscriptionKey: string): Promise<[string, number][]> {
     const items = await queryAll(this.client, {
       TableName: this.tableName,
       KeyConditionExpression: 'pk = :pk',

@@ -43,7 +43,7 @@ export interface SubscriptionRef {
 /** A step that failed for one topic partition or subscription; the run went on without it. */
 export interface MaintenanceFailure {
   readonly step: 'listSubscriptions' | 'deadLetters' | 'fold' | 'deletion' | 'audit';
-  /** The partition (listSubscriptions) or `partition|subscription`. */
+  /** The partition (listSubscriptions), the job id (deletion), or JSON `[partition, subscription]`. */
   readonly target: string;
   readonly error: unknown;
 }
@@ -486,5 +486,5 @@ function refOf(at: SubscriptionAt): SubscriptionRef {
 }
 
 function targetOf(at: SubscriptionAt): string {
-  return `${at.partition.toString()}|${at.subscription.name}`;
+  return at.key;
 }

@@ -35,6 +35,8 @@ export async function createTopic(
       `Number of partitions must be an integer from 1 to ${MAX_PARTITIONS}, got ${partitions}`,
     );
   }
+  // Every partition's name must fit the name limits too (TopicName.partition checks them).
+  if (partitions > 0) topic.partition(partitions - 1);
   if (await ports.catalog.getTopic(topic)) throw new TopicAlreadyExistsError(topic.toString());
   const names = partitions === 0 ? [topic] : Array.from({ length: partitions }, (_, i) => topic.partition(i));
   await Promise.all(names.map((name) => ports.ledger.initialize(name)));

@@ -1,6 +1,7 @@
 import { type DynamoDBClient, PutItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { catalogTable } from '../../config/resources.ts';
 import { type AuditLog, type AuditRecord, DEFAULT_AUDIT_RETENTION_DAYS } from '../../ports/audit-log.ts';
+import { catalogKeys, itemKey } from './catalog-keys.ts';
 import { deleteAll, type Item, N, num, pad, queryAll, S, str } from './dynamodb-support.ts';
 
 const DAY_MS = 86_400_000;
@@ -38,8 +39,7 @@ export class DynamoDbAuditLog implements AuditLog {
       new PutItemCommand({
         TableName: this.tableName,
         Item: {
-          pk: S(`AUDIT#${record.topic}`),
-          sk: S(`${pad(record.atMs, 15)}#${record.requestId}`),
+          ...itemKey(catalogKeys.audit(record.topic, record.atMs, record.requestId)),
           at: N(record.atMs),
           ro: S(record.role),
           po: S(record.position),
@@ -51,7 +51,7 @@ export class DynamoDbAuditLog implements AuditLog {
       }),
     );
     const expiryDay = Math.floor(expiresAtMs / DAY_MS);
-    const marker = `${pad(expiryDay, 6)}#${record.topic}`;
+    const marker = catalogKeys.auditExpiry(expiryDay, record.topic).sk;
     if (this.markers.has(marker)) return;
     await this.client.send(
       new PutItemCommand({

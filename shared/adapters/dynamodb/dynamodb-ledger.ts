@@ -19,6 +19,7 @@ import type {
   ReadEntriesOptions,
   StoredEntry,
 } from '../../ports/ledger.ts';
+import { catalogKeys, itemKey } from './catalog-keys.ts';
 import {
   big,
   deleteAll,
@@ -442,11 +443,11 @@ export class DynamoDbLedger implements Ledger {
 }
 
 function stateKey(partition: TopicName): string {
-  return `ML#${partition.toString()}`;
+  return catalogKeys.ledgerState(partition).pk;
 }
 
 function ledgerIndexKey(ledgerId: bigint): Item {
-  return { pk: S(`L#${ledgerId}`), sk: S(STATE_SK) };
+  return itemKey(catalogKeys.ledgerIndex(ledgerId));
 }
 
 function approximateSize(entry: NewEntry): number {

@@ -17,6 +17,7 @@ import type {
   TopicCatalog,
   TopicRecord,
 } from '../../ports/topic-catalog.ts';
+import { catalogKeys, itemKey } from './catalog-keys.ts';
 import {
   deleteAll,
   type Item,
@@ -232,11 +233,11 @@ export class DynamoDbTopicCatalog implements TopicCatalog {
 }
 
 function topicKey(topic: TopicName): Item {
-  return { pk: S(`NS#${topic.domain}://${topic.namespaceName}`), sk: S(`T#${topic.localName}`) };
+  return itemKey(catalogKeys.topic(topic));
 }
 
 function subscriptionKey(partition: TopicName, name: string): Item {
-  return { pk: S(`ML#${partition.toString()}`), sk: S(`S#${name}`) };
+  return itemKey(catalogKeys.subscription(partition, name));
 }
 
 function toTopicRecord(topic: TopicName, item: Item): TopicRecord {

@@ -88,6 +88,18 @@ export function buildApp(options: BuildAppOptions = {}): AcklineApp {
   const superuserRoles: unknown = app.node.tryGetContext('ackline:superuserRoles');
   const maxEntriesPerLedger: unknown = app.node.tryGetContext('ackline:maxEntriesPerLedger');
   const auditRetentionDays: unknown = app.node.tryGetContext('ackline:auditRetentionDays');
+  const reservedConcurrency: Partial<Record<'scheduler' | 'maintenance', number>> = {};
+  for (const [name, key] of [
+    ['scheduler', 'ackline:schedulerReservedConcurrency'],
+    ['maintenance', 'ackline:maintenanceReservedConcurrency'],
+  ] as const) {
+    const value: unknown = app.node.tryGetContext(key);
+    if (value === undefined) continue;
+    if (!(Number.isSafeInteger(Number(value)) && Number(value) >= 0)) {
+      throw new Error(`${key} must be an integer >= 0 (0: none reserved), got '${String(value)}'`);
+    }
+    reservedConcurrency[name] = Number(value);
+  }
   if (
     auditRetentionDays !== undefined &&
     !(Number.isSafeInteger(Number(auditRetentionDays)) && Number(auditRetentionDays) > 0)
@@ -110,6 +122,7 @@ export function buildApp(options: BuildAppOptions = {}): AcklineApp {
     ...(superuserRoles === undefined ? {} : { superuserRoles: String(superuserRoles) }),
     ...(maxEntriesPerLedger === undefined ? {} : { maxEntriesPerLedger: Number(maxEntriesPerLedger) }),
     ...(auditRetentionDays === undefined ? {} : { auditRetentionDays: Number(auditRetentionDays) }),
+    reservedConcurrency,
     description: `ackline ${stage}: functions, the REST API, alarms and the dashboard`,
   });
   return { app, stage, stateful, stateless };

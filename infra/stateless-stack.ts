@@ -14,6 +14,7 @@ import {
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -59,6 +60,8 @@ export interface StatelessStackProps extends StackProps {
   readonly maxEntriesPerLedger?: number;
   /** ACKLINE_AUDIT_RETENTION_DAYS; the functions' default (30) applies when absent. */
   readonly auditRetentionDays?: number;
+  /** Reserved concurrency per function, over functionSettings' (0: none). */
+  readonly reservedConcurrency?: Partial<Record<FunctionName, number>>;
 }
 
 /** The authorizer's token settings (shared/config/load-config.ts tokenSettingsEnv). */
@@ -117,6 +120,12 @@ export interface FunctionSettings {
   readonly subscriptionQueues: SubscriptionQueueAccess;
   /** Reads the token secret; gets none of the table and queue configuration. */
   readonly readsTokenSecret: boolean;
+  /**
+   * Concurrency reserved for the function (taken from the account's pool, so it always has it,
+   * however many other functions, such as users' consumer functions polling subscriptions, run).
+   * Undefined: none.
+   */
+  readonly reservedConcurrency?: number;
 }
 
 /**
@@ -159,6 +168,9 @@ export const functionSettings: Record<FunctionName, FunctionSettings> = {
     memorySizeMb: 512,
     timeoutSeconds: schedulerQueueDefinition.visibilityTimeoutSeconds / 6,
     tableAccess: 'items',
+    // Ack timeouts, nack backoffs and deletion steps keep running when consumers take the rest of
+    // the account's concurrency (the SQS event source then scales up to this many invocations).
+    reservedConcurrency: 5,
     schedules: true,
     subscriptionQueues: 'deliver',
     readsTokenSecret: false,
@@ -167,6 +179,8 @@ export const functionSettings: Record<FunctionName, FunctionSettings> = {
     memorySizeMb: 512,
     timeoutSeconds: MAINTENANCE_TIMEOUT_SECONDS,
     tableAccess: 'items',
+    // One run at a time, always able to start (lapsed consumers, stale deletions, due rings).
+    reservedConcurrency: 1,
     // It counts the tokens in each subscription's dead-letter queue, rings doorbells (due
     // redeliveries nobody took), schedules the second release pass of a lapsed consumer and the
     // next step of a deletion job it resumed, and deletes a deleted subscription's queues.
@@ -269,6 +283,10 @@ export class StatelessStack extends Stack {
         timeout: Duration.seconds(setting.timeoutSeconds),
       });
       const fn = construct.function;
+      const reserved = props.reservedConcurrency?.[name] ?? setting.reservedConcurrency;
+      if (reserved !== undefined && reserved > 0) {
+        (fn.node.defaultChild as CfnFunction).reservedConcurrentExecutions = reserved;
+      }
       for (const { table } of props.tables) {
         if (setting.tableAccess === 'items') table.grant(fn, ...tableItemActions);
       }

@@ -548,6 +548,16 @@ describe('stateless stack', () => {
     });
   });
 
+  it('reserves concurrency for the scheduler (5) and maintenance (1) only, so consumers polling cannot starve them', () => {
+    const functions = Object.entries(stateless.findResources('AWS::Lambda::Function'));
+    const reserved = Object.fromEntries(
+      functions
+        .filter(([, fn]) => fn.Properties.ReservedConcurrentExecutions !== undefined)
+        .map(([id, fn]) => [id.replace(/Function.*$/, ''), fn.Properties.ReservedConcurrentExecutions]),
+    );
+    expect(reserved).toEqual({ Scheduler: 5, Maintenance: 1 });
+  });
+
   it('runs maintenance every five minutes', () => {
     stateless.hasResourceProperties('AWS::Events::Rule', {
       ScheduleExpression: 'rate(1 minute)',

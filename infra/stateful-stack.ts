@@ -71,6 +71,7 @@ export class StatefulStack extends Stack {
         billingMode: BillingMode.PAY_PER_REQUEST,
         pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
         encryption: TableEncryption.AWS_MANAGED,
+        ...(definition.timeToLiveAttribute ? { timeToLiveAttribute: definition.timeToLiveAttribute } : {}),
         removalPolicy,
       }),
     }));

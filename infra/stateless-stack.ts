@@ -14,6 +14,7 @@ import {
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -57,6 +58,10 @@ export interface StatelessStackProps extends StackProps {
   /** ACKLINE_SUPERUSER_ROLES, comma-separated; the functions' default applies when absent. */
   readonly superuserRoles?: string;
   readonly maxEntriesPerLedger?: number;
+  /** ACKLINE_AUDIT_RETENTION_DAYS; the functions' default (30) applies when absent. */
+  readonly auditRetentionDays?: number;
+  /** Reserved concurrency per function, over functionSettings' (0: none). */
+  readonly reservedConcurrency?: Partial<Record<FunctionName, number>>;
 }
 
 /** The authorizer's token settings (shared/config/load-config.ts tokenSettingsEnv). */
@@ -82,8 +87,9 @@ function tokenSettingsEnvironment(settings: TokenSettings = {}): Record<string, 
 
 /**
  * Exactly the DynamoDB operations the adapters in shared/adapters/dynamodb/
- * call (test/infra checks the two lists agree). Deletes go through
- * BatchWriteItem; conditional writes need no action of their own.
+ * call (test/infra checks the two lists agree). Unconditional deletes go
+ * through BatchWriteItem, conditional ones (a deletion job's detach, only while
+ * the item is still the deleted incarnation's) through DeleteItem.
  */
 export const tableItemActions = [
   'dynamodb:GetItem',
@@ -92,6 +98,7 @@ export const tableItemActions = [
   'dynamodb:Query',
   'dynamodb:BatchGetItem',
   'dynamodb:BatchWriteItem',
+  'dynamodb:DeleteItem',
   // listAllTopics: the queue rebuild scans the catalog (recovery, not requests).
   'dynamodb:Scan',
 ] as const;
@@ -113,6 +120,12 @@ export interface FunctionSettings {
   readonly subscriptionQueues: SubscriptionQueueAccess;
   /** Reads the token secret; gets none of the table and queue configuration. */
   readonly readsTokenSecret: boolean;
+  /**
+   * Concurrency reserved for the function (taken from the account's pool, so it always has it,
+   * however many other functions, such as users' consumer functions polling subscriptions, run).
+   * Undefined: none.
+   */
+  readonly reservedConcurrency?: number;
 }
 
 /**
@@ -155,6 +168,9 @@ export const functionSettings: Record<FunctionName, FunctionSettings> = {
     memorySizeMb: 512,
     timeoutSeconds: schedulerQueueDefinition.visibilityTimeoutSeconds / 6,
     tableAccess: 'items',
+    // Ack timeouts, nack backoffs and deletion steps keep running when consumers take the rest of
+    // the account's concurrency (the SQS event source then scales up to this many invocations).
+    reservedConcurrency: 5,
     schedules: true,
     subscriptionQueues: 'deliver',
     readsTokenSecret: false,
@@ -163,9 +179,13 @@ export const functionSettings: Record<FunctionName, FunctionSettings> = {
     memorySizeMb: 512,
     timeoutSeconds: MAINTENANCE_TIMEOUT_SECONDS,
     tableAccess: 'items',
-    // It counts the tokens in each subscription's dead-letter queue; it neither sends nor schedules.
-    schedules: false,
-    subscriptionQueues: 'inspect',
+    // One run at a time, always able to start (lapsed consumers, stale deletions, due rings).
+    reservedConcurrency: 1,
+    // It counts the tokens in each subscription's dead-letter queue, rings doorbells (due
+    // redeliveries nobody took), schedules the second release pass of a lapsed consumer and the
+    // next step of a deletion job it resumed, and deletes a deleted subscription's queues.
+    schedules: true,
+    subscriptionQueues: 'maintain',
     readsTokenSecret: false,
   },
 };
@@ -192,13 +212,25 @@ export const subscriptionQueueActions = [
 export const subscriptionQueueInspectActions = ['sqs:GetQueueUrl', 'sqs:GetQueueAttributes'];
 
 /**
+ * What maintenance does to those queues: inspect them, ring a doorbell
+ * (SendMessage), and delete the queues of a subscription whose deletion job it
+ * resumes. It never receives or creates.
+ */
+export const subscriptionQueueMaintainActions = [
+  ...subscriptionQueueInspectActions,
+  'sqs:SendMessage',
+  'sqs:DeleteQueue',
+];
+
+/**
  * What a function may do to the per-subscription queues created at run time,
  * on the stage's queue-name prefix only:
  * - `none`: nothing;
  * - `deliver`: {@link subscriptionQueueActions} (create, feed, drain, delete);
- * - `inspect`: {@link subscriptionQueueInspectActions} (read their attributes).
+ * - `inspect`: {@link subscriptionQueueInspectActions} (read their attributes);
+ * - `maintain`: {@link subscriptionQueueMaintainActions} (inspect, ring, delete).
  */
-type SubscriptionQueueAccess = 'none' | 'deliver' | 'inspect';
+type SubscriptionQueueAccess = 'none' | 'deliver' | 'inspect' | 'maintain';
 
 /**
  * Everything that can be replaced at will: the functions, the REST API, their
@@ -225,6 +257,9 @@ export class StatelessStack extends Stack {
     if (props.maxEntriesPerLedger !== undefined) {
       dataEnvironment.ACKLINE_MAX_ENTRIES_PER_LEDGER = String(props.maxEntriesPerLedger);
     }
+    if (props.auditRetentionDays !== undefined) {
+      dataEnvironment.ACKLINE_AUDIT_RETENTION_DAYS = String(props.auditRetentionDays);
+    }
 
     // Queues created at run time are named `<prefix><...>`; the scheduler queue
     // has a CloudFormation-generated name outside that prefix.
@@ -248,15 +283,20 @@ export class StatelessStack extends Stack {
         timeout: Duration.seconds(setting.timeoutSeconds),
       });
       const fn = construct.function;
+      const reserved = props.reservedConcurrency?.[name] ?? setting.reservedConcurrency;
+      if (reserved !== undefined && reserved > 0) {
+        (fn.node.defaultChild as CfnFunction).reservedConcurrentExecutions = reserved;
+      }
       for (const { table } of props.tables) {
         if (setting.tableAccess === 'items') table.grant(fn, ...tableItemActions);
       }
       if (setting.schedules) props.schedulerQueue.grantSendMessages(fn);
       if (setting.subscriptionQueues !== 'none') {
-        const actions =
-          setting.subscriptionQueues === 'deliver'
-            ? subscriptionQueueActions
-            : subscriptionQueueInspectActions;
+        const actions = {
+          deliver: subscriptionQueueActions,
+          inspect: subscriptionQueueInspectActions,
+          maintain: subscriptionQueueMaintainActions,
+        }[setting.subscriptionQueues];
         fn.addToRolePolicy(new PolicyStatement({ actions, resources: [subscriptionQueuesArn] }));
         NagSuppressions.addResourceSuppressions(
           construct.role,

@@ -7,6 +7,7 @@ import { type IQueue, Queue } from 'aws-cdk-lib/aws-sqs';
 import { NagSuppressions } from 'cdk-nag';
 import { Construct } from 'constructs';
 import {
+  cursorsTable,
   queuePrefix,
   schedulerQueue as schedulerQueueDefinition,
   subscriptionQueueTemplate,
@@ -140,9 +141,26 @@ export class AcklineSubscriptionConsumer extends Construct {
     fn.addEnvironment(subscriptionQueueTemplate.envVar, prefix);
     fn.addEnvironment(schedulerQueueDefinition.envVar, props.schedulerQueue.queueUrl);
     if (props.consumerId !== undefined) fn.addEnvironment(CONSUMER_ID_ENV, props.consumerId);
+    // The subscription's cursors are known from its queue names (`<prefix>s-<cursorId>`): the
+    // function may touch the items of those cursors only (every Cursors item's partition key is
+    // its cursor's id). The Catalog and Entries keys it needs (its consumer record, the topic's
+    // ledgers, which roll over at run time, a dead-letter topic's) are not known at deploy time.
+    const cursorIds = props.queueNames.every((name) => !Token.isUnresolved(name))
+      ? props.queueNames.map((name) => name.slice(`${prefix}s-`.length).replace(/(-dlq)?(\.fifo)?$/, ''))
+      : undefined;
     for (const { definition, table } of props.tables) {
       fn.addEnvironment(definition.envVar, table.tableName);
-      table.grant(fn, ...consumerTableActions);
+      if (definition.logicalName === cursorsTable.logicalName && cursorIds !== undefined) {
+        fn.addToRolePolicy(
+          new PolicyStatement({
+            actions: [...consumerTableActions],
+            resources: [table.tableArn],
+            conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': cursorIds } },
+          }),
+        );
+      } else {
+        table.grant(fn, ...consumerTableActions);
+      }
     }
     props.schedulerQueue.grantSendMessages(fn);
     const deploymentQueuesArn = stack.formatArn({

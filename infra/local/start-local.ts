@@ -289,7 +289,7 @@ async function rebuildQueues(
   logger: Logger,
   policy: RetryPolicy | undefined,
 ): Promise<Rebuild> {
-  /** The subscriptions still to rebuild (`partition|subscription`); undefined: all of them. */
+  /** The subscriptions still to rebuild (JSON `[partition, subscription]`); undefined: all of them. */
   let pending: Set<string> | undefined;
   const attempt = async (): Promise<number> => {
     const failures = new Map<string, unknown>();

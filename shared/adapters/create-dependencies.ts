@@ -9,8 +9,10 @@ import type { IdGenerator, UseCasePorts } from '../application/ports.ts';
 import { type AcklineConfig, METRICS_NAMESPACE, serviceNameOf } from '../config/load-config.ts';
 import { RoundRobinRouter } from '../domain/message-router.ts';
 import { RedeliveryBackoffRegistry } from '../domain/redelivery-backoff-registry.ts';
+import { DynamoDbActivityIndex } from './dynamodb/dynamodb-activity-index.ts';
 import { DynamoDbAuditLog } from './dynamodb/dynamodb-audit-log.ts';
 import { DynamoDbConsumerRegistry } from './dynamodb/dynamodb-consumer-registry.ts';
+import { DynamoDbDeletionJobs } from './dynamodb/dynamodb-deletion-jobs.ts';
 import { DynamoDbDispatchStore } from './dynamodb/dynamodb-dispatch-store.ts';
 import { DynamoDbLedger } from './dynamodb/dynamodb-ledger.ts';
 import { DynamoDbPermissionStore } from './dynamodb/dynamodb-permission-store.ts';
@@ -92,10 +94,12 @@ export function createDependencies(config: AcklineConfig, serviceName: string): 
     }),
     dispatch,
     permissions: new DynamoDbPermissionStore(dynamodb, config.tables.catalog),
-    audit: new DynamoDbAuditLog(dynamodb, config.tables.catalog),
+    audit: new DynamoDbAuditLog(dynamodb, config.tables.catalog, config.auditRetentionDays * 86_400_000),
     deliveryQueue: new SqsDeliveryQueue(sqs, config.queuePrefix, config.maxDelaySeconds),
     scheduler: new SqsScheduler(sqs, config.schedulerQueueUrl, systemClock, config.maxDelaySeconds),
     consumers: new DynamoDbConsumerRegistry(dynamodb, config.tables.catalog),
+    deletions: new DynamoDbDeletionJobs(dynamodb, config.tables.catalog),
+    activity: new DynamoDbActivityIndex(dynamodb, config.tables.catalog),
     backoffs: RedeliveryBackoffRegistry.withBuiltIns(),
     counters: { add: (name, value) => metrics.addMetric(name, MetricUnit.Count, value) },
     clock: systemClock,

@@ -4,6 +4,7 @@ import { Position } from '../domain/position.ts';
 import { isCumulativeAckType } from '../domain/subscription-type.ts';
 import type { TopicName } from '../domain/topic-name.ts';
 import type { SubscriptionRecord } from '../ports/topic-catalog.ts';
+import { markSubscriptionActive } from './activity.ts';
 import { requireAction, requirePrincipal } from './authorization.ts';
 import type { UseCasePorts } from './ports.ts';
 import type { Principal } from './principal.ts';
@@ -94,6 +95,8 @@ export async function acknowledgeMessage(
     }
     const target = position;
     await Promise.all(subscriptions.map((s) => ports.cursors.acknowledge(s.cursorId, [target])));
+    // Maintenance folds what the acknowledgement completed.
+    for (const subscription of subscriptions) await markSubscriptionActive(ports, partition, subscription);
     await audit(ports, request, caller, position, subscriptions, 'acknowledged');
     return undefined;
   } catch (error) {

@@ -1,9 +1,14 @@
 import { SubscriptionNotFoundError } from '../domain/catalog-errors.ts';
-import type { Position } from '../domain/position.ts';
-import type { TopicName } from '../domain/topic-name.ts';
+import { MAX_CONSUMER_LEASE_MS } from '../domain/consumer-lease.ts';
+import { Position } from '../domain/position.ts';
+import { TopicName } from '../domain/topic-name.ts';
+import type { ActiveSubscription } from '../ports/activity-index.ts';
+import type { ManagedLedgerState } from '../ports/ledger.ts';
 import type { SubscriptionRecord } from '../ports/topic-catalog.ts';
+import { MARK_EVERY_MS } from './activity.ts';
 import { releaseConsumer, scheduleSecondPass, subscriptionKey } from './consumers/consumer-session.ts';
 import { doorbellOf } from './consumers/doorbells.ts';
+import { resumeStaleDeletions } from './deletion-jobs.ts';
 import { foldStep } from './engine/fold.ts';
 import { nextInLedger } from './engine/pending-state.ts';
 import { engineOf } from './engine-ports.ts';
@@ -13,12 +18,19 @@ import type { UseCasePorts } from './ports.ts';
 const STALE_BACKLOG_MS = 30_000;
 /** Storage calls maintenance keeps in flight at once (catalog lists, queue attributes, cursors). */
 const CONCURRENCY = 8;
+/**
+ * A subscription with only a backlog nobody consumes (no HTTP consumer, nothing due) is visited
+ * again after this long; its backlog's age is reported from the index meanwhile.
+ */
+export const BACKLOG_REVISIT_MS = 30 * 60_000;
 /** One subscription of one topic partition, keyed for a stable order across runs. */
 interface SubscriptionAt {
   readonly partition: TopicName;
   readonly subscription: SubscriptionRecord;
   /** `["<partition>","<name>"]`: unique, and the order maintenance walks in. */
   readonly key: string;
+  /** Its activity index entry (absent while seeding). */
+  readonly entry?: ActiveSubscription;
 }
 
 /** A subscription as maintenance reports it. */
@@ -30,8 +42,8 @@ export interface SubscriptionRef {
 
 /** A step that failed for one topic partition or subscription; the run went on without it. */
 export interface MaintenanceFailure {
-  readonly step: 'listSubscriptions' | 'deadLetters' | 'fold';
-  /** The partition (listSubscriptions) or `partition|subscription`. */
+  readonly step: 'listSubscriptions' | 'deadLetters' | 'fold' | 'deletion' | 'audit';
+  /** The partition (listSubscriptions), the job id (deletion), or JSON `[partition, subscription]`. */
   readonly target: string;
   readonly error: unknown;
 }
@@ -56,8 +68,14 @@ export interface MaintenanceOptions {
 }
 
 export interface MaintenanceSummary {
-  /** Subscriptions in the catalog (of the partitions whose subscriptions could be listed). */
+  /** Subscriptions in the activity index (active, or with a backlog nobody consumes). */
   readonly subscriptions: number;
+  /** Of those, the ones due for a visit this run (the others wait for their revisit time). */
+  readonly due: number;
+  /** Visited subscriptions found settled and taken out of the index. */
+  readonly settled: number;
+  /** Audit records past their retention deleted (the embedded stack has no DynamoDB TTL). */
+  readonly expiredAuditRecords: number;
   /** Subscriptions whose dead-letter queue was inspected (all of them unless the deadline came first). */
   readonly deadLetterQueuesChecked: number;
   /** Tokens in the inspected dead-letter queues, in total. */
@@ -76,6 +94,8 @@ export interface MaintenanceSummary {
    * for a delayed message). Undefined when no visited subscription has one.
    */
   readonly oldestBacklog?: SubscriptionRef & { readonly ageMs: number };
+  /** Topic and subscription deletions under way, and how many of them this run resumed (stale). */
+  readonly deletions: { readonly pending: number; readonly resumed: number };
   /** Steps that failed (each also given to `onFailure`). */
   readonly failures: number;
   /** Where the next run's fold starts; undefined when this run visited every subscription. */
@@ -89,6 +109,8 @@ export interface MaintenanceSummary {
  * never something to undo), and one partition or subscription that fails does
  * not stop the others.
  *
+ * 0. Resume the deletion jobs no step touched for a while (a crash mid-delete, a
+ *    scheduler message lost): one step each.
  * 1. List every subscription: topics (a catalog scan), their partitions, the
  *    subscriptions of each partition.
  * 2. Inspect each subscription queue's dead-letter queue: tokens SQS moved
@@ -130,7 +152,16 @@ export async function maintainSubscriptions(
   };
   const before = () => ports.clock.nowMs() < options.deadlineMs;
 
-  const all = await listSubscriptions(ports, before, fail);
+  const deletions = await resumeStaleDeletions(ports, {
+    before,
+    onFailure: (jobId, error) => fail({ step: 'deletion', target: jobId, error }),
+  });
+  const expiredAuditRecords = await ports.audit.purgeExpired(ports.clock.nowMs(), before).catch((error) => {
+    fail({ step: 'audit', target: 'audit log', error });
+    return 0;
+  });
+  const index = await indexedSubscriptions(ports, before, fail);
+  const all = index.due;
   const deadLetters = await inspectDeadLetters(ports, all, before, fail);
 
   const order = rotate(all, options);
@@ -138,6 +169,20 @@ export async function maintainSubscriptions(
   let foldedCursors = 0;
   let foldedEntries = 0;
   let oldestBacklog: (SubscriptionRef & { ageMs: number }) | undefined;
+  // Subscriptions not due for a visit report the age their last visit recorded.
+  for (const entry of index.deferred) {
+    if (entry.backlogDueSinceMs === undefined) continue;
+    const ageMs = ports.clock.nowMs() - entry.backlogDueSinceMs;
+    if (ageMs > (oldestBacklog?.ageMs ?? -1)) {
+      oldestBacklog = {
+        partition: entry.partition,
+        subscription: entry.subscription,
+        cursorId: entry.cursorId,
+        ageMs,
+      };
+    }
+  }
+  let settled = 0;
   const released = new Set<string>();
   await forEachUntil(order, before, async (at) => {
     visited++;
@@ -168,9 +213,15 @@ export async function maintainSubscriptions(
       if (ageMs !== undefined && ageMs > (oldestBacklog?.ageMs ?? -1)) {
         oldestBacklog = { ...refOf(at), ageMs };
       }
+      if ((await settle(ports, at, record?.head.markDelete, ageMs)) === 'settled') settled++;
     } catch (error) {
       // Deleted between the listing and now: nothing left to maintain.
-      if (!(error instanceof SubscriptionNotFoundError)) fail({ step: 'fold', target: targetOf(at), error });
+      if (error instanceof SubscriptionNotFoundError) {
+        if (at.entry)
+          await ports.activity.remove(at.entry.cursorId, at.entry.markedAtMs).catch(() => undefined);
+      } else {
+        fail({ step: 'fold', target: targetOf(at), error });
+      }
     }
   });
 
@@ -180,7 +231,10 @@ export async function maintainSubscriptions(
   const resumeAfter =
     visited < order.length ? (order[visited - 1] ?? order[order.length - 1])?.key : undefined;
   return {
-    subscriptions: all.length,
+    subscriptions: index.indexed,
+    due: all.length,
+    settled,
+    expiredAuditRecords,
     deadLetterQueuesChecked: deadLetters.checked,
     deadLetterMessages: deadLetters.messages,
     deadLetterQueues: deadLetters.queues,
@@ -188,12 +242,118 @@ export async function maintainSubscriptions(
     foldedCursors,
     foldedEntries,
     ...(oldestBacklog === undefined ? {} : { oldestBacklog }),
+    deletions,
     failures,
     ...(resumeAfter === undefined ? {} : { resumeAfter }),
   };
 }
 
-/** Step 1: every subscription, in key order. A partition that cannot be listed is reported and left out. */
+/**
+ * Step 1: the subscriptions of the activity index, those due for a visit in key order. The first
+ * run on a deployment older than the index enters every subscription of the catalog once (a
+ * scan); later runs read the index only.
+ */
+async function indexedSubscriptions(
+  ports: UseCasePorts,
+  before: () => boolean,
+  fail: (failure: MaintenanceFailure) => void,
+): Promise<{ due: SubscriptionAt[]; deferred: ActiveSubscription[]; indexed: number }> {
+  if (!(await ports.activity.seeded())) {
+    let failed = false;
+    const all = await listSubscriptions(ports, before, (failure) => {
+      failed = true;
+      fail(failure);
+    });
+    const now = ports.clock.nowMs();
+    for (const at of all) {
+      await ports.activity.mark(
+        {
+          cursorId: at.subscription.cursorId,
+          partition: at.partition.toString(),
+          subscription: at.subscription.name,
+          type: at.subscription.type,
+        },
+        now,
+      );
+    }
+    if (!failed && before()) await ports.activity.markSeeded();
+  }
+  const entries = await ports.activity.list();
+  const now = ports.clock.nowMs();
+  const due: SubscriptionAt[] = [];
+  const deferred: ActiveSubscription[] = [];
+  for (const entry of entries) {
+    if (entry.revisitAtMs !== undefined && entry.revisitAtMs > now) {
+      deferred.push(entry);
+      continue;
+    }
+    due.push({
+      partition: TopicName.parse(entry.partition),
+      subscription: {
+        name: entry.subscription,
+        type: entry.type,
+        cursorId: entry.cursorId,
+        createdAtMs: 0,
+      },
+      key: JSON.stringify([entry.partition, entry.subscription]),
+      entry,
+    });
+  }
+  due.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  return { due, deferred, indexed: entries.length };
+}
+
+/**
+ * After a visit: a subscription with nothing left for maintenance (every entry acknowledged and
+ * folded, no HTTP consumer to watch) leaves the index, once its last mark is MARK_EVERY_MS old (a
+ * mark some process left out within that time is then impossible); one with only a backlog
+ * nobody consumes is visited again after BACKLOG_REVISIT_MS; anything else stays. Each change is
+ * conditional on the entry's mark, so activity since the visit keeps it.
+ */
+async function settle(
+  ports: UseCasePorts,
+  at: SubscriptionAt,
+  markDelete: Position | undefined,
+  ageMs: number | undefined,
+): Promise<'settled' | 'deferred' | 'kept'> {
+  const entry = at.entry;
+  if (!entry) return 'kept';
+  const now = ports.clock.nowMs();
+  if (markDelete === undefined) {
+    // No cursor: the subscription was deleted.
+    await ports.activity.remove(entry.cursorId, entry.markedAtMs);
+    return 'settled';
+  }
+  const key = subscriptionKey(at.partition.partitionedTopicName.toString(), at.subscription.name);
+  // Lambda consumers are durable (no lease to watch); an HTTP consumer's lease is at most an hour.
+  const watched = (await ports.consumers.leases(key)).some(
+    ({ untilMs }) => untilMs <= now + 2 * MAX_CONSUMER_LEASE_MS,
+  );
+  if (watched) return 'kept';
+  const end = lastAllocated(await ports.ledger.state(at.partition));
+  if (end === undefined || markDelete.compareTo(end) >= 0) {
+    if (now - entry.markedAtMs < MARK_EVERY_MS) return 'kept';
+    await ports.activity.remove(entry.cursorId, entry.markedAtMs);
+    return 'settled';
+  }
+  await ports.activity.defer(entry.cursorId, entry.markedAtMs, {
+    revisitAtMs: now + BACKLOG_REVISIT_MS,
+    ...(ageMs === undefined ? {} : { backlogDueSinceMs: now - ageMs }),
+  });
+  return 'deferred';
+}
+
+/** The last entry id the partition allocated, if any (its log's end). */
+function lastAllocated(state: ManagedLedgerState | undefined): Position | undefined {
+  const ledgers = state?.ledgers ?? [];
+  for (let i = ledgers.length - 1; i >= 0; i--) {
+    const ledger = ledgers[i] as (typeof ledgers)[number];
+    if (ledger.entries > 0n) return Position.of(ledger.ledgerId, ledger.entries - 1n);
+  }
+  return undefined;
+}
+
+/** Every subscription of the catalog, in key order (seeding). A partition that cannot be listed is reported and left out. */
 async function listSubscriptions(
   ports: UseCasePorts,
   before: () => boolean,
@@ -326,5 +486,5 @@ function refOf(at: SubscriptionAt): SubscriptionRef {
 }
 
 function targetOf(at: SubscriptionAt): string {
-  return `${at.partition.toString()}|${at.subscription.name}`;
+  return at.key;
 }

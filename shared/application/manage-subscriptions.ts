@@ -2,7 +2,7 @@ import { SubscriptionAlreadyExistsError } from '../domain/catalog-errors.ts';
 import type { SubscriptionType } from '../domain/subscription-type.ts';
 import type { TopicName } from '../domain/topic-name.ts';
 import { requireAction, requireSuperuser } from './authorization.ts';
-import { doorbellOf } from './consumers/doorbells.ts';
+import { startSubscriptionDeletion } from './deletion-jobs.ts';
 import type { UseCasePorts } from './ports.ts';
 import type { Principal } from './principal.ts';
 import { ensureSubscriptions } from './subscribe-consumer.ts';
@@ -52,9 +52,10 @@ export async function listSubscriptions(
 }
 
 /**
- * Delete the subscription on every partition: the record first (no new reads),
- * its announcement (publishers list the subscriptions again), then its cursor
- * and queue.
+ * Delete the subscription on every partition. Returns within a few seconds whatever the backlog
+ * (see startSubscriptionDeletion): the records go at once (publishers are told; a subscription
+ * created again under the name gets a new cursor), and deletion jobs purge the cursors, queues
+ * and consumers page by page.
  */
 export async function deleteSubscription(
   ports: UseCasePorts,
@@ -70,10 +71,5 @@ export async function deleteSubscription(
       subscription: await requireSubscription(ports, partition, name),
     })),
   );
-  for (const { partition, subscription } of subscriptions) {
-    await ports.catalog.deleteSubscription(partition, name);
-    await ports.ledger.announceSubscriptions(partition);
-    await ports.cursors.delete(subscription.cursorId);
-    await ports.deliveryQueue.delete(doorbellOf(subscription.cursorId));
-  }
+  await startSubscriptionDeletion(ports, subscriptions);
 }

@@ -2,10 +2,9 @@ import { TopicAlreadyExistsError, TopicNotFoundError } from '../domain/catalog-e
 import { PreconditionFailedError, ValidationError } from '../domain/errors.ts';
 import type { TopicName } from '../domain/topic-name.ts';
 import { requireSuperuser } from './authorization.ts';
-import { doorbellOf } from './consumers/doorbells.ts';
+import { startTopicDeletion } from './deletion-jobs.ts';
 import type { UseCasePorts } from './ports.ts';
 import type { Principal } from './principal.ts';
-import { forgetTopic } from './process-memo.ts';
 import { requirePersistent, resolveTopic } from './topic-lookup.ts';
 
 /** Pulsar's default cap on partitions per topic (maxNumPartitionsPerPartitionedTopic is unlimited; 0 = none). */
@@ -36,6 +35,8 @@ export async function createTopic(
       `Number of partitions must be an integer from 1 to ${MAX_PARTITIONS}, got ${partitions}`,
     );
   }
+  // Every partition's name must fit the name limits too (TopicName.partition checks them).
+  if (partitions > 0) topic.partition(partitions - 1);
   if (await ports.catalog.getTopic(topic)) throw new TopicAlreadyExistsError(topic.toString());
   const names = partitions === 0 ? [topic] : Array.from({ length: partitions }, (_, i) => topic.partition(i));
   await Promise.all(names.map((name) => ports.ledger.initialize(name)));
@@ -71,9 +72,10 @@ export async function listTopics(
 }
 
 /**
- * Delete a topic with its partitions, subscriptions, cursors and messages.
- * 1. Forget the topic first (new calls see 404), 2. then remove each partition's
- * subscriptions (record, then cursor) and ledgers.
+ * Delete a topic with its partitions, subscriptions, cursors and messages. Returns within a few
+ * seconds whatever the backlog (see startTopicDeletion): the names are detached at once (calls
+ * see 404, and a topic created again under the name starts empty, on new ledgers), and deletion
+ * jobs purge the rest page by page; maintenance finishes a job whose call or step crashed.
  */
 export async function deleteTopic(
   ports: UseCasePorts,
@@ -83,14 +85,5 @@ export async function deleteTopic(
   requireSuperuser(principal, 'deleting a topic');
   if (topic.isPartition) throw new TopicNotFoundError(topic.toString());
   const resolved = await resolveTopic(ports, topic);
-  await ports.catalog.deleteTopic(resolved.record.topic);
-  forgetTopic(ports, resolved.record.topic);
-  for (const partition of resolved.partitions) {
-    for (const subscription of await ports.catalog.listSubscriptions(partition)) {
-      await ports.catalog.deleteSubscription(partition, subscription.name);
-      await ports.cursors.delete(subscription.cursorId);
-      await ports.deliveryQueue.delete(doorbellOf(subscription.cursorId));
-    }
-    await ports.ledger.deletePartition(partition);
-  }
+  await startTopicDeletion(ports, resolved.record, resolved.partitions);
 }

@@ -1,9 +1,11 @@
 import type { RedeliveryBackoffRegistry } from '../domain/redelivery-backoff-registry.ts';
+import type { ActivityIndex } from '../ports/activity-index.ts';
 import type { AuditLog } from '../ports/audit-log.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { ConsumerRegistry } from '../ports/consumer-registry.ts';
 import type { Counters } from '../ports/counters.ts';
 import type { CursorStore } from '../ports/cursor-store.ts';
+import type { DeletionJobStore } from '../ports/deletion-jobs.ts';
 import type { DeliveryQueue } from '../ports/delivery-queue.ts';
 import type { DispatchStore } from '../ports/dispatch-store.ts';
 import type { Ledger } from '../ports/ledger.ts';
@@ -29,6 +31,10 @@ export interface UseCasePorts {
   readonly deliveryQueue: DeliveryQueue;
   readonly scheduler: Scheduler;
   readonly consumers: ConsumerRegistry;
+  /** The subscriptions maintenance has to look at (activity since it last found them settled). */
+  readonly activity: ActivityIndex;
+  /** Topic and subscription deletions under way (resumable jobs). */
+  readonly deletions: DeletionJobStore;
   /** Resolves stored backoff policies (built-ins plus any class the deployment registers). */
   readonly backoffs: RedeliveryBackoffRegistry;
   readonly clock: Clock;

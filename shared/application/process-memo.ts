@@ -37,6 +37,8 @@ interface Memo {
   readonly renewals: Map<string, number>;
   /** Cursors whose last dispatch here found nothing more, until when that is trusted (ms). */
   readonly caughtUp: Map<string, number>;
+  /** When this process last marked each cursor's subscription in the activity index. */
+  readonly activityMarks: Map<string, number>;
 }
 
 const memos = new WeakMap<UseCasePorts, Memo>();
@@ -52,6 +54,7 @@ function memoOf(ports: UseCasePorts): Memo {
       subscriptions: new Map(),
       renewals: new Map(),
       caughtUp: new Map(),
+      activityMarks: new Map(),
     };
     memos.set(ports, memo);
   }
@@ -173,6 +176,11 @@ export async function ledgerOwner(ports: UseCasePorts, ledgerId: bigint): Promis
 /** When this process last renewed each consumer's lease or membership (consumer id -> ms). */
 export function renewals(ports: UseCasePorts): Map<string, number> {
   return memoOf(ports).renewals;
+}
+
+/** When this process last marked each cursor active (see activity.ts). */
+export function activityMarks(ports: UseCasePorts): Map<string, number> {
+  return memoOf(ports).activityMarks;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { NotFoundError, ValidationError } from '../domain/errors.ts';
 import { isCumulativeAckType } from '../domain/subscription-type.ts';
 import type { ConsumerPartition, ConsumerRecord } from '../ports/consumer-registry.ts';
+import { markConsumerActive } from './activity.ts';
 import { negativeAckDelayMs } from './consumer-policy.ts';
 import { deadLetterProducerOf } from './consumers/dead-letter-producer.ts';
 import { ringAll, ringAt } from './consumers/doorbells.ts';
@@ -67,6 +68,7 @@ export async function processQueueRecords(
   if (!consumer) {
     throw new NotFoundError(`Consumer ${consumerId} not found: subscribe it first, and do not close it`);
   }
+  await markConsumerActive(ports, consumer);
   for (const record of records) {
     if (!consumer.partitions.some((partition) => partition.cursorId === record.cursorId)) {
       throw new ValidationError(

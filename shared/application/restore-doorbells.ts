@@ -6,12 +6,12 @@ import type { UseCasePorts } from './ports.ts';
  * start: local SQS keeps queues and messages in memory only. Nothing else needs rebuilding: what
  * was delivered, to whom, and what is due lives in the cursors (DynamoDB), and dispatch reads the
  * ledger. Cost: a scan of the topics, then one queue creation and one ring per subscription.
- * @returns the subscriptions restored (`partition|subscription`).
+ * @returns the subscriptions restored (JSON `[partition, subscription]`: unique).
  */
 export async function restoreDoorbells(
   ports: UseCasePorts,
   options: {
-    /** Only these subscriptions (`partition|subscription`); default: all. */
+    /** Only these subscriptions (JSON `[partition, subscription]`: unique); default: all. */
     readonly only?: ReadonlySet<string>;
     /** Hears a subscription that failed; the others carry on (without it, the first failure is thrown). */
     readonly onFailure?: (subscription: string, error: unknown) => void;
@@ -25,7 +25,7 @@ export async function restoreDoorbells(
         : Array.from({ length: record.partitions }, (_, i) => record.topic.partition(i));
     for (const partition of partitions) {
       for (const subscription of await ports.catalog.listSubscriptions(partition)) {
-        const name = `${partition.toString()}|${subscription.name}`;
+        const name = JSON.stringify([partition.toString(), subscription.name]);
         if (options.only && !options.only.has(name)) continue;
         try {
           await ports.deliveryQueue.create(doorbellOf(subscription.cursorId));

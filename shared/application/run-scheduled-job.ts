@@ -2,6 +2,7 @@ import { Position } from '../domain/position.ts';
 import { TopicName } from '../domain/topic-name.ts';
 import type { ScheduledJob } from '../ports/scheduler.ts';
 import { doorbellOf } from './consumers/doorbells.ts';
+import { runDeletionStep } from './deletion-jobs.ts';
 import { releaseConsumerStep } from './engine/release.ts';
 import { engineOf } from './engine-ports.ts';
 import type { UseCasePorts } from './ports.ts';
@@ -13,7 +14,8 @@ const DUE_TOLERANCE_MS = 50;
  * The scheduler's step for one job from its delay queue:
  * 1. not yet due: send it on for another hop (SQS delays stop at 900 s);
  * 2. `ring`: ring the subscription's doorbell (a timer came due);
- * 3. `release`: one release step of a gone consumer's held entries; the rest as another job.
+ * 3. `release`: one release step of a gone consumer's held entries; the rest as another job;
+ * 4. `purge`: one step of a deletion job (it schedules the next itself).
  * A job whose queue or cursor is gone (its subscription deleted) is done.
  */
 export async function runScheduledJob(ports: UseCasePorts, job: ScheduledJob): Promise<'hopped' | 'done'> {
@@ -21,6 +23,10 @@ export async function runScheduledJob(ports: UseCasePorts, job: ScheduledJob): P
     await ports.scheduler.schedule([job]);
     ports.counters?.add('schedulerHops', 1);
     return 'hopped';
+  }
+  if (job.kind === 'purge') {
+    await runDeletionStep(ports, job.jobId);
+    return 'done';
   }
   if (job.kind === 'ring') {
     await ports.deliveryQueue.ring(doorbellOf(job.cursorId), 0).catch(() => undefined);

@@ -1,6 +1,7 @@
 import { ValidationError } from '../domain/errors.ts';
 import type { Position } from '../domain/position.ts';
 import type { TopicName } from '../domain/topic-name.ts';
+import { markSubscriptionActive } from './activity.ts';
 import { requireAction } from './authorization.ts';
 import { withCursorLease } from './cursor-lease.ts';
 import type { UseCasePorts } from './ports.ts';
@@ -47,6 +48,7 @@ export async function skipMessages(
       for (const position of positions) loaded.cursor.acknowledge(position);
       await foldCursor(ports, subscription, loaded);
     });
+    await markSubscriptionActive(ports, partition, subscription);
   }
 }
 
@@ -83,5 +85,6 @@ export async function skipByMessageIds(
   );
   for (const target of targets) {
     await ports.cursors.acknowledge(target.subscription.cursorId, target.positions);
+    await markSubscriptionActive(ports, target.partition, target.subscription);
   }
 }

@@ -4,6 +4,7 @@ import { isCumulativeAckType, type SubscriptionType } from '../domain/subscripti
 import { TopicName } from '../domain/topic-name.ts';
 import type { ConsumerPartition, ConsumerRecord } from '../ports/consumer-registry.ts';
 import type { SubscriptionRecord } from '../ports/topic-catalog.ts';
+import { markConsumerActive, markSubscriptionActive } from './activity.ts';
 import { requireAction, requirePrincipal } from './authorization.ts';
 import { buildConsumerPolicy, type ConsumerPolicyInput } from './consumer-policy.ts';
 import {
@@ -134,6 +135,7 @@ export async function subscribeConsumer(
     }
   }
   await ports.consumers.register(consumer);
+  await markConsumerActive(ports, consumer);
   await ports.consumers.heartbeat(
     subscriptionKey(consumer.topic, consumer.subscription),
     consumerId,
@@ -180,6 +182,7 @@ export async function ensureSubscription(
     return ensureSubscription(ports, partition, name, type, initialPosition);
   }
   await ports.ledger.announceSubscriptions(partition);
+  await markSubscriptionActive(ports, partition, record);
   return record;
 }
 

@@ -1,3 +1,4 @@
+import { DEFAULT_AUDIT_RETENTION_DAYS } from '../ports/audit-log.ts';
 import { catalogTable, cursorsTable, entriesTable, schedulerQueue } from './resources.ts';
 
 /**
@@ -26,6 +27,8 @@ export interface AcklineConfig {
    * through the scheduler; a smaller value makes those hops testable in seconds.
    */
   readonly maxDelaySeconds: number;
+  /** How long admin acknowledgement audit records are kept (ACKLINE_AUDIT_RETENTION_DAYS, default 30). */
+  readonly auditRetentionDays: number;
 }
 
 export class ConfigurationError extends Error {
@@ -100,6 +103,7 @@ export function loadConfig(env: Env = process.env): AcklineConfig {
       SQS_MAX_DELAY_SECONDS,
       positiveInteger(env, 'ACKLINE_MAX_DELAY_SECONDS', SQS_MAX_DELAY_SECONDS),
     ),
+    auditRetentionDays: positiveInteger(env, 'ACKLINE_AUDIT_RETENTION_DAYS', DEFAULT_AUDIT_RETENTION_DAYS),
   };
 }
 

@@ -14,6 +14,11 @@ export interface TableDefinition {
   readonly sortKey: { readonly name: string; readonly type: KeyType };
   /** The environment variable through which functions learn the physical name. */
   readonly envVar: string;
+  /**
+   * The attribute DynamoDB's TTL reads (epoch seconds), if items of the table expire. The
+   * embedded stack's DynamoDB has none: maintenance deletes what expired there.
+   */
+  readonly timeToLiveAttribute?: string;
 }
 
 /**
@@ -26,6 +31,8 @@ export const catalogTable: TableDefinition = {
   partitionKey: { name: 'pk', type: 'S' },
   sortKey: { name: 'sk', type: 'S' },
   envVar: 'ACKLINE_CATALOG_TABLE',
+  // Audit records (and their expiry markers) expire after the audit retention.
+  timeToLiveAttribute: 'ttl',
 };
 
 /**

@@ -1,4 +1,5 @@
 import { InvalidTopicNameError } from './errors.ts';
+import { isWellFormed, MAX_TOPIC_NAME_BYTES, utf8Bytes } from './name-limits.ts';
 import { quote } from './quote.ts';
 
 /** Pulsar's topic domains. */
@@ -155,7 +156,9 @@ export class TopicName {
       );
     }
     const partitionIndex = parsePartitionIndex(localName, input);
-    return new TopicName(domain, tenant, cluster, namespace, localName, partitionIndex);
+    const name = new TopicName(domain, tenant, cluster, namespace, localName, partitionIndex);
+    checkNameLimits(name.toString(), input);
+    return name;
   }
 
   /** `tenant/namespace`, or `property/cluster/namespace` for a legacy name. */
@@ -194,7 +197,7 @@ export class TopicName {
       );
     }
     const base = this.partitionedTopicName;
-    return new TopicName(
+    const partition = new TopicName(
       base.domain,
       base.tenant,
       base.cluster,
@@ -202,6 +205,8 @@ export class TopicName {
       `${base.localName}${PARTITION_SUFFIX}${index}`,
       index,
     );
+    checkNameLimits(partition.toString(), partition.toString());
+    return partition;
   }
 
   /**
@@ -226,6 +231,21 @@ export class TopicName {
 
   toJSON(): string {
     return this.toString();
+  }
+}
+
+/** The limits of name-limits.ts, with the reason in the error. */
+function checkNameLimits(full: string, input: string): void {
+  if (!isWellFormed(full)) {
+    throw new InvalidTopicNameError(
+      `Invalid topic name ${quote(input)}: it contains a lone surrogate (not valid Unicode)`,
+    );
+  }
+  const bytes = utf8Bytes(full);
+  if (bytes > MAX_TOPIC_NAME_BYTES) {
+    throw new InvalidTopicNameError(
+      `Invalid topic name ${quote(input)}: ${bytes} bytes in UTF-8, at most ${MAX_TOPIC_NAME_BYTES} are allowed (the name is part of DynamoDB keys, with partition suffixes and subscription names)`,
+    );
   }
 }
 

@@ -11,8 +11,23 @@ export interface AuditRecord {
   readonly requestId: string;
 }
 
+/** Audit records are kept this long unless configured otherwise (ACKLINE_AUDIT_RETENTION_DAYS). */
+export const DEFAULT_AUDIT_RETENTION_DAYS = 30;
+
+/**
+ * The admin acknowledgement audit log. Each record expires after the log's retention: on AWS
+ * DynamoDB's TTL deletes it (usually within a few days of expiring); the
+ * embedded stack's DynamoDB has no TTL, so maintenance calls `purgeExpired`.
+ */
 export interface AuditLog {
   record(record: AuditRecord): Promise<void>;
-  /** Newest first. */
+  /**
+   * Deletes the records past their retention, while `before()` holds (the rest next time).
+   * Cost: proportional to the topics whose records expired since the last call, and to those
+   * records; nothing is scanned.
+   * @returns how many records were deleted.
+   */
+  purgeExpired(nowMs: number, before: () => boolean): Promise<number>;
+  /** Newest first (a record past its retention may show until it is deleted). */
   list(topic: string, limit: number): Promise<AuditRecord[]>;
 }

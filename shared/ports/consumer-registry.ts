@@ -67,4 +67,6 @@ export interface ConsumerRegistry {
   members(subscriptionKey: string, nowMs: number): Promise<string[]>;
   /** Members whose lease ended before `nowMs` (gone without closing), sorted. */
   expired(subscriptionKey: string, nowMs: number): Promise<string[]>;
+  /** Every member with the end of its lease (epoch ms), sorted by id. One strong Query. */
+  leases(subscriptionKey: string): Promise<{ readonly consumerId: string; readonly untilMs: number }[]>;
 }

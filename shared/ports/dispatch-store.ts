@@ -100,4 +100,10 @@ export interface DispatchStore {
   deleteTracker(cursorId: string, entries: readonly TrackerEntry[]): Promise<void>;
   /** Every item of the cursor. Cost: linear in its items. */
   deleteCursor(cursorId: string): Promise<void>;
+  /**
+   * Deletes up to `maxItems` items of the cursor (a deletion job's step; the next call carries on).
+   * Cost: one Query of keys and one write per item deleted.
+   * @returns true when items may remain (call again).
+   */
+  purgeCursor(cursorId: string, maxItems: number): Promise<boolean>;
 }

@@ -101,6 +101,19 @@ export interface Ledger {
     ledgerId: bigint,
     entryId: bigint,
   ): Promise<{ position: Position; publishTimeMs: number } | undefined>;
-  /** Removes the partition's state, ledgers and entries. */
-  deletePartition(partition: TopicName): Promise<void>;
+  /**
+   * Detaches the partition's state from its name, when its first ledger is `firstLedgerId` (the
+   * incarnation a deletion captured): appends to the name fail from then on, and `initialize`
+   * creates a new incarnation with new ledgers. The ledgers and entries stay until
+   * {@link Ledger.purgeLedger}. Idempotent; a newer incarnation is left alone. Cost: one
+   * conditional delete.
+   */
+  detachPartition(partition: TopicName, firstLedgerId: bigint): Promise<void>;
+  /**
+   * Deletes up to `maxItems` stored items of ledger `ledgerId` (its entries), and its index item
+   * once none is left. Idempotent: a crash between two calls loses nothing that still has to go.
+   * Cost: one Query of keys and one write per item deleted.
+   * @returns true when items may remain (call again).
+   */
+  purgeLedger(ledgerId: bigint, maxItems: number): Promise<boolean>;
 }

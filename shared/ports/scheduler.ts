@@ -20,7 +20,14 @@ export interface ReleaseJob {
   readonly dueAtMs: number;
 }
 
-export type ScheduledJob = RingJob | ReleaseJob;
+/** At `dueAtMs`, run one step of deletion job `jobId` (see DeletionJobStore); the rest as another job. */
+export interface PurgeJob {
+  readonly kind: 'purge';
+  readonly jobId: string;
+  readonly dueAtMs: number;
+}
+
+export type ScheduledJob = RingJob | ReleaseJob | PurgeJob;
 
 /**
  * Every timing decision past what one SQS delay carries: jobs wait on the scheduler's delay queue,

@@ -41,14 +41,23 @@ export interface TopicCatalog {
   getTopic(topic: TopicName): Promise<TopicRecord | undefined>;
   /** Topics of `tenant/namespace` of the given domain, sorted by name. */
   listTopics(domain: TopicName['domain'], namespaceName: string): Promise<TopicRecord[]>;
-  deleteTopic(topic: TopicName): Promise<void>;
+  /**
+   * Removes the topic's record; with `createdAtMs`, only while the record is that incarnation's
+   * (a deletion resumed after the topic was created again leaves the new one alone).
+   */
+  deleteTopic(topic: TopicName, options?: { readonly createdAtMs?: number }): Promise<void>;
   /** Every topic of the deployment (a full scan: for recovery and maintenance, not for requests). */
   listAllTopics(): Promise<TopicRecord[]>;
 
   createSubscription(partition: TopicName, record: SubscriptionRecord): Promise<void>;
   getSubscription(partition: TopicName, name: string): Promise<SubscriptionRecord | undefined>;
   listSubscriptions(partition: TopicName): Promise<SubscriptionRecord[]>;
-  deleteSubscription(partition: TopicName, name: string): Promise<void>;
+  /** Removes the record; with `cursorId`, only while the record has that cursor (that incarnation). */
+  deleteSubscription(
+    partition: TopicName,
+    name: string,
+    options?: { readonly cursorId?: string },
+  ): Promise<void>;
 
   /**
    * The backlog feeder's progress on the subscription with cursor `cursorId`;

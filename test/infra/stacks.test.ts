@@ -17,7 +17,7 @@ import {
 } from '../../infra/constructs/observability.ts';
 import {
   subscriptionQueueActions,
-  subscriptionQueueInspectActions,
+  subscriptionQueueMaintainActions,
   tableItemActions,
 } from '../../infra/stateless-stack.ts';
 import { maintenanceMetricNames } from '../../shared/config/load-config.ts';
@@ -392,12 +392,17 @@ describe('stateless stack', () => {
         },
         subscriptionQueues,
       ],
-      // It reads the subscription dead-letter queues' attributes; it sends and schedules nothing.
+      // It reads the subscription dead-letter queues' attributes, rings doorbells, deletes the
+      // queues of a deletion it resumes, and schedules (second release passes, deletion steps).
       Maintenance: [
         own('Maintenance'),
         { actions: [...tableItemActions].sort(), resources: tablesArns },
         {
-          actions: [...subscriptionQueueInspectActions].sort(),
+          actions: ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'],
+          resources: schedulerQueueArn,
+        },
+        {
+          actions: [...subscriptionQueueMaintainActions].sort(),
           resources: subscriptionQueues.resources,
         },
       ],
@@ -541,6 +546,16 @@ describe('stateless stack', () => {
       FunctionName: { Ref: Match.stringLikeRegexp('^SchedulerFunction') },
       FunctionResponseTypes: ['ReportBatchItemFailures'],
     });
+  });
+
+  it('reserves concurrency for the scheduler (5) and maintenance (1) only, so consumers polling cannot starve them', () => {
+    const functions = Object.entries(stateless.findResources('AWS::Lambda::Function'));
+    const reserved = Object.fromEntries(
+      functions
+        .filter(([, fn]) => fn.Properties.ReservedConcurrentExecutions !== undefined)
+        .map(([id, fn]) => [id.replace(/Function.*$/, ''), fn.Properties.ReservedConcurrentExecutions]),
+    );
+    expect(reserved).toEqual({ Scheduler: 5, Maintenance: 1 });
   });
 
   it('runs maintenance every five minutes', () => {

@@ -165,6 +165,21 @@ describe('AcklineSubscriptionConsumer', () => {
     );
   });
 
+  it("touches only its own subscription's cursors: a LeadingKeys condition on the Cursors table, from its queue names", () => {
+    const { stack } = build({ queueNames: [QUEUE_A, `${QUEUE_B}.fifo`] });
+    const policies = Object.values(Template.fromStack(stack).findResources('AWS::IAM::Policy'));
+    const cursorStatements = policies
+      .flatMap(
+        (policy) => policy.Properties.PolicyDocument.Statement as (Statement & { Condition?: unknown })[],
+      )
+      .filter((statement) => JSON.stringify(statement.Resource).includes('Cursors'));
+
+    expect(cursorStatements).toHaveLength(1);
+    expect(cursorStatements[0]?.Condition).toEqual({
+      'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['cursorA_1', 'cursorB-2'] },
+    });
+  });
+
   it('leaves cdk-nag one wildcard, the stage queue prefix, suppressed with its reason', () => {
     const { app, stack } = build();
     Aspects.of(app).add(new AwsSolutionsChecks({ reports: false }));

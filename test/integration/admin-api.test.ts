@@ -104,6 +104,33 @@ describe('topics', () => {
     expect(subscriptions.body).toEqual([]);
   });
 
+  it('deletes a topic with a backlog within seconds; created again it starts on new ledgers, empty, and the old messages are never read', async () => {
+    const topic = TopicRef.unique('reborn-ledgers');
+    await api.createTopic(topic);
+    await api.createSubscription(topic, 'sub');
+    const old: string[] = [];
+    for (let batch = 0; batch < 10; batch++) old.push(...(await api.produceMany(topic, 100, `old${batch}-`)));
+    const oldLedgers = new Set(old.map((id) => id.split(':')[0]));
+
+    const started = performance.now();
+    await api.expectStatus(204, 'DELETE', topic.adminPath);
+    const deleteMs = performance.now() - started;
+    await api.createTopic(topic);
+    await api.createSubscription(topic, 'sub', { initialPosition: 'Earliest' });
+    const [fresh] = await api.produceMany(topic, 1, 'new');
+    const internal = await api.internalStats(topic);
+    const stats = await api.stats(topic);
+    const peeked = await api.send('GET', `${topic.adminPath}/subscription/sub/position/1`);
+
+    expect(deleteMs).toBeLessThan(5_000);
+    expect(oldLedgers.has(String(fresh).split(':')[0])).toBe(false);
+    for (const ledger of internal.ledgers) expect(oldLedgers.has(String(ledger.ledgerId))).toBe(false);
+    expect(stats.msgInCounter).toBe(1);
+    expect(stats.subscriptions.sub?.msgBacklog).toBe(1);
+    expect(peeked.status).toBe(200);
+    expect(peeked.body).toMatchObject({ messageId: fresh, payload: 'new0' });
+  });
+
   it('deletes a partitioned topic with every partition', async () => {
     const topic = TopicRef.unique('delparted');
     await api.createTopic(topic, 2);

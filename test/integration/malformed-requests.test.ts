@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import {
   AdminApi,
   NamespaceRef,
@@ -10,6 +10,7 @@ import {
   uniqueRole,
 } from '../support/admin-fixtures.ts';
 import { ConsumerApi } from '../support/consumer-fixtures.ts';
+import { base64url, hs256Token } from '../support/hs256-token.ts';
 import {
   type FuzzFixture,
   type FuzzRequest,
@@ -169,6 +170,13 @@ describe('malformed requests to the admin and data APIs', () => {
         `Bearer ${tokenFor(uniqueRole('fuzzstranger'))}`,
         `Bearer ${tokenFor(SUPERUSER_ROLE)}x`,
         `Bearer ${'a'.repeat(4_000)}`,
+        // Token variants (criterion 7): unsigned, not valid yet, no role, a string expiry, a header
+        // naming another algorithm than the one that signed it.
+        `Bearer ${base64url({ alg: 'none', typ: 'JWT' })}.${base64url({ sub: SUPERUSER_ROLE })}.`,
+        `Bearer ${hs256Token({ sub: SUPERUSER_ROLE, nbf: Math.floor(Date.now() / 1000) + 3_600 }, inject('acklineTokenSecret'))}`,
+        `Bearer ${hs256Token({ role: SUPERUSER_ROLE }, inject('acklineTokenSecret'))}`,
+        `Bearer ${hs256Token({ sub: SUPERUSER_ROLE, exp: 'tomorrow' }, inject('acklineTokenSecret'))}`,
+        `Bearer ${hs256Token({ sub: SUPERUSER_ROLE }, inject('acklineTokenSecret'), { alg: 'HS512', typ: 'JWT' })}`,
       ],
     };
     const topics = [topic, parted, parted.partition(0), parted.partition(1)];

@@ -943,7 +943,10 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
       });
     });
 
-    it('deleteCursor removes the head, the pages and the tracker of that cursor only', async () => {
+    it.each([
+      ['deleteCursor', false],
+      ['purgeCursor, two items a call', true],
+    ])('%s removes the head, the pages and the tracker of that cursor only', async (_, paged) => {
       const { dispatchStore } = storage();
       const [deleted, kept] = [uniqueId('dispatch'), uniqueId('dispatch')];
       for (const cursorId of [deleted, kept]) {
@@ -959,7 +962,13 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
         tracker: await dispatchStore.dueTracker(kept, T0 + 5, 10),
       };
 
-      await dispatchStore.deleteCursor(deleted);
+      if (paged) {
+        let calls = 0;
+        while (await dispatchStore.purgeCursor(deleted, 2)) calls++;
+        expect(calls).toBeGreaterThan(0);
+      } else {
+        await dispatchStore.deleteCursor(deleted);
+      }
 
       expect(await dispatchStore.readHead(deleted)).toBeUndefined();
       expect(await dispatchStore.readPages(deleted, [ref(3n, 0n), ref(3n, 2n)])).toEqual([
@@ -1255,7 +1264,7 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
       expect(await ledger.state(partition)).toBeUndefined();
     });
 
-    it('deletePartition removes its state, entries and ledger index, and nothing of another partition', async () => {
+    it('detachPartition then purgeLedger remove its state, entries and ledger index, and nothing of another partition', async () => {
       const ledger = storage().ledger(3);
       const [doomed, kept] = [uniquePartition(), uniquePartition()];
       await Promise.all([ledger.initialize(doomed), ledger.initialize(kept)]);
@@ -1270,9 +1279,22 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
       const ledgerIds = ((await ledger.state(doomed))?.ledgers ?? []).map((info) => info.ledgerId);
       expect(ledgerIds).toHaveLength(3);
 
-      await ledger.deletePartition(doomed);
-
+      // Another incarnation's first ledger: nothing is detached.
+      await ledger.detachPartition(doomed, (ledgerIds[0] as bigint) + 1_000_000n);
+      expect(await ledger.state(doomed)).toBeDefined();
+      await ledger.detachPartition(doomed, ledgerIds[0] as bigint);
       expect(await ledger.state(doomed)).toBeUndefined();
+      // Detached, not purged: the entries stay until purgeLedger, which goes page by page.
+      expect((await ledger.readEntries(ledgerIds[0] as bigint, 0n, 2n)).length).toBeLessThanOrEqual(3);
+      const calls: boolean[] = [];
+      for (const ledgerId of ledgerIds) {
+        for (let more = true; more; ) {
+          more = await ledger.purgeLedger(ledgerId, 1);
+          calls.push(more);
+        }
+      }
+      expect(calls.filter((more) => more).length).toBeGreaterThan(0);
+
       expect(await Promise.all(positions.map((p) => ledger.readEntry(p)))).toEqual(
         positions.map(() => undefined),
       );
@@ -1342,8 +1364,9 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
       const ledger = storage().ledger(3);
       const partition = uniquePartition();
       const seen = [(await ledger.initialize(partition)).subscriptionsVersion];
+      const first = (await ledger.state(partition))?.ledgers[0]?.ledgerId as bigint;
       seen.push((await ledger.announceSubscriptions(partition)).subscriptionsVersion);
-      await ledger.deletePartition(partition);
+      await ledger.detachPartition(partition, first);
 
       seen.push((await ledger.initialize(partition)).subscriptionsVersion);
       seen.push((await ledger.announceSubscriptions(partition)).subscriptionsVersion);

@@ -1,4 +1,8 @@
-import type { AuditLog, AuditRecord } from '../../shared/ports/audit-log.ts';
+import {
+  type AuditLog,
+  type AuditRecord,
+  DEFAULT_AUDIT_RETENTION_DAYS,
+} from '../../shared/ports/audit-log.ts';
 import { compareUtf8, InjectedFaults } from './in-memory-faults.ts';
 
 /**
@@ -8,6 +12,8 @@ import { compareUtf8, InjectedFaults } from './in-memory-faults.ts';
  * descending). Not persisted; every operation is atomic.
  */
 export class InMemoryAuditLog implements AuditLog {
+  constructor(private readonly retentionMs = DEFAULT_AUDIT_RETENTION_DAYS * 86_400_000) {}
+
   /** Topic -> `<atMs:15>#<requestId>` -> record. */
   private readonly records = new Map<string, Map<string, AuditRecord>>();
   private readonly faults = new InjectedFaults<keyof AuditLog>();
@@ -23,6 +29,26 @@ export class InMemoryAuditLog implements AuditLog {
     const key = `${record.atMs.toString().padStart(15, '0')}#${record.requestId}`;
     records.set(key, { ...record, subscriptions: [...record.subscriptions] });
     this.records.set(record.topic, records);
+  }
+
+  async purgeExpired(nowMs: number, before: () => boolean): Promise<number> {
+    await this.faults.enter('purgeExpired');
+    let deleted = 0;
+    for (const records of this.records.values()) {
+      for (const [key, record] of records) {
+        if (!before()) return deleted;
+        if (record.atMs + this.retentionMs <= nowMs) {
+          records.delete(key);
+          deleted++;
+        }
+      }
+    }
+    return deleted;
+  }
+
+  /** Test view: how many records are stored, expired or not. */
+  get size(): number {
+    return [...this.records.values()].reduce((sum, records) => sum + records.size, 0);
   }
 
   async list(topic: string, limit: number): Promise<AuditRecord[]> {

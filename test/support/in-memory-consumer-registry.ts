@@ -35,6 +35,12 @@ export class InMemoryConsumerRegistry implements ConsumerRegistry {
       .sort();
   }
 
+  async leases(subscriptionKey: string): Promise<{ consumerId: string; untilMs: number }[]> {
+    return [...(this.memberships.get(subscriptionKey) ?? [])]
+      .map(([consumerId, untilMs]) => ({ consumerId, untilMs }))
+      .sort((a, b) => (a.consumerId < b.consumerId ? -1 : 1));
+  }
+
   async expired(subscriptionKey: string, nowMs: number): Promise<string[]> {
     return [...(this.memberships.get(subscriptionKey) ?? [])]
       .filter(([, until]) => until < nowMs)

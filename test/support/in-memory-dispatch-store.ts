@@ -266,6 +266,30 @@ export class InMemoryDispatchStore implements DispatchStore {
     this.earlierHeads.delete(cursorId);
   }
 
+  /** The cursor counts as one item per page and tracker entry, plus its head. */
+  async purgeCursor(cursorId: string, maxItems: number): Promise<boolean> {
+    const cursor = this.cursors.get(cursorId);
+    if (!cursor) return false;
+    this.usage.reads++;
+    const items = 1 + cursor.pages.size + cursor.tracker.size;
+    this.usage.writes += Math.min(items, maxItems);
+    if (items > maxItems) {
+      // Pages and tracker entries go first here; the head last (any order is the adapter's).
+      let left = maxItems;
+      for (const key of [...cursor.pages.keys()]) if (left-- > 0) cursor.pages.delete(key);
+      for (const key of [...cursor.tracker.keys()]) if (left-- > 0) cursor.tracker.delete(key);
+      return true;
+    }
+    this.cursors.delete(cursorId);
+    this.earlierHeads.delete(cursorId);
+    return false;
+  }
+
+  /** Test view: whether any item of the cursor is stored. */
+  hasCursor(cursorId: string): boolean {
+    return this.cursors.has(cursorId);
+  }
+
   /** Test view: every tracker entry of a cursor, in key order. */
   trackerOf(cursorId: string): TrackerEntry[] {
     const cursor = this.cursors.get(cursorId);

@@ -189,17 +189,28 @@ export class InMemoryLedger implements Ledger {
     return undefined;
   }
 
-  async deletePartition(partition: TopicName): Promise<void> {
-    await this.faults.enter('deletePartition');
+  async detachPartition(partition: TopicName, firstLedgerId: bigint): Promise<void> {
+    await this.faults.enter('detachPartition');
     const record = this.tables.partitions.get(partition.toString());
-    if (record === undefined) return;
-    for (const { ledgerId, entries } of record.ledgers) {
-      for (let entryId = 0n; entryId < entries; entryId++) {
-        this.tables.entries.delete(Position.of(ledgerId, entryId).toString());
-      }
-      this.tables.owners.delete(ledgerId);
-    }
-    this.tables.partitions.delete(partition.toString());
+    if (record?.ledgers[0]?.ledgerId === firstLedgerId) this.tables.partitions.delete(partition.toString());
+  }
+
+  /** Each entry counts as one stored item (the adapter stores a publish batch as one). */
+  async purgeLedger(ledgerId: bigint, maxItems: number): Promise<boolean> {
+    await this.faults.enter('purgeLedger');
+    const keys = [...this.tables.entries.values()]
+      .filter((entry) => entry.position.ledgerId === ledgerId)
+      .slice(0, maxItems)
+      .map((entry) => entry.position.toString());
+    for (const key of keys) this.tables.entries.delete(key);
+    if (keys.length >= maxItems) return true;
+    this.tables.owners.delete(ledgerId);
+    return false;
+  }
+
+  /** Test view: how many entries of `ledgerId` are stored. */
+  storedEntries(ledgerId: bigint): number {
+    return [...this.tables.entries.values()].filter((entry) => entry.position.ledgerId === ledgerId).length;
   }
 }
 

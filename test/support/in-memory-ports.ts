@@ -3,7 +3,9 @@ import { DEFAULT_ENGINE_LIMITS } from '../../shared/application/engine/engine-co
 import type { UseCasePorts } from '../../shared/application/ports.ts';
 import { RedeliveryBackoffRegistry } from '../../shared/domain/redelivery-backoff-registry.ts';
 import type { CounterName } from '../../shared/ports/counters.ts';
+import { InMemoryActivityIndex } from './in-memory-activity-index.ts';
 import { InMemoryAuditLog } from './in-memory-audit-log.ts';
+import { InMemoryDeletionJobs } from './in-memory-deletion-jobs.ts';
 import { InMemoryDeliveryQueue } from './in-memory-delivery-queue.ts';
 import { InMemoryDispatchStore } from './in-memory-dispatch-store.ts';
 import { InMemoryLedger } from './in-memory-ledger.ts';
@@ -44,6 +46,8 @@ export function inMemoryPorts(parts: Partial<UseCasePorts> = {}): {
     deliveryQueue: new InMemoryDeliveryQueue(),
     scheduler: unusedPort('scheduler'),
     consumers: unusedPort('consumers'),
+    deletions: new InMemoryDeletionJobs(),
+    activity: new InMemoryActivityIndex(),
     backoffs: RedeliveryBackoffRegistry.withBuiltIns(),
     clock,
     ids: { newId: () => `id-${++nextId}` },

@@ -56,8 +56,10 @@ export class InMemoryTopicCatalog implements TopicCatalog {
     return [...this.topics.values()].map((record) => ({ ...record }));
   }
 
-  async deleteTopic(topic: TopicName): Promise<void> {
+  async deleteTopic(topic: TopicName, options: { readonly createdAtMs?: number } = {}): Promise<void> {
     await this.faults.enter('deleteTopic');
+    const record = this.topics.get(topic.toString());
+    if (options.createdAtMs !== undefined && record?.createdAtMs !== options.createdAtMs) return;
     this.topics.delete(topic.toString());
   }
 
@@ -85,9 +87,15 @@ export class InMemoryTopicCatalog implements TopicCatalog {
       .map((record) => ({ ...record }));
   }
 
-  async deleteSubscription(partition: TopicName, name: string): Promise<void> {
+  async deleteSubscription(
+    partition: TopicName,
+    name: string,
+    options: { readonly cursorId?: string } = {},
+  ): Promise<void> {
     await this.faults.enter('deleteSubscription');
-    this.subscriptions.get(partition.toString())?.delete(name);
+    const subscriptions = this.subscriptions.get(partition.toString());
+    if (options.cursorId !== undefined && subscriptions?.get(name)?.cursorId !== options.cursorId) return;
+    subscriptions?.delete(name);
   }
 
   async getFeedProgress(

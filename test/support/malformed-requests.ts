@@ -1083,6 +1083,43 @@ export class MalformedRequests {
         }),
       });
     }
+    // Names at and past the domain's limits, and dead-letter policy variants (criterion 7).
+    const subscribe = `/consumers/persistent/${f.tenant}/${f.namespaces[0]}/${f.topics[0]}/subscription/${f.subscriptions[0]}`;
+    const dlqPrefix = `persistent://${f.tenant}/${f.namespaces[0]}/`;
+    const policies: unknown[] = [
+      [],
+      'dlq',
+      null,
+      { maxRedeliverCount: 0 },
+      { maxRedeliverCount: -1 },
+      { maxRedeliverCount: 1.5 },
+      { maxRedeliverCount: '3' },
+      { maxRedeliverCount: 2, deadLetterTopic: '' },
+      { maxRedeliverCount: 2, deadLetterTopic: `non-persistent://${f.tenant}/${f.namespaces[0]}/d` },
+      { maxRedeliverCount: 2, deadLetterTopic: `${dlqPrefix}${'x'.repeat(501 - dlqPrefix.length)}` },
+      { maxRedeliverCount: 2, deadLetterTopic: `${dlqPrefix}a\uD800` },
+      { maxRedeliverCount: 2, initialSubscriptionName: 's'.repeat(257) },
+      { maxRedeliverCount: 2, initialSubscriptionName: 'a/b' },
+      { maxRedeliverCount: 2, initialSubscriptionName: '' },
+      { maxRedeliverCount: 2, unknownField: true },
+    ];
+    for (const deadLetterPolicy of policies) {
+      add({
+        method: 'POST',
+        target: subscribe,
+        headers: auth,
+        // A lone surrogate goes out as JSON's `\ud800` escape.
+        body: JSON.stringify({ subscriptionType: 'Shared', deadLetterPolicy }),
+      });
+    }
+    const pastCharLimit = 's'.repeat(257);
+    add({ method: 'PUT', target: `${topic}/subscription/${pastCharLimit}`, headers: auth });
+    add({
+      method: 'POST',
+      target: `/consumers/persistent/${f.tenant}/${f.namespaces[0]}/${f.topics[0]}/subscription/${pastCharLimit}`,
+      headers: auth,
+      body: '{"subscriptionType":"Shared"}',
+    });
     add({
       method: 'GET',
       target: `${topic}/subscription/${'%F0%9F%92%A5'.repeat(256)}/position/1`,

@@ -1,5 +1,6 @@
 import { type DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import type { ConsumerRecord, ConsumerRegistry } from '../../ports/consumer-registry.ts';
+import { catalogKeys, itemKey } from './catalog-keys.ts';
 import { deleteAll, N, num, queryAll, S, str } from './dynamodb-support.ts';
 
 /**
@@ -19,7 +20,7 @@ export class DynamoDbConsumerRegistry implements ConsumerRegistry {
     await this.client.send(
       new PutItemCommand({
         TableName: this.tableName,
-        Item: { pk: S(`CONS#${record.consumerId}`), sk: S('M'), d: S(JSON.stringify(record)) },
+        Item: { ...itemKey(catalogKeys.consumer(record.consumerId)), d: S(JSON.stringify(record)) },
       }),
     );
   }
@@ -28,7 +29,7 @@ export class DynamoDbConsumerRegistry implements ConsumerRegistry {
     const result = await this.client.send(
       new GetItemCommand({
         TableName: this.tableName,
-        Key: { pk: S(`CONS#${consumerId}`), sk: S('M') },
+        Key: itemKey(catalogKeys.consumer(consumerId)),
         ConsistentRead: true,
       }),
     );
@@ -37,36 +38,42 @@ export class DynamoDbConsumerRegistry implements ConsumerRegistry {
   }
 
   async delete(consumerId: string): Promise<void> {
-    await deleteAll(this.client, this.tableName, [{ pk: S(`CONS#${consumerId}`), sk: S('M') }]);
+    await deleteAll(this.client, this.tableName, [itemKey(catalogKeys.consumer(consumerId))]);
   }
 
   async heartbeat(subscriptionKey: string, consumerId: string, untilMs: number): Promise<void> {
     await this.client.send(
       new PutItemCommand({
         TableName: this.tableName,
-        Item: { pk: S(`MEM#${subscriptionKey}`), sk: S(consumerId), u: N(untilMs) },
+        Item: { ...itemKey(catalogKeys.membership(subscriptionKey, consumerId)), u: N(untilMs) },
       }),
     );
   }
 
   async leave(subscriptionKey: string, consumerId: string): Promise<void> {
-    await deleteAll(this.client, this.tableName, [{ pk: S(`MEM#${subscriptionKey}`), sk: S(consumerId) }]);
+    await deleteAll(this.client, this.tableName, [
+      itemKey(catalogKeys.membership(subscriptionKey, consumerId)),
+    ]);
   }
 
   async expired(subscriptionKey: string, nowMs: number): Promise<string[]> {
-    return (await this.leases(subscriptionKey)).filter(([, until]) => until < nowMs).map(([id]) => id);
+    return (await this.leaseList(subscriptionKey)).filter(([, until]) => until < nowMs).map(([id]) => id);
   }
 
   async members(subscriptionKey: string, nowMs: number): Promise<string[]> {
-    return (await this.leases(subscriptionKey)).filter(([, until]) => until >= nowMs).map(([id]) => id);
+    return (await this.leaseList(subscriptionKey)).filter(([, until]) => until >= nowMs).map(([id]) => id);
+  }
+
+  async leases(subscriptionKey: string): Promise<{ consumerId: string; untilMs: number }[]> {
+    return (await this.leaseList(subscriptionKey)).map(([consumerId, untilMs]) => ({ consumerId, untilMs }));
   }
 
   /** Every member of the subscription with the end of its lease, sorted by id. One strong Query. */
-  private async leases(subscriptionKey: string): Promise<[string, number][]> {
+  private async leaseList(subscriptionKey: string): Promise<[string, number][]> {
     const items = await queryAll(this.client, {
       TableName: this.tableName,
       KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': S(`MEM#${subscriptionKey}`) },
+      ExpressionAttributeValues: { ':pk': S(catalogKeys.membership(subscriptionKey, '').pk) },
       ConsistentRead: true,
     });
     return items

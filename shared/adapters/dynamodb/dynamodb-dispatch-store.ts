@@ -353,6 +353,22 @@ export class DynamoDbDispatchStore implements DispatchStore {
     await deleteAll(this.client, this.tableName, keys);
   }
 
+  async purgeCursor(cursorId: string, maxItems: number): Promise<boolean> {
+    const page = await this.client.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': S(cursorId) },
+        ProjectionExpression: 'pk, sk',
+        Limit: maxItems,
+        ConsistentRead: true,
+      }),
+    );
+    const keys = page.Items ?? [];
+    await deleteAll(this.client, this.tableName, keys);
+    return keys.length >= maxItems || page.LastEvaluatedKey !== undefined;
+  }
+
   private key(cursorId: string, sk: string): Item {
     return { pk: S(cursorId), sk: S(sk) };
   }

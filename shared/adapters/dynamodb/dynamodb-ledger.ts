@@ -1,5 +1,6 @@
 import {
   type AttributeValue,
+  DeleteItemCommand,
   type DynamoDBClient,
   GetItemCommand,
   PutItemCommand,
@@ -18,6 +19,7 @@ import type {
   ReadEntriesOptions,
   StoredEntry,
 } from '../../ports/ledger.ts';
+import { catalogKeys, itemKey } from './catalog-keys.ts';
 import {
   big,
   deleteAll,
@@ -292,22 +294,43 @@ export class DynamoDbLedger implements Ledger {
     };
   }
 
-  async deletePartition(partition: TopicName): Promise<void> {
-    const state = await this.state(partition);
-    if (!state) return;
-    for (const ledger of state.ledgers) {
-      this.chunks.forgetLedger(ledger.ledgerId);
-      const chunks = await queryAll(this.client, {
+  /**
+   * A conditional DeleteItem of the state: its first ledger is the first closed one, or the
+   * current one while none is closed.
+   */
+  async detachPartition(partition: TopicName, firstLedgerId: bigint): Promise<void> {
+    try {
+      await this.client.send(
+        new DeleteItemCommand({
+          TableName: this.catalogTable,
+          Key: { pk: S(stateKey(partition)), sk: S(STATE_SK) },
+          ConditionExpression: '(size(ld) = :zero AND cl = :first) OR ld[0].i = :first',
+          ExpressionAttributeValues: { ':zero': N(0), ':first': N(firstLedgerId) },
+        }),
+      );
+    } catch (error) {
+      // Gone already, or another incarnation: nothing of this one to detach.
+      if (!isConditionalCheckFailed(error)) throw error;
+    }
+  }
+
+  async purgeLedger(ledgerId: bigint, maxItems: number): Promise<boolean> {
+    this.chunks.forgetLedger(ledgerId);
+    const page = await this.client.send(
+      new QueryCommand({
         TableName: this.entriesTable,
         KeyConditionExpression: 'ledgerId = :l',
-        ExpressionAttributeValues: { ':l': N(ledger.ledgerId) },
+        ExpressionAttributeValues: { ':l': N(ledgerId) },
         ProjectionExpression: 'ledgerId, firstEntryId',
+        Limit: maxItems,
         ConsistentRead: true,
-      });
-      await deleteAll(this.client, this.entriesTable, chunks);
-      await deleteAll(this.client, this.catalogTable, [ledgerIndexKey(ledger.ledgerId)]);
-    }
-    await deleteAll(this.client, this.catalogTable, [{ pk: S(stateKey(partition)), sk: S(STATE_SK) }]);
+      }),
+    );
+    const keys = page.Items ?? [];
+    await deleteAll(this.client, this.entriesTable, keys);
+    if (keys.length >= maxItems || page.LastEvaluatedKey) return true;
+    await deleteAll(this.client, this.catalogTable, [ledgerIndexKey(ledgerId)]);
+    return false;
   }
 
   /** Allocates ids for a prefix of `entries` in the current ledger, rolling over when it is full. */
@@ -455,11 +478,11 @@ export class DynamoDbLedger implements Ledger {
 }
 
 function stateKey(partition: TopicName): string {
-  return `ML#${partition.toString()}`;
+  return catalogKeys.ledgerState(partition).pk;
 }
 
 function ledgerIndexKey(ledgerId: bigint): Item {
-  return { pk: S(`L#${ledgerId}`), sk: S(STATE_SK) };
+  return itemKey(catalogKeys.ledgerIndex(ledgerId));
 }
 
 function approximateSize(entry: NewEntry): number {

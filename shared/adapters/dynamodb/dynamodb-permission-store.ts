@@ -1,5 +1,6 @@
 import { BatchGetItemCommand, type DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import type { AuthAction, PermissionStore } from '../../ports/permission-store.ts';
+import { catalogKeys, itemKey } from './catalog-keys.ts';
 import { backoff, deleteAll, type Item, queryAll, S, str } from './dynamodb-support.ts';
 
 /**
@@ -65,5 +66,5 @@ export class DynamoDbPermissionStore implements PermissionStore {
 }
 
 function key(resource: string, role: string): Item {
-  return { pk: S(`PERM#${resource}`), sk: S(role) };
+  return itemKey(catalogKeys.permission(resource, role));
 }

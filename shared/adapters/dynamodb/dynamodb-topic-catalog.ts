@@ -1,4 +1,6 @@
 import {
+  type AttributeValue,
+  DeleteItemCommand,
   type DynamoDBClient,
   GetItemCommand,
   PutItemCommand,
@@ -15,6 +17,7 @@ import type {
   TopicCatalog,
   TopicRecord,
 } from '../../ports/topic-catalog.ts';
+import { catalogKeys, itemKey } from './catalog-keys.ts';
 import {
   deleteAll,
   type Item,
@@ -100,8 +103,12 @@ export class DynamoDbTopicCatalog implements TopicCatalog {
     return records;
   }
 
-  async deleteTopic(topic: TopicName): Promise<void> {
-    await deleteAll(this.client, this.tableName, [topicKey(topic)]);
+  async deleteTopic(topic: TopicName, options: { readonly createdAtMs?: number } = {}): Promise<void> {
+    if (options.createdAtMs === undefined) {
+      await deleteAll(this.client, this.tableName, [topicKey(topic)]);
+      return;
+    }
+    await this.deleteIf(topicKey(topic), 'ca = :v', N(options.createdAtMs));
   }
 
   async createSubscription(partition: TopicName, record: SubscriptionRecord): Promise<void> {
@@ -147,8 +154,32 @@ export class DynamoDbTopicCatalog implements TopicCatalog {
     return items.map(toSubscriptionRecord);
   }
 
-  async deleteSubscription(partition: TopicName, name: string): Promise<void> {
-    await deleteAll(this.client, this.tableName, [subscriptionKey(partition, name)]);
+  async deleteSubscription(
+    partition: TopicName,
+    name: string,
+    options: { readonly cursorId?: string } = {},
+  ): Promise<void> {
+    if (options.cursorId === undefined) {
+      await deleteAll(this.client, this.tableName, [subscriptionKey(partition, name)]);
+      return;
+    }
+    await this.deleteIf(subscriptionKey(partition, name), 'ci = :v', S(options.cursorId));
+  }
+
+  /** One conditional DeleteItem; a condition that does not hold (or no item) deletes nothing. */
+  private async deleteIf(key: Item, condition: string, value: AttributeValue): Promise<void> {
+    try {
+      await this.client.send(
+        new DeleteItemCommand({
+          TableName: this.tableName,
+          Key: key,
+          ConditionExpression: condition,
+          ExpressionAttributeValues: { ':v': value },
+        }),
+      );
+    } catch (error) {
+      if (!isConditionalCheckFailed(error)) throw error;
+    }
   }
 
   async getFeedProgress(
@@ -202,11 +233,11 @@ export class DynamoDbTopicCatalog implements TopicCatalog {
 }
 
 function topicKey(topic: TopicName): Item {
-  return { pk: S(`NS#${topic.domain}://${topic.namespaceName}`), sk: S(`T#${topic.localName}`) };
+  return itemKey(catalogKeys.topic(topic));
 }
 
 function subscriptionKey(partition: TopicName, name: string): Item {
-  return { pk: S(`ML#${partition.toString()}`), sk: S(`S#${name}`) };
+  return itemKey(catalogKeys.subscription(partition, name));
 }
 
 function toTopicRecord(topic: TopicName, item: Item): TopicRecord {

@@ -52,12 +52,17 @@ export function decodeJob(body: string): ScheduledJob {
     throw new ValidationError('Scheduled job is not an object');
   }
   const { kind, cursorId, dueAtMs } = parsed;
-  if (
-    typeof cursorId !== 'string' ||
-    cursorId.length === 0 ||
-    typeof dueAtMs !== 'number' ||
-    !Number.isFinite(dueAtMs)
-  ) {
+  if (typeof dueAtMs !== 'number' || !Number.isFinite(dueAtMs)) {
+    throw new ValidationError('Scheduled job is malformed');
+  }
+  if (kind === 'purge') {
+    const { jobId } = parsed;
+    if (typeof jobId !== 'string' || jobId.length === 0) {
+      throw new ValidationError('Scheduled purge job is malformed');
+    }
+    return { kind, jobId, dueAtMs };
+  }
+  if (typeof cursorId !== 'string' || cursorId.length === 0) {
     throw new ValidationError('Scheduled job is malformed');
   }
   if (kind === 'ring') return { kind, cursorId, dueAtMs };

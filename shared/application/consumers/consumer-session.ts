@@ -4,6 +4,7 @@ import { Position } from '../../domain/position.ts';
 import { isCumulativeAckType } from '../../domain/subscription-type.ts';
 import { TopicName } from '../../domain/topic-name.ts';
 import type { ConsumerPartition, ConsumerRecord } from '../../ports/consumer-registry.ts';
+import { markConsumerActive } from '../activity.ts';
 import { requireAction, requirePrincipal } from '../authorization.ts';
 import { ackTimeoutDelayMs } from '../consumer-policy.ts';
 import { claimOwnership } from '../engine/dispatcher.ts';
@@ -72,6 +73,7 @@ export function leaseMsOf(consumer: ConsumerRecord): number {
  * RENEW_AFTER_MS per process: one write per consumer every few seconds, not one per call.
  */
 export async function renewLease(ports: UseCasePorts, consumer: ConsumerRecord): Promise<void> {
+  await markConsumerActive(ports, consumer);
   if (consumer.kind === 'lambda') return;
   const now = ports.clock.nowMs();
   const renewed = renewals(ports);

@@ -1,6 +1,7 @@
 import { NotFoundError } from '../../domain/errors.ts';
 import type { TopicName } from '../../domain/topic-name.ts';
 import type { SubscriptionQueue } from '../../ports/delivery-queue.ts';
+import { markSubscriptionActive } from '../activity.ts';
 import type { UseCasePorts } from '../ports.ts';
 import { subscriptionsAt } from '../process-memo.ts';
 
@@ -39,7 +40,8 @@ export async function ringAll(ports: UseCasePorts, cursorId: string, dues: reado
  * `subscriptionsVersion`, read with the ids; listed again only when it is new to this process)
  * gets a ring now, and one at each delayed message's deliverAt. A subscription announced later
  * finds the entries anyway: dispatch reads the ledger from its read position.
- * Cost: one SendMessage per subscription (plus one per distinct deliverAt second).
+ * Cost: one SendMessage per subscription (plus one per distinct deliverAt second), and an activity
+ * mark per subscription at most once a minute per process.
  */
 export async function ringSubscriptions(
   ports: UseCasePorts,
@@ -50,7 +52,11 @@ export async function ringSubscriptions(
   const subscriptions = await subscriptionsAt(ports, partition, subscriptionsVersion);
   await Promise.all(
     subscriptions.map((subscription) =>
-      ringAll(ports, subscription.cursorId, dueAtMs).catch(() => undefined),
+      Promise.all([
+        ringAll(ports, subscription.cursorId, dueAtMs).catch(() => undefined),
+        // The publish is stored: a lost mark waits for the next activity, as a lost ring does.
+        markSubscriptionActive(ports, partition, subscription).catch(() => undefined),
+      ]),
     ),
   );
 }

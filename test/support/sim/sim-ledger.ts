@@ -86,7 +86,11 @@ export class SimLedger implements Ledger {
     return this.inner.firstWrittenAfter(ledgerId, entryId);
   }
 
-  deletePartition(partition: TopicName): Promise<void> {
-    return this.inner.deletePartition(partition);
+  detachPartition(partition: TopicName, firstLedgerId: bigint): Promise<void> {
+    return this.inner.detachPartition(partition, firstLedgerId);
+  }
+
+  purgeLedger(ledgerId: bigint, maxItems: number): Promise<boolean> {
+    return this.inner.purgeLedger(ledgerId, maxItems);
   }
 }

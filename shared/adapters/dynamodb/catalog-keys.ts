@@ -1,0 +1,57 @@
+import type { TopicName } from '../../domain/topic-name.ts';
+import { pad } from './dynamodb-support.ts';
+
+/** A key of the Catalog table: partition key `pk`, sort key `sk`. */
+export interface CatalogKey {
+  readonly pk: string;
+  readonly sk: string;
+}
+
+/**
+ * Every Catalog key built from names, in one place, pure, so a property test
+ * (test/unit/adapters/dynamodb/catalog-keys.test.ts) can show that distinct entities never share
+ * one. Why each is injective:
+ * - a prefix (`NS#`, `ML#`, `MEM#`, ...) names the kind, and the sort keys of kinds sharing a
+ *   prefix differ in their own prefix (`T#`, `S#`, `M`);
+ * - a topic's full name is injective: tenant, cluster and namespace hold no '/', and neither does
+ *   the local name (TopicName refuses it), so the '/'-separated parts are recovered;
+ * - two free names in one key are JSON-encoded ([topic, subscription]), or split between pk and
+ *   sk; numbers are fixed-width, so `<atMs:15>#<requestId>` and `<day:6>#<topic>` split at their
+ *   first '#'.
+ * Lengths: see shared/domain/name-limits.ts.
+ */
+export const catalogKeys = {
+  topic: (topic: TopicName): CatalogKey => ({
+    pk: `NS#${topic.domain}://${topic.namespaceName}`,
+    sk: `T#${topic.localName}`,
+  }),
+  subscription: (partition: TopicName, name: string): CatalogKey => ({
+    pk: `ML#${partition.toString()}`,
+    sk: `S#${name}`,
+  }),
+  ledgerState: (partition: TopicName): CatalogKey => ({ pk: `ML#${partition.toString()}`, sk: 'M' }),
+  ledgerIndex: (ledgerId: bigint): CatalogKey => ({ pk: `L#${ledgerId}`, sk: 'M' }),
+  consumer: (consumerId: string): CatalogKey => ({ pk: `CONS#${consumerId}`, sk: 'M' }),
+  /** `subscriptionKey` is consumer-session.ts's JSON of [base topic, subscription]. */
+  membership: (subscriptionKey: string, consumerId: string): CatalogKey => ({
+    pk: `MEM#${subscriptionKey}`,
+    sk: consumerId,
+  }),
+  /** `resource`: a full topic name, or `tenant/namespace` (one '/', where a topic name has at least four). */
+  permission: (resource: string, role: string): CatalogKey => ({ pk: `PERM#${resource}`, sk: role }),
+  audit: (topic: string, atMs: number, requestId: string): CatalogKey => ({
+    pk: `AUDIT#${topic}`,
+    sk: `${pad(atMs, 15)}#${requestId}`,
+  }),
+  auditExpiry: (expiryDay: number, topic: string): CatalogKey => ({
+    pk: 'AUDX',
+    sk: `${pad(expiryDay, 6)}#${topic}`,
+  }),
+  deletionJob: (jobId: string): CatalogKey => ({ pk: 'DJ', sk: jobId }),
+  activity: (cursorId: string): CatalogKey => ({ pk: 'ACT', sk: cursorId }),
+} as const;
+
+/** The key as DynamoDB attribute values. */
+export function itemKey(key: CatalogKey): { pk: { S: string }; sk: { S: string } } {
+  return { pk: { S: key.pk }, sk: { S: key.sk } };
+}

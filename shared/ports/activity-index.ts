@@ -1,0 +1,47 @@
+import type { SubscriptionType } from '../domain/subscription-type.ts';
+
+/** A subscription (of one topic partition) as the activity index names it. */
+export interface IndexedSubscription {
+  readonly cursorId: string;
+  /** The topic partition (full name). */
+  readonly partition: string;
+  readonly subscription: string;
+  readonly type: SubscriptionType;
+}
+
+/** An entry of the index: a subscription maintenance has to look at. */
+export interface ActiveSubscription extends IndexedSubscription {
+  /** When activity last marked it (epoch ms): removing or deferring it is conditional on this. */
+  readonly markedAtMs: number;
+  /**
+   * Set when maintenance found only a backlog nobody consumes: it visits again then, and reports
+   * the backlog's age from `backlogDueSinceMs` meanwhile.
+   */
+  readonly revisitAtMs?: number;
+  readonly backlogDueSinceMs?: number;
+}
+
+/**
+ * The subscriptions that had activity (a publish, a subscribe, a consumer call, an admin
+ * acknowledgement) since maintenance last found them settled. Maintenance reads this instead of
+ * the whole catalog, so its work per run follows what is active, not everything ever created.
+ * Activity marks at most once a minute per subscription and process, so a message's cost is
+ * unchanged.
+ */
+export interface ActivityIndex {
+  /** Marks the subscription active now (creates or overwrites its entry). Cost: one write. */
+  mark(subscription: IndexedSubscription, nowMs: number): Promise<void>;
+  /** Every entry. Cost: one Query per 1 MB of entries (about 150 bytes each). */
+  list(): Promise<ActiveSubscription[]>;
+  /** Removes the entry unless activity marked it again after `markedAtMs`. */
+  remove(cursorId: string, markedAtMs: number): Promise<void>;
+  /** Sets the entry's revisit time and backlog age, unless activity marked it again after `markedAtMs`. */
+  defer(
+    cursorId: string,
+    markedAtMs: number,
+    next: { readonly revisitAtMs: number; readonly backlogDueSinceMs?: number },
+  ): Promise<void>;
+  /** Whether every subscription that existed before the index was entered once (a one-time seeding). */
+  seeded(): Promise<boolean>;
+  markSeeded(): Promise<void>;
+}

@@ -1,0 +1,44 @@
+import type {
+  ActiveSubscription,
+  ActivityIndex,
+  IndexedSubscription,
+} from '../../shared/ports/activity-index.ts';
+
+/** ActivityIndex in memory, with DynamoDbActivityIndex's semantics (entries by cursorId). Not persisted. */
+export class InMemoryActivityIndex implements ActivityIndex {
+  readonly entries = new Map<string, ActiveSubscription>();
+  private isSeeded = false;
+
+  async mark(subscription: IndexedSubscription, nowMs: number): Promise<void> {
+    this.entries.set(subscription.cursorId, { ...subscription, markedAtMs: nowMs });
+  }
+
+  async list(): Promise<ActiveSubscription[]> {
+    return [...this.entries.values()]
+      .sort((a, b) => (a.cursorId < b.cursorId ? -1 : a.cursorId > b.cursorId ? 1 : 0))
+      .map((entry) => ({ ...entry }));
+  }
+
+  async remove(cursorId: string, markedAtMs: number): Promise<void> {
+    if (this.entries.get(cursorId)?.markedAtMs === markedAtMs) this.entries.delete(cursorId);
+  }
+
+  async defer(
+    cursorId: string,
+    markedAtMs: number,
+    next: { readonly revisitAtMs: number; readonly backlogDueSinceMs?: number },
+  ): Promise<void> {
+    const entry = this.entries.get(cursorId);
+    if (entry?.markedAtMs !== markedAtMs) return;
+    const { backlogDueSinceMs: _, ...rest } = entry;
+    this.entries.set(cursorId, { ...rest, ...next });
+  }
+
+  async seeded(): Promise<boolean> {
+    return this.isSeeded;
+  }
+
+  async markSeeded(): Promise<void> {
+    this.isSeeded = true;
+  }
+}

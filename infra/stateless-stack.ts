@@ -33,6 +33,7 @@ import {
 } from './api-routes.ts';
 import { AcklineFunction } from './constructs/ackline-function.ts';
 import { MAINTENANCE_INTERVAL, Observability, pascal } from './constructs/observability.ts';
+import { tableItemActions } from './constructs/table-item-actions.ts';
 import { grantTokenSecretRead, type TokenSecretReference } from './constructs/token-secret-access.ts';
 import type { AcklineTable } from './stateful-stack.ts';
 
@@ -80,21 +81,7 @@ function tokenSettingsEnvironment(settings: TokenSettings = {}): Record<string, 
   return environment;
 }
 
-/**
- * Exactly the DynamoDB operations the adapters in shared/adapters/dynamodb/
- * call (test/infra checks the two lists agree). Deletes go through
- * BatchWriteItem; conditional writes need no action of their own.
- */
-export const tableItemActions = [
-  'dynamodb:GetItem',
-  'dynamodb:PutItem',
-  'dynamodb:UpdateItem',
-  'dynamodb:Query',
-  'dynamodb:BatchGetItem',
-  'dynamodb:BatchWriteItem',
-  // listAllTopics: the queue rebuild scans the catalog (recovery, not requests).
-  'dynamodb:Scan',
-] as const;
+export { tableItemActions };
 
 /**
  * What a function may do to the tables:

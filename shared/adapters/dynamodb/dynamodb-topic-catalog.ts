@@ -5,6 +5,7 @@ import {
   ScanCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
+import { subscriptionItemKey } from '../../config/catalog-keys.ts';
 import { SubscriptionAlreadyExistsError, TopicAlreadyExistsError } from '../../domain/catalog-errors.ts';
 import { Position } from '../../domain/position.ts';
 import { parseSubscriptionType } from '../../domain/subscription-type.ts';
@@ -206,7 +207,8 @@ function topicKey(topic: TopicName): Item {
 }
 
 function subscriptionKey(partition: TopicName, name: string): Item {
-  return { pk: S(`ML#${partition.toString()}`), sk: S(`S#${name}`) };
+  const { pk, sk } = subscriptionItemKey(partition.toString(), name);
+  return { pk: S(pk), sk: S(sk) };
 }
 
 function toTopicRecord(topic: TopicName, item: Item): TopicRecord {

@@ -34,6 +34,18 @@ export interface AcklineDeploymentResources {
   readonly schedulerQueue: IQueue;
 }
 
+/**
+ * The props of {@link AcklineSubscriptionConsumer}: the function, and the subscription by the
+ * names a user knows (stage, topic, subscription).
+ *
+ * @example
+ * const props: AcklineSubscriptionConsumerProps = {
+ *   function: billingFunction,
+ *   stage: 'prod',
+ *   topic: 'persistent://public/default/orders',
+ *   subscription: 'billing',
+ * };
+ */
 export interface AcklineSubscriptionConsumerProps {
   /** A function whose handler `acklineConsumer()` (@ackline/lambda) built. */
   readonly function: LambdaFunction;

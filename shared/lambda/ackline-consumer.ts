@@ -10,6 +10,13 @@ import { CONSUMER_ID_ENV, CONSUMER_NAME_ENV, SUBSCRIPTION_ENV, TOPIC_ENV } from 
 import type { InvocationContext, SqsBatchResponse, SqsEvent } from './sqs-event.ts';
 import { cursorIdOfQueueArn } from './subscription-queue-arn.ts';
 
+/**
+ * What {@link acklineConsumer} takes: your `process`, and which consumer the function is (by
+ * default, from the environment the AcklineSubscriptionConsumer construct sets).
+ *
+ * @example
+ * const options: AcklineConsumerOptions = { process: async (message) => console.log(message.payload) };
+ */
 export interface AcklineConsumerOptions {
   /**
    * The topic whose subscription the function consumes (`persistent://tenant/namespace/name`).
@@ -114,6 +121,12 @@ async function coldStart(options: AcklineConsumerOptions): Promise<AcklineConsum
  * root of your own).
  *
  * adapter (SQS event) -> processQueueRecords -> cursor store / delivery queue / scheduler
+ *
+ * @example
+ * const handler = makeAcklineConsumer(createDependencies(loadConfig(), 'consumer'), {
+ *   consumerId,
+ *   process: async (message) => console.log(message.payload),
+ * });
  */
 export function makeAcklineConsumer(
   deps: Dependencies,

@@ -26,5 +26,6 @@ export interface SqsBatchResponse {
 
 /** The invocation context (`Context`): the consumer reads the time left. */
 export interface InvocationContext {
+  /** Milliseconds left before Lambda stops the invocation. */
   getRemainingTimeInMillis(): number;
 }

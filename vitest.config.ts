@@ -1,9 +1,10 @@
 import { defineConfig } from 'vitest/config';
 
-// Three projects, run separately by `npm test` so a failure names its layer:
+// Four projects, run separately by `npm test` so a failure names its layer:
 // - unit: the pure domain and application logic, no network, no time;
 // - integration: real HTTP against the embedded stack (dynalite + local-aws-sqs);
-// - infra: assertions on the synthesized CDK template.
+// - infra: assertions on the synthesized CDK template;
+// - packages: the packed packages installed into a fresh project, and `npm start` as a user runs it.
 export default defineConfig({
   test: {
     projects: [
@@ -32,6 +33,15 @@ export default defineConfig({
           include: ['test/infra/**/*.test.ts'],
           environment: 'node',
           testTimeout: 120_000,
+        },
+      },
+      {
+        test: {
+          name: 'packages',
+          include: ['test/packages/**/*.test.ts'],
+          environment: 'node',
+          testTimeout: 180_000,
+          hookTimeout: 300_000,
         },
       },
     ],

@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
@@ -11,6 +11,7 @@ import {
   type TableDefinition,
   tables,
 } from '../shared/config/resources.ts';
+import { type DeploymentExport, deploymentExportName } from './constructs/deployment-exports.ts';
 
 export interface StatefulStackProps extends StackProps {
   readonly stage: string;
@@ -83,6 +84,25 @@ export class StatefulStack extends Stack {
     this.tokenSecret = props.generateTokenSecret
       ? this.generatedTokenSecret(props.stage, removalPolicy)
       : undefined;
+    this.exportForConsumers(props.stage);
+  }
+
+  /**
+   * Named exports for event-driven consumers in other apps (AcklineSubscriptionConsumer finds the
+   * tables and the scheduler queue by stage through them).
+   */
+  private exportForConsumers(stage: string): void {
+    const exported: [DeploymentExport, string][] = [
+      ...this.tables.map(({ definition, table }): [DeploymentExport, string] => [
+        `${definition.logicalName}TableArn` as DeploymentExport,
+        table.tableArn,
+      ]),
+      ['SchedulerQueueArn', this.schedulerQueue.queueArn],
+      ['SchedulerQueueUrl', this.schedulerQueue.queueUrl],
+    ];
+    for (const [what, value] of exported) {
+      new CfnOutput(this, what, { value, exportName: deploymentExportName(stage, what) });
+    }
   }
 
   /**

@@ -34,6 +34,7 @@ import {
 } from './api-routes.ts';
 import { AcklineFunction } from './constructs/ackline-function.ts';
 import { MAINTENANCE_INTERVAL, Observability, pascal } from './constructs/observability.ts';
+import { tableItemActions } from './constructs/table-item-actions.ts';
 import { grantTokenSecretRead, type TokenSecretReference } from './constructs/token-secret-access.ts';
 import type { AcklineTable } from './stateful-stack.ts';
 
@@ -85,23 +86,7 @@ function tokenSettingsEnvironment(settings: TokenSettings = {}): Record<string, 
   return environment;
 }
 
-/**
- * Exactly the DynamoDB operations the adapters in shared/adapters/dynamodb/
- * call (test/infra checks the two lists agree). Unconditional deletes go
- * through BatchWriteItem, conditional ones (a deletion job's detach, only while
- * the item is still the deleted incarnation's) through DeleteItem.
- */
-export const tableItemActions = [
-  'dynamodb:GetItem',
-  'dynamodb:PutItem',
-  'dynamodb:UpdateItem',
-  'dynamodb:Query',
-  'dynamodb:BatchGetItem',
-  'dynamodb:BatchWriteItem',
-  'dynamodb:DeleteItem',
-  // listAllTopics: the queue rebuild scans the catalog (recovery, not requests).
-  'dynamodb:Scan',
-] as const;
+export { tableItemActions };
 
 /**
  * What a function may do to the tables:

@@ -1,20 +1,25 @@
-import { ArnFormat, type Duration, Stack, Token } from 'aws-cdk-lib';
-import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { ArnFormat, type Duration, Fn, Stack } from 'aws-cdk-lib';
+import { type ITable, Table } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { CfnFunction, Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { type IQueue, Queue } from 'aws-cdk-lib/aws-sqs';
-import { NagSuppressions } from 'cdk-nag';
+import { AwsCustomResource, AwsCustomResourcePolicy, PhysicalResourceId } from 'aws-cdk-lib/custom-resources';
 import { Construct } from 'constructs';
+import { CURSOR_ID_ATTRIBUTE, subscriptionItemKey } from '../../shared/config/catalog-keys.ts';
 import {
+  catalogTable,
   cursorsTable,
   queuePrefix,
   schedulerQueue as schedulerQueueDefinition,
   subscriptionQueueTemplate,
   type TableDefinition,
+  tables as tableDefinitions,
 } from '../../shared/config/resources.ts';
-import { CONSUMER_ID_ENV } from '../../shared/lambda/consumer-env.ts';
-import { tableItemActions } from '../stateless-stack.ts';
+import { CONSUMER_NAME_ENV, SUBSCRIPTION_ENV, TOPIC_ENV } from '../../shared/lambda/consumer-env.ts';
+import { type DeploymentExport, deploymentExportName } from './deployment-exports.ts';
+import { addNagSuppressions } from './nag-suppressions.ts';
+import { tableItemActions } from './table-item-actions.ts';
 
 /** What the delivery path does to the queues of the deployment besides consuming its own: send tokens. */
 export const consumerSendActions = ['sqs:GetQueueUrl', 'sqs:SendMessage'] as const;
@@ -22,69 +27,101 @@ export const consumerSendActions = ['sqs:GetQueueUrl', 'sqs:SendMessage'] as con
 /** The adapters' item actions but Scan, which only the queue rebuild calls. */
 export const consumerTableActions = tableItemActions.filter((action) => action !== 'dynamodb:Scan');
 
-export interface AcklineSubscriptionConsumerProps {
-  /** A function whose handler `acklineConsumer()` (ackline/lambda) built. */
-  readonly function: LambdaFunction;
-  /** The stage of the ackline deployment (`ackline:stage`): names its queues `ackline-<stage>-...`. */
-  readonly stage: string;
-  /**
-   * The subscription's doorbell queues, one per topic partition (one for a topic that is
-   * not partitioned): `ackline-<stage>-s-<cursorId>` (standard queues for every type; formerly `.fifo` for an
-   * Exclusive or Failover subscription. They exist once the subscription does.
-   */
-  readonly queueNames: readonly string[];
-  /**
-   * The consumer whose policy applies, set as `ACKLINE_CONSUMER_ID` on the
-   * function; leave it out when the handler names its consumer itself.
-   */
-  readonly consumerId?: string;
-  /** The deployment's tables with their definitions: StatefulStack's `tables`, or imported ones. */
+/** The resources of an ackline deployment a consumer uses, when they are at hand in the same app. */
+export interface AcklineDeploymentResources {
+  /** The deployment's tables with their definitions: StatefulStack's `tables`. */
   readonly tables: readonly { readonly definition: TableDefinition; readonly table: ITable }[];
   /** The deployment's scheduler queue (StatefulStack's `schedulerQueue`): nack backoffs past SQS's delays. */
   readonly schedulerQueue: IQueue;
+}
+
+/**
+ * The props of {@link AcklineSubscriptionConsumer}: the function, and the subscription by the
+ * names a user knows (stage, topic, subscription).
+ *
+ * @example
+ * const props: AcklineSubscriptionConsumerProps = {
+ *   function: billingFunction,
+ *   stage: 'prod',
+ *   topic: 'persistent://public/default/orders',
+ *   subscription: 'billing',
+ * };
+ */
+export interface AcklineSubscriptionConsumerProps {
+  /** A function whose handler `acklineConsumer()` (@ackline/lambda) built. */
+  readonly function: LambdaFunction;
+  /** The stage of the ackline deployment (`ackline:stage`, `dev` by default): names its queues and exports. */
+  readonly stage: string;
+  /**
+   * The topic, as subscribed: `persistent://tenant/namespace/name` (a partitioned topic by its own
+   * name, not a `-partition-i`).
+   */
+  readonly topic: string;
+  /**
+   * The subscription. Subscribe the function's consumer first, as an event-driven consumer
+   * (`consumerKind: "lambda"`): that creates the subscription, whose queues this construct finds
+   * at deploy time, and records the consumer's policy (nack backoff, dead-letter policy).
+   */
+  readonly subscription: string;
+  /** The topic's partitions (0, the default, for a topic that is not partitioned): one event source each. */
+  readonly partitions?: number;
+  /**
+   * The `consumerName` the function's consumer subscribed with; needed only when the subscription
+   * has more than one event-driven consumer.
+   */
+  readonly consumerName?: string;
+  /**
+   * The deployment's tables and scheduler queue. Default: imported by stage from the exports of
+   * the deployment's stateful stack (`ackline-<stage>-CatalogTableArn`, ...), so the function may
+   * live in another app of the same account and region.
+   */
+  readonly deployment?: AcklineDeploymentResources;
   /** Records per invocation (1..10; up to 10,000 with a batching window on Shared and Key_Shared). Default 10. */
   readonly batchSize?: number;
-  /** How long to gather records before invoking (standard queues only: not Exclusive or Failover). */
+  /** How long to gather records before invoking. */
   readonly maxBatchingWindow?: Duration;
   /** The most concurrent invocations the event source makes (2..1000). Default: no limit. */
   readonly maxConcurrency?: number;
   /**
    * The subscription keeps an order (Exclusive, Failover, Key_Shared): the function gets a reserved
    * concurrency of 1, so one invocation at a time takes the subscription's messages in order (the
-   * doorbell queues are standard queues: the event source alone would run several at once).
+   * subscription's queues are standard queues: the event source alone would run several at once).
    */
   readonly ordered?: boolean;
 }
 
+const TOPIC_PATTERN = /^persistent:\/\/[^/\s]+\/[^/\s]+\/[^/\s]+$/;
+
 /**
- * Wires a Lambda function to an ackline subscription as an event-driven
- * consumer: an SQS event source with partial batch failures on each of the
- * subscription's queues, the environment `acklineConsumer()` reads (tables,
- * queue prefix, scheduler queue, consumer id), and the grants it needs:
- * - consume the subscription's queues (the event source: receive, delete, change visibility);
- * - the DynamoDB item actions ackline's adapters call, on the three tables
- *   (consumer record, delivery check, acknowledgements, redelivery counts,
- *   dead-letter publishes);
- * - send to the scheduler queue (nack backoffs and delays longer than SQS carries);
- * - send to the deployment's queues, `ackline-<stage>-*`: redelivery tokens go
- *   back on the subscription's queue, and dead letters to the queues of the
- *   dead-letter topic's subscriptions, which exist only at run time.
+ * Wires a Lambda function to an ackline subscription, named by topic and subscription, as an
+ * event-driven consumer:
+ * - at deploy time, reads the subscription's cursor id from the Catalog table (one `GetItem` per
+ *   partition, through a CDK AwsCustomResource) and so finds its queues,
+ *   `ackline-<stage>-s-<cursorId>`; the deploy fails if the subscription does not exist yet;
+ * - an SQS event source with partial batch failures on each of them;
+ * - the environment `acklineConsumer()` reads (tables, queue prefix, scheduler queue, topic,
+ *   subscription, consumer name);
+ * - the grants it needs: consume the subscription's queues; the DynamoDB item actions ackline's
+ *   adapters call on the three tables; send to the scheduler queue; send to the deployment's
+ *   queues, `ackline-<stage>-*` (redeliveries, and dead letters to the queues of the dead-letter
+ *   topic's subscriptions, which exist only at run time).
  *
- * The function's timeout must stay under the subscription queues' visibility
- * timeout (30 s), or SQS would hand a record still being processed to another
- * invocation: it plays the role of the ack timeout.
+ * The function's timeout is the consumer's ack timeout, and must stay under the subscription
+ * queues' visibility timeout (30 s).
  *
  * @example
- * new AcklineSubscriptionConsumer(this, 'Orders', {
- *   function: ordersFunction, // handler: acklineConsumer({ process: async (message) => { ... } })
+ * // subscribed first: POST /consumers/persistent/public/default/orders/subscription/billing
+ * //   {"subscriptionType":"Shared","consumerKind":"lambda","functionTimeoutMs":20000,
+ * //    "deadLetterPolicy":{"maxRedeliverCount":5}}
+ * new AcklineSubscriptionConsumer(this, 'Billing', {
+ *   function: billingFunction, // handler: acklineConsumer({ process: async (message) => { ... } })
  *   stage: 'prod',
- *   queueNames: ['ackline-prod-s-Xq3...'],
- *   consumerId: 'b7Vd...',
- *   tables: stateful.tables,
- *   schedulerQueue: stateful.schedulerQueue,
+ *   topic: 'persistent://public/default/orders',
+ *   subscription: 'billing',
  * });
  */
 export class AcklineSubscriptionConsumer extends Construct {
+  /** The subscription's queues, one per partition (their names resolve at deploy time). */
   public readonly queues: readonly IQueue[];
   public readonly eventSources: readonly SqsEventSource[];
 
@@ -92,26 +129,22 @@ export class AcklineSubscriptionConsumer extends Construct {
     super(scope, id);
     const fn = props.function;
     const prefix = queuePrefix(props.stage);
-    if (props.queueNames.length === 0)
-      throw new Error('AcklineSubscriptionConsumer needs at least one queue');
-    const visibilitySeconds = subscriptionQueueTemplate.visibilityTimeoutSeconds;
-    if (
-      fn.timeout !== undefined &&
-      !fn.timeout.isUnresolved() &&
-      fn.timeout.toSeconds() >= visibilitySeconds
-    ) {
-      throw new Error(
-        `The timeout of ${fn.node.path} (${fn.timeout.toSeconds()} s) must be shorter than the subscription ` +
-          `queues' visibility timeout (${visibilitySeconds} s): SQS would hand a record still being processed to another invocation`,
-      );
-    }
+    const partitions = props.partitions ?? 0;
+    validateProps(props, partitions);
+    const deployment = props.deployment ?? this.importDeployment(props.stage);
+    const catalog = deployment.tables.find(({ definition }) => definition.envVar === catalogTable.envVar);
+    if (catalog === undefined) throw new Error('AcklineSubscriptionConsumer needs the Catalog table');
+
     const stack = Stack.of(this);
-    this.queues = props.queueNames.map((queueName, index) => {
-      if (!Token.isUnresolved(queueName) && !queueName.startsWith(`${prefix}s-`)) {
-        throw new Error(
-          `${queueName} is not a subscription queue of stage ${props.stage} (${prefix}s-<cursorId>)`,
-        );
-      }
+    const partitionNames =
+      partitions === 0
+        ? [props.topic]
+        : Array.from({ length: partitions }, (_, i) => `${props.topic}-partition-${i}`);
+    const cursorIds: string[] = [];
+    this.queues = partitionNames.map((partition, index) => {
+      const cursorId = this.cursorIdOf(catalog.table, partition, props.subscription, index);
+      cursorIds.push(cursorId);
+      const queueName = Fn.join('', [`${prefix}s-`, cursorId]);
       return Queue.fromQueueAttributes(this, `Queue${index}`, {
         queueArn: stack.formatArn({
           service: 'sqs',
@@ -119,7 +152,7 @@ export class AcklineSubscriptionConsumer extends Construct {
           arnFormat: ArnFormat.NO_RESOURCE_NAME,
         }),
         queueName,
-        fifo: queueName.endsWith('.fifo'),
+        fifo: false,
       });
     });
     this.eventSources = this.queues.map(
@@ -139,18 +172,17 @@ export class AcklineSubscriptionConsumer extends Construct {
 
     fn.addEnvironment('ACKLINE_STAGE', props.stage);
     fn.addEnvironment(subscriptionQueueTemplate.envVar, prefix);
-    fn.addEnvironment(schedulerQueueDefinition.envVar, props.schedulerQueue.queueUrl);
-    if (props.consumerId !== undefined) fn.addEnvironment(CONSUMER_ID_ENV, props.consumerId);
-    // The subscription's cursors are known from its queue names (`<prefix>s-<cursorId>`): the
-    // function may touch the items of those cursors only (every Cursors item's partition key is
-    // its cursor's id). The Catalog and Entries keys it needs (its consumer record, the topic's
-    // ledgers, which roll over at run time, a dead-letter topic's) are not known at deploy time.
-    const cursorIds = props.queueNames.every((name) => !Token.isUnresolved(name))
-      ? props.queueNames.map((name) => name.slice(`${prefix}s-`.length).replace(/(-dlq)?(\.fifo)?$/, ''))
-      : undefined;
-    for (const { definition, table } of props.tables) {
+    fn.addEnvironment(schedulerQueueDefinition.envVar, deployment.schedulerQueue.queueUrl);
+    fn.addEnvironment(TOPIC_ENV, props.topic);
+    fn.addEnvironment(SUBSCRIPTION_ENV, props.subscription);
+    if (props.consumerName !== undefined) fn.addEnvironment(CONSUMER_NAME_ENV, props.consumerName);
+    for (const { definition, table } of deployment.tables) {
       fn.addEnvironment(definition.envVar, table.tableName);
-      if (definition.logicalName === cursorsTable.logicalName && cursorIds !== undefined) {
+      if (definition.logicalName === cursorsTable.logicalName) {
+        // Every Cursors item's partition key is its cursor's id: the function may touch the items
+        // of its subscription's cursors only (the ids the lookups found at deploy time). The
+        // Catalog and Entries keys it needs (its consumer record, the topic's ledgers, which roll
+        // over at run time, a dead-letter topic's) are not known at deploy time.
         fn.addToRolePolicy(
           new PolicyStatement({
             actions: [...consumerTableActions],
@@ -162,7 +194,7 @@ export class AcklineSubscriptionConsumer extends Construct {
         table.grant(fn, ...consumerTableActions);
       }
     }
-    props.schedulerQueue.grantSendMessages(fn);
+    deployment.schedulerQueue.grantSendMessages(fn);
     const deploymentQueuesArn = stack.formatArn({
       service: 'sqs',
       resource: `${prefix}*`,
@@ -172,20 +204,94 @@ export class AcklineSubscriptionConsumer extends Construct {
       new PolicyStatement({ actions: [...consumerSendActions], resources: [deploymentQueuesArn] }),
     );
     if (fn.role !== undefined) {
-      NagSuppressions.addResourceSuppressions(
-        fn.role,
-        [
-          {
-            id: 'AwsSolutions-IAM5',
-            reason:
-              'Redelivery tokens and dead letters are sent to subscription queues created at run time, ' +
-              `whose names are unknown at deploy time; the resource is the stage's queue-name prefix ${prefix}*, ` +
-              "which holds this ackline deployment's queues only.",
-            appliesTo: [`Resource::arn:<AWS::Partition>:sqs:<AWS::Region>:<AWS::AccountId>:${prefix}*`],
-          },
-        ],
-        true,
-      );
+      addNagSuppressions(fn.role, [
+        {
+          id: 'AwsSolutions-IAM5',
+          reason:
+            'Redelivery tokens and dead letters are sent to subscription queues created at run time, ' +
+            `whose names are unknown at deploy time; the resource is the stage's queue-name prefix ${prefix}*, ` +
+            "which holds this ackline deployment's queues only.",
+          appliesTo: [`Resource::arn:<AWS::Partition>:sqs:<AWS::Region>:<AWS::AccountId>:${prefix}*`],
+        },
+      ]);
     }
+  }
+
+  /** The deployment's tables and scheduler queue, from the stateful stack's exports. */
+  private importDeployment(stage: string): AcklineDeploymentResources {
+    const imported = (what: DeploymentExport) => Fn.importValue(deploymentExportName(stage, what));
+    return {
+      tables: tableDefinitions.map((definition) => ({
+        definition,
+        table: Table.fromTableArn(
+          this,
+          `${definition.logicalName}Table`,
+          imported(`${definition.logicalName}TableArn` as DeploymentExport),
+        ),
+      })),
+      schedulerQueue: Queue.fromQueueAttributes(this, 'SchedulerQueue', {
+        queueArn: imported('SchedulerQueueArn'),
+        queueUrl: imported('SchedulerQueueUrl'),
+      }),
+    };
+  }
+
+  /**
+   * The cursor id of the subscription on one partition, read from the Catalog table at deploy time
+   * (a strongly consistent GetItem, on create and whenever the topic or subscription changes).
+   */
+  private cursorIdOf(catalog: ITable, partition: string, subscription: string, index: number): string {
+    const key = subscriptionItemKey(partition, subscription);
+    const lookup = new AwsCustomResource(this, `Subscription${index}`, {
+      onUpdate: {
+        service: 'DynamoDB',
+        action: 'GetItem',
+        parameters: {
+          TableName: catalog.tableName,
+          Key: { pk: { S: key.pk }, sk: { S: key.sk } },
+          ConsistentRead: true,
+          ProjectionExpression: CURSOR_ID_ATTRIBUTE,
+        },
+        physicalResourceId: PhysicalResourceId.of(`${partition} ${subscription}`),
+        outputPaths: [`Item.${CURSOR_ID_ATTRIBUTE}.S`],
+      },
+      policy: AwsCustomResourcePolicy.fromStatements([
+        new PolicyStatement({ actions: ['dynamodb:GetItem'], resources: [catalog.tableArn] }),
+      ]),
+      installLatestAwsSdk: false,
+    });
+    const provider = Stack.of(this).node.tryFindChild(
+      `AWS${AwsCustomResource.PROVIDER_FUNCTION_UUID.replace(/-/g, '')}`,
+    );
+    if (provider !== undefined)
+      addNagSuppressions(provider, [
+        {
+          id: 'AwsSolutions-IAM4',
+          reason:
+            "CDK's AwsCustomResource provider (the subscription lookup) logs through AWSLambdaBasicExecutionRole.",
+        },
+        { id: 'AwsSolutions-L1', reason: "CDK's AwsCustomResource provider pins its own runtime." },
+      ]);
+    return lookup.getResponseField(`Item.${CURSOR_ID_ATTRIBUTE}.S`);
+  }
+}
+
+function validateProps(props: AcklineSubscriptionConsumerProps, partitions: number): void {
+  if (!TOPIC_PATTERN.test(props.topic) || (partitions > 0 && /-partition-\d+$/.test(props.topic))) {
+    throw new Error(
+      `topic ${props.topic} is not a persistent topic name (persistent://tenant/namespace/name; a partitioned topic by its own name)`,
+    );
+  }
+  if (!Number.isInteger(partitions) || partitions < 0) {
+    throw new Error(`partitions must be a non-negative integer, got ${partitions}`);
+  }
+  if (props.subscription.length === 0) throw new Error('subscription must not be empty');
+  const fn = props.function;
+  const visibilitySeconds = subscriptionQueueTemplate.visibilityTimeoutSeconds;
+  if (fn.timeout !== undefined && !fn.timeout.isUnresolved() && fn.timeout.toSeconds() >= visibilitySeconds) {
+    throw new Error(
+      `The timeout of ${fn.node.path} (${fn.timeout.toSeconds()} s) must be shorter than the subscription ` +
+        `queues' visibility timeout (${visibilitySeconds} s): SQS would hand a record still being processed to another invocation`,
+    );
   }
 }

@@ -1,6 +1,8 @@
 /**
  * `npm start`: the embedded stack on one machine, no AWS account needed.
- *   PORT              gateway port on 127.0.0.1 (default 8080; 0 picks a free one)
+ *   PORT              gateway port (default 8080; 0 picks a free one)
+ *   HOST              the address the gateway binds (default 127.0.0.1); any other one is
+ *                     warned about: the admin API is then reachable from other machines
  *   ACKLINE_DATA_DIR  where dynalite keeps its data and the token secret (default ./.ackline)
  *   ACKLINE_METER=1   count AWS requests and invocations at GET /_local/usage (`npm run bench`)
  *   ACKLINE_LAMBDA_CONTAINERS=pool  run the API functions as Lambda does: a container per
@@ -17,6 +19,7 @@ quietAwsSdkNodeWarning();
 
 const port = Number(process.env.PORT ?? 8080);
 const dataDir = process.env.ACKLINE_DATA_DIR || '.ackline';
+const host = process.env.HOST || '127.0.0.1';
 
 if (!Number.isInteger(port) || port < 0 || port > 65535) {
   console.error(`ackline: PORT must be an integer from 0 to 65535, got '${process.env.PORT}'`);
@@ -36,9 +39,18 @@ if (
   process.exit(2);
 }
 
+if (!isLoopback(host)) {
+  console.warn(
+    `ackline: warning: HOST=${host} binds the gateway to an address other machines may reach: ` +
+      'the admin API (topics, subscriptions, permissions, acknowledgeMessage) answers anyone holding a token, ' +
+      'over plain HTTP. Keep the token secret out of reach, or leave HOST unset (127.0.0.1).',
+  );
+}
+
 try {
   const local = await startLocal({
     port,
+    host,
     dataDir,
     meter: process.env.ACKLINE_METER === '1',
     lambdaContainers: process.env.ACKLINE_LAMBDA_CONTAINERS === 'pool' ? 'pool' : 'one',
@@ -55,6 +67,7 @@ try {
   };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGHUP', () => void stop('SIGHUP')); // the terminal closed
 } catch (error) {
   console.error(`ackline: ${describeStartError(error, port, dataDir)}`);
   process.exit(1);
@@ -63,7 +76,7 @@ try {
 function describeStartError(error: unknown, port: number, dataDir: string): string {
   const code = (error as NodeJS.ErrnoException).code;
   if (code === 'EADDRINUSE') {
-    return `port ${port} on 127.0.0.1 is already in use; start with another port, e.g. PORT=${port + 1} npm start`;
+    return `port ${port} on ${host} is already in use; start with another port, e.g. PORT=${port + 1} npm start`;
   }
   if (code === 'EACCES') {
     return `not allowed to listen on port ${port}; choose a port above 1023 (PORT=8080 npm start)`;
@@ -71,4 +84,9 @@ function describeStartError(error: unknown, port: number, dataDir: string): stri
   if (error instanceof DataDirInUseError || error instanceof DataFormatError) return error.message;
   const message = error instanceof Error ? error.message : String(error);
   return `could not start with data directory ${dataDir}: ${message}`;
+}
+
+/** 127.0.0.0/8, ::1 and localhost: addresses only this machine reaches. */
+function isLoopback(address: string): boolean {
+  return address === 'localhost' || address === '::1' || /^127(\.\d{1,3}){3}$/.test(address);
 }

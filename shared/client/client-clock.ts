@@ -1,5 +1,6 @@
 /** A callback scheduled by a {@link ClientClock}; `cancel()` stops it if it has not run yet. */
 export interface ScheduledTask {
+  /** Stops the callback if it has not run yet; does nothing after. */
   cancel(): void;
 }
 

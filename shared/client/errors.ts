@@ -132,14 +132,24 @@ export class AcklinePublishError extends AcklineClientError {
  */
 export class AcklineAdminError extends AcklineClientError {}
 
-/** An argument was refused before any request was sent (malformed topic name, id or count). */
+/**
+ * An argument was refused before any request was sent (malformed topic name, id or count).
+ * @example
+ * try { await admin.topics().createNonPartitionedTopic('not a topic'); }
+ * catch (error) { if (error instanceof AcklineAdminArgumentError) console.error(error.message); }
+ */
 export class AcklineAdminArgumentError extends AcklineAdminError {
   constructor(reason: string, options?: AcklineAdminErrorOptions) {
     super(NO_HTTP_STATUS, reason, options);
   }
 }
 
-/** The admin REST API could not be reached (connection refused, DNS failure, timeout). */
+/**
+ * The admin REST API could not be reached (connection refused, DNS failure, timeout).
+ * @example
+ * try { await admin.topics().createNonPartitionedTopic('persistent://public/default/orders'); }
+ * catch (error) { if (error instanceof AcklineAdminConnectionError) retryLater(); }
+ */
 export class AcklineAdminConnectionError extends AcklineAdminError {
   /** The URL that could not be reached. */
   readonly url: string;

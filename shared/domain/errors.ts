@@ -52,10 +52,19 @@ export class PayloadTooLargeError extends AcklineError {}
 /** A topic name, or one of its parts, does not follow Pulsar's naming rules. */
 export class InvalidTopicNameError extends ValidationError {}
 
-/** A position, message id or ledger/entry id is not a valid non-negative 64-bit id. */
+/**
+ * A position, message id or ledger/entry id is not a valid non-negative 64-bit id.
+ * @example
+ * try { MessageId.parse('1:x:-1'); } catch (error) { console.log(error instanceof InvalidPositionError); } // true
+ */
 export class InvalidPositionError extends ValidationError {}
 
-/** A redelivery backoff's parameters are out of range or of the wrong type. */
+/**
+ * A redelivery backoff's parameters are out of range or of the wrong type.
+ * @example
+ * try { FixedRedeliveryBackoff.builder().delayMs(-1).build(); }
+ * catch (error) { console.log(error instanceof InvalidRedeliveryBackoffError); } // true
+ */
 export class InvalidRedeliveryBackoffError extends ValidationError {}
 
 /** No redelivery backoff is registered under the given class name. */

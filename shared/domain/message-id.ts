@@ -11,6 +11,10 @@ const PARTITION_INDEX = /^(-1|[0-9]+)$/;
 /**
  * A message's id as Pulsar clients see it: `ledgerId:entryId:partitionIndex`, where
  * `partitionIndex` is -1 for a non-partitioned topic. Immutable.
+ *
+ * @example
+ * const id = MessageId.parse('12:3:-1');
+ * await consumer.acknowledge(id);
  */
 export class MessageId {
   private constructor(
@@ -70,6 +74,10 @@ export class MessageId {
     return Position.of(this.ledgerId, this.entryId);
   }
 
+  /**
+   * Whether both name the same entry of the same partition.
+   * @example MessageId.parse('1:0:-1').equals(MessageId.parse('1:0:-1')); // true
+   */
   equals(other: MessageId): boolean {
     return (
       this.ledgerId === other.ledgerId &&
@@ -83,6 +91,7 @@ export class MessageId {
     return `${this.ledgerId}:${this.entryId}:${this.partitionIndex}`;
   }
 
+  /** As {@link toString}: a MessageId in JSON is its `ledgerId:entryId:partitionIndex` string. */
   toJSON(): string {
     return this.toString();
   }

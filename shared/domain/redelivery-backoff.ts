@@ -32,9 +32,11 @@ export const MULTIPLIER_REDELIVERY_BACKOFF = 'MultiplierRedeliveryBackoff';
 /** Class name of {@link FixedRedeliveryBackoff} in JSON. */
 export const FIXED_REDELIVERY_BACKOFF = 'FixedRedeliveryBackoff';
 
-/** Pulsar's defaults: 10 s, 10 min, doubling. */
+/** Pulsar's default `minDelayMs` of a MultiplierRedeliveryBackoff: 10 s. */
 export const DEFAULT_MIN_DELAY_MS = 10_000;
+/** Pulsar's default `maxDelayMs` of a MultiplierRedeliveryBackoff: 10 min. */
 export const DEFAULT_MAX_DELAY_MS = 600_000;
+/** Pulsar's default `multiplier` of a MultiplierRedeliveryBackoff: doubling. */
 export const DEFAULT_MULTIPLIER = 2;
 /** Pulsar's default `negativeAckRedeliveryDelay`: 1 min. */
 export const DEFAULT_FIXED_DELAY_MS = 60_000;
@@ -104,22 +106,37 @@ export class MultiplierRedeliveryBackoff implements RedeliveryBackoff {
   }
 }
 
-/** Builds a {@link MultiplierRedeliveryBackoff}; `build()` validates. */
+/**
+ * Builds a {@link MultiplierRedeliveryBackoff}; `build()` validates.
+ * @example MultiplierRedeliveryBackoff.builder().minDelayMs(1000).maxDelayMs(60_000).multiplier(2).build();
+ */
 export class MultiplierRedeliveryBackoffBuilder {
   private minMs = DEFAULT_MIN_DELAY_MS;
   private maxMs = DEFAULT_MAX_DELAY_MS;
   private factor = DEFAULT_MULTIPLIER;
 
+  /**
+   * The delay of the first redelivery (count 0); default {@link DEFAULT_MIN_DELAY_MS}.
+   * @example MultiplierRedeliveryBackoff.builder().minDelayMs(1000);
+   */
   minDelayMs(delayMs: number): this {
     this.minMs = delayMs;
     return this;
   }
 
+  /**
+   * The longest delay, whatever the count; default {@link DEFAULT_MAX_DELAY_MS}.
+   * @example MultiplierRedeliveryBackoff.builder().maxDelayMs(60_000);
+   */
   maxDelayMs(delayMs: number): this {
     this.maxMs = delayMs;
     return this;
   }
 
+  /**
+   * How much each redelivery multiplies the delay; default {@link DEFAULT_MULTIPLIER}.
+   * @example MultiplierRedeliveryBackoff.builder().multiplier(2);
+   */
   multiplier(multiplier: number): this {
     this.factor = multiplier;
     return this;
@@ -160,15 +177,27 @@ export class FixedRedeliveryBackoff implements RedeliveryBackoff {
   }
 }
 
-/** Builds a {@link FixedRedeliveryBackoff}; `build()` validates. */
+/**
+ * Builds a {@link FixedRedeliveryBackoff}; `build()` validates.
+ * @example FixedRedeliveryBackoff.builder().delayMs(5000).build();
+ */
 export class FixedRedeliveryBackoffBuilder {
   private delay = DEFAULT_FIXED_DELAY_MS;
 
+  /**
+   * The delay of every redelivery; default {@link DEFAULT_FIXED_DELAY_MS}.
+   * @example FixedRedeliveryBackoff.builder().delayMs(5000);
+   */
   delayMs(delayMs: number): this {
     this.delay = delayMs;
     return this;
   }
 
+  /**
+   * The backoff.
+   * @throws InvalidRedeliveryBackoffError for a negative or non-integer delay.
+   * @example const backoff = FixedRedeliveryBackoff.builder().delayMs(5000).build();
+   */
   build(): FixedRedeliveryBackoff {
     return FixedRedeliveryBackoff.of(this.delay);
   }

@@ -1,20 +1,40 @@
-import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { createDependencies, type Dependencies } from '../adapters/create-dependencies.ts';
+import { findLambdaConsumer, type LambdaConsumerRef } from '../application/consumers/find-lambda-consumer.ts';
 import {
   type MessageProcessor,
   processQueueRecords,
   type QueueRecordsResult,
 } from '../application/process-queue-records.ts';
 import { ConfigurationError, loadConfig } from '../config/load-config.ts';
-import { CONSUMER_ID_ENV } from './consumer-env.ts';
+import { CONSUMER_ID_ENV, CONSUMER_NAME_ENV, SUBSCRIPTION_ENV, TOPIC_ENV } from './consumer-env.ts';
+import type { InvocationContext, SqsBatchResponse, SqsEvent } from './sqs-event.ts';
 import { cursorIdOfQueueArn } from './subscription-queue-arn.ts';
 
+/**
+ * What {@link acklineConsumer} takes: your `process`, and which consumer the function is (by
+ * default, from the environment the AcklineSubscriptionConsumer construct sets).
+ *
+ * @example
+ * const options: AcklineConsumerOptions = { process: async (message) => console.log(message.payload) };
+ */
 export interface AcklineConsumerOptions {
   /**
-   * The consumer whose subscription and redelivery policy apply: the
-   * `consumerId` that subscribe answered (`POST /consumers/persistent/...`).
-   * Default: the `ACKLINE_CONSUMER_ID` environment variable (the
-   * AcklineSubscriptionConsumer CDK construct sets it).
+   * The topic whose subscription the function consumes (`persistent://tenant/namespace/name`).
+   * Default: the `ACKLINE_TOPIC` environment variable (the AcklineSubscriptionConsumer CDK
+   * construct sets it).
+   */
+  readonly topic?: string;
+  /** The subscription. Default: the `ACKLINE_SUBSCRIPTION` environment variable (set by the construct). */
+  readonly subscription?: string;
+  /**
+   * The `consumerName` of the function's consumer, when the subscription has several
+   * event-driven consumers. Default: the `ACKLINE_CONSUMER_NAME` environment variable, if any.
+   */
+  readonly consumerName?: string;
+  /**
+   * The consumer whose subscription and redelivery policy apply, by the `consumerId` that
+   * subscribe answered, instead of by topic and subscription. Default: the
+   * `ACKLINE_CONSUMER_ID` environment variable, if any.
    */
   readonly consumerId?: string;
   /**
@@ -28,9 +48,9 @@ export interface AcklineConsumerOptions {
 
 /** A Lambda handler for SQS events with partial batch failures (`reportBatchItemFailures`). */
 export type AcklineConsumerHandler = (
-  event: SQSEvent,
-  context?: Pick<Context, 'getRemainingTimeInMillis'>,
-) => Promise<SQSBatchResponse>;
+  event: SqsEvent,
+  context?: InvocationContext,
+) => Promise<SqsBatchResponse>;
 
 /**
  * Turns `process(message)` into the handler of a Lambda function that an SQS
@@ -50,23 +70,25 @@ export type AcklineConsumerHandler = (
  * - Only storage and queue failures are reported as batch item failures: SQS
  *   shows those records again after the queue's visibility timeout (30 s).
  * - Ack timeout: the function's timeout plays that role, not the consumer's
- *   `ackTimeoutMs` (which event-driven consumers do not use). An invocation
- *   that times out or crashes acknowledges nothing more; SQS shows its
- *   unfinished records again after the queue's visibility timeout, and they
- *   are delivered again with the same `redeliveryCount`. Keep the function's
- *   timeout under the subscription queue's visibility timeout (30 s).
- * - Exclusive and Failover queues are FIFO: messages are processed one after
- *   another in order; Key_Shared processes one key after another, Shared a
- *   whole batch at once.
+ *   `ackTimeoutMs`. An invocation that times out or crashes leaves its
+ *   messages held: they are redelivered once the function's timeout (plus
+ *   5 s) has passed, with `redeliveryCount` + 1, so they too go to the
+ *   dead-letter topic past `maxRedeliverCount`. Keep the function's timeout
+ *   under the subscription queue's visibility timeout (30 s).
+ * - Exclusive and Failover: messages are processed one after another, in
+ *   order; Key_Shared processes one key after another, Shared a whole batch
+ *   at once.
  *
+ * The function finds its consumer once per cold start: the one subscribed
+ * with `consumerKind: "lambda"` on `topic` and `subscription` (by default from
+ * `ACKLINE_TOPIC` and `ACKLINE_SUBSCRIPTION`, which the construct sets).
  * The dependencies (DynamoDB and SQS clients, from the same environment
  * variables as ackline's own functions) are built once per cold start.
  *
  * @example
- * import { acklineConsumer } from 'ackline/lambda';
+ * import { acklineConsumer } from '@ackline/lambda';
  *
  * export const handler = acklineConsumer({
- *   consumerId: process.env.ACKLINE_CONSUMER_ID,
  *   process: async (message) => {
  *     const order = JSON.parse(message.payload);
  *     await fulfil(order); // a throw is a nack: back after the backoff, redeliveryCount + 1
@@ -74,14 +96,24 @@ export type AcklineConsumerHandler = (
  * });
  */
 export function acklineConsumer(options: AcklineConsumerOptions): AcklineConsumerHandler {
-  let cached: AcklineConsumerHandler | undefined;
-  return (event, context) => {
-    cached ??= makeAcklineConsumer(createDependencies(loadConfig(), 'consumer'), {
-      consumerId: options.consumerId ?? consumerIdFromEnv(),
-      process: options.process,
+  let cached: Promise<AcklineConsumerHandler> | undefined;
+  return async (event, context) => {
+    cached ??= coldStart(options).catch((error: unknown) => {
+      cached = undefined; // a consumer subscribed later is found by the next invocation
+      throw error;
     });
-    return cached(event, context);
+    return (await cached)(event, context);
   };
+}
+
+/** Once per cold start: the dependencies, and the consumer the function acts as. */
+async function coldStart(options: AcklineConsumerOptions): Promise<AcklineConsumerHandler> {
+  const deps = createDependencies(loadConfig(), 'consumer');
+  const consumerId =
+    options.consumerId ??
+    process.env[CONSUMER_ID_ENV] ??
+    (await findLambdaConsumer(deps.ports, consumerRef(options)));
+  return makeAcklineConsumer(deps, { consumerId, process: options.process });
 }
 
 /**
@@ -89,6 +121,12 @@ export function acklineConsumer(options: AcklineConsumerOptions): AcklineConsume
  * root of your own).
  *
  * adapter (SQS event) -> processQueueRecords -> cursor store / delivery queue / scheduler
+ *
+ * @example
+ * const handler = makeAcklineConsumer(createDependencies(loadConfig(), 'consumer'), {
+ *   consumerId,
+ *   process: async (message) => console.log(message.payload),
+ * });
  */
 export function makeAcklineConsumer(
   deps: Dependencies,
@@ -123,12 +161,15 @@ export function makeAcklineConsumer(
   };
 }
 
-function consumerIdFromEnv(): string {
-  const consumerId = process.env[CONSUMER_ID_ENV];
-  if (!consumerId) {
+function consumerRef(options: AcklineConsumerOptions): LambdaConsumerRef {
+  const topic = options.topic ?? process.env[TOPIC_ENV];
+  const subscription = options.subscription ?? process.env[SUBSCRIPTION_ENV];
+  if (!topic || !subscription) {
     throw new ConfigurationError(
-      `missing environment variable ${CONSUMER_ID_ENV} (or give acklineConsumer a consumerId)`,
+      `missing environment variables ${TOPIC_ENV} and ${SUBSCRIPTION_ENV} ` +
+        '(or give acklineConsumer a topic and subscription, or a consumerId)',
     );
   }
-  return consumerId;
+  const consumerName = options.consumerName ?? process.env[CONSUMER_NAME_ENV];
+  return { topic, subscription, ...(consumerName ? { consumerName } : {}) };
 }

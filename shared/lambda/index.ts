@@ -5,7 +5,7 @@
  * SDK does without.
  *
  * @example
- * import { acklineConsumer } from 'ackline/lambda';
+ * import { acklineConsumer } from '@ackline/lambda';
  *
  * export const handler = acklineConsumer({ process: async (message) => console.log(message.payload) });
  */
@@ -18,3 +18,4 @@ export {
   makeAcklineConsumer,
 } from './ackline-consumer.ts';
 export { CONSUMER_ID_ENV } from './consumer-env.ts';
+export type { InvocationContext, SqsBatchResponse, SqsEvent, SqsEventRecord } from './sqs-event.ts';

@@ -5,6 +5,8 @@ import { Code, Function as LambdaFunction, Runtime } from 'aws-cdk-lib/aws-lambd
 import { Queue } from 'aws-cdk-lib/aws-sqs';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
+import { buildApp } from '../../infra/build-app.ts';
+import { type DeploymentExport, deploymentExportName } from '../../infra/constructs/deployment-exports.ts';
 import {
   AcklineSubscriptionConsumer,
   type AcklineSubscriptionConsumerProps,
@@ -14,34 +16,19 @@ import { loadConfig } from '../../shared/config/load-config.ts';
 import { tables } from '../../shared/config/resources.ts';
 
 type Statement = { Effect: string; Action: string | string[]; Resource: unknown };
+type Props = Partial<Omit<AcklineSubscriptionConsumerProps, 'function'>>;
 
-const QUEUE_A = 'ackline-test-s-cursorA_1';
-const QUEUE_B = 'ackline-test-s-cursorB-2';
+const TOPIC = 'persistent://public/default/orders';
 
 /**
- * A stack with the deployment's tables and scheduler queue (as the stateful stack has them) and a
- * user's function wired to a subscription by the construct under test.
+ * A user's stack: a function wired by the construct under test to subscription `billing` of
+ * `orders`; with `local: true`, the deployment's tables and scheduler queue are in the same stack
+ * (as StatefulStack has them), otherwise they are imported by stage.
  */
-function build(
-  props: Partial<Omit<AcklineSubscriptionConsumerProps, 'function' | 'tables' | 'schedulerQueue'>> = {},
-  timeout = Duration.seconds(10),
-) {
+function build(props: Props & { local?: boolean } = {}, timeout = Duration.seconds(10)) {
+  const { local = true, ...rest } = props;
   const app = new App();
   const stack = new Stack(app, 'Consumers');
-  const deploymentTables = tables.map((definition) => ({
-    definition,
-    table: new Table(stack, definition.logicalName, {
-      partitionKey: {
-        name: definition.partitionKey.name,
-        type: definition.partitionKey.type === 'S' ? AttributeType.STRING : AttributeType.NUMBER,
-      },
-      sortKey: {
-        name: definition.sortKey.name,
-        type: definition.sortKey.type === 'S' ? AttributeType.STRING : AttributeType.NUMBER,
-      },
-    }),
-  }));
-  const schedulerQueue = new Queue(stack, 'SchedulerQueue');
   const fn = new LambdaFunction(stack, 'Orders', {
     runtime: Runtime.NODEJS_22_X,
     handler: 'index.handler',
@@ -51,19 +38,39 @@ function build(
   const consumer = new AcklineSubscriptionConsumer(stack, 'OrdersConsumer', {
     function: fn,
     stage: 'test',
-    queueNames: [QUEUE_A],
-    tables: deploymentTables,
-    schedulerQueue,
-    ...props,
+    topic: TOPIC,
+    subscription: 'billing',
+    ...(local ? { deployment: deploymentIn(stack) } : {}),
+    ...rest,
   });
   return { app, stack, fn, consumer };
 }
 
-/** A policy resource as text: `Catalog.Arn`, `SchedulerQueue.Arn`, `arn:<AWS::Partition>:sqs:...`. */
+function deploymentIn(stack: Stack): AcklineSubscriptionConsumerProps['deployment'] {
+  return {
+    tables: tables.map((definition) => ({
+      definition,
+      table: new Table(stack, definition.logicalName, {
+        partitionKey: {
+          name: definition.partitionKey.name,
+          type: definition.partitionKey.type === 'S' ? AttributeType.STRING : AttributeType.NUMBER,
+        },
+        sortKey: {
+          name: definition.sortKey.name,
+          type: definition.sortKey.type === 'S' ? AttributeType.STRING : AttributeType.NUMBER,
+        },
+      }),
+    })),
+    schedulerQueue: new Queue(stack, 'SchedulerQueue'),
+  };
+}
+
+/** A template value as text: `Catalog.Arn`, `import(ackline-test-CatalogTableArn)`, `arn:<AWS::Partition>:sqs:...`. */
 function describeResource(value: unknown): string {
   if (typeof value === 'string') return value;
   const v = value as Record<string, unknown>;
-  if (typeof v.Ref === 'string') return v.Ref.startsWith('AWS::') ? `<${v.Ref}>` : v.Ref;
+  if (typeof v.Ref === 'string')
+    return v.Ref.startsWith('AWS::') ? `<${v.Ref}>` : v.Ref.replace(/[0-9A-F]{8}$/, '');
   if (Array.isArray(v['Fn::GetAtt'])) {
     const [id, attribute] = v['Fn::GetAtt'] as [string, string];
     return `${id.replace(/[0-9A-F]{8}$/, '')}.${attribute}`;
@@ -72,23 +79,28 @@ function describeResource(value: unknown): string {
     const [separator, parts] = v['Fn::Join'] as [string, unknown[]];
     return parts.map(describeResource).join(separator);
   }
+  if (v['Fn::ImportValue'] !== undefined) return `import(${describeResource(v['Fn::ImportValue'])})`;
   throw new Error(`cannot describe ${JSON.stringify(value)}`);
 }
 
-/** The function role's statements: `{ actions (sorted), resources (sorted) }`. */
+/** The statements of the function role's policies: `{ actions (sorted), resources (sorted) }`. */
 function statements(template: Template): { actions: string[]; resources: string[] }[] {
-  return Object.values(template.findResources('AWS::IAM::Policy')).flatMap((policy) =>
-    (policy.Properties.PolicyDocument.Statement as Statement[]).map((statement) => {
-      expect(statement.Effect).toBe('Allow');
-      return {
-        actions: [statement.Action].flat().sort(),
-        resources: [statement.Resource].flat().map(describeResource).sort(),
-      };
-    }),
-  );
+  return Object.values(template.findResources('AWS::IAM::Policy'))
+    .filter((policy) => JSON.stringify(policy.Properties.Roles).includes('OrdersServiceRole'))
+    .flatMap((policy) =>
+      (policy.Properties.PolicyDocument.Statement as Statement[]).map((statement) => {
+        expect(statement.Effect).toBe('Allow');
+        return {
+          actions: [statement.Action].flat().sort(),
+          resources: [statement.Resource].flat().map(describeResource).sort(),
+        };
+      }),
+    );
 }
 
-const queueArn = (name: string) => `arn:<AWS::Partition>:sqs:<AWS::Region>:<AWS::AccountId>:${name}`;
+/** The queue of partition `index`: its name is `ackline-test-s-` + the cursor id the lookup read. */
+const queueArn = (index: number) =>
+  `arn:<AWS::Partition>:sqs:<AWS::Region>:<AWS::AccountId>:ackline-test-s-OrdersConsumerSubscription${index}.Item.ci.S`;
 const consume = [
   'sqs:ChangeMessageVisibility',
   'sqs:DeleteMessage',
@@ -98,13 +110,30 @@ const consume = [
 ];
 
 describe('AcklineSubscriptionConsumer', () => {
-  it("consumes each of the subscription's queues with partial batch failures", () => {
-    const { stack } = build({ queueNames: [QUEUE_A, QUEUE_B], batchSize: 5 });
+  it("finds the subscription's queue of each partition by topic and subscription name, at deploy time", () => {
+    const { stack } = build({ partitions: 2, batchSize: 5 });
     const template = Template.fromStack(stack);
+    const lookups = Object.values(template.findResources('Custom::AWS'));
+    expect(
+      lookups.map((lookup) => JSON.parse(describeResource(lookup.Properties.Create)) as unknown).sort(),
+    ).toEqual(
+      [0, 1].map((i) => ({
+        service: 'DynamoDB',
+        action: 'GetItem',
+        parameters: {
+          TableName: 'Catalog',
+          Key: { pk: { S: `ML#${TOPIC}-partition-${i}` }, sk: { S: 'S#billing' } },
+          ConsistentRead: true,
+          ProjectionExpression: 'ci',
+        },
+        physicalResourceId: { id: `${TOPIC}-partition-${i} billing` },
+        outputPaths: ['Item.ci.S'],
+      })),
+    );
     const mappings = Object.values(template.findResources('AWS::Lambda::EventSourceMapping'));
     expect(mappings.map((mapping) => describeResource(mapping.Properties.EventSourceArn)).sort()).toEqual([
-      queueArn(QUEUE_A),
-      queueArn(QUEUE_B),
+      queueArn(0),
+      queueArn(1),
     ]);
     for (const mapping of mappings) {
       expect(mapping.Properties).toMatchObject({
@@ -116,9 +145,11 @@ describe('AcklineSubscriptionConsumer', () => {
   });
 
   it('gives the function the environment acklineConsumer() configures itself from', () => {
-    const { stack } = build({ consumerId: 'consumer-1' });
+    const { stack } = build({ consumerName: 'billing-fn' });
     const template = Template.fromStack(stack);
-    const [fn] = Object.values(template.findResources('AWS::Lambda::Function'));
+    const fn = Object.values(template.findResources('AWS::Lambda::Function')).find(
+      (resource) => resource.Properties.Handler === 'index.handler',
+    );
     const variables = fn?.Properties.Environment.Variables as Record<string, unknown>;
     expect(variables).toEqual({
       ACKLINE_STAGE: 'test',
@@ -127,7 +158,9 @@ describe('AcklineSubscriptionConsumer', () => {
       ACKLINE_CATALOG_TABLE: { Ref: expect.stringMatching(/^Catalog/) },
       ACKLINE_ENTRIES_TABLE: { Ref: expect.stringMatching(/^Entries/) },
       ACKLINE_CURSORS_TABLE: { Ref: expect.stringMatching(/^Cursors/) },
-      ACKLINE_CONSUMER_ID: 'consumer-1',
+      ACKLINE_TOPIC: TOPIC,
+      ACKLINE_SUBSCRIPTION: 'billing',
+      ACKLINE_CONSUMER_NAME: 'billing-fn',
     });
     // Every variable the functions' configuration requires is there.
     const env = Object.fromEntries(Object.keys(variables).map((name) => [name, 'deployed-value']));
@@ -135,21 +168,24 @@ describe('AcklineSubscriptionConsumer', () => {
   });
 
   it('grants exactly what an event-driven consumer calls, on exactly its resources', () => {
-    const { stack } = build({ queueNames: [QUEUE_A, `${QUEUE_B}.fifo`] });
+    const { stack } = build({ partitions: 2 });
     const template = Template.fromStack(stack);
     const tableArns = ['Catalog.Arn', 'Cursors.Arn', 'Entries.Arn'];
-    expect(statements(template)).toEqual(
+    const all = statements(template);
+    expect(all).toEqual(
       expect.arrayContaining([
-        { actions: consume, resources: [queueArn(QUEUE_A)] },
-        { actions: consume, resources: [queueArn(`${QUEUE_B}.fifo`)] },
+        { actions: consume, resources: [queueArn(0)] },
+        { actions: consume, resources: [queueArn(1)] },
         {
           actions: ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'],
           resources: ['SchedulerQueue.Arn'],
         },
-        { actions: ['sqs:GetQueueUrl', 'sqs:SendMessage'], resources: [queueArn('ackline-test-*')] },
+        {
+          actions: ['sqs:GetQueueUrl', 'sqs:SendMessage'],
+          resources: ['arn:<AWS::Partition>:sqs:<AWS::Region>:<AWS::AccountId>:ackline-test-*'],
+        },
       ]),
     );
-    const all = statements(template);
     // Table grants may arrive one statement per table; nothing else is granted.
     const tableStatements = all.filter((statement) =>
       statement.actions.some((a) => a.startsWith('dynamodb:')),
@@ -163,57 +199,107 @@ describe('AcklineSubscriptionConsumer', () => {
     expect(all.flatMap((statement) => statement.actions).filter((action) => action.includes('*'))).toEqual(
       [],
     );
+    // The deploy-time lookup may read the subscription's item, nothing more.
+    const lookupStatements = Object.values(template.findResources('AWS::IAM::Policy'))
+      .filter((policy) => !JSON.stringify(policy.Properties.Roles).includes('OrdersServiceRole'))
+      .flatMap((policy) => policy.Properties.PolicyDocument.Statement as Statement[]);
+    expect(lookupStatements.map((s) => [s.Action, describeResource(s.Resource)])).toEqual([
+      ['dynamodb:GetItem', 'Catalog.Arn'],
+      ['dynamodb:GetItem', 'Catalog.Arn'],
+    ]);
   });
 
-  it("touches only its own subscription's cursors: a LeadingKeys condition on the Cursors table, from its queue names", () => {
-    const { stack } = build({ queueNames: [QUEUE_A, `${QUEUE_B}.fifo`] });
-    const policies = Object.values(Template.fromStack(stack).findResources('AWS::IAM::Policy'));
-    const cursorStatements = policies
+  it("touches only its own subscription's cursors: a LeadingKeys condition on the Cursors table, from the cursor ids its lookups find", () => {
+    const { stack } = build({ partitions: 2 });
+    const cursorStatements = Object.values(Template.fromStack(stack).findResources('AWS::IAM::Policy'))
+      .filter((policy) => JSON.stringify(policy.Properties.Roles).includes('OrdersServiceRole'))
       .flatMap(
         (policy) => policy.Properties.PolicyDocument.Statement as (Statement & { Condition?: unknown })[],
       )
       .filter((statement) => JSON.stringify(statement.Resource).includes('Cursors'));
 
     expect(cursorStatements).toHaveLength(1);
-    expect(cursorStatements[0]?.Condition).toEqual({
-      'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['cursorA_1', 'cursorB-2'] },
-    });
+    const condition = cursorStatements[0]?.Condition as Record<string, Record<string, unknown[]>>;
+    const keys = condition['ForAllValues:StringEquals']?.['dynamodb:LeadingKeys'] ?? [];
+    expect(keys.map(describeResource)).toEqual([
+      'OrdersConsumerSubscription0.Item.ci.S',
+      'OrdersConsumerSubscription1.Item.ci.S',
+    ]);
   });
 
-  it('leaves cdk-nag one wildcard, the stage queue prefix, suppressed with its reason', () => {
+  it("imports the deployment's tables and scheduler queue by stage from what the stateful stack exports", () => {
+    const { stack } = build({ local: false });
+    const template = Template.fromStack(stack);
+    const fn = Object.values(template.findResources('AWS::Lambda::Function')).find(
+      (resource) => resource.Properties.Handler === 'index.handler',
+    );
+    const variables = fn?.Properties.Environment.Variables as Record<string, unknown>;
+    expect(describeResource(variables.ACKLINE_SCHEDULER_QUEUE_URL)).toBe(
+      'import(ackline-test-SchedulerQueueUrl)',
+    );
+    expect(JSON.stringify(variables.ACKLINE_CATALOG_TABLE)).toContain('ackline-test-CatalogTableArn');
+    const imported = JSON.stringify(template.toJSON()).match(/"Fn::ImportValue":"([^"]+)"/g) ?? [];
+    const names = new Set(imported.map((match) => match.replace(/.*:"|"$/g, '')));
+
+    const deployment = buildApp({ context: { 'ackline:stage': 'test', 'aws:cdk:bundling-stacks': [] } });
+    const outputs = Template.fromStack(deployment.stateful).toJSON().Outputs as Record<
+      string,
+      { Export: { Name: string } }
+    >;
+    const exported = new Set(Object.values(outputs).map((output) => output.Export.Name));
+    const expected: DeploymentExport[] = [
+      'CatalogTableArn',
+      'EntriesTableArn',
+      'CursorsTableArn',
+      'SchedulerQueueArn',
+      'SchedulerQueueUrl',
+    ];
+    expect([...names].sort()).toEqual(expected.map((what) => deploymentExportName('test', what)).sort());
+    for (const name of names) expect(exported).toContain(name);
+  });
+
+  it('passes cdk-nag: one wildcard, the stage queue prefix, suppressed with its reason', () => {
     const { app, stack } = build();
     Aspects.of(app).add(new AwsSolutionsChecks({ reports: false }));
     const annotations = Annotations.fromStack(stack);
-    const iam5 = [
-      ...annotations.findError('*', Match.stringLikeRegexp('AwsSolutions-IAM5')),
-      ...annotations.findWarning('*', Match.stringLikeRegexp('AwsSolutions-IAM5')),
-    ];
-    expect(iam5.map((finding) => String(finding.entry.data).split('\n')[0])).toEqual([]);
+    // The user's own function and the test's queue have findings of their own (runtime, managed
+    // policy, no DLQ): only the construct's resources, its lookup provider and IAM5 anywhere count.
+    const findings = [
+      ...annotations.findError('*', Match.stringLikeRegexp('AwsSolutions-')),
+      ...annotations.findWarning('*', Match.stringLikeRegexp('AwsSolutions-')),
+    ].filter(
+      (finding) =>
+        /OrdersConsumer|AWS679f53fac002430cb0da5b7982bd2287/.test(finding.id) ||
+        String(finding.entry.data).startsWith('AwsSolutions-IAM5'),
+    );
+    expect(findings.map((finding) => String(finding.entry.data).split('\n')[0])).toEqual([]);
     const roles = Object.values(Template.fromStack(stack).findResources('AWS::IAM::Role'));
     const suppressed = roles.flatMap(
       (role) => (role.Metadata?.cdk_nag?.rules_to_suppress ?? []) as { id: string; reason: string }[],
     );
-    expect(suppressed.map((rule) => rule.id)).toEqual(['AwsSolutions-IAM5']);
-    expect(suppressed[0]?.reason).toContain('ackline-test-*');
+    const iam5 = suppressed.filter((rule) => rule.id === 'AwsSolutions-IAM5');
+    expect(iam5).toHaveLength(1);
+    expect(iam5[0]?.reason).toContain('ackline-test-*');
   });
 
   it.each([
-    {
-      what: 'a batching window on an ordered (FIFO) queue',
-      props: { queueNames: [`${QUEUE_A}.fifo`], maxBatchingWindow: Duration.seconds(5) },
-      error: /Batching window is not supported for FIFO queues/,
-    },
     {
       what: 'more than 10 records without a batching window',
       props: { batchSize: 11 },
       error: /between 1 and 10 inclusive/,
     },
     {
-      what: 'a queue of another stage',
-      props: { queueNames: ['ackline-prod-s-cursorA'] },
-      error: /not a subscription queue of stage test/,
+      what: 'a topic that is not persistent',
+      props: { topic: 'non-persistent://public/default/orders' },
+      error: /not a persistent topic/,
     },
-    { what: 'no queue', props: { queueNames: [] }, error: /at least one queue/ },
+    {
+      what: 'a partition of a partitioned topic',
+      props: { topic: `${TOPIC}-partition-0`, partitions: 2 },
+      error: /by its own name/,
+    },
+    { what: 'a negative partition count', props: { partitions: -1 }, error: /non-negative integer/ },
+    { what: 'no subscription', props: { subscription: '' }, error: /subscription must not be empty/ },
   ])('refuses $what', ({ props, error }) => {
     expect(() => build(props)).toThrow(error);
   });

@@ -132,11 +132,12 @@ async function runConsumer(
   topic: TopicRef,
   subscription: string,
   consumerId: string,
-  options: { ordered?: boolean; fails?: (message: ConsumerMessage) => boolean } = {},
+  options: { ordered?: boolean; fails?: (message: ConsumerMessage) => boolean; byName?: boolean } = {},
 ): Promise<Call[]> {
   const calls: Call[] = [];
   const handler = acklineConsumer({
-    consumerId,
+    // By name, as the construct configures a function (ACKLINE_TOPIC, ACKLINE_SUBSCRIPTION), or by id.
+    ...(options.byName ? { topic: topic.name, subscription } : { consumerId }),
     process: async (message) => {
       const threw = options.fails?.(message) ?? false;
       calls.push({ message, atMs: Date.now(), threw });
@@ -210,6 +211,17 @@ describe('event-driven consumer on the local event-source poller', () => {
       expect(call.message.redeliveryCount).toBe(0);
     }
     await eventually('the backlog is empty', async () => (await api.backlogs(topic)).fn === 0);
+  });
+
+  it('finds its consumer by topic and subscription name, as the construct configures it', async () => {
+    const topic = TopicRef.unique('lambda-by-name');
+    const consumerId = await subscribe(topic, 'fn', { subscriptionType: 'Shared' });
+    const calls = await runConsumer(topic, 'fn', consumerId, { byName: true });
+
+    const ids = await api.produce(topic, [{ payload: 'a' }, { payload: 'b' }]);
+    await eventually('both messages were processed', () => calls.length >= ids.length);
+
+    expect(calls.map((call) => call.message.messageId).sort()).toEqual([...ids].sort());
   });
 
   it('runs the delivery check: an admin-acknowledged message never reaches process(), a delayed one waits', async () => {

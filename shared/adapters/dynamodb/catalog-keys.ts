@@ -1,3 +1,4 @@
+import { subscriptionItemKey } from '../../config/catalog-keys.ts';
 import type { TopicName } from '../../domain/topic-name.ts';
 import { pad } from './dynamodb-support.ts';
 
@@ -25,10 +26,9 @@ export const catalogKeys = {
     pk: `NS#${topic.domain}://${topic.namespaceName}`,
     sk: `T#${topic.localName}`,
   }),
-  subscription: (partition: TopicName, name: string): CatalogKey => ({
-    pk: `ML#${partition.toString()}`,
-    sk: `S#${name}`,
-  }),
+  /** Shared with the consumer construct, which reads the item at deploy time (config/catalog-keys.ts). */
+  subscription: (partition: TopicName, name: string): CatalogKey =>
+    subscriptionItemKey(partition.toString(), name),
   ledgerState: (partition: TopicName): CatalogKey => ({ pk: `ML#${partition.toString()}`, sk: 'M' }),
   ledgerIndex: (ledgerId: bigint): CatalogKey => ({ pk: `L#${ledgerId}`, sk: 'M' }),
   consumer: (consumerId: string): CatalogKey => ({ pk: `CONS#${consumerId}`, sk: 'M' }),

@@ -76,7 +76,7 @@ export function adminRoutes(deps: Dependencies): Route[] {
         `Cluster ${v1.cluster} does not exist: this ackline is the cluster ${ports.settings.clusterName}`,
       );
     }
-    return TopicName.parse(`${v1.domain}://${v1.tenant}/${v1.namespace}/${v1.localName}`);
+    return v1.withoutCluster();
   }
 
   const acknowledge =

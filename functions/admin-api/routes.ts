@@ -1,5 +1,12 @@
 import type { Dependencies } from '../../shared/adapters/create-dependencies.ts';
 import { acknowledgeMessage, readAcknowledgeAudit } from '../../shared/application/acknowledge-message.ts';
+import { requireSuperuser } from '../../shared/application/authorization.ts';
+import {
+  createNamespace,
+  deleteNamespace,
+  getNamespacePolicies,
+  listNamespaces,
+} from '../../shared/application/manage-namespaces.ts';
 import {
   grantPermission,
   listPermissions,
@@ -12,6 +19,13 @@ import {
   listSubscriptions,
 } from '../../shared/application/manage-subscriptions.ts';
 import {
+  createTenant,
+  deleteTenant,
+  getTenant,
+  listTenants,
+  tenantInfoOf,
+} from '../../shared/application/manage-tenants.ts';
+import {
   createTopic,
   deleteTopic,
   getPartitionedMetadata,
@@ -21,6 +35,7 @@ import { getMessageById, peekMessage } from '../../shared/application/read-messa
 import { skipByMessageIds, skipMessages } from '../../shared/application/skip-messages.ts';
 import { getInternalStats, getTopicStats } from '../../shared/application/topic-stats.ts';
 import { NotFoundError, ValidationError } from '../../shared/domain/errors.ts';
+import { NamespaceName } from '../../shared/domain/namespace-name.ts';
 import { Position } from '../../shared/domain/position.ts';
 import { parseSubscriptionType } from '../../shared/domain/subscription-type.ts';
 import { TopicName } from '../../shared/domain/topic-name.ts';
@@ -76,7 +91,7 @@ export function adminRoutes(deps: Dependencies): Route[] {
         `Cluster ${v1.cluster} does not exist: this ackline is the cluster ${ports.settings.clusterName}`,
       );
     }
-    return TopicName.parse(`${v1.domain}://${v1.tenant}/${v1.namespace}/${v1.localName}`);
+    return v1.withoutCluster();
   }
 
   const acknowledge =
@@ -99,6 +114,80 @@ export function adminRoutes(deps: Dependencies): Route[] {
       path: '/admin/v2/brokers/health',
       // Pulsar answers the plain text "ok"; a JSON string keeps every answer JSON.
       handler: async () => ok('ok'),
+    },
+    {
+      method: 'GET',
+      path: '/admin/v2/clusters',
+      handler: async (request) => {
+        requireSuperuser(request.principal, 'listing clusters');
+        return ok([ports.settings.clusterName]);
+      },
+    },
+    // Tenants and namespaces (issue 13), before the generic {domain} routes, which would also match.
+    {
+      method: 'GET',
+      path: '/admin/v2/tenants',
+      handler: async (request) => ok(await listTenants(ports, request.principal)),
+    },
+    {
+      method: 'GET',
+      path: '/admin/v2/tenants/{tenant}',
+      handler: async (request) =>
+        ok(await getTenant(ports, request.principal, request.params.tenant as string)),
+    },
+    {
+      method: 'PUT',
+      path: '/admin/v2/tenants/{tenant}',
+      handler: async (request) => {
+        const info = tenantInfoOf(jsonBody(request));
+        await createTenant(ports, request.principal, request.params.tenant as string, info);
+        return noContent();
+      },
+    },
+    {
+      method: 'DELETE',
+      path: '/admin/v2/tenants/{tenant}',
+      handler: async (request) => {
+        const force = queryBoolean(request, 'force');
+        await deleteTenant(ports, request.principal, request.params.tenant as string, force);
+        return noContent();
+      },
+    },
+    {
+      method: 'GET',
+      path: '/admin/v2/namespaces/{tenant}',
+      handler: async (request) =>
+        ok(await listNamespaces(ports, request.principal, request.params.tenant as string)),
+    },
+    {
+      method: 'GET',
+      path: '/admin/v2/namespaces/{tenant}/{namespace}',
+      handler: async (request) =>
+        ok(await getNamespacePolicies(ports, request.principal, namespaceNameOf(request))),
+    },
+    {
+      method: 'PUT',
+      path: '/admin/v2/namespaces/{tenant}/{namespace}',
+      handler: async (request) => {
+        const name = namespaceNameOf(request);
+        // Pulsar's clients send a Policies body (pulsar-admin sends a default one): ackline keeps none
+        // of its fields at creation, but the body must be a JSON object when there is one.
+        const body = jsonBody(request);
+        if (body !== undefined && (body === null || typeof body !== 'object' || Array.isArray(body))) {
+          throw new ValidationError('The body must be a JSON object (Pulsar Policies) or empty');
+        }
+        await createNamespace(ports, request.principal, name);
+        return noContent();
+      },
+    },
+    {
+      method: 'DELETE',
+      path: '/admin/v2/namespaces/{tenant}/{namespace}',
+      handler: async (request) => {
+        const name = namespaceNameOf(request);
+        await deleteNamespace(ports, request.principal, name, queryBoolean(request, 'force'));
+        return noContent();
+      },
     },
     // Namespace permissions (before the generic {domain} routes, which would also match).
     {
@@ -329,6 +418,10 @@ function decode(value: string | undefined): string {
   } catch {
     throw new ValidationError(`Path segment '${value}' is not valid percent-encoding`);
   }
+}
+
+function namespaceNameOf(request: HttpRequest): NamespaceName {
+  return NamespaceName.of(request.params.tenant as string, request.params.namespace as string);
 }
 
 function namespaceOf(request: HttpRequest): { namespace: string } {

@@ -16,6 +16,7 @@ import { DynamoDbDeletionJobs } from './dynamodb/dynamodb-deletion-jobs.ts';
 import { DynamoDbDispatchStore } from './dynamodb/dynamodb-dispatch-store.ts';
 import { DynamoDbLedger } from './dynamodb/dynamodb-ledger.ts';
 import { DynamoDbPermissionStore } from './dynamodb/dynamodb-permission-store.ts';
+import { DynamoDbTenantCatalog } from './dynamodb/dynamodb-tenant-catalog.ts';
 import { DynamoDbTopicCatalog } from './dynamodb/dynamodb-topic-catalog.ts';
 import { SqsDeliveryQueue } from './sqs/sqs-delivery-queue.ts';
 import { SqsScheduler } from './sqs/sqs-scheduler.ts';
@@ -84,6 +85,7 @@ export function createDependencies(config: AcklineConfig, serviceName: string): 
   const dispatch = new DynamoDbDispatchStore(dynamodb, config.tables.cursors);
   const ports: UseCasePorts = {
     catalog: new DynamoDbTopicCatalog(dynamodb, config.tables.catalog),
+    tenants: new DynamoDbTenantCatalog(dynamodb, config.tables.catalog),
     ledger,
     // Admin paths read and write the cursor through the engine's items: one truth for both.
     cursors: new EngineCursorView({

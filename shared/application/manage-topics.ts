@@ -5,7 +5,9 @@ import { requireSuperuser } from './authorization.ts';
 import { startTopicDeletion } from './deletion-jobs.ts';
 import type { UseCasePorts } from './ports.ts';
 import type { Principal } from './principal.ts';
-import { requirePersistent, resolveTopic } from './topic-lookup.ts';
+import { requireCreatableByPartitionKeyword, requirePersistent, resolveTopic } from './topic-lookup.ts';
+
+const PARTITION_KEYWORD = '-partition-';
 
 /** Pulsar's default cap on partitions per topic (maxNumPartitionsPerPartitionedTopic is unlimited; 0 = none). */
 export const MAX_PARTITIONS = 1_000;
@@ -13,7 +15,11 @@ export const MAX_PARTITIONS = 1_000;
 /**
  * Create a topic (non-partitioned, or with `partitions` > 0).
  * 1. Only superusers manage topics.
- * 2. Refuse names Pulsar refuses: a partition name, or any name with `-partition-`.
+ * 2. Refuse names Pulsar refuses (its PersistentTopics create checks): a partitioned topic's name
+ *    may not hold `-partition-` (412); a non-partitioned name may, unless `-partition-` is followed
+ *    by a number the partitioned topic before it does not cover
+ *    ({@link requireCreatableByPartitionKeyword}, 412); a partition's name answers 409 when the
+ *    partition exists (it is created with its partitioned topic) and 412 otherwise.
  * 3. Initialize the ledger of every partition, then record the topic (so a
  *    recorded topic always has ledgers).
  */
@@ -25,16 +31,26 @@ export async function createTopic(
 ): Promise<void> {
   requireSuperuser(principal, 'creating a topic');
   requirePersistent(topic);
-  if (topic.isPartition || topic.localName.includes('-partition-')) {
-    throw new PreconditionFailedError(
-      `Cannot create topic ${topic.toString()}: a topic name may not contain the keyword '-partition-'`,
-    );
-  }
   if (!Number.isSafeInteger(partitions) || partitions < 0 || partitions > MAX_PARTITIONS) {
     throw new ValidationError(
       `Number of partitions must be an integer from 1 to ${MAX_PARTITIONS}, got ${partitions}`,
     );
   }
+  if (partitions > 0 && topic.localName.includes(PARTITION_KEYWORD)) {
+    throw new PreconditionFailedError(
+      `Cannot create partitioned topic ${topic.toString()}: a partitioned topic name should not contain '-partition-'`,
+    );
+  }
+  if (topic.isPartition) {
+    const partitioned = await ports.catalog.getTopic(topic.partitionedTopicName);
+    if (partitioned && topic.partitionIndex < partitioned.partitions) {
+      throw new TopicAlreadyExistsError(topic.toString());
+    }
+    throw new PreconditionFailedError(
+      `Cannot create topic ${topic.toString()}: it names partition ${topic.partitionIndex} of ${topic.partitionedTopicName.toString()}, which is not a partitioned topic with more than ${topic.partitionIndex} partitions (a partition is created with its partitioned topic)`,
+    );
+  }
+  if (partitions === 0) await requireCreatableByPartitionKeyword(ports, topic);
   // Every partition's name must fit the name limits too (TopicName.partition checks them).
   if (partitions > 0) topic.partition(partitions - 1);
   if (await ports.catalog.getTopic(topic)) throw new TopicAlreadyExistsError(topic.toString());

@@ -11,6 +11,7 @@ import type { DispatchStore } from '../ports/dispatch-store.ts';
 import type { Ledger } from '../ports/ledger.ts';
 import type { PermissionStore } from '../ports/permission-store.ts';
 import type { Scheduler } from '../ports/scheduler.ts';
+import type { TenantCatalog } from '../ports/tenant-catalog.ts';
 import type { TopicCatalog } from '../ports/topic-catalog.ts';
 
 /** Fresh identifiers (cursor ids, consumer ids); injected so tests can fix them. */
@@ -21,6 +22,8 @@ export interface IdGenerator {
 /** The secondary ports the use cases are written against. */
 export interface UseCasePorts {
   readonly catalog: TopicCatalog;
+  /** Tenants and namespaces created by the admin API. */
+  readonly tenants: TenantCatalog;
   readonly ledger: Ledger;
   /** The cursor as admin paths read and write it (mark-delete, acks): a view of `dispatch`. */
   readonly cursors: CursorStore;

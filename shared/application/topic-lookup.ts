@@ -5,7 +5,7 @@ import {
   TopicNotFoundError,
 } from '../domain/catalog-errors.ts';
 import { Cursor } from '../domain/cursor.ts';
-import { PositionNotFoundError } from '../domain/errors.ts';
+import { PositionNotFoundError, PreconditionFailedError } from '../domain/errors.ts';
 import type { Position } from '../domain/position.ts';
 import type { TopicName } from '../domain/topic-name.ts';
 import type { ManagedLedgerState } from '../ports/ledger.ts';
@@ -141,6 +141,7 @@ export async function ensureTopic(ports: UseCasePorts, topic: TopicName): Promis
     return existing;
   }
   if (topic.isPartition) throw new TopicNotFoundError(topic.toString());
+  await requireCreatableByPartitionKeyword(ports, topic);
   await ports.ledger.initialize(base);
   const record: TopicRecord = { topic: base, partitions: 0, createdAtMs: ports.clock.nowMs() };
   try {
@@ -149,5 +150,33 @@ export async function ensureTopic(ports: UseCasePorts, topic: TopicName): Promis
   } catch (error) {
     if (!(error instanceof TopicAlreadyExistsError)) throw error;
     return (await ports.catalog.getTopic(base)) as TopicRecord;
+  }
+}
+
+/**
+ * Pulsar's rule for a non-partitioned topic whose name holds `-partition-` followed by a number
+ * (see {@link TopicName.partitionKeywordIndex}): it is created only while the topic before the
+ * keyword is partitioned with more partitions than that number, so that it cannot take the name of
+ * a partition that topic has or may have. The admin create and the auto-creation of a publish or a
+ * subscribe apply it alike. Not for partition names (`x-partition-N`), which callers handle.
+ * @throws PreconditionFailedError (412, as Pulsar) when the rule refuses the name.
+ */
+export async function requireCreatableByPartitionKeyword(
+  ports: UseCasePorts,
+  topic: TopicName,
+): Promise<void> {
+  const claim = topic.partitionKeywordIndex;
+  if (!claim) return;
+  const partitioned = claim.partitionedTopic ? await topicRecord(ports, claim.partitionedTopic) : undefined;
+  const baseName = claim.partitionedTopic?.toString() ?? 'with an empty name';
+  if (!partitioned || partitioned.partitions === 0) {
+    throw new PreconditionFailedError(
+      `Can't create topic ${topic.toString()} with "-partition-" followed by numeric value if there isn't a partitioned topic ${baseName} created`,
+    );
+  }
+  if (claim.index >= BigInt(partitioned.partitions)) {
+    throw new PreconditionFailedError(
+      `Can't create topic ${topic.toString()} with "-partition-" followed by a number that is not smaller than the number of partitions (${partitioned.partitions}) of partitioned topic ${baseName}`,
+    );
   }
 }

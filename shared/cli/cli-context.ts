@@ -22,10 +22,14 @@ export interface CliIo {
 /** What a command's action uses: the admin client (built on first use from the global options) and output. */
 export interface CliContext {
   admin(): AcklineAdmin;
-  /** Writes a line to stdout. */
+  /** Writes a line to stdout (with `--output json`: `{"message": text}`). */
   print(text: string): void;
-  /** Writes pretty JSON to stdout. */
+  /** Writes pretty JSON to stdout (with `--output json`: the command's result). */
   printJson(value: unknown): void;
+  /** Writes one line per item (with `--output json`: the items as one JSON array). */
+  printList(items: readonly string[]): void;
+  /** Writes each value as pretty JSON (with `--output json`: the values as one JSON array). */
+  printJsonEach(values: readonly unknown[]): void;
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly cwd: string;
   nowMs(): number;

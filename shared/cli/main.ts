@@ -1,16 +1,19 @@
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import { AcklineAdmin } from '../client/admin-client.ts';
 import { AcklineAdminError } from '../client/errors.ts';
 import { AcklineError } from '../domain/errors.ts';
+import { type AdminConnection, resolveAdminConnection } from './admin-connection.ts';
 import { type CliContext, CliError, type CliIo } from './cli-context.ts';
 import { registerNamespacesCommands } from './namespaces-commands.ts';
+import { registerTenantsCommands } from './tenants-commands.ts';
 import { registerTokensCommands } from './tokens-commands.ts';
 import { registerTopicsCommands } from './topics-commands.ts';
 
 export type { CliIo, TextSink } from './cli-context.ts';
 
 const PROGRAM = 'ackline-admin';
-const DEFAULT_ADMIN_URL = 'http://127.0.0.1:8080';
+/** Command groups whose commands take `--output json|text` (tokens has its own `--output <file>`). */
+const OUTPUT_GROUPS = ['topics', 'namespaces', 'tenants'];
 
 interface GlobalOptions {
   readonly adminUrl?: string;
@@ -50,8 +53,14 @@ export function createProgram(io: CliIo): Command {
     .description(
       'Administer ackline, Apache Pulsar subscription semantics on AWS serverless, through its Pulsar-compatible admin REST API',
     )
-    .option('--admin-url <url>', `admin REST API URL (env ACKLINE_ADMIN_URL, default ${DEFAULT_ADMIN_URL})`)
-    .option('--auth-token <token>', 'token sent as "Authorization: Bearer" (env ACKLINE_AUTH_TOKEN)')
+    .option(
+      '--admin-url <url>',
+      'admin REST API URL (env ACKLINE_ADMIN_URL; default: the embedded stack of ACKLINE_DATA_DIR or ./.ackline, from its endpoints.json, else http://127.0.0.1:8080)',
+    )
+    .option(
+      '--auth-token <token>',
+      'token sent as "Authorization: Bearer" (env ACKLINE_AUTH_TOKEN; default for the embedded stack\'s own URL: one minted with its token-secret for the first superuser role)',
+    )
     .exitOverride()
     .configureOutput({
       writeOut: (text) => io.stdout.write(text),
@@ -61,28 +70,68 @@ export function createProgram(io: CliIo): Command {
     .showHelpAfterError(`(run '${PROGRAM} <command> --help' for usage)`);
 
   let admin: AcklineAdmin | undefined;
+  let connection: AdminConnection | undefined;
+  let json = false;
+  const results: unknown[] = [];
   const context: CliContext = {
     admin: () => {
-      admin ??= buildAdmin(program.opts<GlobalOptions>(), io);
+      if (!connection) throw new CliError('No admin connection was resolved');
+      admin ??= buildAdmin(connection, io);
       return admin;
     },
-    print: (text) => io.stdout.write(`${text}\n`),
-    printJson: (value) => io.stdout.write(`${JSON.stringify(value ?? null, null, 2)}\n`),
+    print: (text) => (json ? results.push({ message: text }) : io.stdout.write(`${text}\n`)),
+    printJson: (value) => (json ? results.push(value ?? null) : writeJson(io, value)),
+    printList: (items) => {
+      if (json) results.push([...items]);
+      else for (const item of items) io.stdout.write(`${item}\n`);
+    },
+    printJsonEach: (values) => {
+      if (json) results.push([...values]);
+      else for (const value of values) writeJson(io, value);
+    },
     env: io.env,
     cwd: io.cwd ?? process.cwd(),
     nowMs: io.nowMs ?? Date.now,
   };
   registerTopicsCommands(program, context);
   registerNamespacesCommands(program, context);
+  registerTenantsCommands(program, context);
   registerTokensCommands(program, context);
+  for (const group of program.commands.filter((command) => OUTPUT_GROUPS.includes(command.name()))) {
+    for (const command of group.commands) {
+      command.addOption(
+        new Option('--output <format>', 'json: one JSON document on stdout; text: lines for people')
+          .choices(['json', 'text'])
+          .default('text'),
+      );
+    }
+  }
+  program.hook('preAction', async (_program, actionCommand) => {
+    json = actionCommand.opts<{ output?: string }>().output === 'json';
+    if (!OUTPUT_GROUPS.includes(actionCommand.parent?.name() ?? '')) return;
+    const options = program.opts<GlobalOptions>();
+    connection = await resolveAdminConnection({
+      adminUrl: options.adminUrl,
+      authToken: options.authToken,
+      env: io.env,
+      cwd: context.cwd,
+      nowMs: context.nowMs(),
+    });
+  });
+  program.hook('postAction', () => {
+    // JSON output is one document: the command's one result, or its results in an array.
+    if (json) writeJson(io, results.length === 1 ? results[0] : results);
+  });
   return program;
 }
 
-function buildAdmin(options: GlobalOptions, io: CliIo): AcklineAdmin {
-  const builder = AcklineAdmin.builder()
-    .serviceHttpUrl(options.adminUrl || io.env.ACKLINE_ADMIN_URL || DEFAULT_ADMIN_URL)
-    .authToken(options.authToken || io.env.ACKLINE_AUTH_TOKEN);
+function buildAdmin(connection: AdminConnection, io: CliIo): AcklineAdmin {
+  const builder = AcklineAdmin.builder().serviceHttpUrl(connection.url).authToken(connection.token);
   return (io.fetch ? builder.fetch(io.fetch) : builder).build();
+}
+
+function writeJson(io: CliIo, value: unknown): void {
+  io.stdout.write(`${JSON.stringify(value ?? null, null, 2)}\n`);
 }
 
 function reportFailure(error: unknown, io: CliIo): number {

@@ -1,10 +1,12 @@
 import type { Command } from 'commander';
-import type { CliContext } from './cli-context.ts';
+import { type CliContext, CliError } from './cli-context.ts';
 import { withExamples } from './help-examples.ts';
 import { parseList } from './option-parsers.ts';
+import { parseRelativeTimeSeconds } from './relative-time.ts';
 
 /**
- * `ackline-admin namespaces ...`: the pulsar-admin `namespaces` permission commands.
+ * `ackline-admin namespaces ...`: the pulsar-admin `namespaces` commands ackline serves (create,
+ * list, delete, policies, permissions, retention, message TTL), same names and flags.
  *
  * @example
  * registerNamespacesCommands(program, context);
@@ -13,6 +15,87 @@ import { parseList } from './option-parsers.ts';
 export function registerNamespacesCommands(program: Command, context: CliContext): void {
   const namespaces = program.command('namespaces').description('Operations on namespaces');
   const namespacesApi = () => context.admin().namespaces();
+
+  withExamples(
+    namespaces
+      .command('create')
+      .description('Create a namespace in an existing tenant')
+      .argument('<namespace>', 'tenant/namespace')
+      .action(async (namespace: string) => {
+        await namespacesApi().createNamespace(namespace);
+        context.print(`Created namespace ${namespace}`);
+      }),
+    'namespaces create my-tenant/my-ns',
+  );
+
+  withExamples(
+    namespaces
+      .command('list')
+      .description('List the namespaces of a tenant, one per line')
+      .argument('<tenant>', 'tenant')
+      .action(async (tenant: string) => {
+        context.printList(await namespacesApi().getNamespaces(tenant));
+      }),
+    'namespaces list my-tenant',
+  );
+
+  withExamples(
+    namespaces
+      .command('delete')
+      .description('Delete an empty namespace')
+      .argument('<namespace>', 'tenant/namespace')
+      .option('-f, --force', 'delete its topics too (the server refuses: 405)')
+      .action(async (namespace: string, options: { readonly force?: boolean }) => {
+        await namespacesApi().deleteNamespace(namespace, options.force === true);
+        context.print(`Deleted namespace ${namespace}`);
+      }),
+    'namespaces delete my-tenant/my-ns',
+  );
+
+  withExamples(
+    namespaces
+      .command('policies')
+      .description("Show a namespace's policies (JSON)")
+      .argument('<namespace>', 'tenant/namespace')
+      .action(async (namespace: string) => {
+        context.printJson(await namespacesApi().getPolicies(namespace));
+      }),
+    'namespaces policies my-tenant/my-ns',
+  );
+
+  withExamples(
+    namespaces
+      .command('set-retention')
+      .description('Set the retention of a namespace: how long and how much acknowledged data is kept')
+      .argument('<namespace>', 'tenant/namespace')
+      .requiredOption('-s, --size <size>', 'retention size, e.g. 10M, 16G, 3T, or -1 for no limit')
+      .requiredOption('-t, --time <time>', 'retention time, e.g. 100m, 3h, 2d, 5w, or -1 for no limit')
+      .action(async (namespace: string, options: { readonly size: string; readonly time: string }) => {
+        const retention = {
+          retentionTimeInMinutes: retentionMinutes(options.time),
+          retentionSizeInMB: retentionMegabytes(options.size),
+        };
+        await namespacesApi().setRetention(namespace, retention);
+        context.print(
+          `Set the retention of ${namespace} to ${retention.retentionTimeInMinutes} minutes and ${retention.retentionSizeInMB} MB`,
+        );
+      }),
+    'namespaces set-retention my-tenant/my-ns --size 10G --time 3d',
+  );
+
+  withExamples(
+    namespaces
+      .command('set-message-ttl')
+      .description('Set the message TTL of a namespace: unacknowledged messages older than it expire')
+      .argument('<namespace>', 'tenant/namespace')
+      .requiredOption('--messageTTL <ttl>', 'TTL, e.g. 3600 (seconds), 1h, 2d; 0 for none')
+      .action(async (namespace: string, options: { readonly messageTTL: string }) => {
+        const seconds = options.messageTTL.trim() === '0' ? 0 : parseRelativeTimeSeconds(options.messageTTL);
+        await namespacesApi().setNamespaceMessageTTL(namespace, seconds);
+        context.print(`Set the message TTL of ${namespace} to ${seconds} s`);
+      }),
+    'namespaces set-message-ttl my-tenant/my-ns --messageTTL 1h',
+  );
 
   withExamples(
     namespaces
@@ -62,4 +145,26 @@ export function registerNamespacesCommands(program: Command, context: CliContext
       }),
     'namespaces permissions my-tenant/my-ns',
   );
+}
+
+const MEGABYTES_BY_UNIT: Readonly<Record<string, number>> = { k: 1 / 1024, m: 1, g: 1024, t: 1024 * 1024 };
+
+/** pulsar-admin's retention time: a relative time (`3h`), -1 for no limit, 0 for none; in minutes. */
+function retentionMinutes(text: string): number {
+  const trimmed = text.trim();
+  if (trimmed === '-1' || trimmed === '0') return Number(trimmed);
+  return Math.ceil(parseRelativeTimeSeconds(trimmed) / 60);
+}
+
+/** pulsar-admin's retention size: a number with a unit k, M, G or T (bytes without), -1 for no limit; in MB. */
+function retentionMegabytes(text: string): number {
+  const trimmed = text.trim();
+  if (trimmed === '-1' || trimmed === '0') return Number(trimmed);
+  const match = /^(\d+)([kKmMgGtT]?)$/.exec(trimmed);
+  if (!match) throw new CliError(`Invalid size '${text}': expected e.g. 10M, 16G, 3T, or -1`);
+  const unit = match[2]?.toLowerCase();
+  const megabytes = unit
+    ? Number(match[1]) * (MEGABYTES_BY_UNIT[unit] as number)
+    : Number(match[1]) / (1024 * 1024);
+  return Math.ceil(megabytes);
 }

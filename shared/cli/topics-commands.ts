@@ -1,9 +1,10 @@
 import { type Command, Option } from 'commander';
 import { parseTopic } from '../client/admin-paths.ts';
 import type { InitialPosition, SubscriptionType } from '../client/admin-types.ts';
-import type { CliContext } from './cli-context.ts';
+import { type CliContext, CliError } from './cli-context.ts';
 import { withExamples } from './help-examples.ts';
 import { integerParser, parseEntryId, parseList } from './option-parsers.ts';
+import { parseRelativeTimeSeconds } from './relative-time.ts';
 
 const TOPIC_ARGUMENT = 'persistent://tenant/namespace/topic, or tenant/namespace/topic';
 const SUBSCRIPTION_TYPES: readonly SubscriptionType[] = ['Exclusive', 'Shared', 'Failover', 'Key_Shared'];
@@ -126,7 +127,7 @@ export function registerTopicsCommands(program: Command, context: CliContext): v
       .description('List the topics of a namespace, one full name per line')
       .argument('<namespace>', 'tenant/namespace')
       .action(async (namespace: string) => {
-        for (const name of await topicsApi().getList(namespace)) context.print(name);
+        context.printList(await topicsApi().getList(namespace));
       }),
     'topics list my-tenant/my-ns',
   );
@@ -184,7 +185,7 @@ export function registerTopicsCommands(program: Command, context: CliContext): v
       .description("List a topic's subscriptions, one per line")
       .argument('<topic>', TOPIC_ARGUMENT)
       .action(async (topic: string) => {
-        for (const name of await topicsApi().getSubscriptions(topic)) context.print(name);
+        context.printList(await topicsApi().getSubscriptions(topic));
       }),
     'topics subscriptions my-tenant/my-ns/orders',
   );
@@ -234,9 +235,7 @@ export function registerTopicsCommands(program: Command, context: CliContext): v
       .requiredOption('-s, --subscription <subscription>', 'subscription whose backlog to peek')
       .option('-n, --count <N>', 'number of messages (default 1)', integerParser(1), 1)
       .action(async (topic: string, options: SubscriptionOption & { readonly count: number }) => {
-        for (const message of await topicsApi().peekMessages(topic, options.subscription, options.count)) {
-          context.printJson(message);
-        }
+        context.printJsonEach(await topicsApi().peekMessages(topic, options.subscription, options.count));
       }),
     'topics peek-messages my-tenant/my-ns/orders -s billing -n 5',
   );
@@ -268,6 +267,116 @@ export function registerTopicsCommands(program: Command, context: CliContext): v
         );
       }),
     'topics skip my-tenant/my-ns/orders -s billing -n 10',
+  );
+
+  withExamples(
+    topics
+      .command('partitioned-stats')
+      .description("Show a partitioned topic's stats, summed over its partitions (JSON)")
+      .argument('<topic>', TOPIC_ARGUMENT)
+      .option('--per-partition', "also show each partition's stats")
+      .action(async (topic: string, options: { readonly perPartition?: boolean }) => {
+        context.printJson(await topicsApi().getPartitionedStats(topic, options.perPartition === true));
+      }),
+    'topics partitioned-stats my-tenant/my-ns/orders --per-partition',
+  );
+
+  withExamples(
+    topics
+      .command('reset-cursor')
+      .description("Reset a subscription's cursor to a time before now (-t) or to a message id (-m)")
+      .argument('<topic>', TOPIC_ARGUMENT)
+      .requiredOption('-s, --subscription <subscription>', 'subscription to reset')
+      .option(
+        '-t, --time <time>',
+        'how long ago, e.g. 100m, 3h, 2d: the cursor moves to the first message since',
+      )
+      .option('-m, --messageId <messageId>', 'ledgerId:entryId to reset to')
+      .option('-e, --exclude-reset-position', 'start after the message id rather than at it')
+      .action(
+        async (
+          topic: string,
+          options: SubscriptionOption & {
+            readonly time?: string;
+            readonly messageId?: string;
+            readonly excludeResetPosition?: boolean;
+          },
+        ) => {
+          if ((options.time === undefined) === (options.messageId === undefined)) {
+            throw new CliError('Give either -t/--time or -m/--messageId');
+          }
+          if (options.time !== undefined) {
+            const timestampMs = context.nowMs() - parseRelativeTimeSeconds(options.time) * 1000;
+            await topicsApi().resetCursor(topic, options.subscription, { timestampMs });
+            context.print(
+              `Reset the cursor of ${options.subscription} on ${fullName(topic)} to ${new Date(timestampMs).toISOString()}`,
+            );
+            return;
+          }
+          const match = /^(\d+):(\d+)(?::(-?\d+))?$/.exec(options.messageId as string);
+          if (!match)
+            throw new CliError(`Invalid message id '${options.messageId}': expected ledgerId:entryId`);
+          await topicsApi().resetCursor(topic, options.subscription, {
+            messageId: {
+              ledgerId: match[1] as string,
+              entryId: match[2] as string,
+              ...(match[3] === undefined ? {} : { partitionIndex: Number(match[3]) }),
+            },
+            isExcluded: options.excludeResetPosition === true,
+          });
+          context.print(
+            `Reset the cursor of ${options.subscription} on ${fullName(topic)} to ${options.messageId}`,
+          );
+        },
+      ),
+    'topics reset-cursor my-tenant/my-ns/orders -s billing -t 1h',
+    'topics reset-cursor my-tenant/my-ns/orders -s billing -m 12:3',
+  );
+
+  withExamples(
+    topics
+      .command('clear-backlog')
+      .description("Acknowledge a subscription's whole backlog")
+      .argument('<topic>', TOPIC_ARGUMENT)
+      .requiredOption('-s, --subscription <subscription>', 'subscription to clear')
+      .action(async (topic: string, options: SubscriptionOption) => {
+        await topicsApi().clearBacklog(topic, options.subscription);
+        context.print(`Cleared the backlog of ${options.subscription} on ${fullName(topic)}`);
+      }),
+    'topics clear-backlog my-tenant/my-ns/orders -s billing',
+  );
+
+  withExamples(
+    topics
+      .command('expire-messages')
+      .description('Acknowledge the messages of a subscription older than the given time')
+      .argument('<topic>', TOPIC_ARGUMENT)
+      .requiredOption('-s, --subscription <subscription>', 'subscription to expire messages on')
+      .requiredOption('-t, --expireTime <time>', 'age, e.g. 3600 (seconds), 100m, 3h')
+      .action(async (topic: string, options: SubscriptionOption & { readonly expireTime: string }) => {
+        const seconds = parseRelativeTimeSeconds(options.expireTime);
+        await topicsApi().expireMessages(topic, options.subscription, seconds);
+        context.print(
+          `Expired the messages older than ${seconds} s on ${options.subscription} of ${fullName(topic)}`,
+        );
+      }),
+    'topics expire-messages my-tenant/my-ns/orders -s billing -t 1h',
+  );
+
+  withExamples(
+    topics
+      .command('expire-messages-all-subscriptions')
+      .description('Acknowledge the messages older than the given time on every subscription of a topic')
+      .argument('<topic>', TOPIC_ARGUMENT)
+      .requiredOption('-t, --expireTime <time>', 'age, e.g. 3600 (seconds), 100m, 3h')
+      .action(async (topic: string, options: { readonly expireTime: string }) => {
+        const seconds = parseRelativeTimeSeconds(options.expireTime);
+        await topicsApi().expireMessages(topic, undefined, seconds);
+        context.print(
+          `Expired the messages older than ${seconds} s on every subscription of ${fullName(topic)}`,
+        );
+      }),
+    'topics expire-messages-all-subscriptions my-tenant/my-ns/orders -t 1h',
   );
 
   withExamples(

@@ -2,6 +2,7 @@ import { AdminHttp } from './admin-http.ts';
 import { AcklineAdminArgumentError } from './errors.ts';
 import { ServiceBuilder } from './http-transport.ts';
 import { Namespaces } from './namespaces.ts';
+import { Tenants } from './tenants.ts';
 import { Topics } from './topics.ts';
 
 const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
@@ -17,11 +18,13 @@ const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
 export class AcklineAdmin {
   private readonly topicsApi: Topics;
   private readonly namespacesApi: Namespaces;
+  private readonly tenantsApi: Tenants;
 
   /** Use {@link AcklineAdmin.builder}. */
   constructor(http: AdminHttp) {
     this.topicsApi = new Topics(http);
     this.namespacesApi = new Namespaces(http);
+    this.tenantsApi = new Tenants(http);
   }
 
   /**
@@ -46,6 +49,14 @@ export class AcklineAdmin {
    */
   namespaces(): Namespaces {
     return this.namespacesApi;
+  }
+
+  /**
+   * Tenant administration.
+   * @example const tenants = await admin.tenants().getTenants();
+   */
+  tenants(): Tenants {
+    return this.tenantsApi;
   }
 }
 

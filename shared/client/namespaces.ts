@@ -1,7 +1,15 @@
 import type { AdminHttp } from './admin-http.ts';
 import { namespacePathSegments, pathSegment } from './admin-paths.ts';
 import type { AuthAction, PermissionMap } from './admin-types.ts';
-import { expectPermissionMap } from './response-shapes.ts';
+import { AcklineAdminArgumentError } from './errors.ts';
+import type { JsonObject } from './lossless-json.ts';
+import { expectObject, expectPermissionMap, expectStringArray } from './response-shapes.ts';
+
+/** Pulsar's RetentionPolicies: -1 is unlimited, 0 and 0 is no retention. */
+export interface RetentionPolicies {
+  readonly retentionTimeInMinutes: number;
+  readonly retentionSizeInMB: number;
+}
 
 /**
  * Namespace administration, as Pulsar's Java `admin.namespaces()`. Every `namespace` argument is
@@ -40,6 +48,84 @@ export class Namespaces {
   async getPermissions(namespace: string): Promise<PermissionMap> {
     const path = `/admin/v2/namespaces/${namespacePathSegments(namespace)}/permissions`;
     return expectPermissionMap(await this.http.json({ method: 'GET', path }));
+  }
+
+  /**
+   * The namespaces of a tenant, `tenant/namespace` each.
+   * @example const names = await admin.namespaces().getNamespaces('my-tenant');
+   */
+  async getNamespaces(tenant: string): Promise<readonly string[]> {
+    const path = `/admin/v2/namespaces/${pathSegment(tenant, 'tenant')}`;
+    return expectStringArray(await this.http.json({ method: 'GET', path }), 'namespaces');
+  }
+
+  /**
+   * Creates a namespace in an existing tenant; fails with 409 when it exists, 404 without the tenant.
+   * @example await admin.namespaces().createNamespace('my-tenant/my-ns');
+   */
+  async createNamespace(namespace: string): Promise<void> {
+    await this.http.send({ method: 'PUT', path: this.namespacePath(namespace) });
+  }
+
+  /**
+   * Deletes an empty namespace (409 while it holds topics).
+   * @example await admin.namespaces().deleteNamespace('my-tenant/my-ns');
+   */
+  async deleteNamespace(namespace: string, force = false): Promise<void> {
+    await this.http.send({
+      method: 'DELETE',
+      path: `${this.namespacePath(namespace)}${force ? '?force=true' : ''}`,
+    });
+  }
+
+  /**
+   * A namespace's policies (Pulsar's Policies, the fields the server keeps).
+   * @example const policies = await admin.namespaces().getPolicies('my-tenant/my-ns');
+   */
+  async getPolicies(namespace: string): Promise<JsonObject> {
+    return expectObject(
+      await this.http.json({ method: 'GET', path: this.namespacePath(namespace) }),
+      'policies',
+    );
+  }
+
+  /**
+   * Sets a namespace's retention (Pulsar's `POST /admin/v2/namespaces/{tenant}/{namespace}/retention`).
+   * @example await admin.namespaces().setRetention('my-tenant/my-ns', { retentionTimeInMinutes: 60, retentionSizeInMB: -1 });
+   */
+  async setRetention(namespace: string, retention: RetentionPolicies): Promise<void> {
+    for (const [field, value] of Object.entries(retention)) {
+      if (!Number.isSafeInteger(value) || value < -1) {
+        throw new AcklineAdminArgumentError(`Invalid ${field} '${value}': expected an integer >= -1`);
+      }
+    }
+    await this.http.send({
+      method: 'POST',
+      path: `${this.namespacePath(namespace)}/retention`,
+      body: {
+        retentionTimeInMinutes: retention.retentionTimeInMinutes,
+        retentionSizeInMB: retention.retentionSizeInMB,
+      },
+    });
+  }
+
+  /**
+   * Sets a namespace's message TTL in seconds (Pulsar's `POST .../messageTTL`, body the number).
+   * @example await admin.namespaces().setNamespaceMessageTTL('my-tenant/my-ns', 3600);
+   */
+  async setNamespaceMessageTTL(namespace: string, ttlInSeconds: number): Promise<void> {
+    if (!Number.isSafeInteger(ttlInSeconds) || ttlInSeconds < 0) {
+      throw new AcklineAdminArgumentError(`Invalid message TTL '${ttlInSeconds}': expected an integer >= 0`);
+    }
+    await this.http.send({
+      method: 'POST',
+      path: `${this.namespacePath(namespace)}/messageTTL`,
+      body: ttlInSeconds,
+    });
+  }
+
+  private namespacePath(namespace: string): string {
+    return `/admin/v2/namespaces/${namespacePathSegments(namespace)}`;
   }
 
   private permissionPath(namespace: string, role: string): string {

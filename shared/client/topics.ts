@@ -11,7 +11,7 @@ import type {
 } from './admin-types.ts';
 import { checkCount, type EntryIdInput, entryIdText } from './entry-id.ts';
 import { AcklineAdminArgumentError, AcklineAdminError } from './errors.ts';
-import type { JsonObject, JsonValue } from './lossless-json.ts';
+import type { JsonInput, JsonObject, JsonValue } from './lossless-json.ts';
 import { expectArray, expectObject, expectPermissionMap, expectStringArray } from './response-shapes.ts';
 
 /**
@@ -128,6 +128,84 @@ export class Topics {
       await this.http.json({ method: 'GET', path: `${topicPath(topic)}/stats` }),
       'topic stats',
     );
+  }
+
+  /**
+   * The stats of a partitioned topic, summed over its partitions, with each partition's stats
+   * under `partitions` when `perPartition` (Pulsar's `GET .../partitioned-stats`).
+   * @example const stats = await admin.topics().getPartitionedStats('my-tenant/my-ns/orders', true);
+   */
+  async getPartitionedStats(topic: string, perPartition = true): Promise<JsonObject> {
+    return expectObject(
+      await this.http.json({
+        method: 'GET',
+        path: `${topicPath(topic)}/partitioned-stats?perPartition=${perPartition}`,
+      }),
+      'partitioned topic stats',
+    );
+  }
+
+  /**
+   * Moves a subscription's cursor to the first message published at or after `timestampMs`
+   * (Pulsar's `POST .../resetcursor/{timestamp}`), or to a message id (`POST .../resetcursor` with a
+   * MessageId body; `isExcluded` starts after it).
+   * @example await admin.topics().resetCursor('my-tenant/my-ns/orders', 'billing', { timestampMs: Date.now() - 3_600_000 });
+   * @example await admin.topics().resetCursor('my-tenant/my-ns/orders', 'billing', { messageId: { ledgerId: '12', entryId: '3' } });
+   */
+  async resetCursor(
+    topic: string,
+    subscription: string,
+    to:
+      | { readonly timestampMs: number }
+      | {
+          readonly messageId: MessagePosition & { readonly partitionIndex?: number };
+          readonly isExcluded?: boolean;
+        },
+  ): Promise<void> {
+    const base = `${topicPath(topic)}/subscription/${pathSegment(subscription, 'subscription')}/resetcursor`;
+    if ('timestampMs' in to) {
+      const timestamp = checkCount(to.timestampMs, 'timestamp', 0);
+      await this.http.send({ method: 'POST', path: `${base}/${timestamp}` });
+      return;
+    }
+    const { ledgerId, entryId, partitionIndex } = to.messageId;
+    const body: JsonInput = {
+      ledgerId: BigInt(entryIdText(ledgerId, 'ledgerId')),
+      entryId: BigInt(entryIdText(entryId, 'entryId')),
+      partitionIndex: partitionIndex ?? -1,
+      isExcluded: to.isExcluded === true,
+    };
+    await this.http.send({ method: 'POST', path: base, body });
+  }
+
+  /**
+   * Acknowledges a subscription's whole backlog (Pulsar's clear-backlog, `POST .../skip_all`).
+   * @example await admin.topics().clearBacklog('my-tenant/my-ns/orders', 'billing');
+   */
+  async clearBacklog(topic: string, subscription: string): Promise<void> {
+    await this.http.send({
+      method: 'POST',
+      path: `${topicPath(topic)}/subscription/${pathSegment(subscription, 'subscription')}/skip_all`,
+    });
+  }
+
+  /**
+   * Acknowledges the messages of a subscription older than `expireTimeInSeconds`, or of every
+   * subscription when `subscription` is undefined (Pulsar's `.../expireMessages/{seconds}` and
+   * `.../all_subscription/expireMessages/{seconds}`).
+   * @example await admin.topics().expireMessages('my-tenant/my-ns/orders', 'billing', 3600);
+   */
+  async expireMessages(
+    topic: string,
+    subscription: string | undefined,
+    expireTimeInSeconds: number,
+  ): Promise<void> {
+    const seconds = checkCount(expireTimeInSeconds, 'expire time in seconds', 0);
+    const on =
+      subscription === undefined
+        ? 'all_subscription'
+        : `subscription/${pathSegment(subscription, 'subscription')}`;
+    await this.http.send({ method: 'POST', path: `${topicPath(topic)}/${on}/expireMessages/${seconds}` });
   }
 
   /**

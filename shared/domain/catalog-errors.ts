@@ -33,3 +33,29 @@ export class CumulativeAckSubscriptionError extends PreconditionFailedError {}
 
 /** Admin calls that need stored messages do not apply to non-persistent topics (405). */
 export class NonPersistentTopicError extends MethodNotAllowedError {}
+
+/** Errors about tenants and namespaces, with the reasons Pulsar's admin API gives. */
+
+export class TenantNotFoundError extends NotFoundError {
+  constructor(tenant: string) {
+    super(`Tenant ${tenant} does not exist`);
+  }
+}
+
+export class TenantAlreadyExistsError extends ConflictError {
+  constructor(tenant: string) {
+    super(`Tenant ${tenant} already exists`);
+  }
+}
+
+export class NamespaceNotFoundError extends NotFoundError {
+  constructor(namespace: string) {
+    super(`Namespace ${namespace} does not exist`);
+  }
+}
+
+export class NamespaceAlreadyExistsError extends ConflictError {
+  constructor(namespace: string) {
+    super(`Namespace ${namespace} already exists`);
+  }
+}

@@ -16,22 +16,28 @@ const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/;
 
 const PARTITION_SUFFIX = '-partition-';
 const MAX_PARTITION_INDEX = 2 ** 31 - 1;
+const MAX_LONG = 2n ** 63n - 1n;
 const PUBLIC_TENANT = 'public';
 const DEFAULT_NAMESPACE = 'default';
 
 /**
  * A Pulsar topic name, parsed and validated. Immutable.
  *
- * Accepted forms (as Pulsar's `TopicName.get`):
+ * Accepted forms (as Pulsar's `TopicName.get`, and its `TopicNameTest`):
  * - `persistent://tenant/namespace/topic`, `non-persistent://tenant/namespace/topic`;
- * - legacy (v1) names with a cluster: `persistent://property/cluster/namespace/topic`;
- * - short forms, always persistent: `tenant/namespace/topic`, `property/cluster/namespace/topic`,
- *   and `topic` alone (in `public/default`).
+ * - legacy (v1) names with a cluster: `persistent://property/cluster/namespace/topic`, whose topic
+ *   part may hold `/` (`persistent://p/c/ns/table/1` is the topic `table/1`);
+ * - short forms, always persistent: `tenant/namespace/topic` and `topic` alone (in
+ *   `public/default`). A short form with a cluster (`p/c/ns/topic`) is refused, as Pulsar does.
+ *
+ * The topic part is any text without control characters that is not blank: `a:b:c`, `$#3rpa`,
+ * `ordres-été`, `x y` are names. A v2 topic part may not hold `/` (its full name would read as a
+ * legacy name).
  *
  * A local name ending in `-partition-N` (N a canonical non-negative 32-bit integer) names partition
  * N of the partitioned topic without the suffix. As in Pulsar, other suffixes (`-partition-abc`,
- * `-partition-01`) are part of a plain name; unlike Pulsar, a negative index (`-partition--1`) is
- * rejected rather than silently read as a plain name.
+ * `-partition-01`, `-partition--1`, `-partition-0-DLQ`) are part of a plain name; see
+ * {@link TopicName.partitionKeywordIndex} for the names Pulsar's admin API still refuses to create.
  *
  * @example
  * const name = TopicName.parse('my-tenant/my-ns/orders-partition-2');
@@ -77,12 +83,13 @@ export class TopicName {
     if (parts.length === 3) {
       return TopicName.build(name, domain, parts[0]!, undefined, parts[1]!, parts[2]!);
     }
-    if (parts.length === 4) {
-      return TopicName.build(name, domain, parts[0]!, parts[1]!, parts[2]!, parts[3]!);
+    if (separator >= 0 && parts.length >= 4) {
+      // Pulsar splits at most 4 ways: the legacy topic part keeps any further '/'.
+      return TopicName.build(name, domain, parts[0]!, parts[1]!, parts[2]!, parts.slice(3).join('/'));
     }
     const expected =
       separator < 0
-        ? 'tenant/namespace/topic, property/cluster/namespace/topic or topic'
+        ? 'tenant/namespace/topic or topic (a name with a cluster needs persistent:// or non-persistent://)'
         : `${domainText}://tenant/namespace/topic or ${domainText}://property/cluster/namespace/topic`;
     throw new InvalidTopicNameError(
       `Invalid topic name ${quote(name)}: expected ${expected} (found ${parts.length} '/'-separated parts)`,
@@ -145,9 +152,12 @@ export class TopicName {
     if (localName.length === 0) {
       throw new InvalidTopicNameError(`Invalid topic name ${quote(input)}: the topic part is empty`);
     }
-    if (localName.includes('/')) {
+    if (localName.trim().length === 0) {
+      throw new InvalidTopicNameError(`Invalid topic name ${quote(input)}: the topic part is blank`);
+    }
+    if (cluster === undefined && localName.includes('/')) {
       throw new InvalidTopicNameError(
-        `Invalid topic name ${quote(input)}: the topic part ${quote(localName)} contains '/'`,
+        `Invalid topic name ${quote(input)}: the topic part ${quote(localName)} contains '/' (only a legacy name with a cluster may)`,
       );
     }
     if (CONTROL_CHARACTER.test(localName)) {
@@ -159,6 +169,60 @@ export class TopicName {
     const name = new TopicName(domain, tenant, cluster, namespace, localName, partitionIndex);
     checkNameLimits(name.toString(), input);
     return name;
+  }
+
+  /**
+   * The v2 name (`domain://tenant/namespace/topic`) of a legacy name: the cluster dropped.
+   * @throws InvalidTopicNameError when the topic part holds `/`, which a v2 name cannot.
+   */
+  withoutCluster(): TopicName {
+    if (this.cluster === undefined) return this;
+    return TopicName.build(
+      this.toString(),
+      this.domain,
+      this.tenant,
+      undefined,
+      this.namespace,
+      this.localName,
+    );
+  }
+
+  /**
+   * Pulsar's admin rule for creating a non-partitioned topic whose name holds `-partition-`
+   * (`PersistentTopicsBase.validateNonPartitionTopicNameAsync`): when the text after the *first*
+   * `-partition-` reads as a number (Java's `Long.parseLong`: an optional sign, ASCII digits,
+   * 64 bits), the name may be created only while the topic before it is partitioned with more
+   * partitions than that number. `tp1-partition-0-DLQ` and `a-partition-x` hold no such number
+   * (undefined); `a-partition-00`, `a-partition-+1`, `a-partition--1` and `a-partition-3` do.
+   *
+   * @returns the partitioned topic the number points at (undefined when the text before
+   *   `-partition-` is empty) and the number; undefined when the name holds no such number.
+   */
+  get partitionKeywordIndex():
+    | { readonly partitionedTopic: TopicName | undefined; readonly index: bigint }
+    | undefined {
+    const at = this.localName.indexOf(PARTITION_SUFFIX);
+    if (at < 0) return undefined;
+    const text = this.localName.slice(at + PARTITION_SUFFIX.length);
+    if (!/^[+-]?[0-9]+$/.test(text)) return undefined;
+    const index = BigInt(text);
+    if (index > MAX_LONG || index < -MAX_LONG - 1n) return undefined;
+    const baseName = this.localName.slice(0, at);
+    let partitionedTopic: TopicName | undefined;
+    try {
+      partitionedTopic = TopicName.build(
+        this.toString(),
+        this.domain,
+        this.tenant,
+        this.cluster,
+        this.namespace,
+        baseName,
+      );
+    } catch {
+      // An empty or blank text before '-partition-' names no topic, partitioned or not.
+      partitionedTopic = undefined;
+    }
+    return { partitionedTopic, index };
   }
 
   /** `tenant/namespace`, or `property/cluster/namespace` for a legacy name. */
@@ -276,12 +340,7 @@ function parsePartitionIndex(localName: string, input: string): number {
     return -1;
   }
   const suffix = localName.slice(at + PARTITION_SUFFIX.length);
-  if (/^-[0-9]+$/.test(suffix)) {
-    throw new InvalidTopicNameError(
-      `Invalid topic name ${quote(input)}: negative partition index ${quote(suffix)}`,
-    );
-  }
-  // Canonical digits only, as Pulsar's getPartitionIndex: '01' or '+1' keep the name plain.
+  // Canonical digits only, as Pulsar's getPartitionIndex: '01', '+1' or '-1' keep the name plain.
   if (!/^(0|[1-9][0-9]*)$/.test(suffix)) {
     return -1;
   }

@@ -100,6 +100,8 @@ interface Fixture {
   readonly shared: TestConsumer;
   readonly failover: TestConsumer;
   readonly grantedRole: string;
+  /** A tenant of the fixture's own (the topic's tenant is never created) with namespace `ns`. */
+  readonly tenant: string;
 }
 
 /** A topic with subscriptions `sub` (Shared) and `fo` (Failover), 3 messages, a consumer on each, a grant. */
@@ -116,7 +118,13 @@ async function createFixture(label: string): Promise<Fixture> {
   const shared = await consumerApi.subscribe(topic, 'sub', { subscriptionType: 'Shared' });
   const failover = await consumerApi.subscribe(topic, 'fo', { subscriptionType: 'Failover' });
   const parts = parseMessageId(id as string);
+  const tenant = uniqueRole(`${label}-tenant`);
+  await admin.expectStatus(204, 'PUT', `/admin/v2/tenants/${tenant}`, {
+    body: { allowedClusters: ['standalone'] },
+  });
+  await admin.expectStatus(204, 'PUT', `/admin/v2/namespaces/${tenant}/ns`);
   return {
+    tenant,
     namespace,
     topic,
     first: { ledgerId: parts.ledgerId, entryId: parts.entryId, id: id as string },
@@ -133,12 +141,24 @@ async function createFixture(label: string): Promise<Fixture> {
  */
 function requestFor(route: ApiRoute, f: Fixture): Omit<RawRequest, 'headers'> {
   const creates = route.method === 'PUT' || route.path.startsWith('/consumers/{domain}/');
+  // Tenants and namespaces as resources: the fixture's own tenant; PUT and DELETE a new namespace
+  // (the positive control creates it, then deletes it), PUT and DELETE a new tenant.
+  const tenantRoute = route.path.startsWith('/admin/v2/tenants/');
+  const namespaceRoute =
+    route.path === '/admin/v2/namespaces/{tenant}' ||
+    route.path === '/admin/v2/namespaces/{tenant}/{namespace}';
   const values: Record<string, string> = {
     domain: 'persistent',
-    tenant: f.namespace.tenant,
+    tenant: tenantRoute
+      ? route.method === 'GET'
+        ? f.tenant
+        : `${f.tenant}-created`
+      : namespaceRoute
+        ? f.tenant
+        : f.namespace.tenant,
     property: f.namespace.tenant,
     cluster: 'standalone',
-    namespace: f.namespace.namespace,
+    namespace: namespaceRoute ? (route.method === 'GET' ? 'ns' : 'created-ns') : f.namespace.namespace,
     topic:
       route.method !== 'PUT' || route.path.includes('/subscription/')
         ? f.topic.localName
@@ -178,6 +198,7 @@ function requestFor(route: ApiRoute, f: Fixture): Omit<RawRequest, 'headers'> {
       messageIds: [{ ledgerId: f.first.ledgerId, entryId: f.first.entryId }],
     },
     '{role}': route.method === 'POST' ? ['produce'] : undefined,
+    '{tenant}': route.method === 'PUT' ? { adminRoles: [], allowedClusters: ['standalone'] } : undefined,
   };
   const body = bodies[tail];
   return {
@@ -215,6 +236,10 @@ async function stateOf(f: Fixture) {
     audit: await get(`${f.topic.adminPath}/acknowledgeMessage/audit`),
     created: await get(metadata('created')),
     createdPartitioned: await get(metadata('created-parted')),
+    // Not the list of all tenants: other suites add and delete theirs meanwhile.
+    createdTenant: await get(`/admin/v2/tenants/${f.tenant}-created`),
+    tenant: await get(`/admin/v2/tenants/${f.tenant}`),
+    namespaces: await get(`/admin/v2/namespaces/${f.tenant}`),
   };
 }
 

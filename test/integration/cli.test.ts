@@ -419,3 +419,27 @@ describe('ackline-admin permissions and tokens', () => {
     expect(refused.status).toBe(401);
   });
 });
+
+describe('ackline-admin tenants and namespaces (issue 13)', () => {
+  it('creates a tenant and a namespace, lists them as JSON, and deletes them; refusals exit 1 with the reason', async () => {
+    const tenant = uniqueRole('cli-tenant');
+
+    const created = await cli(['tenants', 'create', tenant, '-r', 'ops']);
+    const namespace = await cli(['namespaces', 'create', `${tenant}/ns`]);
+    const tenants = await cli(['tenants', 'list', '--output', 'json']);
+    const info = await cli(['tenants', 'get', tenant, '--output', 'json']);
+    const namespaces = await cli(['namespaces', 'list', tenant, '--output', 'json']);
+    const busy = await cli(['tenants', 'delete', tenant]);
+    const nsDeleted = await cli(['namespaces', 'delete', `${tenant}/ns`]);
+    const deleted = await cli(['tenants', 'delete', tenant, '--output', 'json']);
+
+    expect([created.code, namespace.code, tenants.code, info.code, namespaces.code]).toEqual([0, 0, 0, 0, 0]);
+    expect(JSON.parse(tenants.stdout)).toEqual(expect.arrayContaining(['public', tenant]));
+    expect(JSON.parse(info.stdout)).toEqual({ adminRoles: ['ops'], allowedClusters: ['standalone'] });
+    expect(JSON.parse(namespaces.stdout)).toEqual([`${tenant}/ns`]);
+    expect(busy.code).toBe(1);
+    expect(busy.stderr).toContain(`409 Conflict: The tenant ${tenant} still has active namespaces`);
+    expect(nsDeleted.code).toBe(0);
+    expect(JSON.parse(deleted.stdout)).toEqual({ message: `Deleted tenant ${tenant}` });
+  });
+});

@@ -1,7 +1,9 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
+  NamespaceAlreadyExistsError,
   SubscriptionAlreadyExistsError,
+  TenantAlreadyExistsError,
   TopicAlreadyExistsError,
   TopicNotFoundError,
 } from '../../shared/domain/catalog-errors.ts';
@@ -1646,6 +1648,82 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
       expect(await topicCatalog.getFeedProgress(partition, 'sub', first.cursorId)).toBeUndefined();
       expect(await topicCatalog.getFeedProgress(partition, 'sub', again.cursorId)).toBeUndefined();
       expect(await topicCatalog.getFeedProgress(uniquePartition(), 'sub', again.cursorId)).toBeUndefined();
+    });
+  });
+
+  describe('TenantCatalog', () => {
+    it('creates a tenant once (TenantAlreadyExistsError), gets, lists sorted and deletes it', async () => {
+      const { tenantCatalog } = storage();
+      const [first, second] = [uniqueId('tenant-b'), uniqueId('tenant-a')].sort();
+      const info = { adminRoles: ['ops', 'alice'], allowedClusters: ['standalone'] };
+      await tenantCatalog.createTenant({ tenant: second as string, info, createdAtMs: 5 });
+      await tenantCatalog.createTenant({
+        tenant: first as string,
+        info: { adminRoles: [], allowedClusters: [] },
+        createdAtMs: 6,
+      });
+
+      const again = await tenantCatalog
+        .createTenant({ tenant: second as string, info, createdAtMs: 7 })
+        .catch((error: unknown) => error);
+      const got = await tenantCatalog.getTenant(second as string);
+      const listed = (await tenantCatalog.listTenants()).map((record) => record.tenant);
+      await tenantCatalog.deleteTenant(first as string);
+      await tenantCatalog.deleteTenant(uniqueId('never-created'));
+
+      expect(again).toBeInstanceOf(TenantAlreadyExistsError);
+      expect(got).toEqual({ tenant: second, info, createdAtMs: 5 });
+      expect(listed.filter((name) => name === first || name === second)).toEqual([first, second]);
+      expect(listed).toEqual([...listed].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b))));
+      expect(await tenantCatalog.getTenant(first as string)).toBeUndefined();
+      expect(await tenantCatalog.getTenant(uniqueId('never-created'))).toBeUndefined();
+    });
+
+    it("creates a namespace once (NamespaceAlreadyExistsError), lists a tenant's namespaces sorted, deletes one", async () => {
+      const { tenantCatalog } = storage();
+      const tenant = uniqueId('tenant');
+      const other = uniqueId('tenant');
+      await tenantCatalog.createNamespace({ tenant, namespace: 'b', createdAtMs: 1 });
+      await tenantCatalog.createNamespace({ tenant, namespace: 'a', createdAtMs: 2 });
+      await tenantCatalog.createNamespace({ tenant: other, namespace: 'c', createdAtMs: 3 });
+
+      const again = await tenantCatalog
+        .createNamespace({ tenant, namespace: 'b', createdAtMs: 4 })
+        .catch((error: unknown) => error);
+      const listed = await tenantCatalog.listNamespaces(tenant);
+      const got = await tenantCatalog.getNamespace(tenant, 'b');
+      await tenantCatalog.deleteNamespace(tenant, 'b');
+      await tenantCatalog.deleteNamespace(tenant, 'never-created');
+
+      expect(again).toBeInstanceOf(NamespaceAlreadyExistsError);
+      expect(listed).toEqual([
+        { tenant, namespace: 'a', createdAtMs: 2 },
+        { tenant, namespace: 'b', createdAtMs: 1 },
+      ]);
+      expect(got).toEqual({ tenant, namespace: 'b', createdAtMs: 1 });
+      expect(await tenantCatalog.listNamespaces(tenant)).toEqual([
+        { tenant, namespace: 'a', createdAtMs: 2 },
+      ]);
+      expect(await tenantCatalog.getNamespace(tenant, 'b')).toBeUndefined();
+      expect(await tenantCatalog.listNamespaces(uniqueId('tenant'))).toEqual([]);
+    });
+
+    it('keeps tenants and namespaces apart from the topics of the same table', async () => {
+      const { tenantCatalog, topicCatalog } = storage();
+      const tenant = uniqueId('tenant');
+      const topic = TopicName.parse(`persistent://${tenant}/ns/orders`);
+      await topicCatalog.createTopic({ topic, partitions: 0, createdAtMs: 1 });
+      await tenantCatalog.createNamespace({ tenant, namespace: 'ns', createdAtMs: 1 });
+
+      expect(await tenantCatalog.listNamespaces(tenant)).toHaveLength(1);
+      expect(
+        (await topicCatalog.listTopics('persistent', `${tenant}/ns`)).map((r) => r.topic.toString()),
+      ).toEqual([topic.toString()]);
+      expect(
+        (await topicCatalog.listAllTopics()).some(
+          (r) => r.topic.tenant === tenant && r.topic.namespace !== 'ns',
+        ),
+      ).toBe(false);
     });
   });
 

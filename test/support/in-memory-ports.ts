@@ -10,6 +10,7 @@ import { InMemoryDeliveryQueue } from './in-memory-delivery-queue.ts';
 import { InMemoryDispatchStore } from './in-memory-dispatch-store.ts';
 import { InMemoryLedger } from './in-memory-ledger.ts';
 import { InMemoryPermissionStore } from './in-memory-permission-store.ts';
+import { InMemoryTenantCatalog } from './in-memory-tenant-catalog.ts';
 import { InMemoryTopicCatalog } from './in-memory-topic-catalog.ts';
 import { ManualClock } from './manual-clock.ts';
 
@@ -38,6 +39,7 @@ export function inMemoryPorts(parts: Partial<UseCasePorts> = {}): {
   const dispatch = parts.dispatch ?? new InMemoryDispatchStore();
   const ports: UseCasePorts = {
     catalog: new InMemoryTopicCatalog(),
+    tenants: new InMemoryTenantCatalog(),
     ledger,
     cursors: new EngineCursorView({ store: dispatch, ledger, clock, limits: DEFAULT_ENGINE_LIMITS }),
     dispatch,

@@ -26,6 +26,7 @@ import { DynamoDbCursorStore } from '../../shared/adapters/dynamodb/dynamodb-cur
 import { DynamoDbDispatchStore } from '../../shared/adapters/dynamodb/dynamodb-dispatch-store.ts';
 import { DynamoDbLedger } from '../../shared/adapters/dynamodb/dynamodb-ledger.ts';
 import { DynamoDbPermissionStore } from '../../shared/adapters/dynamodb/dynamodb-permission-store.ts';
+import { DynamoDbTenantCatalog } from '../../shared/adapters/dynamodb/dynamodb-tenant-catalog.ts';
 import { DynamoDbTopicCatalog } from '../../shared/adapters/dynamodb/dynamodb-topic-catalog.ts';
 import { catalogTable, cursorsTable, entriesTable, tables } from '../../shared/config/resources.ts';
 import type { AuditLog } from '../../shared/ports/audit-log.ts';
@@ -33,12 +34,14 @@ import type { CursorStore } from '../../shared/ports/cursor-store.ts';
 import type { DispatchStore } from '../../shared/ports/dispatch-store.ts';
 import type { Ledger } from '../../shared/ports/ledger.ts';
 import type { PermissionStore } from '../../shared/ports/permission-store.ts';
+import type { TenantCatalog } from '../../shared/ports/tenant-catalog.ts';
 import type { TopicCatalog } from '../../shared/ports/topic-catalog.ts';
 import { InMemoryAuditLog } from './in-memory-audit-log.ts';
 import { InMemoryCursorStore } from './in-memory-cursor-store.ts';
 import { InMemoryDispatchStore } from './in-memory-dispatch-store.ts';
 import { InMemoryLedger, InMemoryLedgerTables } from './in-memory-ledger.ts';
 import { InMemoryPermissionStore } from './in-memory-permission-store.ts';
+import { InMemoryTenantCatalog } from './in-memory-tenant-catalog.ts';
 import { InMemoryTopicCatalog } from './in-memory-topic-catalog.ts';
 
 /** One implementation of every storage port, over fresh, empty storage. */
@@ -47,6 +50,7 @@ export interface StorageStores {
   readonly dispatchStore: DispatchStore;
   readonly topicCatalog: TopicCatalog;
   readonly permissionStore: PermissionStore;
+  readonly tenantCatalog: TenantCatalog;
   readonly auditLog: AuditLog;
   /** A Ledger over this backend's storage; all of them share the deployment-wide ledgerId counter. */
   ledger(maxEntriesPerLedger: number): Ledger;
@@ -71,6 +75,7 @@ export const inMemoryBackend: StorageBackend = {
       dispatchStore: new InMemoryDispatchStore(),
       topicCatalog: new InMemoryTopicCatalog(),
       permissionStore: new InMemoryPermissionStore(),
+      tenantCatalog: new InMemoryTenantCatalog(),
       auditLog: new InMemoryAuditLog(),
       ledger: (maxEntriesPerLedger) => new InMemoryLedger(maxEntriesPerLedger, ledgerTables),
       close: async () => {},
@@ -146,6 +151,7 @@ async function dynamoDbStores(
     dispatchStore: new DynamoDbDispatchStore(client, physicalTableName(stage, cursorsTable)),
     topicCatalog: new DynamoDbTopicCatalog(client, catalog),
     permissionStore: new DynamoDbPermissionStore(client, catalog),
+    tenantCatalog: new DynamoDbTenantCatalog(client, catalog),
     auditLog: new DynamoDbAuditLog(client, catalog),
     ledger: (maxEntriesPerLedger) =>
       new DynamoDbLedger(client, catalog, physicalTableName(stage, entriesTable), maxEntriesPerLedger),

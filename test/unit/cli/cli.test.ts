@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -510,5 +510,184 @@ describe('ackline-admin tokens create-secret-key', () => {
     expect(statSync(join(cwd, 'secret.key'))).toMatchObject({ size });
     expect(statSync(join(cwd, 'secret.key')).mode & 0o777).toBe(0o600);
     expect(await verifyWith(secretKeyFrom(url), token.stdout)).toEqual({ role: 'ops' });
+  });
+});
+
+// Issue 13, criterion 5: the pulsar-admin commands for cursors, backlog, expiry, partitioned stats,
+// retention, TTL, tenants and namespaces, checked against the Pulsar REST calls they make.
+describe('ackline-admin issue 13 commands', () => {
+  const admin = ['--admin-url', 'http://admin.test'];
+
+  it.each([
+    [
+      ['topics', 'reset-cursor', 't/ns/x', '-s', 'billing', '-m', `${BIG_ID}:3`],
+      'POST',
+      '/admin/v2/persistent/t/ns/x/subscription/billing/resetcursor',
+      `{"ledgerId":${BIG_ID},"entryId":3,"partitionIndex":-1,"isExcluded":false}`,
+    ],
+    [
+      ['topics', 'reset-cursor', 't/ns/x', '-s', 'billing', '-m', '12:3:-1', '-e'],
+      'POST',
+      '/admin/v2/persistent/t/ns/x/subscription/billing/resetcursor',
+      '{"ledgerId":12,"entryId":3,"partitionIndex":-1,"isExcluded":true}',
+    ],
+    [
+      ['topics', 'reset-cursor', 't/ns/x', '-s', 'billing', '-t', '1h'],
+      'POST',
+      `/admin/v2/persistent/t/ns/x/subscription/billing/resetcursor/${NOW_MS - 3_600_000}`,
+      undefined,
+    ],
+    [
+      ['topics', 'clear-backlog', 't/ns/x', '-s', 'a b'],
+      'POST',
+      '/admin/v2/persistent/t/ns/x/subscription/a%20b/skip_all',
+      undefined,
+    ],
+    [
+      ['topics', 'expire-messages', 't/ns/x', '-s', 'billing', '-t', '2m'],
+      'POST',
+      '/admin/v2/persistent/t/ns/x/subscription/billing/expireMessages/120',
+      undefined,
+    ],
+    [
+      ['topics', 'expire-messages-all-subscriptions', 't/ns/x', '-t', '30'],
+      'POST',
+      '/admin/v2/persistent/t/ns/x/all_subscription/expireMessages/30',
+      undefined,
+    ],
+    [
+      ['namespaces', 'set-retention', 't/ns', '--size', '10G', '--time', '3h'],
+      'POST',
+      '/admin/v2/namespaces/t/ns/retention',
+      '{"retentionTimeInMinutes":180,"retentionSizeInMB":10240}',
+    ],
+    [
+      ['namespaces', 'set-retention', 't/ns', '-s', '-1', '-t', '-1'],
+      'POST',
+      '/admin/v2/namespaces/t/ns/retention',
+      '{"retentionTimeInMinutes":-1,"retentionSizeInMB":-1}',
+    ],
+    [
+      ['namespaces', 'set-message-ttl', 't/ns', '--messageTTL', '1h'],
+      'POST',
+      '/admin/v2/namespaces/t/ns/messageTTL',
+      '3600',
+    ],
+    [['namespaces', 'create', 't/ns'], 'PUT', '/admin/v2/namespaces/t/ns', undefined],
+    [['namespaces', 'delete', 't/ns'], 'DELETE', '/admin/v2/namespaces/t/ns', undefined],
+    [['namespaces', 'delete', 't/ns', '-f'], 'DELETE', '/admin/v2/namespaces/t/ns?force=true', undefined],
+    [
+      ['tenants', 'create', 'acme', '-r', 'ops,alice', '-c', 'standalone'],
+      'PUT',
+      '/admin/v2/tenants/acme',
+      '{"adminRoles":["ops","alice"],"allowedClusters":["standalone"]}',
+    ],
+    [['tenants', 'delete', 'acme', '--force'], 'DELETE', '/admin/v2/tenants/acme?force=true', undefined],
+  ])('%j calls %s %s', async (argv, method, path, body) => {
+    const result = await cli([...admin, ...argv]);
+
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.requests).toHaveLength(1);
+    expect(result.requests[0]).toMatchObject({ method, url: `http://admin.test${path}` });
+    expect(result.requests[0]!.body).toBe(body);
+  });
+
+  it('reset-cursor needs exactly one of -t and -m', async () => {
+    const neither = await cli([...admin, 'topics', 'reset-cursor', 't/ns/x', '-s', 'b']);
+    const both = await cli([
+      ...admin,
+      'topics',
+      'reset-cursor',
+      't/ns/x',
+      '-s',
+      'b',
+      '-t',
+      '1h',
+      '-m',
+      '1:2',
+    ]);
+
+    expect([neither.code, both.code]).toEqual([1, 1]);
+    expect(neither.stderr).toContain('Give either -t/--time or -m/--messageId');
+    expect(neither.requests.length + both.requests.length).toBe(0);
+  });
+
+  it('tenants create without -c asks the server for its clusters, as pulsar-admin', async () => {
+    const result = await cli([...admin, 'tenants', 'create', 'acme'], {
+      respond: (request) => (request.method === 'GET' ? jsonResponse(['standalone']) : noContent()),
+    });
+
+    expect(result.code).toBe(0);
+    expect(result.requests.map((r) => `${r.method} ${r.url}`)).toEqual([
+      'GET http://admin.test/admin/v2/clusters',
+      'PUT http://admin.test/admin/v2/tenants/acme',
+    ]);
+    expect(result.requests[1]!.body).toBe('{"adminRoles":[],"allowedClusters":["standalone"]}');
+  });
+
+  it.each([
+    [
+      ['tenants', 'list'],
+      ['public', 'acme'],
+      ['public', 'acme'],
+    ],
+    [['namespaces', 'list', 'acme'], ['acme/a'], ['acme/a']],
+    [['topics', 'partitioned-stats', 't/ns/x', '--per-partition'], { msgInCounter: 3 }, { msgInCounter: 3 }],
+    [
+      ['tenants', 'get', 'acme'],
+      { adminRoles: [], allowedClusters: ['standalone'] },
+      { adminRoles: [], allowedClusters: ['standalone'] },
+    ],
+  ])('%j --output json prints one JSON document', async (argv, answer, printed) => {
+    const result = await cli([...admin, ...argv, '--output', 'json'], {
+      respond: () => jsonResponse(answer),
+    });
+
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual(printed);
+  });
+
+  it('--output json turns a confirmation and a list of messages into one document each; text is the default', async () => {
+    const created = await cli([...admin, 'topics', 'create', 't/ns/x', '--output', 'json']);
+    const text = await cli([...admin, 'topics', 'create', 't/ns/x']);
+    const peeked = await cli(
+      [...admin, 'topics', 'peek-messages', 't/ns/x', '-s', 'b', '-n', '2', '--output', 'json'],
+      {
+        respond: () => jsonResponse({ payload: 'x' }),
+      },
+    );
+    const bad = await cli([...admin, 'topics', 'create', 't/ns/x', '--output', 'yaml']);
+
+    expect(JSON.parse(created.stdout)).toEqual({ message: 'Created topic persistent://t/ns/x' });
+    expect(text.stdout).toBe('Created topic persistent://t/ns/x\n');
+    expect(Array.isArray(JSON.parse(peeked.stdout))).toBe(true);
+    expect(bad.code).toBe(1);
+    expect(bad.requests).toHaveLength(0);
+  });
+
+  it("finds the embedded stack's URL in the data directory and mints a superuser token with its secret", async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'ackline-cli-'));
+    const dataDir = join(cwd, 'data');
+    const secret = 'local-secret-0123456789abcdef0123456789';
+    mkdirSync(dataDir);
+    writeFileSync(join(dataDir, 'endpoints.json'), JSON.stringify({ gateway: 'http://127.0.0.1:41234' }));
+    writeFileSync(join(dataDir, 'token-secret'), `${secret}\n`);
+    const env = { ACKLINE_DATA_DIR: 'data', ACKLINE_SUPERUSER_ROLES: 'root,admin' };
+
+    const local = await cli(['tenants', 'list'], { cwd, env, respond: () => jsonResponse([]) });
+    const elsewhere = await cli(['--admin-url', 'http://other.test', 'tenants', 'list'], {
+      cwd,
+      env,
+      respond: () => jsonResponse([]),
+    });
+
+    expect(local.requests[0]!.url).toBe('http://127.0.0.1:41234/admin/v2/tenants');
+    const token = (local.requests[0]!.headers.authorization as string).replace('Bearer ', '');
+    const verified = await verifyWith(secretKeyFrom(secret), token);
+    expect(verified.role).toBe('root');
+    // The local secret never signs a call to another server.
+    expect(elsewhere.requests[0]!.url).toBe('http://other.test/admin/v2/tenants');
+    expect(elsewhere.requests[0]!.headers.authorization).toBeUndefined();
   });
 });

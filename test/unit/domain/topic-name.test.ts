@@ -19,7 +19,6 @@ describe('TopicName.parse', () => {
     ['t/ns/topic', 'persistent://t/ns/topic', 'persistent', 't', undefined, 'ns', 'topic', -1],
     ['topic', 'persistent://public/default/topic', 'persistent', 'public', undefined, 'default', 'topic', -1],
     ['persistent://p/c1/ns/topic', 'persistent://p/c1/ns/topic', 'persistent', 'p', 'c1', 'ns', 'topic', -1],
-    ['p/c1/ns/topic', 'persistent://p/c1/ns/topic', 'persistent', 'p', 'c1', 'ns', 'topic', -1],
     [
       'persistent://t/ns/topic-partition-2',
       'persistent://t/ns/topic-partition-2',
@@ -107,7 +106,6 @@ describe('TopicName.parse', () => {
   it.each([
     ['', /is empty/],
     ['persistent://t/ns', /found 2/],
-    ['persistent://t/ns/a/b/c', /found 5/],
     ['t/ns', /found 2/],
     ['a/b/c/d/e', /found 5/],
     ['http://t/ns/topic', /unknown domain "http"/],
@@ -123,8 +121,10 @@ describe('TopicName.parse', () => {
     ['persistent://p/c#/ns/topic', /cluster "c#"/],
     ['persistent://t/ns%2F/topic', /namespace "ns%2F"/],
     ['persistent://té/ns/topic', /tenant "té"/],
-    ['persistent://t/ns/topic-partition--1', /negative partition index "-1"/],
-    ['t/ns/topic-partition--12', /negative partition index/],
+    ['p/c1/ns/topic', /needs persistent:\/\//],
+    ['persistent://p/c/ns/', /topic part is empty/],
+    ['persistent://t/ns/ ', /topic part is blank/],
+    [' ', /topic part is blank/],
     ['t/ns/-partition-0', /empty name/],
     ['t/ns/to\npic', /control character/],
     ['t/ns/to\u0000pic', /control character/],
@@ -226,5 +226,164 @@ describe('TopicName.fromRest', () => {
   ])('rejects %s/%s/%s/%s', (domain, tenant, namespace, topic, reason) => {
     expect(() => TopicName.fromRest(domain, tenant, namespace, topic)).toThrow(InvalidTopicNameError);
     expect(() => TopicName.fromRest(domain, tenant, namespace, topic)).toThrow(reason);
+  });
+});
+
+/**
+ * The cases of Pulsar's own TopicNameTest (pulsar-common/src/test/java/org/apache/pulsar/common/
+ * naming/TopicNameTest.java), each with what Pulsar's TopicName answers.
+ */
+describe("TopicName against Pulsar's TopicNameTest", () => {
+  it.each([
+    ['://tenant.namespace:topic'],
+    ['://tenant.namespace:my-topic'],
+    ['://tenant.namespace'],
+    ['invalid://tenant/cluster/namespace/topic'],
+    ['tenant/cluster/namespace/topic'],
+    ['persistent:///cluster/namespace/mydest-1'],
+    ['persistent://pulsar//namespace/mydest-1'],
+    ['persistent://pulsar/cluster//mydest-1'],
+    ['persistent://pulsar/cluster/namespace/'],
+    ['://pulsar/cluster/namespace/'],
+    ['://tenant/cluster/namespace'],
+    [' '],
+    ['pulsar/cluster/namespace/test'],
+    ['pulsar/cluster'],
+  ])('refuses %o as Pulsar does', (input) => {
+    expect(() => TopicName.parse(input)).toThrow(InvalidTopicNameError);
+  });
+
+  it('reads a legacy name with its cluster', () => {
+    // Act
+    const name = TopicName.parse('persistent://tenant/cluster/namespace/topic');
+
+    // Assert
+    expect(name.namespaceName).toBe('tenant/cluster/namespace');
+    expect(name.tenant).toBe('tenant');
+    expect(name.cluster).toBe('cluster');
+    expect(name.namespace).toBe('namespace');
+    expect(name.localName).toBe('topic');
+    expect(name.toString()).toBe('persistent://tenant/cluster/namespace/topic');
+  });
+
+  it.each([
+    ['persistent://tenant/cluster/namespace/ns-abc/table/1', 'ns-abc/table/1'],
+    ['persistent://tenant/cluster/namespace/ns-abc/table/1/', 'ns-abc/table/1/'],
+    ['persistent://tenant/cluster/namespace//ns-abc//table//1//', '/ns-abc//table//1//'],
+    ['persistent://tenant/cluster/namespace/$#3rpa/table/1', '$#3rpa/table/1'],
+  ])('keeps the slashes of a legacy topic part: %s', (input, localName) => {
+    // Act
+    const name = TopicName.parse(input);
+
+    // Assert
+    expect(name.localName).toBe(localName);
+    expect(name.restPath).toBe(`persistent/tenant/cluster/namespace/${encodeURIComponent(localName)}`);
+    expect(TopicName.parse(name.toString()).equals(name)).toBe(true);
+  });
+
+  it('has no v2 name for a legacy topic part with a slash', () => {
+    const name = TopicName.parse('persistent://tenant/cluster/namespace/ns-abc/table/1');
+    expect(() => name.withoutCluster()).toThrow(/contains '\/'/);
+    expect(TopicName.parse('persistent://p/c/ns/x').withoutCluster().toString()).toBe('persistent://p/ns/x');
+  });
+
+  it('builds partition names, also of a name that already holds -partition- (testTwoKeyWordPartition)', () => {
+    // Arrange
+    const legacy = TopicName.parse('persistent://myprop/mycolo/myns/mytopic');
+    const dlq = TopicName.parse('tenant1/namespace1/tp1-partition-0-DLQ');
+
+    // Assert
+    expect(legacy.partition(0).toString()).toBe('persistent://myprop/mycolo/myns/mytopic-partition-0');
+    expect(legacy.partition(2).partitionIndex).toBe(2);
+    expect(legacy.partitionIndex).toBe(-1);
+    expect(TopicName.parse('persistent://myprop/mycolo/myns/mytopic-partition-4').partitionIndex).toBe(4);
+    expect(dlq.isPartition).toBe(false);
+    expect(dlq.partition(0).toString()).toBe(
+      'persistent://tenant1/namespace1/tp1-partition-0-DLQ-partition-0',
+    );
+  });
+
+  it.each([
+    ['mytopic-partition--1'],
+    ['mytopic-partition--2'],
+    ['mytopic-partition-00'],
+    ['mytopic-partition-01'],
+    ['mytopic-partition-012'],
+    ['mytopic-partition- 12'],
+    ['mytopic-partition-12 '],
+    ['mytopic-partition- 12 '],
+    ['mytopic-partition-1&'],
+    ['mytopic-partition-1!'],
+  ])('reads %o as a plain name', (input) => {
+    const name = TopicName.parse(input);
+    expect(name.isPartition).toBe(false);
+    expect(name.partitionIndex).toBe(-1);
+  });
+
+  it.each([
+    ['mytopic-partition-0', 0],
+    ['mytopic-partition-1', 1],
+    ['mytopic-partition-12', 12],
+  ])('reads %o as partition %i', (input, index) => {
+    expect(TopicName.parse(input).partitionIndex).toBe(index);
+  });
+
+  it('decodes and encodes a local name with colons, a backslash and slashes (testDecodeEncode)', () => {
+    // Arrange
+    const encoded =
+      'a%3Aen-in_in_business_content_item_20150312173022_https%5C%3A%2F%2Fin.news.example.com%2Fr';
+    const raw = 'a:en-in_in_business_content_item_20150312173022_https\\://in.news.example.com/r';
+
+    // Act
+    const name = TopicName.parse(`persistent://prop/colo/ns/${raw}`);
+    const fromRest = TopicName.fromRestV1('persistent', 'prop', 'colo', 'ns', encoded);
+
+    // Assert
+    expect(name.localName).toBe(raw);
+    expect(name.restPath).toBe(`persistent/prop/colo/ns/${encoded}`);
+    expect(fromRest.equals(name)).toBe(true);
+  });
+
+  it.each([
+    ['persistent://tenant/namespace/a:b:c', 'a:b:c'],
+    ['persistent://public_tenant/default_namespace/test_topic', 'test_topic'],
+    ['t/ns/ordres-été 日本', 'ordres-été 日本'],
+    ['t/ns/$#3rpa', '$#3rpa'],
+  ])('takes %s (testFromPersistenceNamingEncoding, unicode, spaces)', (input, localName) => {
+    const name = TopicName.parse(input);
+    expect(name.localName).toBe(localName);
+    expect(
+      TopicName.fromRest('persistent', name.tenant, name.namespace, encodeURIComponent(localName)).equals(
+        name,
+      ),
+    ).toBe(true);
+  });
+});
+
+describe('TopicName.partitionKeywordIndex (Pulsar validateNonPartitionTopicName)', () => {
+  it.each([
+    ['t/ns/plain', undefined, undefined],
+    ['t/ns/tp1-partition-0-DLQ', undefined, undefined],
+    ['t/ns/a-partition-x', undefined, undefined],
+    ['t/ns/a-partition- 1', undefined, undefined],
+    ['t/ns/a-partition-99999999999999999999', undefined, undefined],
+    ['t/ns/a-partition-00', 'persistent://t/ns/a', 0n],
+    ['t/ns/a-partition-+1', 'persistent://t/ns/a', 1n],
+    ['t/ns/a-partition--1', 'persistent://t/ns/a', -1n],
+    ['t/ns/a-partition-3', 'persistent://t/ns/a', 3n],
+    ['t/ns/a-partition-9223372036854775807', 'persistent://t/ns/a', 9223372036854775807n],
+  ])('%s points at %s index %s', (input, partitioned, index) => {
+    const claim = TopicName.parse(input).partitionKeywordIndex;
+    expect(claim?.partitionedTopic?.toString()).toBe(partitioned);
+    expect(claim?.index).toBe(index);
+  });
+
+  it('uses the first -partition-, as Pulsar does', () => {
+    // 'a-partition-1-partition-3' is partition 3 of 'a-partition-1'; after the first keyword comes no number.
+    expect(TopicName.parse('t/ns/a-partition-1-partition-3').partitionKeywordIndex).toBeUndefined();
+    expect(TopicName.parse('t/ns/-partition-00').partitionKeywordIndex).toEqual({
+      partitionedTopic: undefined,
+      index: 0n,
+    });
   });
 });

@@ -73,7 +73,10 @@ const topicName = fc
   // As createTopic requires: '-partition-' only as a partition's own suffix.
   .filter(
     (name): name is TopicName =>
-      name !== undefined && !name.partitionedTopicName.localName.includes('-partition-'),
+      name !== undefined &&
+      !name.partitionedTopicName.localName.includes('-partition-') &&
+      // A partition of a blank name (' -partition-0') names no topic.
+      name.partitionedTopicName.localName.trim() !== '',
   );
 
 type Entity =
@@ -244,7 +247,7 @@ describe('Catalog keys', () => {
     ],
     [
       'a subscription name of 513 bytes',
-      () => validateSubscriptionName(`${'ü'.repeat(256)}`.slice(0, 255) + '😀'),
+      () => validateSubscriptionName(`${`${'ü'.repeat(256)}`.slice(0, 255)}😀`),
       /bytes in UTF-8, at most 512/,
     ],
     ['a lone surrogate in a subscription name', () => validateSubscriptionName('a\uDC00'), /lone surrogate/],

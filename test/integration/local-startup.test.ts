@@ -116,7 +116,7 @@ describe('the embedded stack starts whatever it has stored', () => {
     // would queue): on a loaded machine some are, which says nothing about maintenance itself.
     expect(maintenance).toMatchObject({ intervalMs: MAINTENANCE_INTERVAL_MS, failures: 0 });
     expect(broken.rebuild).toMatchObject({ state: 'retrying', attempts: 1 });
-    expect(broken.rebuild.lastError).toContain(`${topic.name}|broken`);
+    expect(broken.rebuild.lastError).toContain(JSON.stringify([topic.name, 'broken']));
     expect(running.output()).toContain('restore subscription doorbells: attempt 1 failed');
     expect(payloads(fromGood).sort()).toEqual(['m0', 'm1', 'm2']);
     expect(repaired.rebuild).toMatchObject({ state: 'done' });

@@ -1,5 +1,8 @@
 import type { Dependencies } from '../../shared/adapters/create-dependencies.ts';
 import { acknowledgeMessage, readAcknowledgeAudit } from '../../shared/application/acknowledge-message.ts';
+import { clearBacklog } from '../../shared/application/clear-backlog.ts';
+import type { CursorOperationOutcome } from '../../shared/application/cursor-operation.ts';
+import { expireMessages } from '../../shared/application/expire-messages.ts';
 import {
   grantPermission,
   listPermissions,
@@ -18,14 +21,15 @@ import {
   listTopics,
 } from '../../shared/application/manage-topics.ts';
 import { getMessageById, peekMessage } from '../../shared/application/read-messages.ts';
+import { resetCursorToMessageId, resetCursorToTimestamp } from '../../shared/application/reset-cursor.ts';
 import { skipByMessageIds, skipMessages } from '../../shared/application/skip-messages.ts';
 import { getInternalStats, getTopicStats } from '../../shared/application/topic-stats.ts';
 import { NotFoundError, ValidationError } from '../../shared/domain/errors.ts';
 import { Position } from '../../shared/domain/position.ts';
 import { parseSubscriptionType } from '../../shared/domain/subscription-type.ts';
 import { TopicName } from '../../shared/domain/topic-name.ts';
-import { initialPositionOf, messageIdsOf } from '../../shared/http/admin-requests.ts';
-import type { HttpRequest, Route } from '../../shared/http/http-types.ts';
+import { initialPositionOf, messageIdsOf, resetCursorBodyOf } from '../../shared/http/admin-requests.ts';
+import type { HttpRequest, HttpResponse, Route } from '../../shared/http/http-types.ts';
 import { noContent, ok } from '../../shared/http/http-types.ts';
 import {
   boundedName,
@@ -92,6 +96,17 @@ export function adminRoutes(deps: Dependencies): Route[] {
       });
       return outcome ? ok(outcome) : noContent();
     };
+
+  /** What every cursor operation reads of the request (Pulsar's `authoritative` is accepted and has no effect). */
+  const cursorOperationOf = (request: HttpRequest) => {
+    queryBoolean(request, 'authoritative');
+    return {
+      topic: topicOf(request),
+      dryRun: queryBoolean(request, 'dryRun'),
+      principal: request.principal,
+      requestId: request.requestId,
+    };
+  };
 
   return [
     {
@@ -276,6 +291,68 @@ export function adminRoutes(deps: Dependencies): Route[] {
         return noContent();
       },
     },
+    {
+      method: 'POST',
+      path: `${TOPIC}/subscription/{subscription}/resetcursor/{timestamp}`,
+      handler: async (request) =>
+        answered(
+          await resetCursorToTimestamp(ports, {
+            ...cursorOperationOf(request),
+            subscriptionName: request.params.subscription as string,
+            timestampMs: safeInteger(request.params.timestamp, 'timestamp (epoch ms)'),
+          }),
+        ),
+    },
+    {
+      method: 'POST',
+      path: `${TOPIC}/subscription/{subscription}/resetcursor`,
+      handler: async (request) => {
+        const body = resetCursorBodyOf(jsonBody(request));
+        return answered(
+          await resetCursorToMessageId(ports, {
+            ...cursorOperationOf(request),
+            subscriptionName: request.params.subscription as string,
+            position: body.position,
+            ...(body.partitionIndex !== undefined ? { partitionIndex: body.partitionIndex } : {}),
+            isExcluded: body.isExcluded || queryBoolean(request, 'isExcluded'),
+          }),
+        );
+      },
+    },
+    {
+      method: 'POST',
+      path: `${TOPIC}/subscription/{subscription}/skip_all`,
+      handler: async (request) =>
+        answered(
+          await clearBacklog(ports, {
+            ...cursorOperationOf(request),
+            subscriptionName: request.params.subscription as string,
+          }),
+        ),
+    },
+    {
+      method: 'POST',
+      path: `${TOPIC}/subscription/{subscription}/expireMessages/{expireTimeInSeconds}`,
+      handler: async (request) =>
+        answered(
+          await expireMessages(ports, {
+            ...cursorOperationOf(request),
+            subscriptionName: request.params.subscription as string,
+            expireTimeInSeconds: safeInteger(request.params.expireTimeInSeconds, 'expireTimeInSeconds'),
+          }),
+        ),
+    },
+    {
+      method: 'POST',
+      path: `${TOPIC}/all_subscription/expireMessages/{expireTimeInSeconds}`,
+      handler: async (request) =>
+        answered(
+          await expireMessages(ports, {
+            ...cursorOperationOf(request),
+            expireTimeInSeconds: safeInteger(request.params.expireTimeInSeconds, 'expireTimeInSeconds'),
+          }),
+        ),
+    },
     { method: 'POST', path: `${TOPIC}/acknowledgeMessage`, handler: acknowledge(topicOf) },
     { method: 'POST', path: `${V1_TOPIC}/acknowledgeMessage`, handler: acknowledge(v1TopicOf) },
     // Pulsar's own v1 base path has no version segment; registered after v2, which it would also match.
@@ -321,6 +398,11 @@ export function adminRoutes(deps: Dependencies): Route[] {
       },
     },
   ];
+}
+
+/** 204 when done (Pulsar's answer); a dry run answers 200 with where each cursor would go. */
+function answered(outcome: CursorOperationOutcome): HttpResponse {
+  return outcome.dryRun ? ok(outcome) : noContent();
 }
 
 function decode(value: string | undefined): string {

@@ -211,6 +211,89 @@ export class Topics {
   }
 
   /**
+   * Resets a subscription's cursor (Pulsar's `resetCursor`): to the first message published at or
+   * after `timestampMs` (a number), or to a message id (`{ ledgerId, entryId }`, after it with
+   * `isExcluded`). Messages from there on are delivered again, as first deliveries; on a
+   * partitioned topic a timestamp resets every partition, a message id the partition holding it.
+   * With `dryRun`, nothing moves and the server's report of where each cursor would go is returned.
+   * @example
+   * await admin.topics().resetCursor('my-tenant/my-ns/orders', 'billing', Date.now() - 3_600_000);
+   * await admin.topics().resetCursor('my-tenant/my-ns/orders', 'billing', { ledgerId: '12', entryId: '3' });
+   */
+  async resetCursor(
+    topic: string,
+    subscription: string,
+    to: number | (MessagePosition & { readonly isExcluded?: boolean }),
+    options: { readonly dryRun?: boolean } = {},
+  ): Promise<JsonValue | undefined> {
+    const base = `${topicPath(topic)}/subscription/${pathSegment(subscription, 'subscription')}/resetcursor`;
+    const query: [string, string][] = options.dryRun ? [['dryRun', 'true']] : [];
+    if (typeof to === 'number') {
+      return this.http.send({ method: 'POST', path: `${base}/${checkCount(to, 'timestamp', 0)}`, query });
+    }
+    const body = {
+      ledgerId: BigInt(entryIdText(to.ledgerId, 'ledgerId')),
+      entryId: BigInt(entryIdText(to.entryId, 'entryId')),
+      ...(to.isExcluded ? { isExcluded: true } : {}),
+    };
+    return this.http.send({ method: 'POST', path: base, query, body });
+  }
+
+  /**
+   * Skips every message of a subscription's backlog (Pulsar's `skipAllMessages`, pulsar-admin
+   * `clear-backlog`).
+   * @example await admin.topics().skipAllMessages('my-tenant/my-ns/orders', 'billing');
+   */
+  async skipAllMessages(
+    topic: string,
+    subscription: string,
+    options: { readonly dryRun?: boolean } = {},
+  ): Promise<JsonValue | undefined> {
+    return this.http.send({
+      method: 'POST',
+      path: `${topicPath(topic)}/subscription/${pathSegment(subscription, 'subscription')}/skip_all`,
+      query: options.dryRun ? [['dryRun', 'true']] : [],
+    });
+  }
+
+  /**
+   * Acknowledges every message of a subscription published more than `expireTimeInSeconds` ago
+   * (Pulsar's `expireMessages`).
+   * @example await admin.topics().expireMessages('my-tenant/my-ns/orders', 'billing', 3600);
+   */
+  async expireMessages(
+    topic: string,
+    subscription: string,
+    expireTimeInSeconds: number,
+    options: { readonly dryRun?: boolean } = {},
+  ): Promise<JsonValue | undefined> {
+    const seconds = checkCount(expireTimeInSeconds, 'expireTimeInSeconds', 0);
+    return this.http.send({
+      method: 'POST',
+      path: `${topicPath(topic)}/subscription/${pathSegment(subscription, 'subscription')}/expireMessages/${seconds}`,
+      query: options.dryRun ? [['dryRun', 'true']] : [],
+    });
+  }
+
+  /**
+   * {@link expireMessages} on every subscription of the topic (Pulsar's
+   * `expireMessagesForAllSubscriptions`).
+   * @example await admin.topics().expireMessagesForAllSubscriptions('my-tenant/my-ns/orders', 3600);
+   */
+  async expireMessagesForAllSubscriptions(
+    topic: string,
+    expireTimeInSeconds: number,
+    options: { readonly dryRun?: boolean } = {},
+  ): Promise<JsonValue | undefined> {
+    const seconds = checkCount(expireTimeInSeconds, 'expireTimeInSeconds', 0);
+    return this.http.send({
+      method: 'POST',
+      path: `${topicPath(topic)}/all_subscription/expireMessages/${seconds}`,
+      query: options.dryRun ? [['dryRun', 'true']] : [],
+    });
+  }
+
+  /**
    * Acknowledges one message on the named subscriptions, or on all of them (PIP-423). Resolves to the
    * server's report when it sends one (a dry run), else to undefined. A 412 means the message could
    * not be acknowledged as asked; the error's `reason` says why.

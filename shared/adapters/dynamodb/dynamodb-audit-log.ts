@@ -25,6 +25,7 @@ export class DynamoDbAuditLog implements AuditLog {
           su: { L: record.subscriptions.map((name) => S(name)) },
           dr: { BOOL: record.dryRun },
           ou: S(record.outcome),
+          ...(record.operation ? { op: S(record.operation) } : {}),
         },
       }),
     );
@@ -43,6 +44,7 @@ export class DynamoDbAuditLog implements AuditLog {
       }),
     );
     return (result.Items ?? []).map((item) => ({
+      ...(item.op?.S ? { operation: item.op.S as NonNullable<AuditRecord['operation']> } : {}),
       atMs: num(item, 'at') ?? 0,
       role: str(item, 'ro') ?? '',
       topic,

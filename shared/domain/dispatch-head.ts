@@ -30,6 +30,13 @@ export interface DispatchHead {
   readonly fenced?: readonly string[];
   /** A read-modify-write of the cursor in progress (an admin skip), until `untilMs`. */
   readonly lease?: { readonly holder: string; readonly untilMs: number };
+  /**
+   * A reset-cursor in progress: the pages from the read position up to `end` (excluded) still hold
+   * acknowledgements and runs of before the reset, which its resetter is clearing. Until it is
+   * done, nothing is dispatched and the fold waits; past `untilMs` (its resetter died) whoever
+   * finds it finishes it (see engine/reset-cursor.ts).
+   */
+  readonly resetting?: { readonly end: Position; readonly untilMs: number };
 }
 
 /** The head of a new cursor: nothing dispatched after `markDelete`. */
@@ -63,6 +70,7 @@ interface EncodedHead {
   ra?: number;
   fz?: string[];
   ls?: [string, number];
+  rs?: [string, number];
 }
 
 export function encodeRuns(runs: readonly DeliveryRun[]): EncodedRun[] {
@@ -121,6 +129,7 @@ export function encodeDispatchHead(head: DispatchHead): string {
   if (head.routedAtMs !== undefined) encoded.ra = head.routedAtMs;
   if (head.fenced && head.fenced.length > 0) encoded.fz = [...head.fenced];
   if (head.lease) encoded.ls = [head.lease.holder, head.lease.untilMs];
+  if (head.resetting) encoded.rs = [head.resetting.end.toString(), head.resetting.untilMs];
   return JSON.stringify(encoded);
 }
 
@@ -137,5 +146,8 @@ export function decodeDispatchHead(text: string): DispatchHead {
     ...(encoded.ra !== undefined ? { routedAtMs: encoded.ra } : {}),
     ...(encoded.fz ? { fenced: encoded.fz } : {}),
     ...(encoded.ls ? { lease: { holder: encoded.ls[0], untilMs: encoded.ls[1] } } : {}),
+    ...(encoded.rs
+      ? { resetting: { end: Position.parseStored(encoded.rs[0]), untilMs: encoded.rs[1] } }
+      : {}),
   };
 }

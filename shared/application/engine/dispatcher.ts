@@ -18,6 +18,7 @@ import { routesTo } from './key-shared-routing.ts';
 import { isAcknowledged, nextInLedger, type PageMap, readPagesOf, spillIfFull } from './pending-state.ts';
 import { pickUpDue } from './redelivery-tracker.ts';
 import { replayStep } from './replay.ts';
+import { finishReset, resetOverdue } from './reset-cursor.ts';
 
 /** Most entries one receive hands out from one partition (a run stays within two pages). */
 export const MAX_DISPATCH = 100;
@@ -263,6 +264,13 @@ async function claimFirstDeliveries(ctx: EngineContext, request: ClaimRequest): 
   const { cursor, consumer, record } = request;
   const head = record.head;
   const now = ctx.clock.nowMs();
+  if (head.resetting) {
+    // A reset is clearing the pages it rewound over: nothing is handed out until it is done (its
+    // resetter died: finish it here).
+    if (!resetOverdue(head, now)) return renewOnly(ctx, request, false);
+    await finishReset(ctx, cursor);
+    return { kind: 'conflict', current: await ctx.store.readHead(cursor.cursorId) };
+  }
   const room = await windowRoom(ctx, cursor, head);
   if (room <= 0) {
     // At the cap: fold what was acknowledged (maintenance would, within a minute), then go on

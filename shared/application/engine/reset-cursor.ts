@@ -6,6 +6,7 @@ import { DISPATCH_PAGE_SIZE, type HeadRecord, type PageState } from '../../ports
 import { windowPages } from './cursor-window.ts';
 import type { EngineContext, PartitionCursor } from './engine-context.ts';
 import { markDeleteTo } from './pending-acks.ts';
+import { nextInLedger } from './pending-state.ts';
 
 /**
  * Pages one reset rewrites at most (500,000 entries): a reset further back than this answers 412
@@ -31,6 +32,9 @@ export function positionBefore(position: Position): Position {
     : Position.ofStored(position.ledgerId, position.entryId - 1n);
 }
 
+/** How long a resetter has to clear the pages before anyone who finds its reset finishes it. */
+export const RESET_TIMEOUT_MS = 30_000;
+
 /**
  * Pulsar's `ManagedCursorImpl.resetCursor` on the delivery engine: the subscription starts over at
  * `readPosition`, backwards or forwards. Mark-delete becomes the entry before it, the read position
@@ -38,22 +42,27 @@ export function positionBefore(position: Position): Position {
  * individuallyDeletedMessages), and the subscription's delivery runs and redelivery tracker are
  * dropped: entries from `readPosition` on are dispatched again as first deliveries, in log order,
  * with redeliveryCount 0 (Pulsar disconnects the consumers and reads again from the new read
- * position). Consumers and an Exclusive/Failover owner stay (no new epoch): what they held before
- * may still be acknowledged, and such an acknowledgement counts (the early-ack mark makes the
- * claims of the re-dispatched range read their pages first, I1).
+ * position). Consumers and an Exclusive/Failover owner stay (no new epoch).
  *
- * Order of the writes, so a crash at any point leaves a cursor the engine reads correctly: the
- * pages first (acks, floors and runs from `readPosition` on cleared; the page before it loses runs
- * that reach into it), then the early-ack mark, then the tracker entries, then the head in one
- * compare-and-set. Before the head write, the old head still rules (a page cleared early only
- * makes entries unacknowledged that the old mark-delete or a later retry covers again; dispatch
- * of the old head never reads runs at or after its read position). After it, runs at or after the
- * read position are ignored by every reader (`locateRun`), so a run a racing spill writes late
- * cannot be handed out.
+ * Three steps, so a crash anywhere leaves a cursor the engine reads correctly:
+ * 1. One compare-and-set of the head: the new mark-delete and read position, no runs, no replay,
+ *    and `resetting` (the pages up to the old read position, or the early-ack mark, still hold
+ *    state of before). From here the reset has happened: dispatch pauses and the fold waits while
+ *    `resetting` is set, and runs at or after the read position are ignored by every reader.
+ * 2. {@link finishReset}: the pages' acks, floors and runs from `readPosition` to that end are
+ *    cleared (and the page before loses runs reaching into it), every tracker entry goes (none can
+ *    be true: the runs are gone, and nothing is dispatched meanwhile), the early-ack mark is
+ *    raised to that end (claims over the range read the pages, so an acknowledgement made after
+ *    the reset is honoured, I1).
+ * 3. One compare-and-set clears `resetting`: dispatch goes on from the new read position.
+ * A resetter that dies between 1 and 3 leaves `resetting`; after RESET_TIMEOUT_MS the next
+ * dispatch or fold that finds it runs steps 2 and 3 (idempotent). An acknowledgement that lands
+ * on a page between steps 1 and 2 may be cleared with it (as Pulsar drops the acknowledgements of
+ * the consumers a reset disconnects): that entry is handed out again.
  *
- * Cost: the head (read, one write), the ledger layout, one read per page from `readPosition` to
- * the old read position (or the early-ack mark), one write per such page holding anything, one
- * write to raise the early-ack mark, one Query and one write per tracker entry.
+ * Cost: the head (read, two writes), the ledger layout, one read per page from `readPosition` to
+ * the old read position, one write per such page holding anything, one write to raise the early-ack
+ * mark, one Query and one write per tracker entry.
  * @throws PreconditionFailedError when more than MAX_RESET_PAGES pages would be rewritten, or the
  *   head kept changing (busy); NotFoundError when the cursor is gone.
  */
@@ -65,7 +74,12 @@ export async function resetCursor(
 ): Promise<CursorMove> {
   const markDelete = positionBefore(readPosition);
   for (let attempt = 0; attempt < ctx.limits.casAttempts; attempt++) {
-    const record = await requireHead(ctx, cursor);
+    let record = await requireHead(ctx, cursor);
+    if (record.head.resetting && !options.dryRun) {
+      // Another reset is under way (or died): finish it first; this one then starts over from it.
+      await finishReset(ctx, cursor);
+      record = await requireHead(ctx, cursor);
+    }
     const head = record.head;
     const move: CursorMove = {
       markDeletePosition: head.markDelete,
@@ -75,21 +89,69 @@ export async function resetCursor(
     };
     if (options.dryRun) return move;
     let end = head.readPosition;
-    if (record.aheadAck && record.aheadAck.compareTo(end) >= 0) {
-      end = Position.ofStored(record.aheadAck.ledgerId, record.aheadAck.entryId + 1n);
+    if (record.aheadAck && record.aheadAck.compareTo(end) >= 0) end = nextInLedger(record.aheadAck);
+    const tooFar = await pagesBetween(ctx, cursor, readPosition, end);
+    if (tooFar > MAX_RESET_PAGES) {
+      throw new PreconditionFailedError(
+        `Resetting to ${readPosition.toString()} would rewrite more than ${MAX_RESET_PAGES} cursor pages (${
+          MAX_RESET_PAGES * Number(DISPATCH_PAGE_SIZE)
+        } entries): reset in steps, or to a position closer to the read position ${end.toString()}`,
+      );
     }
-    if (readPosition.compareTo(end) < 0) {
-      await clearPages(ctx, cursor, readPosition, end);
-      // Acks by delivery handle of entries handed out before the reset must be seen by the claims
-      // that hand them out again: those claims read the pages up to the mark.
-      await ctx.store.raiseAheadAck(cursor.cursorId, positionBefore(end));
-    }
-    await clearTracker(ctx, cursor);
-    const { replayFrom: _replay, trackerDueAtMs: _due, ...rest } = head;
-    const next: DispatchHead = { ...rest, markDelete, readPosition, runs: [] };
-    if ((await ctx.store.casHead(cursor.cursorId, record.version, next)).ok) return move;
+    const { replayFrom: _replay, trackerDueAtMs: _due, resetting: _none, ...rest } = head;
+    const next: DispatchHead = {
+      ...rest,
+      markDelete,
+      readPosition,
+      runs: [],
+      resetting: {
+        end: end.compareTo(readPosition) > 0 ? end : readPosition,
+        untilMs: ctx.clock.nowMs() + RESET_TIMEOUT_MS,
+      },
+    };
+    if (!(await ctx.store.casHead(cursor.cursorId, record.version, next)).ok) continue;
+    await finishReset(ctx, cursor);
+    return move;
   }
   throw new PreconditionFailedError('The subscription is busy (its cursor kept changing): reset again');
+}
+
+/**
+ * Steps 2 and 3 of {@link resetCursor} for the reset the head names, if any. Idempotent: any
+ * number of callers may run it at once.
+ */
+export async function finishReset(ctx: EngineContext, cursor: PartitionCursor): Promise<void> {
+  const record = await ctx.store.readHead(cursor.cursorId);
+  const resetting = record?.head.resetting;
+  if (!record || !resetting) return;
+  const from = record.head.readPosition;
+  if (from.compareTo(resetting.end) < 0) {
+    await clearPages(ctx, cursor, from, resetting.end);
+    await ctx.store.raiseAheadAck(cursor.cursorId, positionBefore(resetting.end));
+  }
+  await clearTracker(ctx, cursor);
+  for (let attempt = 0; attempt < ctx.limits.casAttempts * 4; attempt++) {
+    const current = await ctx.store.readHead(cursor.cursorId);
+    if (!current?.head.resetting) return;
+    const { resetting: _done, ...head } = current.head;
+    if ((await ctx.store.casHead(cursor.cursorId, current.version, head)).ok) return;
+  }
+}
+
+/** Whether a reset's resetter is overdue (died): then whoever finds it finishes it. */
+export function resetOverdue(head: DispatchHead, nowMs: number): boolean {
+  return head.resetting !== undefined && head.resetting.untilMs <= nowMs;
+}
+
+async function pagesBetween(
+  ctx: EngineContext,
+  cursor: PartitionCursor,
+  from: Position,
+  end: Position,
+): Promise<number> {
+  if (from.compareTo(end) >= 0) return 0;
+  const window = await windowPages(ctx, cursor, from, MAX_RESET_PAGES + 1);
+  return window.filter((page) => Position.of(page.ledgerId, page.firstEntryId).compareTo(end) < 0).length;
 }
 
 /**
@@ -142,13 +204,6 @@ async function clearPages(
 ): Promise<void> {
   const window = await windowPages(ctx, cursor, from, MAX_RESET_PAGES + 1);
   const pages = window.filter((page) => Position.of(page.ledgerId, page.firstEntryId).compareTo(end) < 0);
-  if (pages.length > MAX_RESET_PAGES) {
-    throw new PreconditionFailedError(
-      `Resetting to ${from.toString()} would rewrite more than ${MAX_RESET_PAGES} cursor pages (${
-        MAX_RESET_PAGES * Number(DISPATCH_PAGE_SIZE)
-      } entries); reset in steps, or to a position closer to the read position ${end.toString()}`,
-    );
-  }
   const fromPage = from.entryId / DISPATCH_PAGE_SIZE;
   if (fromPage > 0n) {
     await rewritePage(ctx, cursor, { ledgerId: from.ledgerId, page: fromPage - 1n }, (page) => {
@@ -176,10 +231,11 @@ async function rewritePage(
     if (!next) return;
     if (await ctx.store.casPage(cursor.cursorId, ref, state.version, next)) return;
   }
+  // Still changing after every attempt (acks landing on it): the next finishReset clears it.
   throw new PreconditionFailedError('The subscription is busy (its cursor pages kept changing): reset again');
 }
 
-/** Every tracker entry goes: the reset drops every run they could name. */
+/** Every tracker entry goes: the reset dropped every run they could name, and nothing is dispatched meanwhile. */
 async function clearTracker(ctx: EngineContext, cursor: PartitionCursor): Promise<void> {
   for (let round = 0; round < TRACKER_ROUNDS; round++) {
     const entries = await ctx.store.dueTracker(cursor.cursorId, Number.MAX_SAFE_INTEGER, TRACKER_BATCH);

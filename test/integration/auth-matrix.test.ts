@@ -152,6 +152,8 @@ function requestFor(route: ApiRoute, f: Fixture): Omit<RawRequest, 'headers'> {
     ledgerId: f.first.ledgerId,
     entryId: f.first.entryId,
     count: '1',
+    timestamp: '0',
+    expireTimeInSeconds: '3600',
   };
   const path = route.path.replace(/\{([^}]+)\}/g, (_, name: string) =>
     encodeURIComponent(values[name] ?? 'x'),
@@ -178,6 +180,7 @@ function requestFor(route: ApiRoute, f: Fixture): Omit<RawRequest, 'headers'> {
       messageIds: [{ ledgerId: f.first.ledgerId, entryId: f.first.entryId }],
     },
     '{role}': route.method === 'POST' ? ['produce'] : undefined,
+    resetcursor: { ledgerId: Number(f.first.ledgerId), entryId: Number(f.first.entryId) },
   };
   const body = bodies[tail];
   return {

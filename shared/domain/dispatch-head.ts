@@ -1,5 +1,6 @@
 import type { DeliveryRun } from './delivery-run.ts';
 import { Position } from './position.ts';
+import { decodeRateCounter, encodeRateCounter, type RateCounter } from './rate-counter.ts';
 
 /**
  * The one item every receive reads and every claim compares-and-sets: a subscription's dispatcher
@@ -37,6 +38,14 @@ export interface DispatchHead {
    * finds it finishes it (see engine/reset-cursor.ts).
    */
   readonly resetting?: { readonly end: Position; readonly untilMs: number };
+  /**
+   * First deliveries handed out by claims: count, bytes, the last claim's time and the rate
+   * snapshots, kept by the claim's own write (no write of its own). Deliveries from the tracker
+   * and replays are counted beside the head (DispatchStore.addToCounters).
+   */
+  readonly delivered?: RateCounter;
+  /** The last cumulative acknowledgement, or the newest acknowledgement a fold passed (epoch ms). */
+  readonly lastAckedAtMs?: number;
 }
 
 /** The head of a new cursor: nothing dispatched after `markDelete`. */
@@ -71,6 +80,8 @@ interface EncodedHead {
   fz?: string[];
   ls?: [string, number];
   rs?: [string, number];
+  oc?: number[];
+  la?: number;
 }
 
 export function encodeRuns(runs: readonly DeliveryRun[]): EncodedRun[] {
@@ -130,6 +141,8 @@ export function encodeDispatchHead(head: DispatchHead): string {
   if (head.fenced && head.fenced.length > 0) encoded.fz = [...head.fenced];
   if (head.lease) encoded.ls = [head.lease.holder, head.lease.untilMs];
   if (head.resetting) encoded.rs = [head.resetting.end.toString(), head.resetting.untilMs];
+  if (head.delivered) encoded.oc = encodeRateCounter(head.delivered);
+  if (head.lastAckedAtMs !== undefined) encoded.la = head.lastAckedAtMs;
   return JSON.stringify(encoded);
 }
 
@@ -149,5 +162,7 @@ export function decodeDispatchHead(text: string): DispatchHead {
     ...(encoded.rs
       ? { resetting: { end: Position.parseStored(encoded.rs[0]), untilMs: encoded.rs[1] } }
       : {}),
+    ...(encoded.oc ? { delivered: decodeRateCounter(encoded.oc) as RateCounter } : {}),
+    ...(encoded.la !== undefined ? { lastAckedAtMs: encoded.la } : {}),
   };
 }

@@ -1,8 +1,10 @@
 import type { LedgerInfo } from '../domain/ledger-layout.ts';
 import type { Position } from '../domain/position.ts';
+import type { RateCounter } from '../domain/rate-counter.ts';
+import type { RecentPublisher } from '../domain/recent-publishers.ts';
 import type { TopicName } from '../domain/topic-name.ts';
 
-export type { LedgerInfo };
+export type { LedgerInfo, RecentPublisher };
 
 /** A partition's managed-ledger state: ledgers in order, the last one open. */
 export interface ManagedLedgerState {
@@ -11,11 +13,28 @@ export interface ManagedLedgerState {
   readonly msgInCounter: number;
   readonly bytesInCounter: number;
   /**
+   * msgInCounter and bytesInCounter as a rate counter (its snapshots renewed by the first publish
+   * of every minute: one more write per partition and minute while it is published to); undefined
+   * before the first publish that kept one.
+   */
+  readonly msgIn?: RateCounter;
+  /**
+   * The roles that published lately, newest first (at most MAX_RECENT_PUBLISHERS): the last one,
+   * and those remembered when the rate snapshot was renewed.
+   */
+  readonly publishers?: readonly RecentPublisher[];
+  /**
    * Changes whenever the partition's subscriptions change
    * ({@link Ledger.announceSubscriptions}), and differs between two incarnations
    * of a partition (a topic deleted and created again). Opaque.
    */
   readonly subscriptionsVersion: string;
+}
+
+/** Options of an append. */
+export interface AppendOptions {
+  /** Who publishes (the caller's role), for the partition's recent publishers. */
+  readonly producerName?: string;
 }
 
 /** What one append allocated and wrote. */
@@ -63,9 +82,16 @@ export interface Ledger {
   initialize(partition: TopicName): Promise<ManagedLedgerState>;
   /**
    * Appends entries in order and returns their positions. A ledger rolls over
-   * after `maxEntriesPerLedger` entries; one call may span two ledgers.
+   * after `maxEntriesPerLedger` entries; one call may span two ledgers. The id allocation also
+   * records the publish time and the producer; the first publish of a minute renews the rate
+   * snapshot (one more write).
    */
-  append(partition: TopicName, entries: readonly NewEntry[], publishTimeMs: number): Promise<Appended>;
+  append(
+    partition: TopicName,
+    entries: readonly NewEntry[],
+    publishTimeMs: number,
+    options?: AppendOptions,
+  ): Promise<Appended>;
   /**
    * Records that the partition's subscriptions changed (one created or deleted)
    * and returns the state at that instant, atomically: every entry allocated

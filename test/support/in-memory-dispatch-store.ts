@@ -7,8 +7,10 @@ import {
   encodeRuns,
 } from '../../shared/domain/dispatch-head.ts';
 import { Position } from '../../shared/domain/position.ts';
+import { bump, type RateCounter, snapshotDue } from '../../shared/domain/rate-counter.ts';
 import {
   type CasOutcome,
+  type DeliveryCounterName,
   DISPATCH_PAGE_SIZE,
   type DispatchStore,
   type HeadRecord,
@@ -22,12 +24,14 @@ interface StoredPage {
   runs?: string;
   floor?: number;
   version: number;
+  lastAckedAtMs?: number;
 }
 
 interface StoredCursor {
   head?: { text: string; version: number; aheadAck?: Position };
   pages: Map<string, StoredPage>;
   tracker: Map<string, TrackerEntry>;
+  counters?: Partial<Record<DeliveryCounterName, RateCounter>>;
 }
 
 /** Counts what the store was asked, as DynamoDB bills it (a failed conditional write is a write). */
@@ -148,6 +152,7 @@ export class InMemoryDispatchStore implements DispatchStore {
         runs: stored?.runs ? decodeRuns(JSON.parse(stored.runs)) : [],
         ...(stored?.floor !== undefined ? { floor: stored.floor } : {}),
         version: stored?.version ?? 0,
+        ...(stored?.lastAckedAtMs !== undefined ? { lastAckedAtMs: stored.lastAckedAtMs } : {}),
       };
     });
   }
@@ -171,6 +176,7 @@ export class InMemoryDispatchStore implements DispatchStore {
       acked,
       runs: JSON.stringify(encodeRuns(next.runs)),
       version: expectedVersion + 1,
+      ...(stored?.lastAckedAtMs !== undefined ? { lastAckedAtMs: stored.lastAckedAtMs } : {}),
     };
     if (next.floor !== undefined) updated.floor = next.floor;
     else if (stored?.floor !== undefined) updated.floor = stored.floor;
@@ -179,7 +185,7 @@ export class InMemoryDispatchStore implements DispatchStore {
     return true;
   }
 
-  async acknowledge(cursorId: string, positions: readonly Position[]): Promise<void> {
+  async acknowledge(cursorId: string, positions: readonly Position[], atMs?: number): Promise<void> {
     const cursor = this.cursor(cursorId);
     const byPage = new Map<string, number[]>();
     for (const position of positions) {
@@ -190,8 +196,33 @@ export class InMemoryDispatchStore implements DispatchStore {
       this.usage.writes++;
       const stored = cursor.pages.get(key) ?? { acked: new Set<number>(), version: 0 };
       for (const offset of offsets) stored.acked.add(offset);
+      if (atMs !== undefined) stored.lastAckedAtMs = atMs;
       cursor.pages.set(key, stored);
     }
+  }
+
+  async addToCounters(
+    cursorId: string,
+    additions: Partial<Record<DeliveryCounterName, { readonly count: number; readonly bytes: number }>>,
+    atMs: number,
+  ): Promise<void> {
+    const entries = Object.entries(additions) as [DeliveryCounterName, { count: number; bytes: number }][];
+    if (entries.length === 0) return;
+    const cursor = this.cursor(cursorId);
+    const counters = { ...(cursor.counters ?? {}) };
+    this.usage.writes++;
+    for (const [name, { count, bytes }] of entries) {
+      const old = counters[name];
+      // As DynamoDbDispatchStore: ADD, then (first of a minute) a second write renewing the snapshot.
+      if (snapshotDue(old, atMs)) this.usage.writes++;
+      counters[name] = bump(old, count, bytes, atMs);
+    }
+    cursor.counters = counters;
+  }
+
+  async readCounters(cursorId: string): Promise<Partial<Record<DeliveryCounterName, RateCounter>>> {
+    this.usage.reads++;
+    return { ...(this.cursors.get(cursorId)?.counters ?? {}) };
   }
 
   async putTracker(cursorId: string, entries: readonly TrackerEntry[]): Promise<void> {

@@ -1,8 +1,11 @@
 import { TopicNotFoundError } from '../../shared/domain/catalog-errors.ts';
 import { Position } from '../../shared/domain/position.ts';
+import { type RateSnapshot, snapshotDue } from '../../shared/domain/rate-counter.ts';
+import { type RecentPublisher, withPublisher } from '../../shared/domain/recent-publishers.ts';
 import type { TopicName } from '../../shared/domain/topic-name.ts';
 import type {
   Appended,
+  AppendOptions,
   Ledger,
   ManagedLedgerState,
   NewEntry,
@@ -15,6 +18,12 @@ interface PartitionRecord {
   readonly ledgers: { readonly ledgerId: bigint; entries: bigint }[];
   msgInCounter: number;
   bytesInCounter: number;
+  /** As DynamoDbLedger's lt, lp, rs, rq, pl. */
+  lastPublishAtMs?: number;
+  lastProducer?: string;
+  snapshot?: RateSnapshot;
+  previous?: RateSnapshot;
+  publishersKept?: RecentPublisher[];
   /** How many times its subscriptions were announced. */
   announcements: number;
 }
@@ -80,11 +89,26 @@ export class InMemoryLedger implements Ledger {
     return snapshot(record);
   }
 
-  async append(partition: TopicName, entries: readonly NewEntry[], publishTimeMs: number): Promise<Appended> {
+  async append(
+    partition: TopicName,
+    entries: readonly NewEntry[],
+    publishTimeMs: number,
+    options: AppendOptions = {},
+  ): Promise<Appended> {
     await this.faults.enter('append');
     if (entries.length === 0) return { positions: [], subscriptionsVersion: '' };
     const record = this.tables.partitions.get(partition.toString());
     if (record === undefined) throw new TopicNotFoundError(partition.toString());
+    // As DynamoDbLedger: the allocation records the time and producer; the first publish of a
+    // minute renews the rate snapshot with the counters as they were before it.
+    record.lastPublishAtMs = publishTimeMs;
+    if (options.producerName !== undefined) record.lastProducer = options.producerName;
+    const counter = rateCounterOf(record);
+    if (snapshotDue(counter, publishTimeMs)) {
+      if (record.snapshot) record.previous = record.snapshot;
+      record.snapshot = { atMs: publishTimeMs, count: record.msgInCounter, bytes: record.bytesInCounter };
+      record.publishersKept = publishersOf(record);
+    }
     const max = BigInt(this.maxEntriesPerLedger);
     const positions: Position[] = [];
     for (const entry of entries) {
@@ -204,13 +228,34 @@ export class InMemoryLedger implements Ledger {
 }
 
 function snapshot(record: PartitionRecord): ManagedLedgerState {
+  const counter = rateCounterOf(record);
   return {
     partition: record.partition,
     ledgers: record.ledgers.map(({ ledgerId, entries }) => ({ ledgerId, entries })),
     msgInCounter: record.msgInCounter,
     bytesInCounter: record.bytesInCounter,
+    ...(counter ? { msgIn: counter } : {}),
+    ...(record.lastProducer || record.publishersKept ? { publishers: publishersOf(record) } : {}),
     subscriptionsVersion: versionOf(record),
   };
+}
+
+function rateCounterOf(record: PartitionRecord) {
+  if (!record.snapshot) return undefined;
+  return {
+    count: record.msgInCounter,
+    bytes: record.bytesInCounter,
+    lastAtMs: record.lastPublishAtMs ?? record.snapshot.atMs,
+    snapshot: record.snapshot,
+    ...(record.previous ? { previous: record.previous } : {}),
+  };
+}
+
+function publishersOf(record: PartitionRecord): RecentPublisher[] {
+  const kept = record.publishersKept ?? [];
+  return record.lastProducer === undefined
+    ? kept
+    : withPublisher(kept, record.lastProducer, record.lastPublishAtMs ?? 0);
 }
 
 /** As DynamoDbLedger's: the partition's first ledger names its incarnation. */

@@ -8,9 +8,12 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { TopicNotFoundError } from '../../domain/catalog-errors.ts';
 import { Position } from '../../domain/position.ts';
+import { type RateCounter, type RateSnapshot, snapshotDue } from '../../domain/rate-counter.ts';
+import { type RecentPublisher, withPublisher } from '../../domain/recent-publishers.ts';
 import { TopicName } from '../../domain/topic-name.ts';
 import type {
   Appended,
+  AppendOptions,
   Ledger,
   LedgerInfo,
   ManagedLedgerState,
@@ -96,12 +99,20 @@ export class DynamoDbLedger implements Ledger {
     return (await this.state(partition)) as ManagedLedgerState;
   }
 
-  async append(partition: TopicName, entries: readonly NewEntry[], publishTimeMs: number): Promise<Appended> {
+  async append(
+    partition: TopicName,
+    entries: readonly NewEntry[],
+    publishTimeMs: number,
+    options: AppendOptions = {},
+  ): Promise<Appended> {
     const positions: Position[] = [];
     let subscriptionsVersion = '';
     let remaining = entries;
     while (remaining.length > 0) {
-      const { ledgerId, first, count, state } = await this.allocate(partition, remaining);
+      const { ledgerId, first, count, state } = await this.allocate(partition, remaining, {
+        publishTimeMs,
+        ...options,
+      });
       const batch = remaining.slice(0, count);
       await this.writeChunks(ledgerId, first, batch, publishTimeMs);
       for (let i = 0; i < count; i++) positions.push(Position.of(ledgerId, first + BigInt(i)));
@@ -273,9 +284,14 @@ export class DynamoDbLedger implements Ledger {
   }
 
   /** Allocates ids for a prefix of `entries` in the current ledger, rolling over when it is full. */
+  /**
+   * The id allocation (one UpdateItem: ids, counters, the publish time and producer), then, for
+   * the first publish of a minute, the rate snapshot's renewal (one more, conditional).
+   */
   private async allocate(
     partition: TopicName,
     entries: readonly NewEntry[],
+    options: AppendOptions & { readonly publishTimeMs: number },
   ): Promise<{ ledgerId: bigint; first: bigint; count: number; state: ManagedLedgerState }> {
     const max = BigInt(this.maxEntriesPerLedger);
     for (;;) {
@@ -283,17 +299,28 @@ export class DynamoDbLedger implements Ledger {
       const bytes = entries.reduce((sum, entry) => sum + Buffer.byteLength(entry.payload), 0);
       let updated: Item | undefined;
       try {
+        const values: Record<string, AttributeValue> = {
+          ':n': N(wanted),
+          ':b': N(bytes),
+          ':t': N(options.publishTimeMs),
+        };
+        if (options.producerName !== undefined) values[':p'] = S(options.producerName);
         const result = await this.client.send(
           new UpdateItemCommand({
             TableName: this.catalogTable,
             Key: { pk: S(stateKey(partition)), sk: S(STATE_SK) },
-            UpdateExpression: 'ADD nx :n, mi :n, bi :b',
+            UpdateExpression: `SET lt = :t${options.producerName !== undefined ? ', lp = :p' : ''} ADD nx :n, mi :n, bi :b`,
             ConditionExpression: 'attribute_exists(pk)',
-            ExpressionAttributeValues: { ':n': N(wanted), ':b': N(bytes) },
+            ExpressionAttributeValues: values,
             ReturnValues: 'ALL_NEW',
           }),
         );
         updated = result.Attributes;
+        await this.renewRateSnapshot(partition, updated as Item, {
+          count: Number(wanted),
+          bytes,
+          atMs: options.publishTimeMs,
+        });
       } catch (error) {
         if (isConditionalCheckFailed(error)) throw new TopicNotFoundError(partition.toString());
         throw error;
@@ -319,6 +346,51 @@ export class DynamoDbLedger implements Ledger {
         return { ledgerId, first, count: Number(fitting), state: this.toState(partition, updated as Item) };
       }
       await this.rollOver(partition, ledgerId);
+    }
+  }
+
+  /**
+   * When the partition's rate snapshot is a minute old (or missing), the counters as they were
+   * before this publish become the snapshot, the old one the previous, and the last producer joins
+   * the recent publishers. Conditional on the snapshot read: of publishers racing, one renews.
+   */
+  private async renewRateSnapshot(
+    partition: TopicName,
+    item: Item,
+    publish: { readonly count: number; readonly bytes: number; readonly atMs: number },
+  ): Promise<void> {
+    const counter = rateCounterOf(item);
+    if (!snapshotDue(counter, publish.atMs)) return;
+    const snapshot: RateSnapshot = {
+      atMs: publish.atMs,
+      count: (num(item, 'mi') ?? 0) - publish.count,
+      bytes: (num(item, 'bi') ?? 0) - publish.bytes,
+    };
+    const values: Record<string, AttributeValue> = {
+      ':s': numbers([snapshot.atMs, snapshot.count, snapshot.bytes]),
+      ':pl': { S: JSON.stringify(publishersOf(item)) },
+    };
+    let update = 'SET rs = :s, pl = :pl';
+    let condition = 'attribute_not_exists(rs)';
+    if (counter) {
+      values[':q'] = numbers([counter.snapshot.atMs, counter.snapshot.count, counter.snapshot.bytes]);
+      values[':old'] = N(counter.snapshot.atMs);
+      update += ', rq = :q';
+      condition = 'rs[0] = :old';
+    }
+    try {
+      await this.client.send(
+        new UpdateItemCommand({
+          TableName: this.catalogTable,
+          Key: { pk: S(stateKey(partition)), sk: S(STATE_SK) },
+          UpdateExpression: update,
+          ConditionExpression: condition,
+          ExpressionAttributeValues: values,
+        }),
+      );
+    } catch (error) {
+      // Another publisher renewed it first.
+      if (!isConditionalCheckFailed(error)) throw error;
     }
   }
 
@@ -413,10 +485,48 @@ export class DynamoDbLedger implements Ledger {
       ledgers: [...closed, current],
       msgInCounter: num(item, 'mi') ?? 0,
       bytesInCounter: num(item, 'bi') ?? 0,
+      ...(rateCounterOf(item) ? { msgIn: rateCounterOf(item) as RateCounter } : {}),
+      ...(item.lp || item.pl ? { publishers: publishersOf(item) } : {}),
       // The first ledger names the partition's incarnation: a recreated topic starts over at sv 0.
       subscriptionsVersion: `${closed[0]?.ledgerId ?? current.ledgerId}.${num(item, 'sv') ?? 0}`,
     };
   }
+}
+
+function numbers(values: readonly number[]): AttributeValue {
+  return { L: values.map((value) => N(value)) };
+}
+
+function snapshotOf(value: AttributeValue | undefined): RateSnapshot | undefined {
+  const list = value?.L?.map((entry) => Number(entry.N));
+  if (!list || list.length < 3) return undefined;
+  return { atMs: list[0] as number, count: list[1] as number, bytes: list[2] as number };
+}
+
+/** The partition's counters with their snapshots (rs, rq) and last publish time (lt). */
+function rateCounterOf(item: Item): RateCounter | undefined {
+  const snapshot = snapshotOf(item.rs);
+  if (!snapshot) return undefined;
+  const previous = snapshotOf(item.rq);
+  return {
+    count: num(item, 'mi') ?? 0,
+    bytes: num(item, 'bi') ?? 0,
+    lastAtMs: num(item, 'lt') ?? snapshot.atMs,
+    snapshot,
+    ...(previous ? { previous } : {}),
+  };
+}
+
+/** The recent publishers kept at the last renewal (pl), with the last producer (lp at lt) in front. */
+function publishersOf(item: Item): RecentPublisher[] {
+  let kept: RecentPublisher[] = [];
+  try {
+    kept = item.pl?.S ? (JSON.parse(item.pl.S) as RecentPublisher[]) : [];
+  } catch {
+    kept = [];
+  }
+  const last = str(item, 'lp');
+  return last === undefined ? kept : withPublisher(kept, last, num(item, 'lt') ?? 0);
 }
 
 function stateKey(partition: TopicName): string {

@@ -59,11 +59,16 @@ export async function foldStep(
   if (markDelete.compareTo(record.head.markDelete) > 0) {
     let current: typeof record | undefined = record;
     for (let attempt = 0; attempt < ctx.limits.casAttempts && current; attempt++) {
-      const written = await ctx.store.casHead(
-        cursor.cursorId,
-        current.version,
-        markDeleteTo(current.head, markDelete),
+      // The newest acknowledgement of the pages passed stays known once they are tombstones.
+      const lastAckedAtMs = Math.max(
+        current.head.lastAckedAtMs ?? 0,
+        ...passed.map((page) => page.lastAckedAtMs ?? 0),
+        ...states.slice(0, passed.length + 1).map((page) => page?.lastAckedAtMs ?? 0),
       );
+      const written = await ctx.store.casHead(cursor.cursorId, current.version, {
+        ...markDeleteTo(current.head, markDelete),
+        ...(lastAckedAtMs > 0 ? { lastAckedAtMs } : {}),
+      });
       if (written.ok) {
         moved = markDelete;
         break;

@@ -31,7 +31,7 @@ export async function acknowledge(
 ): Promise<void> {
   if (positions.length === 0) return;
   const record = options.byId ? await ctx.store.readHead(cursor.cursorId) : undefined;
-  await ctx.store.acknowledge(cursor.cursorId, positions);
+  await ctx.store.acknowledge(cursor.cursorId, positions, ctx.clock.nowMs());
   if (!record) return;
   const ahead = positions.filter((position) => position.compareTo(record.head.readPosition) >= 0);
   if (ahead.length === 0) return;
@@ -62,7 +62,7 @@ export async function acknowledgeCumulative(
       );
     }
     if (position.compareTo(head.markDelete) <= 0) return;
-    const next = markDeleteTo(head, position);
+    const next = { ...markDeleteTo(head, position), lastAckedAtMs: ctx.clock.nowMs() };
     const written = await ctx.store.casHead(cursor.cursorId, record.version, next);
     if (written.ok) return;
     record = written.current;

@@ -233,6 +233,21 @@ export function adminRoutes(deps: Dependencies): Route[] {
     },
     {
       method: 'GET',
+      path: `${TOPIC}/partitioned-stats`,
+      handler: async (request) => {
+        const perPartition = queryValue(request, 'perPartition');
+        return ok(
+          await getTopicStats(ports, request.principal, topicOf(request), {
+            partitionedOnly: true,
+            // Pulsar's default: true.
+            perPartition:
+              perPartition === undefined || perPartition === '' || queryBoolean(request, 'perPartition'),
+          }),
+        );
+      },
+    },
+    {
+      method: 'GET',
       path: `${TOPIC}/internalStats`,
       handler: async (request) => ok(await getInternalStats(ports, request.principal, topicOf(request))),
     },

@@ -131,6 +131,22 @@ export class Topics {
   }
 
   /**
+   * A partitioned topic's stats: the sum over its partitions, and (unless `perPartition` is false)
+   * each partition's under `partitions`. 404 for a topic that is not partitioned.
+   * @example const stats = await admin.topics().getPartitionedStats('my-tenant/my-ns/orders', false);
+   */
+  async getPartitionedStats(topic: string, perPartition = true): Promise<JsonObject> {
+    return expectObject(
+      await this.http.json({
+        method: 'GET',
+        path: `${topicPath(topic)}/partitioned-stats`,
+        query: [['perPartition', String(perPartition)]],
+      }),
+      'partitioned topic stats',
+    );
+  }
+
+  /**
    * A topic's internal stats, in Pulsar's `PersistentTopicInternalStats` shape (ledgers, cursors).
    * @example const internal = await admin.topics().getInternalStats('my-tenant/my-ns/orders');
    */

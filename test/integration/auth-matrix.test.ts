@@ -8,6 +8,7 @@ import {
   type TopicRef,
   tokenFor,
   uniqueRole,
+  withoutRates,
 } from '../support/admin-fixtures.ts';
 import { ConsumerApi, type TestConsumer } from '../support/consumer-fixtures.ts';
 import { base64url, hs256Token } from '../support/hs256-token.ts';
@@ -109,6 +110,8 @@ async function createFixture(label: string): Promise<Fixture> {
   await admin.createTopic(topic);
   await admin.createSubscription(topic, 'sub', { type: 'Shared', initialPosition: 'Earliest' });
   await admin.createSubscription(topic, 'fo', { type: 'Failover', initialPosition: 'Earliest' });
+  // For partitioned-stats, whose topic must be partitioned.
+  await admin.createTopic(namespace.topic('parted'), 2);
   const [id] = await admin.produceMany(topic, 3);
   const grantedRole = uniqueRole('granted');
   await admin.grant(topic, grantedRole, ['consume']);
@@ -139,8 +142,9 @@ function requestFor(route: ApiRoute, f: Fixture): Omit<RawRequest, 'headers'> {
     property: f.namespace.tenant,
     cluster: 'standalone',
     namespace: f.namespace.namespace,
-    topic:
-      route.method !== 'PUT' || route.path.includes('/subscription/')
+    topic: route.path.endsWith('/partitioned-stats')
+      ? 'parted'
+      : route.method !== 'PUT' || route.path.includes('/subscription/')
         ? f.topic.localName
         : route.path.endsWith('/partitions')
           ? 'created-parted'
@@ -204,7 +208,7 @@ function reasonOf(response: RawResponse): unknown {
 async function stateOf(f: Fixture) {
   const get = async (path: string) => {
     const result = await admin.send('GET', path);
-    return { status: result.status, body: result.body };
+    return { status: result.status, body: withoutRates(result.body) };
   };
   const metadata = (name: string) => `${f.namespace.topic(name).adminPath}/partitions`;
   return {

@@ -941,6 +941,57 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
       });
     });
 
+    describe('delivery counters and last acknowledgements', () => {
+      it('addToCounters adds commutatively and keeps rate snapshots, renewed by the first addition of a minute', async () => {
+        const { dispatchStore } = storage();
+        const cursorId = uniqueId('dispatch');
+        await dispatchStore.createHead(cursorId, headAt(3n));
+        expect(await dispatchStore.readCounters(cursorId)).toEqual({});
+
+        await dispatchStore.addToCounters(cursorId, { out: { count: 3, bytes: 30 } }, T0);
+        await Promise.all(
+          [1, 2, 3, 4].map((i) =>
+            dispatchStore.addToCounters(
+              cursorId,
+              { out: { count: 1, bytes: 10 }, redelivered: { count: 1, bytes: 10 } },
+              T0 + 1_000 * i,
+            ),
+          ),
+        );
+        const early = await dispatchStore.readCounters(cursorId);
+        expect(early.out).toMatchObject({ count: 7, bytes: 70, snapshot: { atMs: T0, count: 0, bytes: 0 } });
+        expect(early.out?.previous).toBeUndefined();
+        expect(early.redelivered).toMatchObject({ count: 4, bytes: 40 });
+        expect(early.redelivered?.snapshot.count).toBe(0);
+
+        await dispatchStore.addToCounters(cursorId, { out: { count: 2, bytes: 20 } }, T0 + 61_000);
+        const later = await dispatchStore.readCounters(cursorId);
+        expect(later.out).toEqual({
+          count: 9,
+          bytes: 90,
+          lastAtMs: T0 + 61_000,
+          snapshot: { atMs: T0 + 61_000, count: 7, bytes: 70 },
+          previous: { atMs: T0, count: 0, bytes: 0 },
+        });
+        expect(later.redelivered).toEqual(early.redelivered);
+      });
+
+      it('acknowledge with a time records it on each page it touches; the counters item is none of the pages', async () => {
+        const { dispatchStore } = storage();
+        const cursorId = uniqueId('dispatch');
+        await dispatchStore.createHead(cursorId, headAt(3n));
+        await dispatchStore.acknowledge(cursorId, [pos(3, 1), pos(3, 150)], T0 + 5);
+        await dispatchStore.acknowledge(cursorId, [pos(3, 2)]);
+        await dispatchStore.addToCounters(cursorId, { out: { count: 1, bytes: 1 } }, T0);
+        const pages = await dispatchStore.readPages(cursorId, [ref(3n, 0n), ref(3n, 1n), ref(3n, 2n)]);
+        expect(pages.map((page) => page.lastAckedAtMs)).toEqual([T0 + 5, T0 + 5, undefined]);
+        expect(acked(pages)).toEqual([[1, 2], [50], []]);
+        expect(await dispatchStore.dueTracker(cursorId, Number.MAX_SAFE_INTEGER, 10)).toEqual([]);
+        await dispatchStore.deleteCursor(cursorId);
+        expect(await dispatchStore.readCounters(cursorId)).toEqual({});
+      });
+    });
+
     it('deleteCursor removes the head, the pages and the tracker of that cursor only', async () => {
       const { dispatchStore } = storage();
       const [deleted, kept] = [uniqueId('dispatch'), uniqueId('dispatch')];
@@ -1022,6 +1073,42 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
         [0, 1, 2, 3, 4, 5].map((entryId) => `${ledgerId}:${entryId}`),
       );
       expect((await ledger.state(partition))?.ledgers).toEqual([{ ledgerId, entries: 6n }]);
+    });
+
+    it('append records the producer and keeps a publish rate snapshot, renewed by the first publish of a minute', async () => {
+      const ledger = storage().ledger(1_000);
+      const partition = uniquePartition();
+      await ledger.initialize(partition);
+      const T = 1_700_000_000_000;
+      expect((await ledger.state(partition))?.msgIn).toBeUndefined();
+
+      await ledger.append(partition, [entry('aa'), entry('bb')], T, { producerName: 'orders' });
+      await ledger.append(partition, [entry('cc')], T + 30_000, { producerName: 'audit' });
+      const early = await ledger.state(partition);
+      expect(early?.msgIn).toEqual({
+        count: 3,
+        bytes: 6,
+        lastAtMs: T + 30_000,
+        snapshot: { atMs: T, count: 0, bytes: 0 },
+      });
+      expect(early?.publishers).toEqual([
+        { producerName: 'audit', lastPublishAtMs: T + 30_000 },
+        { producerName: 'orders', lastPublishAtMs: T },
+      ]);
+
+      await ledger.append(partition, [entry('dd')], T + 61_000, { producerName: 'orders' });
+      const later = await ledger.state(partition);
+      expect(later?.msgIn).toEqual({
+        count: 4,
+        bytes: 8,
+        lastAtMs: T + 61_000,
+        snapshot: { atMs: T + 61_000, count: 3, bytes: 6 },
+        previous: { atMs: T, count: 0, bytes: 0 },
+      });
+      expect(later?.publishers).toEqual([
+        { producerName: 'orders', lastPublishAtMs: T + 61_000 },
+        { producerName: 'audit', lastPublishAtMs: T + 30_000 },
+      ]);
     });
 
     it('readEntry returns payload, key, properties, event time, deliver-at and publish time', async () => {

@@ -18,9 +18,11 @@ interface PartitionRecord {
   readonly ledgers: { readonly ledgerId: bigint; entries: bigint }[];
   msgInCounter: number;
   bytesInCounter: number;
-  /** As DynamoDbLedger's lt, lp, rs, rq, pl. */
+  /** As DynamoDbLedger's lt, lp, lu, lq, rs, rq, pl. */
   lastPublishAtMs?: number;
   lastProducer?: string;
+  publishBeforeAtMs?: number;
+  producerBefore?: string;
   snapshot?: RateSnapshot;
   previous?: RateSnapshot;
   publishersKept?: RecentPublisher[];
@@ -101,8 +103,12 @@ export class InMemoryLedger implements Ledger {
     if (record === undefined) throw new TopicNotFoundError(partition.toString());
     // As DynamoDbLedger: the allocation records the time and producer; the first publish of a
     // minute renews the rate snapshot with the counters as they were before it.
+    if (options.producerName !== undefined) {
+      record.producerBefore = record.lastProducer ?? options.producerName;
+      record.publishBeforeAtMs = record.lastPublishAtMs ?? publishTimeMs;
+      record.lastProducer = options.producerName;
+    }
     record.lastPublishAtMs = publishTimeMs;
-    if (options.producerName !== undefined) record.lastProducer = options.producerName;
     const counter = rateCounterOf(record);
     if (snapshotDue(counter, publishTimeMs)) {
       if (record.snapshot) record.previous = record.snapshot;
@@ -252,10 +258,12 @@ function rateCounterOf(record: PartitionRecord) {
 }
 
 function publishersOf(record: PartitionRecord): RecentPublisher[] {
-  const kept = record.publishersKept ?? [];
-  return record.lastProducer === undefined
-    ? kept
-    : withPublisher(kept, record.lastProducer, record.lastPublishAtMs ?? 0);
+  let publishers = record.publishersKept ?? [];
+  if (record.producerBefore !== undefined)
+    publishers = withPublisher(publishers, record.producerBefore, record.publishBeforeAtMs ?? 0);
+  if (record.lastProducer !== undefined)
+    publishers = withPublisher(publishers, record.lastProducer, record.lastPublishAtMs ?? 0);
+  return publishers;
 }
 
 /** As DynamoDbLedger's: the partition's first ledger names its incarnation. */

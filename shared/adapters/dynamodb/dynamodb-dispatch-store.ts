@@ -48,8 +48,8 @@ const HEAD = 'H';
 const COUNTERS = 'S';
 /** Attribute names of each counter: count, bytes, last time, snapshot, previous snapshot. */
 const COUNTER_ATTRIBUTES: Record<DeliveryCounterName, readonly [string, string, string, string, string]> = {
-  out: ['on', 'ob', 'ot', 'os', 'op'],
-  redelivered: ['rn', 'rb', 'rt', 'rs', 'rp'],
+  out: ['xn', 'xb', 'xt', 'xs', 'xp'],
+  redelivered: ['yn', 'yb', 'yt', 'ys', 'yp'],
 };
 const PAGE_PREFIX = 'P#';
 const TRACKER_PREFIX = 'R#';

@@ -309,7 +309,12 @@ export class DynamoDbLedger implements Ledger {
           new UpdateItemCommand({
             TableName: this.catalogTable,
             Key: { pk: S(stateKey(partition)), sk: S(STATE_SK) },
-            UpdateExpression: `SET lt = :t${options.producerName !== undefined ? ', lp = :p' : ''} ADD nx :n, mi :n, bi :b`,
+            // lq/lu keep the producer and time of the publish before (read before the update).
+            UpdateExpression: `SET lt = :t${
+              options.producerName !== undefined
+                ? ', lq = if_not_exists(lp, :p), lu = if_not_exists(lt, :t), lp = :p'
+                : ''
+            } ADD nx :n, mi :n, bi :b`,
             ConditionExpression: 'attribute_exists(pk)',
             ExpressionAttributeValues: values,
             ReturnValues: 'ALL_NEW',
@@ -517,7 +522,10 @@ function rateCounterOf(item: Item): RateCounter | undefined {
   };
 }
 
-/** The recent publishers kept at the last renewal (pl), with the last producer (lp at lt) in front. */
+/**
+ * The recent publishers kept at the last renewal (pl), with the producers of the last two publishes
+ * (lq at lu, then lp at lt).
+ */
 function publishersOf(item: Item): RecentPublisher[] {
   let kept: RecentPublisher[] = [];
   try {
@@ -525,8 +533,10 @@ function publishersOf(item: Item): RecentPublisher[] {
   } catch {
     kept = [];
   }
+  const before = str(item, 'lq');
+  const withBefore = before === undefined ? kept : withPublisher(kept, before, num(item, 'lu') ?? 0);
   const last = str(item, 'lp');
-  return last === undefined ? kept : withPublisher(kept, last, num(item, 'lt') ?? 0);
+  return last === undefined ? withBefore : withPublisher(withBefore, last, num(item, 'lt') ?? 0);
 }
 
 function stateKey(partition: TopicName): string {

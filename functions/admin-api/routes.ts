@@ -10,6 +10,12 @@ import {
   revokePermission,
 } from '../../shared/application/manage-permissions.ts';
 import {
+  getPolicy,
+  type PolicyTarget,
+  setMessageTTL,
+  setRetention,
+} from '../../shared/application/manage-policies.ts';
+import {
   createSubscription,
   deleteSubscription,
   listSubscriptions,
@@ -28,7 +34,13 @@ import { NotFoundError, ValidationError } from '../../shared/domain/errors.ts';
 import { Position } from '../../shared/domain/position.ts';
 import { parseSubscriptionType } from '../../shared/domain/subscription-type.ts';
 import { TopicName } from '../../shared/domain/topic-name.ts';
-import { initialPositionOf, messageIdsOf, resetCursorBodyOf } from '../../shared/http/admin-requests.ts';
+import {
+  initialPositionOf,
+  messageIdsOf,
+  messageTTLOf,
+  resetCursorBodyOf,
+  retentionBodyOf,
+} from '../../shared/http/admin-requests.ts';
 import type { HttpRequest, HttpResponse, Route } from '../../shared/http/http-types.ts';
 import { noContent, ok } from '../../shared/http/http-types.ts';
 import {
@@ -45,6 +57,7 @@ const TOPIC = `${V2}/{topic}`;
 const V1_TOPIC = '/admin/v1/{domain}/{property}/{cluster}/{namespace}/{topic}';
 const LEGACY_V1_TOPIC = '/admin/{domain}/{property}/{cluster}/{namespace}/{topic}';
 const NAMESPACE_PERMISSIONS = '/admin/v2/namespaces/{tenant}/{namespace}/permissions';
+const NAMESPACE = '/admin/v2/namespaces/{tenant}/{namespace}';
 const AUDIT_LIMIT = 100;
 
 /**
@@ -108,7 +121,64 @@ export function adminRoutes(deps: Dependencies): Route[] {
     };
   };
 
+  /** GET/POST/DELETE of retention and message TTL on a namespace or a topic (Pulsar's paths). */
+  const policyRoutes = (base: string, targetOf: (request: HttpRequest) => PolicyTarget): Route[] => {
+    const read =
+      (name: 'retention' | 'messageTTLInSeconds') =>
+      async (request: HttpRequest): Promise<HttpResponse> => {
+        const value = await getPolicy(ports, request.principal, targetOf(request), name, {
+          applied: queryBoolean(request, 'applied'),
+        });
+        // Pulsar answers a policy never set with no content.
+        return value === undefined ? noContent() : ok(value);
+      };
+    return [
+      { method: 'GET', path: `${base}/retention`, handler: read('retention') },
+      {
+        method: 'POST',
+        path: `${base}/retention`,
+        handler: async (request) => {
+          const retention = retentionBodyOf(jsonBody(request));
+          await setRetention(ports, request.principal, targetOf(request), retention);
+          return noContent();
+        },
+      },
+      {
+        method: 'DELETE',
+        path: `${base}/retention`,
+        handler: async (request) => {
+          await setRetention(ports, request.principal, targetOf(request), null);
+          return noContent();
+        },
+      },
+      { method: 'GET', path: `${base}/messageTTL`, handler: read('messageTTLInSeconds') },
+      {
+        method: 'POST',
+        path: `${base}/messageTTL`,
+        handler: async (request) => {
+          // Namespaces take the TTL as the body, topics as the `messageTTL` query parameter (Pulsar's).
+          const seconds =
+            base === NAMESPACE
+              ? messageTTLOf(jsonBody(request), 'The body')
+              : messageTTLOf(queryValue(request, 'messageTTL'), 'The messageTTL query parameter');
+          await setMessageTTL(ports, request.principal, targetOf(request), seconds);
+          return noContent();
+        },
+      },
+      {
+        method: 'DELETE',
+        path: `${base}/messageTTL`,
+        handler: async (request) => {
+          await setMessageTTL(ports, request.principal, targetOf(request), null);
+          return noContent();
+        },
+      },
+    ];
+  };
+
   return [
+    // Namespace policies (before the generic {domain} routes, which would also match).
+    ...policyRoutes(NAMESPACE, namespaceOf),
     {
       method: 'GET',
       path: '/admin/v2/brokers/health',
@@ -368,6 +438,7 @@ export function adminRoutes(deps: Dependencies): Route[] {
           }),
         ),
     },
+    ...policyRoutes(TOPIC, (request) => ({ topic: topicOf(request) })),
     { method: 'POST', path: `${TOPIC}/acknowledgeMessage`, handler: acknowledge(topicOf) },
     { method: 'POST', path: `${V1_TOPIC}/acknowledgeMessage`, handler: acknowledge(v1TopicOf) },
     // Pulsar's own v1 base path has no version segment; registered after v2, which it would also match.

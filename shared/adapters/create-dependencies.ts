@@ -14,6 +14,7 @@ import { DynamoDbConsumerRegistry } from './dynamodb/dynamodb-consumer-registry.
 import { DynamoDbDispatchStore } from './dynamodb/dynamodb-dispatch-store.ts';
 import { DynamoDbLedger } from './dynamodb/dynamodb-ledger.ts';
 import { DynamoDbPermissionStore } from './dynamodb/dynamodb-permission-store.ts';
+import { DynamoDbPolicyStore } from './dynamodb/dynamodb-policy-store.ts';
 import { DynamoDbTopicCatalog } from './dynamodb/dynamodb-topic-catalog.ts';
 import { SqsDeliveryQueue } from './sqs/sqs-delivery-queue.ts';
 import { SqsScheduler } from './sqs/sqs-scheduler.ts';
@@ -93,6 +94,7 @@ export function createDependencies(config: AcklineConfig, serviceName: string): 
     dispatch,
     permissions: new DynamoDbPermissionStore(dynamodb, config.tables.catalog),
     audit: new DynamoDbAuditLog(dynamodb, config.tables.catalog),
+    policies: new DynamoDbPolicyStore(dynamodb, config.tables.catalog),
     deliveryQueue: new SqsDeliveryQueue(sqs, config.queuePrefix, config.maxDelaySeconds),
     scheduler: new SqsScheduler(sqs, config.schedulerQueueUrl, systemClock, config.maxDelaySeconds),
     consumers: new DynamoDbConsumerRegistry(dynamodb, config.tables.catalog),

@@ -172,7 +172,8 @@ async function partitionStats(ports: UseCasePorts, partition: TopicName): Promis
   const state = await ports.ledger.state(partition);
   stats.msgInCounter = state?.msgInCounter ?? 0;
   stats.bytesInCounter = state?.bytesInCounter ?? 0;
-  stats.storageSize = state?.bytesInCounter ?? 0;
+  // What is stored: what came in, less what retention deleted.
+  stats.storageSize = (state?.bytesInCounter ?? 0) - (state?.bytesDeleted ?? 0);
   const inRate = rateOf(state?.msgIn, now);
   stats.msgRateIn = inRate?.perSecond ?? 0;
   stats.msgThroughputIn = inRate?.bytesPerSecond ?? 0;
@@ -324,13 +325,14 @@ async function partitionInternalStats(ports: UseCasePorts, partition: TopicName)
   }
   const state = await ports.ledger.state(partition);
   const ledgers = state?.ledgers ?? [];
-  const numberOfEntries = ledgers.reduce((sum, ledger) => sum + Number(ledger.entries), 0);
+  const numberOfEntries =
+    ledgers.reduce((sum, ledger) => sum + Number(ledger.entries), 0) - (state?.entriesDeleted ?? 0);
   const current = ledgers[ledgers.length - 1];
   const lastWritten = [...ledgers].reverse().find((ledger) => ledger.entries > 0n);
   return {
     entriesAddedCounter: state?.msgInCounter ?? 0,
     numberOfEntries,
-    totalSize: state?.bytesInCounter ?? 0,
+    totalSize: (state?.bytesInCounter ?? 0) - (state?.bytesDeleted ?? 0),
     currentLedgerEntries: Number(current?.entries ?? 0n),
     lastConfirmedEntry: lastWritten
       ? `${lastWritten.ledgerId}:${lastWritten.entries - 1n}`

@@ -85,3 +85,36 @@ export function resetCursorBodyOf(body: unknown): ResetCursorBody {
     isExcluded: isExcluded === true,
   };
 }
+
+/** Pulsar's RetentionPolicies body: `{"retentionTimeInMinutes":T,"retentionSizeInMB":S}`, integers. */
+export function retentionBodyOf(body: unknown): {
+  retentionTimeInMinutes: number;
+  retentionSizeInMB: number;
+} {
+  const shape = body as Record<string, unknown> | undefined;
+  const integer = (value: unknown) => typeof value === 'number' && Number.isSafeInteger(value);
+  if (
+    typeof shape !== 'object' ||
+    shape === null ||
+    Array.isArray(shape) ||
+    !integer(shape.retentionTimeInMinutes) ||
+    !integer(shape.retentionSizeInMB)
+  ) {
+    throw new ValidationError(
+      'The body must be {"retentionTimeInMinutes":T,"retentionSizeInMB":S} with integers (-1: no limit)',
+    );
+  }
+  return {
+    retentionTimeInMinutes: shape.retentionTimeInMinutes as number,
+    retentionSizeInMB: shape.retentionSizeInMB as number,
+  };
+}
+
+/** A message TTL in seconds: a JSON integer body (namespace) or a `messageTTL` query value (topic). */
+export function messageTTLOf(value: unknown, where: string): number {
+  const parsed = typeof value === 'string' && /^-?\d{1,15}$/.test(value) ? Number(value) : value;
+  if (typeof parsed !== 'number' || !Number.isSafeInteger(parsed)) {
+    throw new ValidationError(`${where} must be the message TTL in seconds, an integer`);
+  }
+  return parsed;
+}

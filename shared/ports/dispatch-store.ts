@@ -113,6 +113,8 @@ export interface DispatchStore {
   nextTrackerDue(cursorId: string, afterMs: number): Promise<number | undefined>;
   /** Cost: one write per entry. */
   deleteTracker(cursorId: string, entries: readonly TrackerEntry[]): Promise<void>;
+  /** Deletes the pages (their acks, runs, floors); a page never written is no error. Cost: one delete per page. */
+  deletePages(cursorId: string, pages: readonly PageRef[]): Promise<void>;
   /** Every item of the cursor. Cost: linear in its items. */
   deleteCursor(cursorId: string): Promise<void>;
 }

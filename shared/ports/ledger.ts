@@ -2,6 +2,7 @@ import type { LedgerInfo } from '../domain/ledger-layout.ts';
 import type { Position } from '../domain/position.ts';
 import type { RateCounter } from '../domain/rate-counter.ts';
 import type { RecentPublisher } from '../domain/recent-publishers.ts';
+import type { RetentionRequest } from '../domain/retention-plan.ts';
 import type { TopicName } from '../domain/topic-name.ts';
 
 export type { LedgerInfo, RecentPublisher };
@@ -23,12 +24,26 @@ export interface ManagedLedgerState {
    * and those remembered when the rate snapshot was renewed.
    */
   readonly publishers?: readonly RecentPublisher[];
+  /** The first position retention kept (everything before it was deleted); undefined: nothing was. */
+  readonly firstKept?: Position;
+  /** What retention deleted: entries and payload bytes (bytesInCounter minus it is what is stored). */
+  readonly entriesDeleted?: number;
+  readonly bytesDeleted?: number;
   /**
    * Changes whenever the partition's subscriptions change
    * ({@link Ledger.announceSubscriptions}), and differs between two incarnations
    * of a partition (a topic deleted and created again). Opaque.
    */
   readonly subscriptionsVersion: string;
+}
+
+/** What one retention run deleted on a partition. */
+export interface Trimmed {
+  readonly entries: number;
+  readonly bytes: number;
+  /** The first kept position before and after the run. */
+  readonly from: Position;
+  readonly to: Position;
 }
 
 /** Options of an append. */
@@ -127,6 +142,19 @@ export interface Ledger {
     ledgerId: bigint,
     entryId: bigint,
   ): Promise<{ position: Position; publishTimeMs: number } | undefined>;
+  /**
+   * Retention (Pulsar's trimConsumedLedgers, per stored batch instead of per ledger): deletes,
+   * oldest first, the batches `planRetention` allows, records the new first kept position and what
+   * was deleted (one conditional write: of two runs racing, one counts), then deletes them. Batches
+   * before the first kept position that a run which died left are deleted too. Ledgers stay in the
+   * layout (their entries read as absent).
+   * Cost: the state, the batches read (one Query page per 100 from the first kept), one write, one
+   * delete per batch (BatchWriteItem, 25 a request). At most `maxBatches` batches a run.
+   */
+  trim(
+    partition: TopicName,
+    request: RetentionRequest & { readonly maxBatches: number },
+  ): Promise<Trimmed | undefined>;
   /** Removes the partition's state, ledgers and entries. */
   deletePartition(partition: TopicName): Promise<void>;
 }

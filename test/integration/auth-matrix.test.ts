@@ -170,7 +170,11 @@ function requestFor(route: ApiRoute, f: Fixture): Omit<RawRequest, 'headers'> {
         ? '?maxMessages=10'
         : route.method === 'PUT' && tail === '{subscription}'
           ? '?subscriptionType=Shared'
-          : '';
+          : route.method === 'POST' &&
+              tail === 'messageTTL' &&
+              !route.path.startsWith('/admin/v2/namespaces/')
+            ? '?messageTTL=3600'
+            : '';
   const bodies: Record<string, unknown> = {
     '{topic}': route.method === 'POST' ? { messages: [{ payload: 'refused' }] } : undefined,
     '{subscription}':
@@ -185,6 +189,8 @@ function requestFor(route: ApiRoute, f: Fixture): Omit<RawRequest, 'headers'> {
     },
     '{role}': route.method === 'POST' ? ['produce'] : undefined,
     resetcursor: { ledgerId: Number(f.first.ledgerId), entryId: Number(f.first.entryId) },
+    retention: route.method === 'POST' ? { retentionTimeInMinutes: 60, retentionSizeInMB: -1 } : undefined,
+    messageTTL: route.method === 'POST' && route.path.startsWith('/admin/v2/namespaces/') ? 3600 : undefined,
   };
   const body = bodies[tail];
   return {
@@ -220,6 +226,10 @@ async function stateOf(f: Fixture) {
     permissions: await get(`${f.topic.adminPath}/permissions`),
     peek: await get(`${f.topic.adminPath}/subscription/sub/position/1`),
     audit: await get(`${f.topic.adminPath}/acknowledgeMessage/audit`),
+    retention: await get(`${f.topic.adminPath}/retention`),
+    messageTTL: await get(`${f.topic.adminPath}/messageTTL`),
+    namespaceRetention: await get(`/admin/v2/namespaces/${f.namespace.name}/retention`),
+    namespaceMessageTTL: await get(`/admin/v2/namespaces/${f.namespace.name}/messageTTL`),
     created: await get(metadata('created')),
     createdPartitioned: await get(metadata('created-parted')),
   };

@@ -992,6 +992,24 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
       });
     });
 
+    it('deletePages deletes the pages named (acks, runs, floor) and no other; a page never written is no error', async () => {
+      const { dispatchStore } = storage();
+      const cursorId = uniqueId('dispatch');
+      await dispatchStore.createHead(cursorId, headAt(3n));
+      await dispatchStore.acknowledge(cursorId, [pos(3, 1), pos(3, 150), pos(3, 250)]);
+      await dispatchStore.casPage(cursorId, ref(3n, 1n), 0, { runs: [held(3n, 100n, 5)], floor: 99 });
+
+      await dispatchStore.deletePages(cursorId, [ref(3n, 0n), ref(3n, 1n), ref(3n, 7n)]);
+
+      const pages = await dispatchStore.readPages(cursorId, [ref(3n, 0n), ref(3n, 1n), ref(3n, 2n)]);
+      expect(pages.slice(0, 2)).toEqual([
+        { ledgerId: 3n, page: 0n, acked: new Set(), runs: [], version: 0 },
+        { ledgerId: 3n, page: 1n, acked: new Set(), runs: [], version: 0 },
+      ]);
+      expect(acked(pages)).toEqual([[], [], [50]]);
+      expect(await dispatchStore.readHead(cursorId)).toBeDefined();
+    });
+
     it('deleteCursor removes the head, the pages and the tracker of that cursor only', async () => {
       const { dispatchStore } = storage();
       const [deleted, kept] = [uniqueId('dispatch'), uniqueId('dispatch')];
@@ -1023,6 +1041,31 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
       }).toEqual(keptBefore);
       expect(keptBefore.tracker).toHaveLength(2);
       expect(acked(keptBefore.pages)).toEqual([[1], [50]]);
+    });
+  });
+
+  describe('PolicyStore', () => {
+    it('sets, reads and removes retention and message TTL per scope, field by field', async () => {
+      const { policyStore } = storage();
+      const namespace = { namespace: uniqueId('tenant/ns') };
+      const topic = { topic: `persistent://${uniqueId('t')}/ns/topic` };
+      expect(await policyStore.get(namespace)).toBeUndefined();
+
+      await policyStore.update(namespace, {
+        retention: { retentionTimeInMinutes: 60, retentionSizeInMB: -1 },
+      });
+      await policyStore.update(namespace, { messageTTLInSeconds: 30 });
+      await policyStore.update(topic, { messageTTLInSeconds: 0 });
+
+      expect(await policyStore.get(namespace)).toEqual({
+        retention: { retentionTimeInMinutes: 60, retentionSizeInMB: -1 },
+        messageTTLInSeconds: 30,
+      });
+      expect(await policyStore.get(topic)).toEqual({ messageTTLInSeconds: 0 });
+      await policyStore.update(namespace, { retention: null });
+      expect(await policyStore.get(namespace)).toEqual({ messageTTLInSeconds: 30 });
+      await policyStore.update(namespace, { messageTTLInSeconds: null });
+      expect(await policyStore.get(namespace)).toBeUndefined();
     });
   });
 
@@ -1109,6 +1152,51 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
         { producerName: 'orders', lastPublishAtMs: T + 61_000 },
         { producerName: 'audit', lastPublishAtMs: T + 30_000 },
       ]);
+    });
+
+    it('trim deletes the batches the retention plan lets go, oldest first, and counts them once', async () => {
+      const ledger = storage().ledger(1_000);
+      const partition = uniquePartition();
+      const { ledgers } = await ledger.initialize(partition);
+      const ledgerId = ledgers[0]!.ledgerId;
+      const T = 1_700_000_000_000;
+      await ledger.append(partition, [entry('aaaa'), entry('bb')], T);
+      await ledger.append(partition, [entry('cccc')], T + 60_000);
+      await ledger.append(partition, [entry('dddddd')], T + 120_000);
+      const request = {
+        consumedUpTo: Position.of(ledgerId, 2n),
+        retentionTimeMs: 90_000,
+        retentionSizeBytes: -1,
+        nowMs: T + 180_000,
+        maxBatches: 100,
+      };
+
+      // The batches at T and T + 60 s are older than 90 s; the one at T + 60 s ends at entry 2,
+      // which is consumed: both go. Entry 3 is not consumed: it stays, however old.
+      const trimmed = await ledger.trim(partition, { ...request, nowMs: T + 400_000 });
+
+      expect(trimmed).toEqual({
+        entries: 3,
+        bytes: 10,
+        from: Position.of(ledgerId, 0n),
+        to: Position.of(ledgerId, 3n),
+      });
+      const state = await ledger.state(partition);
+      expect(state).toMatchObject({
+        firstKept: Position.of(ledgerId, 3n),
+        entriesDeleted: 3,
+        bytesDeleted: 10,
+        msgInCounter: 4,
+        bytesInCounter: 16,
+      });
+      expect(await ledger.readEntry(Position.of(ledgerId, 2n))).toBeUndefined();
+      expect((await ledger.readEntry(Position.of(ledgerId, 3n)))?.payload).toBe('dddddd');
+      expect(
+        await ledger.trim(partition, { ...request, consumedUpTo: Position.of(ledgerId, 3n) }),
+      ).toMatchObject({
+        entries: 0,
+      });
+      expect(await ledger.trim(uniquePartition(), request)).toBeUndefined();
     });
 
     it('readEntry returns payload, key, properties, event time, deliver-at and publish time', async () => {

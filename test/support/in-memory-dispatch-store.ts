@@ -264,6 +264,14 @@ export class InMemoryDispatchStore implements DispatchStore {
     }
   }
 
+  async deletePages(cursorId: string, pages: readonly PageRef[]): Promise<void> {
+    const cursor = this.cursors.get(cursorId);
+    for (const { ledgerId, page } of pages) {
+      this.usage.writes++;
+      cursor?.pages.delete(pageKey(ledgerId, page));
+    }
+  }
+
   async deleteCursor(cursorId: string): Promise<void> {
     this.usage.writes++;
     this.cursors.delete(cursorId);

@@ -2,6 +2,11 @@ import { TopicNotFoundError } from '../../shared/domain/catalog-errors.ts';
 import { Position } from '../../shared/domain/position.ts';
 import { type RateSnapshot, snapshotDue } from '../../shared/domain/rate-counter.ts';
 import { type RecentPublisher, withPublisher } from '../../shared/domain/recent-publishers.ts';
+import {
+  planRetention,
+  type RetentionRequest,
+  type StoredBatch,
+} from '../../shared/domain/retention-plan.ts';
 import type { TopicName } from '../../shared/domain/topic-name.ts';
 import type {
   Appended,
@@ -10,6 +15,7 @@ import type {
   ManagedLedgerState,
   NewEntry,
   StoredEntry,
+  Trimmed,
 } from '../../shared/ports/ledger.ts';
 import { InjectedFaults } from './in-memory-faults.ts';
 
@@ -26,6 +32,10 @@ interface PartitionRecord {
   snapshot?: RateSnapshot;
   previous?: RateSnapshot;
   publishersKept?: RecentPublisher[];
+  /** As DynamoDbLedger's tp, dm, bd. */
+  firstKept?: Position;
+  entriesDeleted?: number;
+  bytesDeleted?: number;
   /** How many times its subscriptions were announced. */
   announcements: number;
 }
@@ -131,6 +141,45 @@ export class InMemoryLedger implements Ledger {
       record.bytesInCounter += Buffer.byteLength(entry.payload);
     }
     return { positions, subscriptionsVersion: versionOf(record) };
+  }
+
+  async trim(
+    partition: TopicName,
+    request: RetentionRequest & { readonly maxBatches: number },
+  ): Promise<Trimmed | undefined> {
+    await this.faults.enter('trim');
+    const record = this.tables.partitions.get(partition.toString());
+    if (record === undefined) return undefined;
+    const first = record.ledgers[0] as { ledgerId: bigint };
+    const from = record.firstKept ?? Position.of(first.ledgerId, 0n);
+    // Each entry is its own batch here (DynamoDbLedger deletes whole publish batches).
+    const batches: StoredBatch[] = [];
+    for (const { ledgerId, entries } of record.ledgers) {
+      for (let entryId = 0n; entryId < entries && batches.length < request.maxBatches; entryId++) {
+        const position = Position.of(ledgerId, entryId);
+        if (position.compareTo(from) < 0) continue;
+        const stored = this.tables.entries.get(position.toString());
+        if (!stored) continue;
+        batches.push({
+          ledgerId,
+          firstEntryId: entryId,
+          count: 1,
+          publishTimeMs: stored.publishTimeMs,
+          bytes: Buffer.byteLength(stored.payload),
+        });
+      }
+    }
+    const plan = planRetention(batches, record.bytesInCounter - (record.bytesDeleted ?? 0), request);
+    const last = plan.deleted[plan.deleted.length - 1];
+    if (!last) return { entries: 0, bytes: 0, from, to: from };
+    for (const batch of plan.deleted) {
+      this.tables.entries.delete(Position.of(batch.ledgerId, batch.firstEntryId).toString());
+    }
+    const to = Position.of(last.ledgerId, last.firstEntryId + 1n);
+    record.firstKept = to;
+    record.entriesDeleted = (record.entriesDeleted ?? 0) + plan.entries;
+    record.bytesDeleted = (record.bytesDeleted ?? 0) + plan.bytes;
+    return { entries: plan.entries, bytes: plan.bytes, from, to };
   }
 
   async announceSubscriptions(partition: TopicName): Promise<ManagedLedgerState> {
@@ -242,6 +291,9 @@ function snapshot(record: PartitionRecord): ManagedLedgerState {
     bytesInCounter: record.bytesInCounter,
     ...(counter ? { msgIn: counter } : {}),
     ...(record.lastProducer || record.publishersKept ? { publishers: publishersOf(record) } : {}),
+    ...(record.firstKept ? { firstKept: record.firstKept } : {}),
+    ...(record.entriesDeleted !== undefined ? { entriesDeleted: record.entriesDeleted } : {}),
+    ...(record.bytesDeleted !== undefined ? { bytesDeleted: record.bytesDeleted } : {}),
     subscriptionsVersion: versionOf(record),
   };
 }

@@ -271,6 +271,15 @@ export class DynamoDbDispatchStore implements DispatchStore {
     });
   }
 
+  /** BatchWriteItem deletes, 25 per request. */
+  async deletePages(cursorId: string, pages: readonly PageRef[]): Promise<void> {
+    await deleteAll(
+      this.client,
+      this.tableName,
+      pages.map(({ ledgerId, page }) => this.key(cursorId, pageKey(ledgerId, page))),
+    );
+  }
+
   /** One UpdateItem (ADD) on the counters item; then, for the first of a minute, the snapshots' renewal. */
   async addToCounters(
     cursorId: string,

@@ -10,6 +10,7 @@ import { TopicNotFoundError } from '../../domain/catalog-errors.ts';
 import { Position } from '../../domain/position.ts';
 import { type RateCounter, type RateSnapshot, snapshotDue } from '../../domain/rate-counter.ts';
 import { type RecentPublisher, withPublisher } from '../../domain/recent-publishers.ts';
+import { planRetention, type RetentionRequest, type StoredBatch } from '../../domain/retention-plan.ts';
 import { TopicName } from '../../domain/topic-name.ts';
 import type {
   Appended,
@@ -20,6 +21,7 @@ import type {
   NewEntry,
   ReadEntriesOptions,
   StoredEntry,
+  Trimmed,
 } from '../../ports/ledger.ts';
 import {
   big,
@@ -266,6 +268,105 @@ export class DynamoDbLedger implements Ledger {
     };
   }
 
+  async trim(
+    partition: TopicName,
+    request: RetentionRequest & { readonly maxBatches: number },
+  ): Promise<Trimmed | undefined> {
+    const item = (
+      await this.client.send(
+        new GetItemCommand({
+          TableName: this.catalogTable,
+          Key: { pk: S(stateKey(partition)), sk: S(STATE_SK) },
+          ConsistentRead: true,
+        }),
+      )
+    ).Item;
+    if (!item) return undefined;
+    const state = this.toState(partition, item);
+    const first = state.ledgers[0] as LedgerInfo;
+    const from = state.firstKept ?? Position.of(first.ledgerId, 0n);
+    const leftovers: Item[] = [];
+    const batches: StoredBatch[] = [];
+    for (const ledger of state.ledgers) {
+      if (ledger.ledgerId < from.ledgerId || batches.length >= request.maxBatches) continue;
+      // A batch that ends after what every subscription consumed stops the walk.
+      let startKey: Item | undefined;
+      let stop = false;
+      do {
+        const page = await this.client.send(
+          new QueryCommand({
+            TableName: this.entriesTable,
+            KeyConditionExpression: 'ledgerId = :l',
+            ExpressionAttributeValues: { ':l': N(ledger.ledgerId) },
+            Limit: 100,
+            ConsistentRead: true,
+            ExclusiveStartKey: startKey,
+          }),
+        );
+        for (const chunk of page.Items ?? []) {
+          const firstEntryId = big(chunk, 'firstEntryId') as bigint;
+          const count = num(chunk, 'n') ?? 0;
+          const last = Position.of(ledger.ledgerId, firstEntryId + BigInt(count - 1));
+          if (last.compareTo(from) < 0) {
+            leftovers.push({ ledgerId: N(ledger.ledgerId), firstEntryId: N(firstEntryId) });
+            continue;
+          }
+          if (last.compareTo(request.consumedUpTo) > 0 || batches.length >= request.maxBatches) {
+            stop = true;
+            break;
+          }
+          batches.push({
+            ledgerId: ledger.ledgerId,
+            firstEntryId,
+            count,
+            publishTimeMs: num(chunk, 'pt') ?? 0,
+            bytes: (chunk.e?.L ?? []).reduce((sum, entry) => sum + Buffer.byteLength(entry.M?.p?.S ?? ''), 0),
+          });
+        }
+        startKey = stop ? undefined : page.LastEvaluatedKey;
+      } while (startKey);
+      if (stop) break;
+    }
+    const stored = state.bytesInCounter - (state.bytesDeleted ?? 0);
+    const plan = planRetention(batches, stored, request);
+    const lastDeleted = plan.deleted[plan.deleted.length - 1];
+    let to = from;
+    if (lastDeleted) {
+      to = Position.of(lastDeleted.ledgerId, lastDeleted.firstEntryId + BigInt(lastDeleted.count));
+      const values: Record<string, AttributeValue> = {
+        ':to': S(to.toString()),
+        ':b': N(plan.bytes),
+        ':n': N(plan.entries),
+      };
+      let condition = 'attribute_not_exists(tp)';
+      if (state.firstKept) {
+        condition = 'tp = :from';
+        values[':from'] = S(from.toString());
+      }
+      try {
+        await this.client.send(
+          new UpdateItemCommand({
+            TableName: this.catalogTable,
+            Key: { pk: S(stateKey(partition)), sk: S(STATE_SK) },
+            UpdateExpression: 'SET tp = :to ADD bd :b, dm :n',
+            ConditionExpression: condition,
+            ExpressionAttributeValues: values,
+          }),
+        );
+      } catch (error) {
+        // Another run trimmed first: it counts and deletes; this one deletes only leftovers.
+        if (!isConditionalCheckFailed(error)) throw error;
+        await deleteAll(this.client, this.entriesTable, leftovers);
+        return undefined;
+      }
+    }
+    await deleteAll(this.client, this.entriesTable, [
+      ...leftovers,
+      ...plan.deleted.map((batch) => ({ ledgerId: N(batch.ledgerId), firstEntryId: N(batch.firstEntryId) })),
+    ]);
+    return { entries: plan.entries, bytes: plan.bytes, from, to };
+  }
+
   async deletePartition(partition: TopicName): Promise<void> {
     const state = await this.state(partition);
     if (!state) return;
@@ -492,6 +593,9 @@ export class DynamoDbLedger implements Ledger {
       bytesInCounter: num(item, 'bi') ?? 0,
       ...(rateCounterOf(item) ? { msgIn: rateCounterOf(item) as RateCounter } : {}),
       ...(item.lp || item.pl ? { publishers: publishersOf(item) } : {}),
+      ...(item.tp?.S ? { firstKept: Position.parse(item.tp.S) } : {}),
+      ...(num(item, 'dm') !== undefined ? { entriesDeleted: num(item, 'dm') as number } : {}),
+      ...(num(item, 'bd') !== undefined ? { bytesDeleted: num(item, 'bd') as number } : {}),
       // The first ledger names the partition's incarnation: a recreated topic starts over at sv 0.
       subscriptionsVersion: `${closed[0]?.ledgerId ?? current.ledgerId}.${num(item, 'sv') ?? 0}`,
     };

@@ -1,6 +1,9 @@
 import type { Dependencies } from '../../shared/adapters/create-dependencies.ts';
 import { acknowledgeMessage, readAcknowledgeAudit } from '../../shared/application/acknowledge-message.ts';
 import { requireSuperuser } from '../../shared/application/authorization.ts';
+import { clearBacklog } from '../../shared/application/clear-backlog.ts';
+import type { CursorOperationOutcome } from '../../shared/application/cursor-operation.ts';
+import { expireMessages } from '../../shared/application/expire-messages.ts';
 import {
   createNamespace,
   deleteNamespace,
@@ -13,6 +16,12 @@ import {
   parseActions,
   revokePermission,
 } from '../../shared/application/manage-permissions.ts';
+import {
+  getPolicy,
+  type PolicyTarget,
+  setMessageTTL,
+  setRetention,
+} from '../../shared/application/manage-policies.ts';
 import {
   createSubscription,
   deleteSubscription,
@@ -32,6 +41,7 @@ import {
   listTopics,
 } from '../../shared/application/manage-topics.ts';
 import { getMessageById, peekMessage } from '../../shared/application/read-messages.ts';
+import { resetCursorToMessageId, resetCursorToTimestamp } from '../../shared/application/reset-cursor.ts';
 import { skipByMessageIds, skipMessages } from '../../shared/application/skip-messages.ts';
 import { getInternalStats, getTopicStats } from '../../shared/application/topic-stats.ts';
 import { NotFoundError, ValidationError } from '../../shared/domain/errors.ts';
@@ -39,8 +49,14 @@ import { NamespaceName } from '../../shared/domain/namespace-name.ts';
 import { Position } from '../../shared/domain/position.ts';
 import { parseSubscriptionType } from '../../shared/domain/subscription-type.ts';
 import { TopicName } from '../../shared/domain/topic-name.ts';
-import { initialPositionOf, messageIdsOf } from '../../shared/http/admin-requests.ts';
-import type { HttpRequest, Route } from '../../shared/http/http-types.ts';
+import {
+  initialPositionOf,
+  messageIdsOf,
+  messageTTLOf,
+  resetCursorBodyOf,
+  retentionBodyOf,
+} from '../../shared/http/admin-requests.ts';
+import type { HttpRequest, HttpResponse, Route } from '../../shared/http/http-types.ts';
 import { noContent, ok } from '../../shared/http/http-types.ts';
 import {
   boundedName,
@@ -56,6 +72,7 @@ const TOPIC = `${V2}/{topic}`;
 const V1_TOPIC = '/admin/v1/{domain}/{property}/{cluster}/{namespace}/{topic}';
 const LEGACY_V1_TOPIC = '/admin/{domain}/{property}/{cluster}/{namespace}/{topic}';
 const NAMESPACE_PERMISSIONS = '/admin/v2/namespaces/{tenant}/{namespace}/permissions';
+const NAMESPACE = '/admin/v2/namespaces/{tenant}/{namespace}';
 const AUDIT_LIMIT = 100;
 
 /**
@@ -108,7 +125,75 @@ export function adminRoutes(deps: Dependencies): Route[] {
       return outcome ? ok(outcome) : noContent();
     };
 
+  /** What every cursor operation reads of the request (Pulsar's `authoritative` is accepted and has no effect). */
+  const cursorOperationOf = (request: HttpRequest) => {
+    queryBoolean(request, 'authoritative');
+    return {
+      topic: topicOf(request),
+      dryRun: queryBoolean(request, 'dryRun'),
+      principal: request.principal,
+      requestId: request.requestId,
+    };
+  };
+
+  /** GET/POST/DELETE of retention and message TTL on a namespace or a topic (Pulsar's paths). */
+  const policyRoutes = (base: string, targetOf: (request: HttpRequest) => PolicyTarget): Route[] => {
+    const read =
+      (name: 'retention' | 'messageTTLInSeconds') =>
+      async (request: HttpRequest): Promise<HttpResponse> => {
+        const value = await getPolicy(ports, request.principal, targetOf(request), name, {
+          applied: queryBoolean(request, 'applied'),
+        });
+        // Pulsar answers a policy never set with no content.
+        return value === undefined ? noContent() : ok(value);
+      };
+    return [
+      { method: 'GET', path: `${base}/retention`, handler: read('retention') },
+      {
+        method: 'POST',
+        path: `${base}/retention`,
+        handler: async (request) => {
+          const retention = retentionBodyOf(jsonBody(request));
+          await setRetention(ports, request.principal, targetOf(request), retention);
+          return noContent();
+        },
+      },
+      {
+        method: 'DELETE',
+        path: `${base}/retention`,
+        handler: async (request) => {
+          await setRetention(ports, request.principal, targetOf(request), null);
+          return noContent();
+        },
+      },
+      { method: 'GET', path: `${base}/messageTTL`, handler: read('messageTTLInSeconds') },
+      {
+        method: 'POST',
+        path: `${base}/messageTTL`,
+        handler: async (request) => {
+          // Namespaces take the TTL as the body, topics as the `messageTTL` query parameter (Pulsar's).
+          const seconds =
+            base === NAMESPACE
+              ? messageTTLOf(jsonBody(request), 'The body')
+              : messageTTLOf(queryValue(request, 'messageTTL'), 'The messageTTL query parameter');
+          await setMessageTTL(ports, request.principal, targetOf(request), seconds);
+          return noContent();
+        },
+      },
+      {
+        method: 'DELETE',
+        path: `${base}/messageTTL`,
+        handler: async (request) => {
+          await setMessageTTL(ports, request.principal, targetOf(request), null);
+          return noContent();
+        },
+      },
+    ];
+  };
+
   return [
+    // Namespace policies (before the generic {domain} routes, which would also match).
+    ...policyRoutes(NAMESPACE, namespaceOf),
     {
       method: 'GET',
       path: '/admin/v2/brokers/health',
@@ -307,6 +392,21 @@ export function adminRoutes(deps: Dependencies): Route[] {
     },
     {
       method: 'GET',
+      path: `${TOPIC}/partitioned-stats`,
+      handler: async (request) => {
+        const perPartition = queryValue(request, 'perPartition');
+        return ok(
+          await getTopicStats(ports, request.principal, topicOf(request), {
+            partitionedOnly: true,
+            // Pulsar's default: true.
+            perPartition:
+              perPartition === undefined || perPartition === '' || queryBoolean(request, 'perPartition'),
+          }),
+        );
+      },
+    },
+    {
+      method: 'GET',
       path: `${TOPIC}/internalStats`,
       handler: async (request) => ok(await getInternalStats(ports, request.principal, topicOf(request))),
     },
@@ -365,6 +465,69 @@ export function adminRoutes(deps: Dependencies): Route[] {
         return noContent();
       },
     },
+    {
+      method: 'POST',
+      path: `${TOPIC}/subscription/{subscription}/resetcursor/{timestamp}`,
+      handler: async (request) =>
+        answered(
+          await resetCursorToTimestamp(ports, {
+            ...cursorOperationOf(request),
+            subscriptionName: request.params.subscription as string,
+            timestampMs: safeInteger(request.params.timestamp, 'timestamp (epoch ms)'),
+          }),
+        ),
+    },
+    {
+      method: 'POST',
+      path: `${TOPIC}/subscription/{subscription}/resetcursor`,
+      handler: async (request) => {
+        const body = resetCursorBodyOf(jsonBody(request));
+        return answered(
+          await resetCursorToMessageId(ports, {
+            ...cursorOperationOf(request),
+            subscriptionName: request.params.subscription as string,
+            position: body.position,
+            ...(body.partitionIndex !== undefined ? { partitionIndex: body.partitionIndex } : {}),
+            isExcluded: body.isExcluded || queryBoolean(request, 'isExcluded'),
+          }),
+        );
+      },
+    },
+    {
+      method: 'POST',
+      path: `${TOPIC}/subscription/{subscription}/skip_all`,
+      handler: async (request) =>
+        answered(
+          await clearBacklog(ports, {
+            ...cursorOperationOf(request),
+            subscriptionName: request.params.subscription as string,
+          }),
+        ),
+    },
+    {
+      method: 'POST',
+      path: `${TOPIC}/subscription/{subscription}/expireMessages/{expireTimeInSeconds}`,
+      handler: async (request) =>
+        answered(
+          await expireMessages(ports, {
+            ...cursorOperationOf(request),
+            subscriptionName: request.params.subscription as string,
+            expireTimeInSeconds: safeInteger(request.params.expireTimeInSeconds, 'expireTimeInSeconds'),
+          }),
+        ),
+    },
+    {
+      method: 'POST',
+      path: `${TOPIC}/all_subscription/expireMessages/{expireTimeInSeconds}`,
+      handler: async (request) =>
+        answered(
+          await expireMessages(ports, {
+            ...cursorOperationOf(request),
+            expireTimeInSeconds: safeInteger(request.params.expireTimeInSeconds, 'expireTimeInSeconds'),
+          }),
+        ),
+    },
+    ...policyRoutes(TOPIC, (request) => ({ topic: topicOf(request) })),
     { method: 'POST', path: `${TOPIC}/acknowledgeMessage`, handler: acknowledge(topicOf) },
     { method: 'POST', path: `${V1_TOPIC}/acknowledgeMessage`, handler: acknowledge(v1TopicOf) },
     // Pulsar's own v1 base path has no version segment; registered after v2, which it would also match.
@@ -410,6 +573,11 @@ export function adminRoutes(deps: Dependencies): Route[] {
       },
     },
   ];
+}
+
+/** 204 when done (Pulsar's answer); a dry run answers 200 with where each cursor would go. */
+function answered(outcome: CursorOperationOutcome): HttpResponse {
+  return outcome.dryRun ? ok(outcome) : noContent();
 }
 
 function decode(value: string | undefined): string {

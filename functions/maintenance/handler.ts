@@ -1,6 +1,7 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
 import { createDependencies, type Dependencies } from '../../shared/adapters/create-dependencies.ts';
+import { enforcePolicies } from '../../shared/application/enforce-policies.ts';
 import {
   type MaintenanceSummary,
   maintainSubscriptions,
@@ -25,8 +26,8 @@ const LOGGED_DEAD_LETTER_QUEUES = 20;
 /**
  * Scheduled maintenance (EventBridge, every five minutes): reports the
  * subscription dead-letter queues, folds acknowledged entries into mark-delete
- * positions, measures how late the backlogs are. Queue rebuilds and retention
- * are not done here yet.
+ * positions, measures how late the backlogs are, then enforces the namespace and
+ * topic policies (message TTL, retention: enforcePolicies).
  *
  * adapter (schedule) -> maintainSubscriptions -> catalog, cursor store, ledger, delivery queue
  *
@@ -54,6 +55,16 @@ export function makeHandler(deps: Dependencies, random: () => number = Math.rand
     });
     coldStart = false;
     resumeAfter = summary.resumeAfter;
+    const policies = await enforcePolicies(ports, {
+      deadlineMs,
+      onFailure: (target, error) =>
+        logger.error('maintenance step failed', {
+          step: 'policies',
+          target,
+          error: error instanceof Error ? error : String(error),
+        }),
+    });
+    logger.info('maintenance policies', { ...policies });
 
     const names = maintenanceMetricNames;
     metrics.addMetric(names.runs, MetricUnit.Count, 1);

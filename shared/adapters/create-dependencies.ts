@@ -16,6 +16,7 @@ import { DynamoDbDeletionJobs } from './dynamodb/dynamodb-deletion-jobs.ts';
 import { DynamoDbDispatchStore } from './dynamodb/dynamodb-dispatch-store.ts';
 import { DynamoDbLedger } from './dynamodb/dynamodb-ledger.ts';
 import { DynamoDbPermissionStore } from './dynamodb/dynamodb-permission-store.ts';
+import { DynamoDbPolicyStore } from './dynamodb/dynamodb-policy-store.ts';
 import { DynamoDbTenantCatalog } from './dynamodb/dynamodb-tenant-catalog.ts';
 import { DynamoDbTopicCatalog } from './dynamodb/dynamodb-topic-catalog.ts';
 import { SqsDeliveryQueue } from './sqs/sqs-delivery-queue.ts';
@@ -97,6 +98,7 @@ export function createDependencies(config: AcklineConfig, serviceName: string): 
     dispatch,
     permissions: new DynamoDbPermissionStore(dynamodb, config.tables.catalog),
     audit: new DynamoDbAuditLog(dynamodb, config.tables.catalog, config.auditRetentionDays * 86_400_000),
+    policies: new DynamoDbPolicyStore(dynamodb, config.tables.catalog),
     deliveryQueue: new SqsDeliveryQueue(sqs, config.queuePrefix, config.maxDelaySeconds),
     scheduler: new SqsScheduler(sqs, config.schedulerQueueUrl, systemClock, config.maxDelaySeconds),
     consumers: new DynamoDbConsumerRegistry(dynamodb, config.tables.catalog),

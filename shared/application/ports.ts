@@ -10,6 +10,7 @@ import type { DeliveryQueue } from '../ports/delivery-queue.ts';
 import type { DispatchStore } from '../ports/dispatch-store.ts';
 import type { Ledger } from '../ports/ledger.ts';
 import type { PermissionStore } from '../ports/permission-store.ts';
+import type { PolicyStore } from '../ports/policy-store.ts';
 import type { Scheduler } from '../ports/scheduler.ts';
 import type { TenantCatalog } from '../ports/tenant-catalog.ts';
 import type { TopicCatalog } from '../ports/topic-catalog.ts';
@@ -31,6 +32,8 @@ export interface UseCasePorts {
   readonly dispatch: DispatchStore;
   readonly permissions: PermissionStore;
   readonly audit: AuditLog;
+  /** Namespace and topic policies (retention, message TTL). */
+  readonly policies: PolicyStore;
   readonly deliveryQueue: DeliveryQueue;
   readonly scheduler: Scheduler;
   readonly consumers: ConsumerRegistry;

@@ -62,6 +62,7 @@ export async function publishMessages(
         group.partition,
         group.entries,
         publishTimeMs,
+        principal ? { producerName: principal.role } : {},
       );
       const dues = group.entries.map((entry) => Math.max(publishTimeMs, entry.deliverAtMs ?? 0));
       await ringSubscriptions(ports, group.partition, subscriptionsVersion, dues);

@@ -1,20 +1,52 @@
+import { NotFoundError } from '../domain/errors.ts';
+import { type MeasuredRate, type RateCounter, rateOf } from '../domain/rate-counter.ts';
 import type { TopicName } from '../domain/topic-name.ts';
+import type { SubscriptionRecord } from '../ports/topic-catalog.ts';
 import { requireAction } from './authorization.ts';
+import { subscriptionKey } from './consumers/consumer-session.ts';
+import { pendingSummary } from './engine/pending-summary.ts';
+import { engineOf } from './engine-ports.ts';
 import { jsonId } from './json-id.ts';
 import type { UseCasePorts } from './ports.ts';
 import type { Principal } from './principal.ts';
 import { loadCursor, resolveTopic } from './topic-lookup.ts';
 
+/** A consumer of a subscription, as Pulsar's ConsumerStats names what ackline measures. */
+export interface ConsumerStats {
+  consumerName: string;
+  /** ackline's consumer id (what the consumer API's paths carry). */
+  consumerId: string;
+  /** When it subscribed (ISO 8601, as Pulsar's). */
+  connectedSince: string;
+  /** Entries handed to it and not acknowledged. */
+  unackedMessages: number;
+}
+
 export interface SubscriptionStats {
   type: string;
   msgBacklog: number;
+  msgBacklogNoDelayed: number;
+  msgDelayed: number;
   unackedMessages: number;
   msgRedeliverCounter: number;
+  msgOutCounter: number;
+  bytesOutCounter: number;
   msgRateOut: number;
   msgThroughputOut: number;
   msgRateRedeliver: number;
+  /** Epoch ms; absent when nothing was ever acknowledged (that the cursor remembers). */
+  lastAckedTimestamp?: number;
+  /** Epoch ms; absent when nothing was ever handed out. */
+  lastConsumedTimestamp?: number;
   isDurable: boolean;
-  consumers: unknown[];
+  consumers: ConsumerStats[];
+}
+
+/** A producer that published lately (ackline's REST produce: the caller's role). */
+export interface PublisherStats {
+  producerName: string;
+  /** Epoch ms of its last publish the partition recorded. */
+  lastPublishTimestamp: number;
 }
 
 export interface TopicStats {
@@ -24,26 +56,31 @@ export interface TopicStats {
   msgThroughputOut: number;
   msgInCounter: number;
   bytesInCounter: number;
+  msgOutCounter: number;
+  bytesOutCounter: number;
   storageSize: number;
-  publishers: unknown[];
+  publishers: PublisherStats[];
   subscriptions: Record<string, SubscriptionStats>;
   metadata?: { partitions: number };
   partitions?: Record<string, TopicStats>;
 }
 
 /**
- * Pulsar's topic stats (field names kept). A partitioned topic answers the
- * sum over its partitions, with `metadata.partitions` and each partition's own
- * stats under `partitions`, as Pulsar's partitioned-stats do. Rates are 0:
- * ackline keeps counters, not moving averages.
+ * Pulsar's topic stats (field names kept); see the README's "Topic stats" for how each field is
+ * measured. A partitioned topic answers the sum over its partitions, with `metadata.partitions`
+ * and each partition's own stats under `partitions`, as Pulsar's partitioned-stats do.
  */
 export async function getTopicStats(
   ports: UseCasePorts,
   principal: Principal | undefined,
   topic: TopicName,
+  options: { readonly perPartition?: boolean; readonly partitionedOnly?: boolean } = {},
 ): Promise<TopicStats> {
   await requireAction(ports.permissions, principal, topic, ['consume', 'produce', 'acknowledge_message']);
   const resolved = await resolveTopic(ports, topic);
+  if (options.partitionedOnly && (resolved.record.partitions === 0 || topic.isPartition)) {
+    throw new NotFoundError(`Partitioned topic ${topic.toString()} not found: it is not a partitioned topic`);
+  }
   const perPartition = await Promise.all(
     resolved.partitions.map((partition) => partitionStats(ports, partition)),
   );
@@ -52,26 +89,14 @@ export async function getTopicStats(
   if (topic.isPartition) return perPartition[0] as TopicStats;
   const total = emptyStats();
   total.metadata = { partitions: resolved.record.partitions };
-  total.partitions = {};
-  perPartition.forEach((stats, index) => {
-    (total.partitions as Record<string, TopicStats>)[resolved.partitions[index]?.toString() as string] =
-      stats;
-    total.msgInCounter += stats.msgInCounter;
-    total.bytesInCounter += stats.bytesInCounter;
-    total.storageSize += stats.storageSize;
-    for (const [name, sub] of Object.entries(stats.subscriptions)) {
-      const sum = total.subscriptions[name] ?? {
-        ...sub,
-        msgBacklog: 0,
-        unackedMessages: 0,
-        msgRedeliverCounter: 0,
-      };
-      sum.msgBacklog += sub.msgBacklog;
-      sum.unackedMessages += sub.unackedMessages;
-      sum.msgRedeliverCounter += sub.msgRedeliverCounter;
-      total.subscriptions[name] = sum;
-    }
-  });
+  if (options.perPartition ?? true) {
+    total.partitions = {};
+    perPartition.forEach((stats, index) => {
+      (total.partitions as Record<string, TopicStats>)[resolved.partitions[index]?.toString() as string] =
+        stats;
+    });
+  }
+  for (const stats of perPartition) addInto(total, stats);
   return total;
 }
 
@@ -83,35 +108,158 @@ function emptyStats(): TopicStats {
     msgThroughputOut: 0,
     msgInCounter: 0,
     bytesInCounter: 0,
+    msgOutCounter: 0,
+    bytesOutCounter: 0,
     storageSize: 0,
     publishers: [],
     subscriptions: {},
   };
 }
 
+/** Adds one partition's stats into the partitioned topic's (sums; the newest timestamps). */
+function addInto(total: TopicStats, stats: TopicStats): void {
+  total.msgRateIn += stats.msgRateIn;
+  total.msgThroughputIn += stats.msgThroughputIn;
+  total.msgRateOut += stats.msgRateOut;
+  total.msgThroughputOut += stats.msgThroughputOut;
+  total.msgInCounter += stats.msgInCounter;
+  total.bytesInCounter += stats.bytesInCounter;
+  total.msgOutCounter += stats.msgOutCounter;
+  total.bytesOutCounter += stats.bytesOutCounter;
+  total.storageSize += stats.storageSize;
+  const publishers = new Map(total.publishers.map((p) => [p.producerName, p]));
+  for (const publisher of stats.publishers) {
+    const known = publishers.get(publisher.producerName);
+    if (!known || known.lastPublishTimestamp < publisher.lastPublishTimestamp)
+      publishers.set(publisher.producerName, { ...publisher });
+  }
+  total.publishers = [...publishers.values()].sort((a, b) => b.lastPublishTimestamp - a.lastPublishTimestamp);
+  for (const [name, sub] of Object.entries(stats.subscriptions)) {
+    const sum = total.subscriptions[name];
+    if (!sum) {
+      total.subscriptions[name] = { ...sub, consumers: sub.consumers.map((c) => ({ ...c })) };
+      continue;
+    }
+    for (const field of [
+      'msgBacklog',
+      'msgBacklogNoDelayed',
+      'msgDelayed',
+      'unackedMessages',
+      'msgRedeliverCounter',
+      'msgOutCounter',
+      'bytesOutCounter',
+      'msgRateOut',
+      'msgThroughputOut',
+      'msgRateRedeliver',
+    ] as const) {
+      sum[field] += sub[field];
+    }
+    for (const field of ['lastAckedTimestamp', 'lastConsumedTimestamp'] as const) {
+      const newest = Math.max(sum[field] ?? 0, sub[field] ?? 0);
+      if (newest > 0) sum[field] = newest;
+    }
+    for (const consumer of sub.consumers) {
+      const known = sum.consumers.find((c) => c.consumerId === consumer.consumerId);
+      if (known) known.unackedMessages += consumer.unackedMessages;
+      else sum.consumers.push({ ...consumer });
+    }
+  }
+}
+
 async function partitionStats(ports: UseCasePorts, partition: TopicName): Promise<TopicStats> {
   const stats = emptyStats();
-  const subscriptions = await ports.catalog.listSubscriptions(partition);
-  for (const subscription of subscriptions) {
-    const { cursor } = await loadCursor(ports, partition, subscription);
-    const backlog = cursor.backlog();
-    stats.subscriptions[subscription.name] = {
-      type: subscription.type,
-      msgBacklog: backlog,
-      unackedMessages: 0,
-      msgRedeliverCounter: 0,
-      msgRateOut: 0,
-      msgThroughputOut: 0,
-      msgRateRedeliver: 0,
-      isDurable: true,
-      consumers: [],
-    };
-  }
+  const now = ports.clock.nowMs();
   const state = await ports.ledger.state(partition);
   stats.msgInCounter = state?.msgInCounter ?? 0;
   stats.bytesInCounter = state?.bytesInCounter ?? 0;
-  stats.storageSize = state?.bytesInCounter ?? 0;
+  // What is stored: what came in, less what retention deleted.
+  stats.storageSize = (state?.bytesInCounter ?? 0) - (state?.bytesDeleted ?? 0);
+  const inRate = rateOf(state?.msgIn, now);
+  stats.msgRateIn = inRate?.perSecond ?? 0;
+  stats.msgThroughputIn = inRate?.bytesPerSecond ?? 0;
+  stats.publishers = (state?.publishers ?? []).map((publisher) => ({
+    producerName: publisher.producerName,
+    lastPublishTimestamp: publisher.lastPublishAtMs,
+  }));
+  for (const subscription of await ports.catalog.listSubscriptions(partition)) {
+    const sub = await subscriptionStats(ports, partition, subscription, now);
+    stats.subscriptions[subscription.name] = sub;
+    stats.msgRateOut += sub.msgRateOut;
+    stats.msgThroughputOut += sub.msgThroughputOut;
+    stats.msgOutCounter += sub.msgOutCounter;
+    stats.bytesOutCounter += sub.bytesOutCounter;
+  }
   return stats;
+}
+
+/**
+ * One subscription on one partition. Cost: the cursor (head and pages from mark-delete, twice: the
+ * backlog and the pending summary), the delivery counters item, the consumer registry's members and
+ * one record per member.
+ */
+async function subscriptionStats(
+  ports: UseCasePorts,
+  partition: TopicName,
+  subscription: SubscriptionRecord,
+  now: number,
+): Promise<SubscriptionStats> {
+  const ctx = engineOf(ports);
+  const cursor = { partition, cursorId: subscription.cursorId, type: subscription.type };
+  const { cursor: loaded } = await loadCursor(ports, partition, subscription);
+  const msgBacklog = loaded.backlog();
+  const summary = await pendingSummary(ctx, cursor);
+  const head = (await ports.dispatch.readHead(subscription.cursorId))?.head;
+  const counters = await ports.dispatch.readCounters(subscription.cursorId);
+  const claimed = head?.delivered;
+  const sumRates = (...rates: (MeasuredRate | undefined)[]) => ({
+    perSecond: rates.reduce((sum, rate) => sum + (rate?.perSecond ?? 0), 0),
+    bytesPerSecond: rates.reduce((sum, rate) => sum + (rate?.bytesPerSecond ?? 0), 0),
+  });
+  const out = sumRates(rateOf(claimed, now), rateOf(counters.out, now));
+  const lastConsumed = newest(claimed, counters.out);
+  const consumers = await consumersOf(ports, partition, subscription, summary.unackedByConsumer);
+  return {
+    type: subscription.type,
+    msgBacklog,
+    msgBacklogNoDelayed: Math.max(0, msgBacklog - summary.delayed),
+    msgDelayed: summary.delayed,
+    unackedMessages: summary.unacked,
+    msgRedeliverCounter: counters.redelivered?.count ?? 0,
+    msgOutCounter: (claimed?.count ?? 0) + (counters.out?.count ?? 0),
+    bytesOutCounter: (claimed?.bytes ?? 0) + (counters.out?.bytes ?? 0),
+    msgRateOut: out.perSecond,
+    msgThroughputOut: out.bytesPerSecond,
+    msgRateRedeliver: rateOf(counters.redelivered, now)?.perSecond ?? 0,
+    ...(summary.lastAckedAtMs !== undefined ? { lastAckedTimestamp: summary.lastAckedAtMs } : {}),
+    ...(lastConsumed !== undefined ? { lastConsumedTimestamp: lastConsumed } : {}),
+    isDurable: true,
+    consumers,
+  };
+}
+
+function newest(...counters: (RateCounter | undefined)[]): number | undefined {
+  const times = counters.flatMap((counter) => (counter ? [counter.lastAtMs] : []));
+  return times.length > 0 ? Math.max(...times) : undefined;
+}
+
+/** The subscription's live consumers that read this partition, from the consumer registry. */
+async function consumersOf(
+  ports: UseCasePorts,
+  partition: TopicName,
+  subscription: SubscriptionRecord,
+  unacked: ReadonlyMap<string, number>,
+): Promise<ConsumerStats[]> {
+  const key = subscriptionKey(partition.partitionedTopicName.toString(), subscription.name);
+  const ids = await ports.consumers.members(key, ports.clock.nowMs());
+  const records = await Promise.all(ids.map((id) => ports.consumers.get(id)));
+  return records
+    .filter((record) => record?.partitions.some((p) => p.cursorId === subscription.cursorId))
+    .map((record) => ({
+      consumerName: record?.consumerName as string,
+      consumerId: record?.consumerId as string,
+      connectedSince: new Date(record?.createdAtMs as number).toISOString(),
+      unackedMessages: unacked.get(record?.consumerId as string) ?? 0,
+    }));
 }
 
 export interface CursorInternalStats {
@@ -177,13 +325,14 @@ async function partitionInternalStats(ports: UseCasePorts, partition: TopicName)
   }
   const state = await ports.ledger.state(partition);
   const ledgers = state?.ledgers ?? [];
-  const numberOfEntries = ledgers.reduce((sum, ledger) => sum + Number(ledger.entries), 0);
+  const numberOfEntries =
+    ledgers.reduce((sum, ledger) => sum + Number(ledger.entries), 0) - (state?.entriesDeleted ?? 0);
   const current = ledgers[ledgers.length - 1];
   const lastWritten = [...ledgers].reverse().find((ledger) => ledger.entries > 0n);
   return {
     entriesAddedCounter: state?.msgInCounter ?? 0,
     numberOfEntries,
-    totalSize: state?.bytesInCounter ?? 0,
+    totalSize: (state?.bytesInCounter ?? 0) - (state?.bytesDeleted ?? 0),
     currentLedgerEntries: Number(current?.entries ?? 0n),
     lastConfirmedEntry: lastWritten
       ? `${lastWritten.ledgerId}:${lastWritten.entries - 1n}`

@@ -307,7 +307,7 @@ export function registerTopicsCommands(program: Command, context: CliContext): v
           }
           if (options.time !== undefined) {
             const timestampMs = context.nowMs() - parseRelativeTimeSeconds(options.time) * 1000;
-            await topicsApi().resetCursor(topic, options.subscription, { timestampMs });
+            await topicsApi().resetCursor(topic, options.subscription, timestampMs);
             context.print(
               `Reset the cursor of ${options.subscription} on ${fullName(topic)} to ${new Date(timestampMs).toISOString()}`,
             );
@@ -316,13 +316,11 @@ export function registerTopicsCommands(program: Command, context: CliContext): v
           const match = /^(\d+):(\d+)(?::(-?\d+))?$/.exec(options.messageId as string);
           if (!match)
             throw new CliError(`Invalid message id '${options.messageId}': expected ledgerId:entryId`);
+          // The partition index, if given, is not needed: a ledger id names one partition.
           await topicsApi().resetCursor(topic, options.subscription, {
-            messageId: {
-              ledgerId: match[1] as string,
-              entryId: match[2] as string,
-              ...(match[3] === undefined ? {} : { partitionIndex: Number(match[3]) }),
-            },
-            isExcluded: options.excludeResetPosition === true,
+            ledgerId: match[1] as string,
+            entryId: match[2] as string,
+            ...(options.excludeResetPosition === true ? { isExcluded: true } : {}),
           });
           context.print(
             `Reset the cursor of ${options.subscription} on ${fullName(topic)} to ${options.messageId}`,
@@ -340,7 +338,7 @@ export function registerTopicsCommands(program: Command, context: CliContext): v
       .argument('<topic>', TOPIC_ARGUMENT)
       .requiredOption('-s, --subscription <subscription>', 'subscription to clear')
       .action(async (topic: string, options: SubscriptionOption) => {
-        await topicsApi().clearBacklog(topic, options.subscription);
+        await topicsApi().skipAllMessages(topic, options.subscription);
         context.print(`Cleared the backlog of ${options.subscription} on ${fullName(topic)}`);
       }),
     'topics clear-backlog my-tenant/my-ns/orders -s billing',
@@ -371,7 +369,7 @@ export function registerTopicsCommands(program: Command, context: CliContext): v
       .requiredOption('-t, --expireTime <time>', 'age, e.g. 3600 (seconds), 100m, 3h')
       .action(async (topic: string, options: { readonly expireTime: string }) => {
         const seconds = parseRelativeTimeSeconds(options.expireTime);
-        await topicsApi().expireMessages(topic, undefined, seconds);
+        await topicsApi().expireMessagesForAllSubscriptions(topic, seconds);
         context.print(
           `Expired the messages older than ${seconds} s on every subscription of ${fullName(topic)}`,
         );

@@ -11,7 +11,7 @@ import type {
 } from './admin-types.ts';
 import { checkCount, type EntryIdInput, entryIdText } from './entry-id.ts';
 import { AcklineAdminArgumentError, AcklineAdminError } from './errors.ts';
-import type { JsonInput, JsonObject, JsonValue } from './lossless-json.ts';
+import type { JsonObject, JsonValue } from './lossless-json.ts';
 import { expectArray, expectObject, expectPermissionMap, expectStringArray } from './response-shapes.ts';
 
 /**
@@ -139,73 +139,11 @@ export class Topics {
     return expectObject(
       await this.http.json({
         method: 'GET',
-        path: `${topicPath(topic)}/partitioned-stats?perPartition=${perPartition}`,
+        path: `${topicPath(topic)}/partitioned-stats`,
+        query: [['perPartition', String(perPartition)]],
       }),
       'partitioned topic stats',
     );
-  }
-
-  /**
-   * Moves a subscription's cursor to the first message published at or after `timestampMs`
-   * (Pulsar's `POST .../resetcursor/{timestamp}`), or to a message id (`POST .../resetcursor` with a
-   * MessageId body; `isExcluded` starts after it).
-   * @example await admin.topics().resetCursor('my-tenant/my-ns/orders', 'billing', { timestampMs: Date.now() - 3_600_000 });
-   * @example await admin.topics().resetCursor('my-tenant/my-ns/orders', 'billing', { messageId: { ledgerId: '12', entryId: '3' } });
-   */
-  async resetCursor(
-    topic: string,
-    subscription: string,
-    to:
-      | { readonly timestampMs: number }
-      | {
-          readonly messageId: MessagePosition & { readonly partitionIndex?: number };
-          readonly isExcluded?: boolean;
-        },
-  ): Promise<void> {
-    const base = `${topicPath(topic)}/subscription/${pathSegment(subscription, 'subscription')}/resetcursor`;
-    if ('timestampMs' in to) {
-      const timestamp = checkCount(to.timestampMs, 'timestamp', 0);
-      await this.http.send({ method: 'POST', path: `${base}/${timestamp}` });
-      return;
-    }
-    const { ledgerId, entryId, partitionIndex } = to.messageId;
-    const body: JsonInput = {
-      ledgerId: BigInt(entryIdText(ledgerId, 'ledgerId')),
-      entryId: BigInt(entryIdText(entryId, 'entryId')),
-      partitionIndex: partitionIndex ?? -1,
-      isExcluded: to.isExcluded === true,
-    };
-    await this.http.send({ method: 'POST', path: base, body });
-  }
-
-  /**
-   * Acknowledges a subscription's whole backlog (Pulsar's clear-backlog, `POST .../skip_all`).
-   * @example await admin.topics().clearBacklog('my-tenant/my-ns/orders', 'billing');
-   */
-  async clearBacklog(topic: string, subscription: string): Promise<void> {
-    await this.http.send({
-      method: 'POST',
-      path: `${topicPath(topic)}/subscription/${pathSegment(subscription, 'subscription')}/skip_all`,
-    });
-  }
-
-  /**
-   * Acknowledges the messages of a subscription older than `expireTimeInSeconds`, or of every
-   * subscription when `subscription` is undefined (Pulsar's `.../expireMessages/{seconds}` and
-   * `.../all_subscription/expireMessages/{seconds}`).
-   * @example await admin.topics().expireMessages('my-tenant/my-ns/orders', 'billing', 3600);
-   */
-  async expireMessages(
-    topic: string,
-    subscription: string | undefined,
-    expireTimeInSeconds: number,
-  ): Promise<void> {
-    const seconds = checkCount(expireTimeInSeconds, 'expire time in seconds', 0);
-    const on =
-      subscription === undefined
-        ? 'all_subscription'
-        : `subscription/${pathSegment(subscription, 'subscription')}`;
-    await this.http.send({ method: 'POST', path: `${topicPath(topic)}/${on}/expireMessages/${seconds}` });
   }
 
   /**
@@ -285,6 +223,89 @@ export class Topics {
       method: 'POST',
       path: `${topicPath(topic)}/subscription/${pathSegment(subscription, 'subscription')}/skipByMessageIds`,
       body: { type: 'messageId', messageIds },
+    });
+  }
+
+  /**
+   * Resets a subscription's cursor (Pulsar's `resetCursor`): to the first message published at or
+   * after `timestampMs` (a number), or to a message id (`{ ledgerId, entryId }`, after it with
+   * `isExcluded`). Messages from there on are delivered again, as first deliveries; on a
+   * partitioned topic a timestamp resets every partition, a message id the partition holding it.
+   * With `dryRun`, nothing moves and the server's report of where each cursor would go is returned.
+   * @example
+   * await admin.topics().resetCursor('my-tenant/my-ns/orders', 'billing', Date.now() - 3_600_000);
+   * await admin.topics().resetCursor('my-tenant/my-ns/orders', 'billing', { ledgerId: '12', entryId: '3' });
+   */
+  async resetCursor(
+    topic: string,
+    subscription: string,
+    to: number | (MessagePosition & { readonly isExcluded?: boolean }),
+    options: { readonly dryRun?: boolean } = {},
+  ): Promise<JsonValue | undefined> {
+    const base = `${topicPath(topic)}/subscription/${pathSegment(subscription, 'subscription')}/resetcursor`;
+    const query: [string, string][] = options.dryRun ? [['dryRun', 'true']] : [];
+    if (typeof to === 'number') {
+      return this.http.send({ method: 'POST', path: `${base}/${checkCount(to, 'timestamp', 0)}`, query });
+    }
+    const body = {
+      ledgerId: BigInt(entryIdText(to.ledgerId, 'ledgerId')),
+      entryId: BigInt(entryIdText(to.entryId, 'entryId')),
+      ...(to.isExcluded ? { isExcluded: true } : {}),
+    };
+    return this.http.send({ method: 'POST', path: base, query, body });
+  }
+
+  /**
+   * Skips every message of a subscription's backlog (Pulsar's `skipAllMessages`, pulsar-admin
+   * `clear-backlog`).
+   * @example await admin.topics().skipAllMessages('my-tenant/my-ns/orders', 'billing');
+   */
+  async skipAllMessages(
+    topic: string,
+    subscription: string,
+    options: { readonly dryRun?: boolean } = {},
+  ): Promise<JsonValue | undefined> {
+    return this.http.send({
+      method: 'POST',
+      path: `${topicPath(topic)}/subscription/${pathSegment(subscription, 'subscription')}/skip_all`,
+      query: options.dryRun ? [['dryRun', 'true']] : [],
+    });
+  }
+
+  /**
+   * Acknowledges every message of a subscription published more than `expireTimeInSeconds` ago
+   * (Pulsar's `expireMessages`).
+   * @example await admin.topics().expireMessages('my-tenant/my-ns/orders', 'billing', 3600);
+   */
+  async expireMessages(
+    topic: string,
+    subscription: string,
+    expireTimeInSeconds: number,
+    options: { readonly dryRun?: boolean } = {},
+  ): Promise<JsonValue | undefined> {
+    const seconds = checkCount(expireTimeInSeconds, 'expireTimeInSeconds', 0);
+    return this.http.send({
+      method: 'POST',
+      path: `${topicPath(topic)}/subscription/${pathSegment(subscription, 'subscription')}/expireMessages/${seconds}`,
+      query: options.dryRun ? [['dryRun', 'true']] : [],
+    });
+  }
+
+  /**
+   * {@link expireMessages} on every subscription of the topic (Pulsar's
+   * `expireMessagesForAllSubscriptions`).
+   * @example await admin.topics().expireMessagesForAllSubscriptions('my-tenant/my-ns/orders', 3600);
+   */
+  async expireMessagesForAllSubscriptions(
+    topic: string,
+    expireTimeInSeconds: number,
+    options: { readonly dryRun?: boolean } = {},
+  ): Promise<JsonValue | undefined> {
+    const seconds = checkCount(expireTimeInSeconds, 'expireTimeInSeconds', 0);
+    return this.http.send({
+      method: 'POST',
+      path: `${topicPath(topic)}/all_subscription/expireMessages/${seconds}`,
+      query: options.dryRun ? [['dryRun', 'true']] : [],
     });
   }
 

@@ -1,5 +1,6 @@
 import type { DeliveryRun } from './delivery-run.ts';
 import { Position } from './position.ts';
+import { decodeRateCounter, encodeRateCounter, type RateCounter } from './rate-counter.ts';
 
 /**
  * The one item every receive reads and every claim compares-and-sets: a subscription's dispatcher
@@ -30,6 +31,21 @@ export interface DispatchHead {
   readonly fenced?: readonly string[];
   /** A read-modify-write of the cursor in progress (an admin skip), until `untilMs`. */
   readonly lease?: { readonly holder: string; readonly untilMs: number };
+  /**
+   * A reset-cursor in progress: the pages from the read position up to `end` (excluded) still hold
+   * acknowledgements and runs of before the reset, which its resetter is clearing. Until it is
+   * done, nothing is dispatched and the fold waits; past `untilMs` (its resetter died) whoever
+   * finds it finishes it (see engine/reset-cursor.ts).
+   */
+  readonly resetting?: { readonly end: Position; readonly untilMs: number };
+  /**
+   * First deliveries handed out by claims: count, bytes, the last claim's time and the rate
+   * snapshots, kept by the claim's own write (no write of its own). Deliveries from the tracker
+   * and replays are counted beside the head (DispatchStore.addToCounters).
+   */
+  readonly delivered?: RateCounter;
+  /** The last cumulative acknowledgement, or the newest acknowledgement a fold passed (epoch ms). */
+  readonly lastAckedAtMs?: number;
 }
 
 /** The head of a new cursor: nothing dispatched after `markDelete`. */
@@ -63,6 +79,9 @@ interface EncodedHead {
   ra?: number;
   fz?: string[];
   ls?: [string, number];
+  rs?: [string, number];
+  oc?: number[];
+  la?: number;
 }
 
 export function encodeRuns(runs: readonly DeliveryRun[]): EncodedRun[] {
@@ -121,6 +140,9 @@ export function encodeDispatchHead(head: DispatchHead): string {
   if (head.routedAtMs !== undefined) encoded.ra = head.routedAtMs;
   if (head.fenced && head.fenced.length > 0) encoded.fz = [...head.fenced];
   if (head.lease) encoded.ls = [head.lease.holder, head.lease.untilMs];
+  if (head.resetting) encoded.rs = [head.resetting.end.toString(), head.resetting.untilMs];
+  if (head.delivered) encoded.oc = encodeRateCounter(head.delivered);
+  if (head.lastAckedAtMs !== undefined) encoded.la = head.lastAckedAtMs;
   return JSON.stringify(encoded);
 }
 
@@ -137,5 +159,10 @@ export function decodeDispatchHead(text: string): DispatchHead {
     ...(encoded.ra !== undefined ? { routedAtMs: encoded.ra } : {}),
     ...(encoded.fz ? { fenced: encoded.fz } : {}),
     ...(encoded.ls ? { lease: { holder: encoded.ls[0], untilMs: encoded.ls[1] } } : {}),
+    ...(encoded.rs
+      ? { resetting: { end: Position.parseStored(encoded.rs[0]), untilMs: encoded.rs[1] } }
+      : {}),
+    ...(encoded.oc ? { delivered: decodeRateCounter(encoded.oc) as RateCounter } : {}),
+    ...(encoded.la !== undefined ? { lastAckedAtMs: encoded.la } : {}),
   };
 }

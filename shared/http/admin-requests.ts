@@ -43,3 +43,78 @@ export function messageIdsOf(body: unknown): Position[] {
 function isId(value: unknown): value is number | string {
   return typeof value === 'number' || typeof value === 'string';
 }
+
+/** Pulsar's ResetCursorData body of `resetcursor`: `{"ledgerId":L,"entryId":E[,"partitionIndex":i,"batchIndex":-1,"isExcluded":false]}`. */
+export interface ResetCursorBody {
+  readonly position: Position;
+  readonly partitionIndex?: number;
+  readonly isExcluded: boolean;
+}
+
+export function resetCursorBodyOf(body: unknown): ResetCursorBody {
+  const shape = body as Record<string, unknown> | undefined;
+  if (typeof shape !== 'object' || shape === null || Array.isArray(shape)) {
+    throw new ValidationError(
+      'The body must be a MessageId like {"ledgerId":3,"entryId":15} (optional: partitionIndex, isExcluded)',
+    );
+  }
+  const { ledgerId, entryId, partitionIndex, batchIndex, isExcluded } = shape;
+  if (!isId(ledgerId) || !isId(entryId)) {
+    throw new ValidationError(`The MessageId needs a ledgerId and an entryId, got ${JSON.stringify(body)}`);
+  }
+  if (
+    partitionIndex !== undefined &&
+    (typeof partitionIndex !== 'number' || !Number.isSafeInteger(partitionIndex) || partitionIndex < -1)
+  ) {
+    throw new ValidationError(
+      `partitionIndex must be an integer >= -1, got ${JSON.stringify(partitionIndex)}`,
+    );
+  }
+  if (batchIndex !== undefined && batchIndex !== -1) {
+    // ackline stores every message as its own entry: there is no batch to reset inside.
+    throw new ValidationError(
+      `batchIndex must be -1 or absent (ackline keeps one message per entry), got ${JSON.stringify(batchIndex)}`,
+    );
+  }
+  if (isExcluded !== undefined && typeof isExcluded !== 'boolean') {
+    throw new ValidationError(`isExcluded must be true or false, got ${JSON.stringify(isExcluded)}`);
+  }
+  return {
+    position: Position.of(ledgerId, entryId),
+    ...(partitionIndex !== undefined ? { partitionIndex } : {}),
+    isExcluded: isExcluded === true,
+  };
+}
+
+/** Pulsar's RetentionPolicies body: `{"retentionTimeInMinutes":T,"retentionSizeInMB":S}`, integers. */
+export function retentionBodyOf(body: unknown): {
+  retentionTimeInMinutes: number;
+  retentionSizeInMB: number;
+} {
+  const shape = body as Record<string, unknown> | undefined;
+  const integer = (value: unknown) => typeof value === 'number' && Number.isSafeInteger(value);
+  if (
+    typeof shape !== 'object' ||
+    shape === null ||
+    Array.isArray(shape) ||
+    !integer(shape.retentionTimeInMinutes) ||
+    !integer(shape.retentionSizeInMB)
+  ) {
+    throw new ValidationError(
+      'The body must be {"retentionTimeInMinutes":T,"retentionSizeInMB":S} with integers (-1: no limit)',
+    );
+  }
+  return {
+    retentionTimeInMinutes: shape.retentionTimeInMinutes as number,
+    retentionSizeInMB: shape.retentionSizeInMB as number,
+  };
+}
+
+/** A message TTL in seconds: a JSON integer body (namespace) or a `messageTTL` query value (topic). */
+export function messageTTLOf(value: unknown, where: string): number {
+  const parsed = typeof value === 'string' && /^-?\d{1,15}$/.test(value) ? Number(value) : value;
+  if (typeof parsed !== 'number' || !Number.isSafeInteger(parsed)) {
+    throw new ValidationError(`${where} must be the message TTL in seconds, an integer`);
+  }
+  return parsed;
+}

@@ -1,6 +1,7 @@
 import type { DeliveryRun } from '../domain/delivery-run.ts';
 import type { DispatchHead } from '../domain/dispatch-head.ts';
 import type { Position } from '../domain/position.ts';
+import type { RateCounter } from '../domain/rate-counter.ts';
 
 /** Entries per page: a page's acks and runs stay under 1 KB, so each write costs one write unit. */
 export const DISPATCH_PAGE_SIZE = 100n;
@@ -28,6 +29,8 @@ export interface PageState {
   readonly runs: readonly DeliveryRun[];
   /** 0 while the page's run document was never written. */
   readonly version: number;
+  /** When an acknowledgement last landed on the page (epoch ms), if one said. */
+  readonly lastAckedAtMs?: number;
 }
 
 export interface PageRef {
@@ -47,6 +50,9 @@ export interface TrackerEntry {
   readonly deliveries: number;
   readonly n: number;
 }
+
+/** The delivery counters kept beside a cursor's head. */
+export type DeliveryCounterName = 'out' | 'redelivered';
 
 /** Whether a compare-and-set wrote; when not, the current state (AWS returns it with the failure). */
 export type CasOutcome<T> = { readonly ok: true } | { readonly ok: false; readonly current: T | undefined };
@@ -88,8 +94,24 @@ export interface DispatchStore {
     expectedVersion: number,
     next: { readonly runs: readonly DeliveryRun[]; readonly floor?: number; readonly clearAcks?: boolean },
   ): Promise<boolean>;
-  /** Adds the positions to their pages' acks (commutative, idempotent). Cost: one write per page touched. */
-  acknowledge(cursorId: string, positions: readonly Position[]): Promise<void>;
+  /**
+   * Adds the positions to their pages' acks (commutative, idempotent), and, with `atMs`, records it
+   * as the page's last acknowledgement time in the same write. Cost: one write per page touched.
+   */
+  acknowledge(cursorId: string, positions: readonly Position[], atMs?: number): Promise<void>;
+  /**
+   * Adds to the cursor's named delivery counters (item `S`): deliveries made outside a claim's
+   * head write (`out`: redeliveries, delayed and routed entries, replays) and redeliveries
+   * (`redelivered`). The counters' rate snapshots are renewed by the first addition of a minute.
+   * Cost: one write (ADD, commutative), and one more (conditional) once a minute.
+   */
+  addToCounters(
+    cursorId: string,
+    additions: Partial<Record<DeliveryCounterName, { readonly count: number; readonly bytes: number }>>,
+    atMs: number,
+  ): Promise<void>;
+  /** The cursor's delivery counters (none: never added to). Cost: one read. */
+  readCounters(cursorId: string): Promise<Partial<Record<DeliveryCounterName, RateCounter>>>;
   /** Cost: one write per entry (idempotent). */
   putTracker(cursorId: string, entries: readonly TrackerEntry[]): Promise<void>;
   /** Entries due at or before `nowMs`, by due time then position, at most `limit`. Cost: one strong Query. */
@@ -98,6 +120,8 @@ export interface DispatchStore {
   nextTrackerDue(cursorId: string, afterMs: number): Promise<number | undefined>;
   /** Cost: one write per entry. */
   deleteTracker(cursorId: string, entries: readonly TrackerEntry[]): Promise<void>;
+  /** Deletes the pages (their acks, runs, floors); a page never written is no error. Cost: one delete per page. */
+  deletePages(cursorId: string, pages: readonly PageRef[]): Promise<void>;
   /** Every item of the cursor. Cost: linear in its items. */
   deleteCursor(cursorId: string): Promise<void>;
   /**

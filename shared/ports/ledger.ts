@@ -1,8 +1,11 @@
 import type { LedgerInfo } from '../domain/ledger-layout.ts';
 import type { Position } from '../domain/position.ts';
+import type { RateCounter } from '../domain/rate-counter.ts';
+import type { RecentPublisher } from '../domain/recent-publishers.ts';
+import type { RetentionRequest } from '../domain/retention-plan.ts';
 import type { TopicName } from '../domain/topic-name.ts';
 
-export type { LedgerInfo };
+export type { LedgerInfo, RecentPublisher };
 
 /** A partition's managed-ledger state: ledgers in order, the last one open. */
 export interface ManagedLedgerState {
@@ -11,11 +14,42 @@ export interface ManagedLedgerState {
   readonly msgInCounter: number;
   readonly bytesInCounter: number;
   /**
+   * msgInCounter and bytesInCounter as a rate counter (its snapshots renewed by the first publish
+   * of every minute: one more write per partition and minute while it is published to); undefined
+   * before the first publish that kept one.
+   */
+  readonly msgIn?: RateCounter;
+  /**
+   * The roles that published lately, newest first (at most MAX_RECENT_PUBLISHERS): the last one,
+   * and those remembered when the rate snapshot was renewed.
+   */
+  readonly publishers?: readonly RecentPublisher[];
+  /** The first position retention kept (everything before it was deleted); undefined: nothing was. */
+  readonly firstKept?: Position;
+  /** What retention deleted: entries and payload bytes (bytesInCounter minus it is what is stored). */
+  readonly entriesDeleted?: number;
+  readonly bytesDeleted?: number;
+  /**
    * Changes whenever the partition's subscriptions change
    * ({@link Ledger.announceSubscriptions}), and differs between two incarnations
    * of a partition (a topic deleted and created again). Opaque.
    */
   readonly subscriptionsVersion: string;
+}
+
+/** What one retention run deleted on a partition. */
+export interface Trimmed {
+  readonly entries: number;
+  readonly bytes: number;
+  /** The first kept position before and after the run. */
+  readonly from: Position;
+  readonly to: Position;
+}
+
+/** Options of an append. */
+export interface AppendOptions {
+  /** Who publishes (the caller's role), for the partition's recent publishers. */
+  readonly producerName?: string;
 }
 
 /** What one append allocated and wrote. */
@@ -63,9 +97,16 @@ export interface Ledger {
   initialize(partition: TopicName): Promise<ManagedLedgerState>;
   /**
    * Appends entries in order and returns their positions. A ledger rolls over
-   * after `maxEntriesPerLedger` entries; one call may span two ledgers.
+   * after `maxEntriesPerLedger` entries; one call may span two ledgers. The id allocation also
+   * records the publish time and the producer; the first publish of a minute renews the rate
+   * snapshot (one more write).
    */
-  append(partition: TopicName, entries: readonly NewEntry[], publishTimeMs: number): Promise<Appended>;
+  append(
+    partition: TopicName,
+    entries: readonly NewEntry[],
+    publishTimeMs: number,
+    options?: AppendOptions,
+  ): Promise<Appended>;
   /**
    * Records that the partition's subscriptions changed (one created or deleted)
    * and returns the state at that instant, atomically: every entry allocated
@@ -116,4 +157,17 @@ export interface Ledger {
    * @returns true when items may remain (call again).
    */
   purgeLedger(ledgerId: bigint, maxItems: number): Promise<boolean>;
+  /**
+   * Retention (Pulsar's trimConsumedLedgers, per stored batch instead of per ledger): deletes,
+   * oldest first, the batches `planRetention` allows, records the new first kept position and what
+   * was deleted (one conditional write: of two runs racing, one counts), then deletes them. Batches
+   * before the first kept position that a run which died left are deleted too. Ledgers stay in the
+   * layout (their entries read as absent).
+   * Cost: the state, the batches read (one Query page per 100 from the first kept), one write, one
+   * delete per batch (BatchWriteItem, 25 a request). At most `maxBatches` batches a run.
+   */
+  trim(
+    partition: TopicName,
+    request: RetentionRequest & { readonly maxBatches: number },
+  ): Promise<Trimmed | undefined>;
 }

@@ -8,6 +8,7 @@ import {
   type TopicRef,
   tokenFor,
   uniqueRole,
+  withoutRates,
 } from '../support/admin-fixtures.ts';
 import { ConsumerApi, type TestConsumer } from '../support/consumer-fixtures.ts';
 import { base64url, hs256Token } from '../support/hs256-token.ts';
@@ -111,6 +112,8 @@ async function createFixture(label: string): Promise<Fixture> {
   await admin.createTopic(topic);
   await admin.createSubscription(topic, 'sub', { type: 'Shared', initialPosition: 'Earliest' });
   await admin.createSubscription(topic, 'fo', { type: 'Failover', initialPosition: 'Earliest' });
+  // For partitioned-stats, whose topic must be partitioned.
+  await admin.createTopic(namespace.topic('parted'), 2);
   const [id] = await admin.produceMany(topic, 3);
   const grantedRole = uniqueRole('granted');
   await admin.grant(topic, grantedRole, ['consume']);
@@ -159,8 +162,9 @@ function requestFor(route: ApiRoute, f: Fixture): Omit<RawRequest, 'headers'> {
     property: f.namespace.tenant,
     cluster: 'standalone',
     namespace: namespaceRoute ? (route.method === 'GET' ? 'ns' : 'created-ns') : f.namespace.namespace,
-    topic:
-      route.method !== 'PUT' || route.path.includes('/subscription/')
+    topic: route.path.endsWith('/partitioned-stats')
+      ? 'parted'
+      : route.method !== 'PUT' || route.path.includes('/subscription/')
         ? f.topic.localName
         : route.path.endsWith('/partitions')
           ? 'created-parted'
@@ -172,6 +176,8 @@ function requestFor(route: ApiRoute, f: Fixture): Omit<RawRequest, 'headers'> {
     ledgerId: f.first.ledgerId,
     entryId: f.first.entryId,
     count: '1',
+    timestamp: '0',
+    expireTimeInSeconds: '3600',
   };
   const path = route.path.replace(/\{([^}]+)\}/g, (_, name: string) =>
     encodeURIComponent(values[name] ?? 'x'),
@@ -184,7 +190,11 @@ function requestFor(route: ApiRoute, f: Fixture): Omit<RawRequest, 'headers'> {
         ? '?maxMessages=10'
         : route.method === 'PUT' && tail === '{subscription}'
           ? '?subscriptionType=Shared'
-          : '';
+          : route.method === 'POST' &&
+              tail === 'messageTTL' &&
+              !route.path.startsWith('/admin/v2/namespaces/')
+            ? '?messageTTL=3600'
+            : '';
   const bodies: Record<string, unknown> = {
     '{topic}': route.method === 'POST' ? { messages: [{ payload: 'refused' }] } : undefined,
     '{subscription}':
@@ -199,6 +209,9 @@ function requestFor(route: ApiRoute, f: Fixture): Omit<RawRequest, 'headers'> {
     },
     '{role}': route.method === 'POST' ? ['produce'] : undefined,
     '{tenant}': route.method === 'PUT' ? { adminRoles: [], allowedClusters: ['standalone'] } : undefined,
+    resetcursor: { ledgerId: Number(f.first.ledgerId), entryId: Number(f.first.entryId) },
+    retention: route.method === 'POST' ? { retentionTimeInMinutes: 60, retentionSizeInMB: -1 } : undefined,
+    messageTTL: route.method === 'POST' && route.path.startsWith('/admin/v2/namespaces/') ? 3600 : undefined,
   };
   const body = bodies[tail];
   return {
@@ -222,7 +235,7 @@ function reasonOf(response: RawResponse): unknown {
 async function stateOf(f: Fixture) {
   const get = async (path: string) => {
     const result = await admin.send('GET', path);
-    return { status: result.status, body: result.body };
+    return { status: result.status, body: withoutRates(result.body) };
   };
   const metadata = (name: string) => `${f.namespace.topic(name).adminPath}/partitions`;
   return {
@@ -234,6 +247,10 @@ async function stateOf(f: Fixture) {
     permissions: await get(`${f.topic.adminPath}/permissions`),
     peek: await get(`${f.topic.adminPath}/subscription/sub/position/1`),
     audit: await get(`${f.topic.adminPath}/acknowledgeMessage/audit`),
+    retention: await get(`${f.topic.adminPath}/retention`),
+    messageTTL: await get(`${f.topic.adminPath}/messageTTL`),
+    namespaceRetention: await get(`/admin/v2/namespaces/${f.namespace.name}/retention`),
+    namespaceMessageTTL: await get(`/admin/v2/namespaces/${f.namespace.name}/messageTTL`),
     created: await get(metadata('created')),
     createdPartitioned: await get(metadata('created-parted')),
     // Not the list of all tenants: other suites add and delete theirs meanwhile.

@@ -945,6 +945,75 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
       });
     });
 
+    describe('delivery counters and last acknowledgements', () => {
+      it('addToCounters adds commutatively and keeps rate snapshots, renewed by the first addition of a minute', async () => {
+        const { dispatchStore } = storage();
+        const cursorId = uniqueId('dispatch');
+        await dispatchStore.createHead(cursorId, headAt(3n));
+        expect(await dispatchStore.readCounters(cursorId)).toEqual({});
+
+        await dispatchStore.addToCounters(cursorId, { out: { count: 3, bytes: 30 } }, T0);
+        await Promise.all(
+          [1, 2, 3, 4].map((i) =>
+            dispatchStore.addToCounters(
+              cursorId,
+              { out: { count: 1, bytes: 10 }, redelivered: { count: 1, bytes: 10 } },
+              T0 + 1_000 * i,
+            ),
+          ),
+        );
+        const early = await dispatchStore.readCounters(cursorId);
+        expect(early.out).toMatchObject({ count: 7, bytes: 70, snapshot: { atMs: T0, count: 0, bytes: 0 } });
+        expect(early.out?.previous).toBeUndefined();
+        expect(early.redelivered).toMatchObject({ count: 4, bytes: 40 });
+        expect(early.redelivered?.snapshot.count).toBe(0);
+
+        await dispatchStore.addToCounters(cursorId, { out: { count: 2, bytes: 20 } }, T0 + 61_000);
+        const later = await dispatchStore.readCounters(cursorId);
+        expect(later.out).toEqual({
+          count: 9,
+          bytes: 90,
+          lastAtMs: T0 + 61_000,
+          snapshot: { atMs: T0 + 61_000, count: 7, bytes: 70 },
+          previous: { atMs: T0, count: 0, bytes: 0 },
+        });
+        expect(later.redelivered).toEqual(early.redelivered);
+      });
+
+      it('acknowledge with a time records it on each page it touches; the counters item is none of the pages', async () => {
+        const { dispatchStore } = storage();
+        const cursorId = uniqueId('dispatch');
+        await dispatchStore.createHead(cursorId, headAt(3n));
+        await dispatchStore.acknowledge(cursorId, [pos(3, 1), pos(3, 150)], T0 + 5);
+        await dispatchStore.acknowledge(cursorId, [pos(3, 2)]);
+        await dispatchStore.addToCounters(cursorId, { out: { count: 1, bytes: 1 } }, T0);
+        const pages = await dispatchStore.readPages(cursorId, [ref(3n, 0n), ref(3n, 1n), ref(3n, 2n)]);
+        expect(pages.map((page) => page.lastAckedAtMs)).toEqual([T0 + 5, T0 + 5, undefined]);
+        expect(acked(pages)).toEqual([[1, 2], [50], []]);
+        expect(await dispatchStore.dueTracker(cursorId, Number.MAX_SAFE_INTEGER, 10)).toEqual([]);
+        await dispatchStore.deleteCursor(cursorId);
+        expect(await dispatchStore.readCounters(cursorId)).toEqual({});
+      });
+    });
+
+    it('deletePages deletes the pages named (acks, runs, floor) and no other; a page never written is no error', async () => {
+      const { dispatchStore } = storage();
+      const cursorId = uniqueId('dispatch');
+      await dispatchStore.createHead(cursorId, headAt(3n));
+      await dispatchStore.acknowledge(cursorId, [pos(3, 1), pos(3, 150), pos(3, 250)]);
+      await dispatchStore.casPage(cursorId, ref(3n, 1n), 0, { runs: [held(3n, 100n, 5)], floor: 99 });
+
+      await dispatchStore.deletePages(cursorId, [ref(3n, 0n), ref(3n, 1n), ref(3n, 7n)]);
+
+      const pages = await dispatchStore.readPages(cursorId, [ref(3n, 0n), ref(3n, 1n), ref(3n, 2n)]);
+      expect(pages.slice(0, 2)).toEqual([
+        { ledgerId: 3n, page: 0n, acked: new Set(), runs: [], version: 0 },
+        { ledgerId: 3n, page: 1n, acked: new Set(), runs: [], version: 0 },
+      ]);
+      expect(acked(pages)).toEqual([[], [], [50]]);
+      expect(await dispatchStore.readHead(cursorId)).toBeDefined();
+    });
+
     it.each([
       ['deleteCursor', false],
       ['purgeCursor, two items a call', true],
@@ -985,6 +1054,31 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
       }).toEqual(keptBefore);
       expect(keptBefore.tracker).toHaveLength(2);
       expect(acked(keptBefore.pages)).toEqual([[1], [50]]);
+    });
+  });
+
+  describe('PolicyStore', () => {
+    it('sets, reads and removes retention and message TTL per scope, field by field', async () => {
+      const { policyStore } = storage();
+      const namespace = { namespace: uniqueId('tenant/ns') };
+      const topic = { topic: `persistent://${uniqueId('t')}/ns/topic` };
+      expect(await policyStore.get(namespace)).toBeUndefined();
+
+      await policyStore.update(namespace, {
+        retention: { retentionTimeInMinutes: 60, retentionSizeInMB: -1 },
+      });
+      await policyStore.update(namespace, { messageTTLInSeconds: 30 });
+      await policyStore.update(topic, { messageTTLInSeconds: 0 });
+
+      expect(await policyStore.get(namespace)).toEqual({
+        retention: { retentionTimeInMinutes: 60, retentionSizeInMB: -1 },
+        messageTTLInSeconds: 30,
+      });
+      expect(await policyStore.get(topic)).toEqual({ messageTTLInSeconds: 0 });
+      await policyStore.update(namespace, { retention: null });
+      expect(await policyStore.get(namespace)).toEqual({ messageTTLInSeconds: 30 });
+      await policyStore.update(namespace, { messageTTLInSeconds: null });
+      expect(await policyStore.get(namespace)).toBeUndefined();
     });
   });
 
@@ -1035,6 +1129,87 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
         [0, 1, 2, 3, 4, 5].map((entryId) => `${ledgerId}:${entryId}`),
       );
       expect((await ledger.state(partition))?.ledgers).toEqual([{ ledgerId, entries: 6n }]);
+    });
+
+    it('append records the producer and keeps a publish rate snapshot, renewed by the first publish of a minute', async () => {
+      const ledger = storage().ledger(1_000);
+      const partition = uniquePartition();
+      await ledger.initialize(partition);
+      const T = 1_700_000_000_000;
+      expect((await ledger.state(partition))?.msgIn).toBeUndefined();
+
+      await ledger.append(partition, [entry('aa'), entry('bb')], T, { producerName: 'orders' });
+      await ledger.append(partition, [entry('cc')], T + 30_000, { producerName: 'audit' });
+      const early = await ledger.state(partition);
+      expect(early?.msgIn).toEqual({
+        count: 3,
+        bytes: 6,
+        lastAtMs: T + 30_000,
+        snapshot: { atMs: T, count: 0, bytes: 0 },
+      });
+      expect(early?.publishers).toEqual([
+        { producerName: 'audit', lastPublishAtMs: T + 30_000 },
+        { producerName: 'orders', lastPublishAtMs: T },
+      ]);
+
+      await ledger.append(partition, [entry('dd')], T + 61_000, { producerName: 'orders' });
+      const later = await ledger.state(partition);
+      expect(later?.msgIn).toEqual({
+        count: 4,
+        bytes: 8,
+        lastAtMs: T + 61_000,
+        snapshot: { atMs: T + 61_000, count: 3, bytes: 6 },
+        previous: { atMs: T, count: 0, bytes: 0 },
+      });
+      expect(later?.publishers).toEqual([
+        { producerName: 'orders', lastPublishAtMs: T + 61_000 },
+        { producerName: 'audit', lastPublishAtMs: T + 30_000 },
+      ]);
+    });
+
+    it('trim deletes the batches the retention plan lets go, oldest first, and counts them once', async () => {
+      const ledger = storage().ledger(1_000);
+      const partition = uniquePartition();
+      const { ledgers } = await ledger.initialize(partition);
+      const ledgerId = ledgers[0]!.ledgerId;
+      const T = 1_700_000_000_000;
+      await ledger.append(partition, [entry('aaaa'), entry('bb')], T);
+      await ledger.append(partition, [entry('cccc')], T + 60_000);
+      await ledger.append(partition, [entry('dddddd')], T + 120_000);
+      const request = {
+        consumedUpTo: Position.of(ledgerId, 2n),
+        retentionTimeMs: 90_000,
+        retentionSizeBytes: -1,
+        nowMs: T + 180_000,
+        maxBatches: 100,
+      };
+
+      // The batches at T and T + 60 s are older than 90 s; the one at T + 60 s ends at entry 2,
+      // which is consumed: both go. Entry 3 is not consumed: it stays, however old.
+      const trimmed = await ledger.trim(partition, { ...request, nowMs: T + 400_000 });
+
+      expect(trimmed).toEqual({
+        entries: 3,
+        bytes: 10,
+        from: Position.of(ledgerId, 0n),
+        to: Position.of(ledgerId, 3n),
+      });
+      const state = await ledger.state(partition);
+      expect(state).toMatchObject({
+        firstKept: Position.of(ledgerId, 3n),
+        entriesDeleted: 3,
+        bytesDeleted: 10,
+        msgInCounter: 4,
+        bytesInCounter: 16,
+      });
+      expect(await ledger.readEntry(Position.of(ledgerId, 2n))).toBeUndefined();
+      expect((await ledger.readEntry(Position.of(ledgerId, 3n)))?.payload).toBe('dddddd');
+      expect(
+        await ledger.trim(partition, { ...request, consumedUpTo: Position.of(ledgerId, 3n) }),
+      ).toMatchObject({
+        entries: 0,
+      });
+      expect(await ledger.trim(uniquePartition(), request)).toBeUndefined();
     });
 
     it('readEntry returns payload, key, properties, event time, deliver-at and publish time', async () => {

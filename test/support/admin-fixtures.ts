@@ -324,3 +324,17 @@ export class AdminApi {
     return this.send('POST', `${topic.adminPath}/acknowledgeMessage${acknowledgeQuery(params)}`);
   }
 }
+
+/**
+ * Stats without their rates (msgRate*, msgThroughput*): a rate is the counters' growth over a
+ * window that ends at the call, so it changes with time alone; every counter and state stays.
+ */
+export function withoutRates(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutRates);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(
+    Object.entries(value as Record<string, unknown>)
+      .filter(([key]) => !/^msg(Rate|Throughput)/.test(key))
+      .map(([key, inner]) => [key, withoutRates(inner)]),
+  );
+}

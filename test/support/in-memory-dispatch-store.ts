@@ -7,8 +7,10 @@ import {
   encodeRuns,
 } from '../../shared/domain/dispatch-head.ts';
 import { Position } from '../../shared/domain/position.ts';
+import { bump, type RateCounter, snapshotDue } from '../../shared/domain/rate-counter.ts';
 import {
   type CasOutcome,
+  type DeliveryCounterName,
   DISPATCH_PAGE_SIZE,
   type DispatchStore,
   type HeadRecord,
@@ -22,12 +24,14 @@ interface StoredPage {
   runs?: string;
   floor?: number;
   version: number;
+  lastAckedAtMs?: number;
 }
 
 interface StoredCursor {
   head?: { text: string; version: number; aheadAck?: Position };
   pages: Map<string, StoredPage>;
   tracker: Map<string, TrackerEntry>;
+  counters?: Partial<Record<DeliveryCounterName, RateCounter>>;
 }
 
 /** Counts what the store was asked, as DynamoDB bills it (a failed conditional write is a write). */
@@ -175,6 +179,7 @@ export class InMemoryDispatchStore implements DispatchStore {
         runs: stored?.runs ? decodeRuns(JSON.parse(stored.runs)) : [],
         ...(stored?.floor !== undefined ? { floor: stored.floor } : {}),
         version: stored?.version ?? 0,
+        ...(stored?.lastAckedAtMs !== undefined ? { lastAckedAtMs: stored.lastAckedAtMs } : {}),
       };
     });
   }
@@ -198,6 +203,7 @@ export class InMemoryDispatchStore implements DispatchStore {
       acked,
       runs: JSON.stringify(encodeRuns(next.runs)),
       version: expectedVersion + 1,
+      ...(stored?.lastAckedAtMs !== undefined ? { lastAckedAtMs: stored.lastAckedAtMs } : {}),
     };
     if (next.floor !== undefined) updated.floor = next.floor;
     else if (stored?.floor !== undefined) updated.floor = stored.floor;
@@ -206,7 +212,7 @@ export class InMemoryDispatchStore implements DispatchStore {
     return true;
   }
 
-  async acknowledge(cursorId: string, positions: readonly Position[]): Promise<void> {
+  async acknowledge(cursorId: string, positions: readonly Position[], atMs?: number): Promise<void> {
     const cursor = this.cursor(cursorId);
     const byPage = new Map<string, number[]>();
     for (const position of positions) {
@@ -217,8 +223,33 @@ export class InMemoryDispatchStore implements DispatchStore {
       this.usage.writes++;
       const stored = cursor.pages.get(key) ?? { acked: new Set<number>(), version: 0 };
       for (const offset of offsets) stored.acked.add(offset);
+      if (atMs !== undefined) stored.lastAckedAtMs = atMs;
       cursor.pages.set(key, stored);
     }
+  }
+
+  async addToCounters(
+    cursorId: string,
+    additions: Partial<Record<DeliveryCounterName, { readonly count: number; readonly bytes: number }>>,
+    atMs: number,
+  ): Promise<void> {
+    const entries = Object.entries(additions) as [DeliveryCounterName, { count: number; bytes: number }][];
+    if (entries.length === 0) return;
+    const cursor = this.cursor(cursorId);
+    const counters = { ...(cursor.counters ?? {}) };
+    this.usage.writes++;
+    for (const [name, { count, bytes }] of entries) {
+      const old = counters[name];
+      // As DynamoDbDispatchStore: ADD, then (first of a minute) a second write renewing the snapshot.
+      if (snapshotDue(old, atMs)) this.usage.writes++;
+      counters[name] = bump(old, count, bytes, atMs);
+    }
+    cursor.counters = counters;
+  }
+
+  async readCounters(cursorId: string): Promise<Partial<Record<DeliveryCounterName, RateCounter>>> {
+    this.usage.reads++;
+    return { ...(this.cursors.get(cursorId)?.counters ?? {}) };
   }
 
   async putTracker(cursorId: string, entries: readonly TrackerEntry[]): Promise<void> {
@@ -257,6 +288,14 @@ export class InMemoryDispatchStore implements DispatchStore {
       this.usage.writes++;
       cursor.tracker.delete(trackerKey(entry));
       if (process.env.ACKLINE_STORE_TRACE) console.log('tracker-', trackerKey(entry));
+    }
+  }
+
+  async deletePages(cursorId: string, pages: readonly PageRef[]): Promise<void> {
+    const cursor = this.cursors.get(cursorId);
+    for (const { ledgerId, page } of pages) {
+      this.usage.writes++;
+      cursor?.pages.delete(pageKey(ledgerId, page));
     }
   }
 

@@ -1,12 +1,21 @@
 import { TopicNotFoundError } from '../../shared/domain/catalog-errors.ts';
 import { Position } from '../../shared/domain/position.ts';
+import { type RateSnapshot, snapshotDue } from '../../shared/domain/rate-counter.ts';
+import { type RecentPublisher, withPublisher } from '../../shared/domain/recent-publishers.ts';
+import {
+  planRetention,
+  type RetentionRequest,
+  type StoredBatch,
+} from '../../shared/domain/retention-plan.ts';
 import type { TopicName } from '../../shared/domain/topic-name.ts';
 import type {
   Appended,
+  AppendOptions,
   Ledger,
   ManagedLedgerState,
   NewEntry,
   StoredEntry,
+  Trimmed,
 } from '../../shared/ports/ledger.ts';
 import { InjectedFaults } from './in-memory-faults.ts';
 
@@ -15,6 +24,18 @@ interface PartitionRecord {
   readonly ledgers: { readonly ledgerId: bigint; entries: bigint }[];
   msgInCounter: number;
   bytesInCounter: number;
+  /** As DynamoDbLedger's lt, lp, lu, lq, rs, rq, pl. */
+  lastPublishAtMs?: number;
+  lastProducer?: string;
+  publishBeforeAtMs?: number;
+  producerBefore?: string;
+  snapshot?: RateSnapshot;
+  previous?: RateSnapshot;
+  publishersKept?: RecentPublisher[];
+  /** As DynamoDbLedger's tp, dm, bd. */
+  firstKept?: Position;
+  entriesDeleted?: number;
+  bytesDeleted?: number;
   /** How many times its subscriptions were announced. */
   announcements: number;
 }
@@ -80,11 +101,30 @@ export class InMemoryLedger implements Ledger {
     return snapshot(record);
   }
 
-  async append(partition: TopicName, entries: readonly NewEntry[], publishTimeMs: number): Promise<Appended> {
+  async append(
+    partition: TopicName,
+    entries: readonly NewEntry[],
+    publishTimeMs: number,
+    options: AppendOptions = {},
+  ): Promise<Appended> {
     await this.faults.enter('append');
     if (entries.length === 0) return { positions: [], subscriptionsVersion: '' };
     const record = this.tables.partitions.get(partition.toString());
     if (record === undefined) throw new TopicNotFoundError(partition.toString());
+    // As DynamoDbLedger: the allocation records the time and producer; the first publish of a
+    // minute renews the rate snapshot with the counters as they were before it.
+    if (options.producerName !== undefined) {
+      record.producerBefore = record.lastProducer ?? options.producerName;
+      record.publishBeforeAtMs = record.lastPublishAtMs ?? publishTimeMs;
+      record.lastProducer = options.producerName;
+    }
+    record.lastPublishAtMs = publishTimeMs;
+    const counter = rateCounterOf(record);
+    if (snapshotDue(counter, publishTimeMs)) {
+      if (record.snapshot) record.previous = record.snapshot;
+      record.snapshot = { atMs: publishTimeMs, count: record.msgInCounter, bytes: record.bytesInCounter };
+      record.publishersKept = publishersOf(record);
+    }
     const max = BigInt(this.maxEntriesPerLedger);
     const positions: Position[] = [];
     for (const entry of entries) {
@@ -101,6 +141,45 @@ export class InMemoryLedger implements Ledger {
       record.bytesInCounter += Buffer.byteLength(entry.payload);
     }
     return { positions, subscriptionsVersion: versionOf(record) };
+  }
+
+  async trim(
+    partition: TopicName,
+    request: RetentionRequest & { readonly maxBatches: number },
+  ): Promise<Trimmed | undefined> {
+    await this.faults.enter('trim');
+    const record = this.tables.partitions.get(partition.toString());
+    if (record === undefined) return undefined;
+    const first = record.ledgers[0] as { ledgerId: bigint };
+    const from = record.firstKept ?? Position.of(first.ledgerId, 0n);
+    // Each entry is its own batch here (DynamoDbLedger deletes whole publish batches).
+    const batches: StoredBatch[] = [];
+    for (const { ledgerId, entries } of record.ledgers) {
+      for (let entryId = 0n; entryId < entries && batches.length < request.maxBatches; entryId++) {
+        const position = Position.of(ledgerId, entryId);
+        if (position.compareTo(from) < 0) continue;
+        const stored = this.tables.entries.get(position.toString());
+        if (!stored) continue;
+        batches.push({
+          ledgerId,
+          firstEntryId: entryId,
+          count: 1,
+          publishTimeMs: stored.publishTimeMs,
+          bytes: Buffer.byteLength(stored.payload),
+        });
+      }
+    }
+    const plan = planRetention(batches, record.bytesInCounter - (record.bytesDeleted ?? 0), request);
+    const last = plan.deleted[plan.deleted.length - 1];
+    if (!last) return { entries: 0, bytes: 0, from, to: from };
+    for (const batch of plan.deleted) {
+      this.tables.entries.delete(Position.of(batch.ledgerId, batch.firstEntryId).toString());
+    }
+    const to = Position.of(last.ledgerId, last.firstEntryId + 1n);
+    record.firstKept = to;
+    record.entriesDeleted = (record.entriesDeleted ?? 0) + plan.entries;
+    record.bytesDeleted = (record.bytesDeleted ?? 0) + plan.bytes;
+    return { entries: plan.entries, bytes: plan.bytes, from, to };
   }
 
   async announceSubscriptions(partition: TopicName): Promise<ManagedLedgerState> {
@@ -215,13 +294,39 @@ export class InMemoryLedger implements Ledger {
 }
 
 function snapshot(record: PartitionRecord): ManagedLedgerState {
+  const counter = rateCounterOf(record);
   return {
     partition: record.partition,
     ledgers: record.ledgers.map(({ ledgerId, entries }) => ({ ledgerId, entries })),
     msgInCounter: record.msgInCounter,
     bytesInCounter: record.bytesInCounter,
+    ...(counter ? { msgIn: counter } : {}),
+    ...(record.lastProducer || record.publishersKept ? { publishers: publishersOf(record) } : {}),
+    ...(record.firstKept ? { firstKept: record.firstKept } : {}),
+    ...(record.entriesDeleted !== undefined ? { entriesDeleted: record.entriesDeleted } : {}),
+    ...(record.bytesDeleted !== undefined ? { bytesDeleted: record.bytesDeleted } : {}),
     subscriptionsVersion: versionOf(record),
   };
+}
+
+function rateCounterOf(record: PartitionRecord) {
+  if (!record.snapshot) return undefined;
+  return {
+    count: record.msgInCounter,
+    bytes: record.bytesInCounter,
+    lastAtMs: record.lastPublishAtMs ?? record.snapshot.atMs,
+    snapshot: record.snapshot,
+    ...(record.previous ? { previous: record.previous } : {}),
+  };
+}
+
+function publishersOf(record: PartitionRecord): RecentPublisher[] {
+  let publishers = record.publishersKept ?? [];
+  if (record.producerBefore !== undefined)
+    publishers = withPublisher(publishers, record.producerBefore, record.publishBeforeAtMs ?? 0);
+  if (record.lastProducer !== undefined)
+    publishers = withPublisher(publishers, record.lastProducer, record.lastPublishAtMs ?? 0);
+  return publishers;
 }
 
 /** As DynamoDbLedger's: the partition's first ledger names its incarnation. */

@@ -10,6 +10,7 @@ import { InMemoryDeliveryQueue } from './in-memory-delivery-queue.ts';
 import { InMemoryDispatchStore } from './in-memory-dispatch-store.ts';
 import { InMemoryLedger } from './in-memory-ledger.ts';
 import { InMemoryPermissionStore } from './in-memory-permission-store.ts';
+import { InMemoryPolicyStore } from './in-memory-policy-store.ts';
 import { InMemoryTenantCatalog } from './in-memory-tenant-catalog.ts';
 import { InMemoryTopicCatalog } from './in-memory-topic-catalog.ts';
 import { ManualClock } from './manual-clock.ts';
@@ -45,6 +46,7 @@ export function inMemoryPorts(parts: Partial<UseCasePorts> = {}): {
     dispatch,
     permissions: new InMemoryPermissionStore(),
     audit: new InMemoryAuditLog(),
+    policies: new InMemoryPolicyStore(),
     deliveryQueue: new InMemoryDeliveryQueue(),
     scheduler: unusedPort('scheduler'),
     consumers: unusedPort('consumers'),

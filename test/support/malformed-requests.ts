@@ -4,7 +4,7 @@ import { validateSubscriptionName } from '../../shared/application/subscription-
 import { MessageId } from '../../shared/domain/message-id.ts';
 import { parseSubscriptionType } from '../../shared/domain/subscription-type.ts';
 import { TopicName } from '../../shared/domain/topic-name.ts';
-import { initialPositionOf, messageIdsOf } from '../../shared/http/admin-requests.ts';
+import { initialPositionOf, messageIdsOf, resetCursorBodyOf } from '../../shared/http/admin-requests.ts';
 import {
   parseIdsBody,
   parseOptionalHandles,
@@ -429,6 +429,27 @@ function routeRefusal(
         return bodyRefused(parseOptionalHandles) ? 'redeliver body refused (400)' : undefined;
       }
       if (tail === '{role}') return bodyRefused(parseActions) ? 'actions refused (400)' : undefined;
+      // Cursor operations (reset-cursor, skip_all, expireMessages): every parameter is parsed
+      // before the first write (an audit record of a refusal included).
+      const booleanRefused = (name: string) => {
+        const value = last(name);
+        return value !== undefined && !['', 'true', 'false'].includes(value);
+      };
+      const cursorOperation =
+        tail === 'resetcursor' ||
+        tail === 'skip_all' ||
+        path.endsWith('/resetcursor/{timestamp}') ||
+        path.endsWith('/expireMessages/{expireTimeInSeconds}');
+      if (cursorOperation) {
+        if (tail === 'resetcursor' && bodyRefused(resetCursorBodyOf)) return 'resetcursor body refused (400)';
+        if (booleanRefused('authoritative') || booleanRefused('dryRun')) return 'a boolean refused (400)';
+        if (tail === 'resetcursor' && booleanRefused('isExcluded')) return 'isExcluded refused (400)';
+        const number = decoded.timestamp ?? decoded.expireTimeInSeconds;
+        if (tail !== 'resetcursor' && tail !== 'skip_all' && !/^\d{1,15}$/.test(number ?? '')) {
+          return 'timestamp or expireTimeInSeconds refused (400)';
+        }
+        return undefined;
+      }
       if (tail === '{count}')
         return /^\d{1,15}$/.test(decoded.count ?? '') ? undefined : 'count refused (400)';
       if (tail === 'skipByMessageIds') {
@@ -550,6 +571,8 @@ export class MalformedRequests {
       case 'count':
       case 'ledgerId':
       case 'entryId':
+      case 'timestamp':
+      case 'expireTimeInSeconds':
         return r.pick(NUMBERS);
       default:
         return junk();
@@ -623,6 +646,20 @@ export class MalformedRequests {
     if (tail === 'ack' || tail === 'nack') return JSON.stringify(this.idsBody());
     if (tail === 'ack-cumulative')
       return JSON.stringify({ messageId: r.pick([...NUMBERS, '1:0:-1', '1:0', 'x'.repeat(101)]) });
+    if (tail === 'resetcursor') {
+      return JSON.stringify(
+        r.pick<unknown>([
+          { ledgerId: 1, entryId: -1 },
+          { ledgerId: '1' },
+          { ledgerId: 1, entryId: 0, batchIndex: 3 },
+          { ledgerId: 1, entryId: 0, partitionIndex: -2 },
+          { ledgerId: 1, entryId: 0, isExcluded: 'yes' },
+          { ledgerId: 2 ** 64, entryId: 0 },
+          [1, 0],
+          '1:0',
+        ]),
+      );
+    }
     if (tail === 'redeliver-unacknowledged') {
       return JSON.stringify(
         r.pick<unknown>([

@@ -26,6 +26,7 @@ import { DynamoDbCursorStore } from '../../shared/adapters/dynamodb/dynamodb-cur
 import { DynamoDbDispatchStore } from '../../shared/adapters/dynamodb/dynamodb-dispatch-store.ts';
 import { DynamoDbLedger } from '../../shared/adapters/dynamodb/dynamodb-ledger.ts';
 import { DynamoDbPermissionStore } from '../../shared/adapters/dynamodb/dynamodb-permission-store.ts';
+import { DynamoDbPolicyStore } from '../../shared/adapters/dynamodb/dynamodb-policy-store.ts';
 import { DynamoDbTenantCatalog } from '../../shared/adapters/dynamodb/dynamodb-tenant-catalog.ts';
 import { DynamoDbTopicCatalog } from '../../shared/adapters/dynamodb/dynamodb-topic-catalog.ts';
 import { catalogTable, cursorsTable, entriesTable, tables } from '../../shared/config/resources.ts';
@@ -34,6 +35,7 @@ import type { CursorStore } from '../../shared/ports/cursor-store.ts';
 import type { DispatchStore } from '../../shared/ports/dispatch-store.ts';
 import type { Ledger } from '../../shared/ports/ledger.ts';
 import type { PermissionStore } from '../../shared/ports/permission-store.ts';
+import type { PolicyStore } from '../../shared/ports/policy-store.ts';
 import type { TenantCatalog } from '../../shared/ports/tenant-catalog.ts';
 import type { TopicCatalog } from '../../shared/ports/topic-catalog.ts';
 import { InMemoryAuditLog } from './in-memory-audit-log.ts';
@@ -41,6 +43,7 @@ import { InMemoryCursorStore } from './in-memory-cursor-store.ts';
 import { InMemoryDispatchStore } from './in-memory-dispatch-store.ts';
 import { InMemoryLedger, InMemoryLedgerTables } from './in-memory-ledger.ts';
 import { InMemoryPermissionStore } from './in-memory-permission-store.ts';
+import { InMemoryPolicyStore } from './in-memory-policy-store.ts';
 import { InMemoryTenantCatalog } from './in-memory-tenant-catalog.ts';
 import { InMemoryTopicCatalog } from './in-memory-topic-catalog.ts';
 
@@ -52,6 +55,7 @@ export interface StorageStores {
   readonly permissionStore: PermissionStore;
   readonly tenantCatalog: TenantCatalog;
   readonly auditLog: AuditLog;
+  readonly policyStore: PolicyStore;
   /** A Ledger over this backend's storage; all of them share the deployment-wide ledgerId counter. */
   ledger(maxEntriesPerLedger: number): Ledger;
   /** What the DynamoDB backends' client spent (requests, capacity units); absent in memory. */
@@ -77,6 +81,7 @@ export const inMemoryBackend: StorageBackend = {
       permissionStore: new InMemoryPermissionStore(),
       tenantCatalog: new InMemoryTenantCatalog(),
       auditLog: new InMemoryAuditLog(),
+      policyStore: new InMemoryPolicyStore(),
       ledger: (maxEntriesPerLedger) => new InMemoryLedger(maxEntriesPerLedger, ledgerTables),
       close: async () => {},
     };
@@ -153,6 +158,7 @@ async function dynamoDbStores(
     permissionStore: new DynamoDbPermissionStore(client, catalog),
     tenantCatalog: new DynamoDbTenantCatalog(client, catalog),
     auditLog: new DynamoDbAuditLog(client, catalog),
+    policyStore: new DynamoDbPolicyStore(client, catalog),
     ledger: (maxEntriesPerLedger) =>
       new DynamoDbLedger(client, catalog, physicalTableName(stage, entriesTable), maxEntriesPerLedger),
     meter,

@@ -47,6 +47,7 @@ export class DynamoDbAuditLog implements AuditLog {
           dr: { BOOL: record.dryRun },
           ou: S(record.outcome),
           [TTL_ATTRIBUTE]: ttl,
+          ...(record.operation ? { op: S(record.operation) } : {}),
         },
       }),
     );
@@ -120,6 +121,7 @@ export class DynamoDbAuditLog implements AuditLog {
       }),
     );
     return (result.Items ?? []).map((item) => ({
+      ...(item.op?.S ? { operation: item.op.S as NonNullable<AuditRecord['operation']> } : {}),
       atMs: num(item, 'at') ?? 0,
       role: str(item, 'ro') ?? '',
       topic,

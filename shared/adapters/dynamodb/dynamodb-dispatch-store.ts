@@ -17,8 +17,10 @@ import {
   encodeRuns,
 } from '../../domain/dispatch-head.ts';
 import { Position } from '../../domain/position.ts';
+import { type RateCounter, type RateSnapshot, snapshotDue } from '../../domain/rate-counter.ts';
 import {
   type CasOutcome,
+  type DeliveryCounterName,
   DISPATCH_PAGE_SIZE,
   type DispatchStore,
   type HeadRecord,
@@ -43,6 +45,13 @@ import {
 } from './dynamodb-support.ts';
 
 const HEAD = 'H';
+/** The delivery counters item (see addToCounters). */
+const COUNTERS = 'S';
+/** Attribute names of each counter: count, bytes, last time, snapshot, previous snapshot. */
+const COUNTER_ATTRIBUTES: Record<DeliveryCounterName, readonly [string, string, string, string, string]> = {
+  out: ['xn', 'xb', 'xt', 'xs', 'xp'],
+  redelivered: ['yn', 'yb', 'yt', 'ys', 'yp'],
+};
 const PAGE_PREFIX = 'P#';
 const TRACKER_PREFIX = 'R#';
 /** Sorts after every tracker key ('$' follows '#'): the end of the tracker range. */
@@ -263,7 +272,7 @@ export class DynamoDbDispatchStore implements DispatchStore {
   }
 
   /** One `ADD a` UpdateItem per page touched, WRITE_CONCURRENCY at once. */
-  async acknowledge(cursorId: string, positions: readonly Position[]): Promise<void> {
+  async acknowledge(cursorId: string, positions: readonly Position[], atMs?: number): Promise<void> {
     const byPage = new Map<string, Set<string>>();
     for (const position of positions) {
       const sk = pageKey(position.ledgerId, position.entryId / DISPATCH_PAGE_SIZE);
@@ -276,11 +285,103 @@ export class DynamoDbDispatchStore implements DispatchStore {
         new UpdateItemCommand({
           TableName: this.tableName,
           Key: this.key(cursorId, sk),
-          UpdateExpression: 'ADD a :offsets',
-          ExpressionAttributeValues: { ':offsets': { NS: [...offsets] } },
+          UpdateExpression: atMs === undefined ? 'ADD a :offsets' : 'SET la = :at ADD a :offsets',
+          ExpressionAttributeValues: {
+            ':offsets': { NS: [...offsets] },
+            ...(atMs === undefined ? {} : { ':at': N(atMs) }),
+          },
         }),
       );
     });
+  }
+
+  /** BatchWriteItem deletes, 25 per request. */
+  async deletePages(cursorId: string, pages: readonly PageRef[]): Promise<void> {
+    await deleteAll(
+      this.client,
+      this.tableName,
+      pages.map(({ ledgerId, page }) => this.key(cursorId, pageKey(ledgerId, page))),
+    );
+  }
+
+  /** One UpdateItem (ADD) on the counters item; then, for the first of a minute, the snapshots' renewal. */
+  async addToCounters(
+    cursorId: string,
+    additions: Partial<Record<DeliveryCounterName, { readonly count: number; readonly bytes: number }>>,
+    atMs: number,
+  ): Promise<void> {
+    const entries = Object.entries(additions) as [DeliveryCounterName, { count: number; bytes: number }][];
+    if (entries.length === 0) return;
+    const adds: string[] = [];
+    const sets: string[] = [];
+    const values: Record<string, AttributeValue> = { ':at': N(atMs) };
+    for (const [name, { count, bytes }] of entries) {
+      const [n, b, t] = COUNTER_ATTRIBUTES[name];
+      adds.push(`${n} :${n}`, `${b} :${b}`);
+      sets.push(`${t} = :at`);
+      values[`:${n}`] = N(count);
+      values[`:${b}`] = N(bytes);
+    }
+    const result = await this.client.send(
+      new UpdateItemCommand({
+        TableName: this.tableName,
+        Key: this.key(cursorId, COUNTERS),
+        UpdateExpression: `SET ${sets.join(', ')} ADD ${adds.join(', ')}`,
+        ExpressionAttributeValues: values,
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    const item = result.Attributes ?? {};
+    for (const [name, added] of entries) {
+      const counter = counterOf(item, name);
+      if (!snapshotDue(counter, atMs)) continue;
+      const [n, b, , snap, prev] = COUNTER_ATTRIBUTES[name];
+      const snapshot: RateSnapshot = {
+        atMs,
+        count: (num(item, n) ?? 0) - added.count,
+        bytes: (num(item, b) ?? 0) - added.bytes,
+      };
+      const renewal: Record<string, AttributeValue> = { ':s': snapshotValue(snapshot) };
+      let update = `SET ${snap} = :s`;
+      let condition = `attribute_not_exists(${snap})`;
+      if (counter) {
+        renewal[':p'] = snapshotValue(counter.snapshot);
+        renewal[':old'] = N(counter.snapshot.atMs);
+        update += `, ${prev} = :p`;
+        condition = `${snap}[0] = :old`;
+      }
+      try {
+        await this.client.send(
+          new UpdateItemCommand({
+            TableName: this.tableName,
+            Key: this.key(cursorId, COUNTERS),
+            UpdateExpression: update,
+            ConditionExpression: condition,
+            ExpressionAttributeValues: renewal,
+          }),
+        );
+      } catch (error) {
+        // Another call renewed it first.
+        if (!isConditionalCheckFailed(error)) throw error;
+      }
+    }
+  }
+
+  /** One strongly consistent GetItem. */
+  async readCounters(cursorId: string): Promise<Partial<Record<DeliveryCounterName, RateCounter>>> {
+    const result = await this.client.send(
+      new GetItemCommand({
+        TableName: this.tableName,
+        Key: this.key(cursorId, COUNTERS),
+        ConsistentRead: true,
+      }),
+    );
+    const counters: Partial<Record<DeliveryCounterName, RateCounter>> = {};
+    for (const name of Object.keys(COUNTER_ATTRIBUTES) as DeliveryCounterName[]) {
+      const counter = result.Item ? counterOf(result.Item, name) : undefined;
+      if (counter) counters[name] = counter;
+    }
+    return counters;
   }
 
   /** BatchWriteItem puts, 25 per request (see writeAll for its bounded retries). */
@@ -383,9 +484,34 @@ function headRecordOf(item: Item): HeadRecord {
   };
 }
 
+function snapshotValue(snapshot: RateSnapshot): AttributeValue {
+  return { L: [N(snapshot.atMs), N(snapshot.count), N(snapshot.bytes)] };
+}
+
+function counterOf(item: Item, name: DeliveryCounterName): RateCounter | undefined {
+  const [n, b, t, snap, prev] = COUNTER_ATTRIBUTES[name];
+  const read = (value: AttributeValue | undefined): RateSnapshot | undefined => {
+    const list = value?.L?.map((entry) => Number(entry.N));
+    return list && list.length >= 3
+      ? { atMs: list[0] as number, count: list[1] as number, bytes: list[2] as number }
+      : undefined;
+  };
+  const snapshot = read(item[snap]);
+  if (!snapshot) return undefined;
+  const previous = read(item[prev]);
+  return {
+    count: num(item, n) ?? 0,
+    bytes: num(item, b) ?? 0,
+    lastAtMs: num(item, t) ?? snapshot.atMs,
+    snapshot,
+    ...(previous ? { previous } : {}),
+  };
+}
+
 function pageStateOf(ledgerId: bigint, page: bigint, item: Item | undefined): PageState {
   const runs = str(item, 's');
   const floor = num(item, 'm');
+  const lastAckedAtMs = num(item, 'la');
   return {
     ledgerId,
     page,
@@ -393,6 +519,7 @@ function pageStateOf(ledgerId: bigint, page: bigint, item: Item | undefined): Pa
     runs: runs !== undefined ? decodeRuns(JSON.parse(runs)) : [],
     ...(floor !== undefined ? { floor } : {}),
     version: num(item, 'v') ?? 0,
+    ...(lastAckedAtMs !== undefined ? { lastAckedAtMs } : {}),
   };
 }
 

@@ -9,15 +9,20 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { TopicNotFoundError } from '../../domain/catalog-errors.ts';
 import { Position } from '../../domain/position.ts';
+import { type RateCounter, type RateSnapshot, snapshotDue } from '../../domain/rate-counter.ts';
+import { type RecentPublisher, withPublisher } from '../../domain/recent-publishers.ts';
+import { planRetention, type RetentionRequest, type StoredBatch } from '../../domain/retention-plan.ts';
 import { TopicName } from '../../domain/topic-name.ts';
 import type {
   Appended,
+  AppendOptions,
   Ledger,
   LedgerInfo,
   ManagedLedgerState,
   NewEntry,
   ReadEntriesOptions,
   StoredEntry,
+  Trimmed,
 } from '../../ports/ledger.ts';
 import { catalogKeys, itemKey } from './catalog-keys.ts';
 import {
@@ -101,12 +106,20 @@ export class DynamoDbLedger implements Ledger {
     return (await this.state(partition)) as ManagedLedgerState;
   }
 
-  async append(partition: TopicName, entries: readonly NewEntry[], publishTimeMs: number): Promise<Appended> {
+  async append(
+    partition: TopicName,
+    entries: readonly NewEntry[],
+    publishTimeMs: number,
+    options: AppendOptions = {},
+  ): Promise<Appended> {
     const positions: Position[] = [];
     let subscriptionsVersion = '';
     let remaining = entries;
     while (remaining.length > 0) {
-      const { ledgerId, first, count, state } = await this.allocate(partition, remaining);
+      const { ledgerId, first, count, state } = await this.allocate(partition, remaining, {
+        publishTimeMs,
+        ...options,
+      });
       const batch = remaining.slice(0, count);
       await this.writeChunks(ledgerId, first, batch, publishTimeMs);
       for (let i = 0; i < count; i++) positions.push(Position.of(ledgerId, first + BigInt(i)));
@@ -294,6 +307,106 @@ export class DynamoDbLedger implements Ledger {
     };
   }
 
+  async trim(
+    partition: TopicName,
+    request: RetentionRequest & { readonly maxBatches: number },
+  ): Promise<Trimmed | undefined> {
+    const item = (
+      await this.client.send(
+        new GetItemCommand({
+          TableName: this.catalogTable,
+          Key: { pk: S(stateKey(partition)), sk: S(STATE_SK) },
+          ConsistentRead: true,
+        }),
+      )
+    ).Item;
+    if (!item) return undefined;
+    const state = this.toState(partition, item);
+    const first = state.ledgers[0] as LedgerInfo;
+    const from = state.firstKept ?? Position.of(first.ledgerId, 0n);
+    const leftovers: Item[] = [];
+    const batches: StoredBatch[] = [];
+    for (const ledger of state.ledgers) {
+      if (ledger.ledgerId < from.ledgerId || batches.length >= request.maxBatches) continue;
+      // A batch that ends after what every subscription consumed stops the walk.
+      let startKey: Item | undefined;
+      let stop = false;
+      do {
+        const page = await this.client.send(
+          new QueryCommand({
+            TableName: this.entriesTable,
+            KeyConditionExpression: 'ledgerId = :l',
+            ExpressionAttributeValues: { ':l': N(ledger.ledgerId) },
+            Limit: 100,
+            ConsistentRead: true,
+            ExclusiveStartKey: startKey,
+          }),
+        );
+        for (const chunk of page.Items ?? []) {
+          const firstEntryId = big(chunk, 'firstEntryId') as bigint;
+          const count = num(chunk, 'n') ?? 0;
+          const last = Position.of(ledger.ledgerId, firstEntryId + BigInt(count - 1));
+          if (last.compareTo(from) < 0) {
+            leftovers.push({ ledgerId: N(ledger.ledgerId), firstEntryId: N(firstEntryId) });
+            continue;
+          }
+          if (last.compareTo(request.consumedUpTo) > 0 || batches.length >= request.maxBatches) {
+            stop = true;
+            break;
+          }
+          batches.push({
+            ledgerId: ledger.ledgerId,
+            firstEntryId,
+            count,
+            publishTimeMs: num(chunk, 'pt') ?? 0,
+            bytes: (chunk.e?.L ?? []).reduce((sum, entry) => sum + Buffer.byteLength(entry.M?.p?.S ?? ''), 0),
+          });
+        }
+        startKey = stop ? undefined : page.LastEvaluatedKey;
+      } while (startKey);
+      if (stop) break;
+    }
+    const stored = state.bytesInCounter - (state.bytesDeleted ?? 0);
+    const plan = planRetention(batches, stored, request);
+    const lastDeleted = plan.deleted[plan.deleted.length - 1];
+    let to = from;
+    if (lastDeleted) {
+      to = Position.of(lastDeleted.ledgerId, lastDeleted.firstEntryId + BigInt(lastDeleted.count));
+      const values: Record<string, AttributeValue> = {
+        ':to': S(to.toString()),
+        ':b': N(plan.bytes),
+        ':n': N(plan.entries),
+      };
+      let condition = 'attribute_not_exists(tp)';
+      if (state.firstKept) {
+        condition = 'tp = :from';
+        values[':from'] = S(from.toString());
+      }
+      try {
+        await this.client.send(
+          new UpdateItemCommand({
+            TableName: this.catalogTable,
+            Key: { pk: S(stateKey(partition)), sk: S(STATE_SK) },
+            UpdateExpression: 'SET tp = :to ADD bd :b, dm :n',
+            ConditionExpression: condition,
+            ExpressionAttributeValues: values,
+          }),
+        );
+      } catch (error) {
+        // Another run trimmed first: it counts and deletes; this one deletes only leftovers.
+        if (!isConditionalCheckFailed(error)) throw error;
+        await deleteAll(this.client, this.entriesTable, leftovers);
+        return undefined;
+      }
+    }
+    for (const batch of plan.deleted) this.chunks.forget(batch.ledgerId, batch.firstEntryId);
+    await deleteAll(this.client, this.entriesTable, [
+      ...leftovers,
+      ...plan.deleted.map((batch) => ({ ledgerId: N(batch.ledgerId), firstEntryId: N(batch.firstEntryId) })),
+    ]);
+    return { entries: plan.entries, bytes: plan.bytes, from, to };
+  }
+
   /**
    * A conditional DeleteItem of the state: its first ledger is the first closed one, or the
    * current one while none is closed.
@@ -333,10 +446,15 @@ export class DynamoDbLedger implements Ledger {
     return false;
   }
 
-  /** Allocates ids for a prefix of `entries` in the current ledger, rolling over when it is full. */
+  /**
+   * Allocates ids for a prefix of `entries` in the current ledger, rolling over when it is full.
+   * The id allocation (one UpdateItem: ids, counters, the publish time and producer), then, for
+   * the first publish of a minute, the rate snapshot's renewal (one more, conditional).
+   */
   private async allocate(
     partition: TopicName,
     entries: readonly NewEntry[],
+    options: AppendOptions & { readonly publishTimeMs: number },
   ): Promise<{ ledgerId: bigint; first: bigint; count: number; state: ManagedLedgerState }> {
     const max = BigInt(this.maxEntriesPerLedger);
     for (;;) {
@@ -344,17 +462,33 @@ export class DynamoDbLedger implements Ledger {
       const bytes = entries.reduce((sum, entry) => sum + Buffer.byteLength(entry.payload), 0);
       let updated: Item | undefined;
       try {
+        const values: Record<string, AttributeValue> = {
+          ':n': N(wanted),
+          ':b': N(bytes),
+          ':t': N(options.publishTimeMs),
+        };
+        if (options.producerName !== undefined) values[':p'] = S(options.producerName);
         const result = await this.client.send(
           new UpdateItemCommand({
             TableName: this.catalogTable,
             Key: { pk: S(stateKey(partition)), sk: S(STATE_SK) },
-            UpdateExpression: 'ADD nx :n, mi :n, bi :b',
+            // lq/lu keep the producer and time of the publish before (read before the update).
+            UpdateExpression: `SET lt = :t${
+              options.producerName !== undefined
+                ? ', lq = if_not_exists(lp, :p), lu = if_not_exists(lt, :t), lp = :p'
+                : ''
+            } ADD nx :n, mi :n, bi :b`,
             ConditionExpression: 'attribute_exists(pk)',
-            ExpressionAttributeValues: { ':n': N(wanted), ':b': N(bytes) },
+            ExpressionAttributeValues: values,
             ReturnValues: 'ALL_NEW',
           }),
         );
         updated = result.Attributes;
+        await this.renewRateSnapshot(partition, updated as Item, {
+          count: Number(wanted),
+          bytes,
+          atMs: options.publishTimeMs,
+        });
       } catch (error) {
         if (isConditionalCheckFailed(error)) throw new TopicNotFoundError(partition.toString());
         throw error;
@@ -380,6 +514,51 @@ export class DynamoDbLedger implements Ledger {
         return { ledgerId, first, count: Number(fitting), state: this.toState(partition, updated as Item) };
       }
       await this.rollOver(partition, ledgerId);
+    }
+  }
+
+  /**
+   * When the partition's rate snapshot is a minute old (or missing), the counters as they were
+   * before this publish become the snapshot, the old one the previous, and the last producer joins
+   * the recent publishers. Conditional on the snapshot read: of publishers racing, one renews.
+   */
+  private async renewRateSnapshot(
+    partition: TopicName,
+    item: Item,
+    publish: { readonly count: number; readonly bytes: number; readonly atMs: number },
+  ): Promise<void> {
+    const counter = rateCounterOf(item);
+    if (!snapshotDue(counter, publish.atMs)) return;
+    const snapshot: RateSnapshot = {
+      atMs: publish.atMs,
+      count: (num(item, 'mi') ?? 0) - publish.count,
+      bytes: (num(item, 'bi') ?? 0) - publish.bytes,
+    };
+    const values: Record<string, AttributeValue> = {
+      ':s': numbers([snapshot.atMs, snapshot.count, snapshot.bytes]),
+      ':pl': { S: JSON.stringify(publishersOf(item)) },
+    };
+    let update = 'SET rs = :s, pl = :pl';
+    let condition = 'attribute_not_exists(rs)';
+    if (counter) {
+      values[':q'] = numbers([counter.snapshot.atMs, counter.snapshot.count, counter.snapshot.bytes]);
+      values[':old'] = N(counter.snapshot.atMs);
+      update += ', rq = :q';
+      condition = 'rs[0] = :old';
+    }
+    try {
+      await this.client.send(
+        new UpdateItemCommand({
+          TableName: this.catalogTable,
+          Key: { pk: S(stateKey(partition)), sk: S(STATE_SK) },
+          UpdateExpression: update,
+          ConditionExpression: condition,
+          ExpressionAttributeValues: values,
+        }),
+      );
+    } catch (error) {
+      // Another publisher renewed it first.
+      if (!isConditionalCheckFailed(error)) throw error;
     }
   }
 
@@ -471,10 +650,56 @@ export class DynamoDbLedger implements Ledger {
       ledgers: [...closed, current],
       msgInCounter: num(item, 'mi') ?? 0,
       bytesInCounter: num(item, 'bi') ?? 0,
+      ...(rateCounterOf(item) ? { msgIn: rateCounterOf(item) as RateCounter } : {}),
+      ...(item.lp || item.pl ? { publishers: publishersOf(item) } : {}),
+      ...(item.tp?.S ? { firstKept: Position.parse(item.tp.S) } : {}),
+      ...(num(item, 'dm') !== undefined ? { entriesDeleted: num(item, 'dm') as number } : {}),
+      ...(num(item, 'bd') !== undefined ? { bytesDeleted: num(item, 'bd') as number } : {}),
       // The first ledger names the partition's incarnation: a recreated topic starts over at sv 0.
       subscriptionsVersion: `${closed[0]?.ledgerId ?? current.ledgerId}.${num(item, 'sv') ?? 0}`,
     };
   }
+}
+
+function numbers(values: readonly number[]): AttributeValue {
+  return { L: values.map((value) => N(value)) };
+}
+
+function snapshotOf(value: AttributeValue | undefined): RateSnapshot | undefined {
+  const list = value?.L?.map((entry) => Number(entry.N));
+  if (!list || list.length < 3) return undefined;
+  return { atMs: list[0] as number, count: list[1] as number, bytes: list[2] as number };
+}
+
+/** The partition's counters with their snapshots (rs, rq) and last publish time (lt). */
+function rateCounterOf(item: Item): RateCounter | undefined {
+  const snapshot = snapshotOf(item.rs);
+  if (!snapshot) return undefined;
+  const previous = snapshotOf(item.rq);
+  return {
+    count: num(item, 'mi') ?? 0,
+    bytes: num(item, 'bi') ?? 0,
+    lastAtMs: num(item, 'lt') ?? snapshot.atMs,
+    snapshot,
+    ...(previous ? { previous } : {}),
+  };
+}
+
+/**
+ * The recent publishers kept at the last renewal (pl), with the producers of the last two publishes
+ * (lq at lu, then lp at lt).
+ */
+function publishersOf(item: Item): RecentPublisher[] {
+  let kept: RecentPublisher[] = [];
+  try {
+    kept = item.pl?.S ? (JSON.parse(item.pl.S) as RecentPublisher[]) : [];
+  } catch {
+    kept = [];
+  }
+  const before = str(item, 'lq');
+  const withBefore = before === undefined ? kept : withPublisher(kept, before, num(item, 'lu') ?? 0);
+  const last = str(item, 'lp');
+  return last === undefined ? withBefore : withPublisher(withBefore, last, num(item, 'lt') ?? 0);
 }
 
 function stateKey(partition: TopicName): string {

@@ -75,6 +75,12 @@ export class EntryChunkCache {
     }
   }
 
+  /** Drops one chunk (retention deleted it). Other containers' copies age out with use. */
+  forget(ledgerId: bigint, firstEntryId: bigint): void {
+    const chunk = this.chunks.get(keyOf(ledgerId, firstEntryId));
+    if (chunk) this.remove(chunk);
+  }
+
   /** Drops every chunk of a ledger being deleted. */
   forgetLedger(ledgerId: bigint): void {
     for (const start of [...(this.starts.get(ledgerId) ?? [])]) {

@@ -3,6 +3,7 @@ import type { DispatchHead } from '../../domain/dispatch-head.ts';
 import { ConflictError, DeadLetterRefusedError, NotFoundError } from '../../domain/errors.ts';
 import { LedgerIndex } from '../../domain/ledger-layout.ts';
 import { Position } from '../../domain/position.ts';
+import { bump } from '../../domain/rate-counter.ts';
 import { isCumulativeAckType } from '../../domain/subscription-type.ts';
 import type { HeadRecord, TrackerEntry } from '../../ports/dispatch-store.ts';
 import type { StoredEntry } from '../../ports/ledger.ts';
@@ -18,6 +19,7 @@ import { routesTo } from './key-shared-routing.ts';
 import { isAcknowledged, nextInLedger, type PageMap, readPagesOf, spillIfFull } from './pending-state.ts';
 import { pickUpDue } from './redelivery-tracker.ts';
 import { replayStep } from './replay.ts';
+import { finishReset, resetOverdue } from './reset-cursor.ts';
 
 /** Most entries one receive hands out from one partition (a run stays within two pages). */
 export const MAX_DISPATCH = 100;
@@ -92,6 +94,8 @@ export async function dispatch(ctx: EngineContext, request: DispatchRequest): Pr
   };
   if (!record) await readFresh();
   const delivered: Delivery[] = [];
+  /** Deliveries not made by a claim (tracker pickups, replays): counted beside the head. */
+  const outside: Delivery[] = [];
   const timers: number[] = [];
   let atEnd = false;
   for (let attempt = 0; attempt <= ctx.limits.casAttempts && record; attempt++) {
@@ -141,6 +145,7 @@ export async function dispatch(ctx: EngineContext, request: DispatchRequest): Pr
         throw error;
       }
       delivered.push(...picked.deliveries);
+      outside.push(...picked.deliveries);
       timers.push(...picked.timers);
       record = picked.record;
       if (!record || delivered.length >= max) break;
@@ -148,6 +153,7 @@ export async function dispatch(ctx: EngineContext, request: DispatchRequest): Pr
     if (record.head.replayFrom && isCumulativeAckType(cursor.type)) {
       const replayed = await replayStep(ctx, { cursor, consumer, record, max: max - delivered.length });
       delivered.push(...replayed.deliveries);
+      outside.push(...replayed.deliveries);
       timers.push(...replayed.timers);
       if (replayed.kind === 'conflict') {
         record = replayed.current;
@@ -182,6 +188,7 @@ export async function dispatch(ctx: EngineContext, request: DispatchRequest): Pr
       `The subscription of cursor ${cursor.cursorId} on ${cursor.partition.toString()} was deleted`,
     );
   }
+  await countOutside(ctx, cursor, outside);
   const head = record?.head;
   const caughtUp =
     atEnd &&
@@ -189,6 +196,34 @@ export async function dispatch(ctx: EngineContext, request: DispatchRequest): Pr
     head.replayFrom === undefined &&
     (head.trackerDueAtMs === undefined || head.trackerDueAtMs > ctx.clock.nowMs());
   return { kind: 'delivered', deliveries: delivered, timers, caughtUp };
+}
+
+/** The byte size a delivery counts for in throughput (its payload, as Pulsar's msgThroughputOut). */
+function bytesOf(deliveries: readonly Delivery[]): number {
+  return deliveries.reduce((sum, delivery) => sum + Buffer.byteLength(delivery.entry.payload), 0);
+}
+
+/**
+ * Counts deliveries not made by a claim (whose head write counts them): one write per dispatch call
+ * that made any (redeliveries, delayed and routed entries, replays), none otherwise.
+ */
+async function countOutside(
+  ctx: EngineContext,
+  cursor: PartitionCursor,
+  outside: readonly Delivery[],
+): Promise<void> {
+  if (outside.length === 0) return;
+  const redelivered = outside.filter((delivery) => delivery.redeliveryCount > 0);
+  await ctx.store.addToCounters(
+    cursor.cursorId,
+    {
+      out: { count: outside.length, bytes: bytesOf(outside) },
+      ...(redelivered.length > 0
+        ? { redelivered: { count: redelivered.length, bytes: bytesOf(redelivered) } }
+        : {}),
+    },
+    ctx.clock.nowMs(),
+  );
 }
 
 /**
@@ -295,6 +330,13 @@ async function claimFirstDeliveries(ctx: EngineContext, request: ClaimRequest): 
   const { cursor, consumer, record } = request;
   const head = record.head;
   const now = ctx.clock.nowMs();
+  if (head.resetting) {
+    // A reset is clearing the pages it rewound over: nothing is handed out until it is done (its
+    // resetter died: finish it here).
+    if (!resetOverdue(head, now)) return renewOnly(ctx, request, false);
+    await finishReset(ctx, cursor);
+    return { kind: 'conflict', current: await ctx.store.readHead(cursor.cursorId) };
+  }
   const room = await windowRoom(ctx, cursor, head);
   if (room <= 0) {
     // At the cap: fold what was acknowledged (maintenance would, within a minute), then go on
@@ -345,6 +387,10 @@ async function claimFirstDeliveries(ctx: EngineContext, request: ClaimRequest): 
     ),
     ...(trackerDueAtMs !== undefined ? { trackerDueAtMs } : {}),
     ...(plan.routedAtMs !== undefined ? { routedAtMs: plan.routedAtMs } : {}),
+    // Counted in the claim's own write: first deliveries cost no write of their own.
+    ...(plan.deliveries.length > 0
+      ? { delivered: bump(head.delivered, plan.deliveries.length, bytesOf(plan.deliveries), now) }
+      : {}),
   };
   const written = await ctx.store.casHead(cursor.cursorId, record.version, next);
   if (!written.ok) return { kind: 'conflict', current: written.current };

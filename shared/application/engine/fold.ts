@@ -5,6 +5,7 @@ import type { EngineContext, PartitionCursor } from './engine-context.ts';
 import { markDeleteTo } from './pending-acks.ts';
 import { nextInLedger, readPagesOf, runPagesOf } from './pending-state.ts';
 import { judgeTrackerEntry } from './redelivery-tracker.ts';
+import { finishReset, resetOverdue } from './reset-cursor.ts';
 
 /** Pages one fold step reads at most (10,000 entries). */
 export const FOLD_PAGES_PER_STEP = 100;
@@ -25,6 +26,11 @@ export async function foldStep(
 ): Promise<{ markDelete?: Position; entries: number; tombstoned: number }> {
   const record = await ctx.store.readHead(cursor.cursorId);
   if (!record) return { entries: 0, tombstoned: 0 };
+  if (record.head.resetting) {
+    // The pages still hold acknowledgements of before a reset: never fold over them.
+    if (resetOverdue(record.head, ctx.clock.nowMs())) await finishReset(ctx, cursor);
+    return { entries: 0, tombstoned: 0 };
+  }
   const start = nextInLedger(record.head.markDelete);
   const pages = await windowPages(ctx, cursor, start, FOLD_PAGES_PER_STEP);
   const states = await ctx.store.readPages(cursor.cursorId, pages);
@@ -53,11 +59,16 @@ export async function foldStep(
   if (markDelete.compareTo(record.head.markDelete) > 0) {
     let current: typeof record | undefined = record;
     for (let attempt = 0; attempt < ctx.limits.casAttempts && current; attempt++) {
-      const written = await ctx.store.casHead(
-        cursor.cursorId,
-        current.version,
-        markDeleteTo(current.head, markDelete),
+      // The newest acknowledgement of the pages passed stays known once they are tombstones.
+      const lastAckedAtMs = Math.max(
+        current.head.lastAckedAtMs ?? 0,
+        ...passed.map((page) => page.lastAckedAtMs ?? 0),
+        ...states.slice(0, passed.length + 1).map((page) => page?.lastAckedAtMs ?? 0),
       );
+      const written = await ctx.store.casHead(cursor.cursorId, current.version, {
+        ...markDeleteTo(current.head, markDelete),
+        ...(lastAckedAtMs > 0 ? { lastAckedAtMs } : {}),
+      });
       if (written.ok) {
         moved = markDelete;
         break;

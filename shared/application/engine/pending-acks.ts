@@ -31,7 +31,7 @@ export async function acknowledge(
 ): Promise<void> {
   if (positions.length === 0) return;
   const record = options.byId ? await ctx.store.readHead(cursor.cursorId) : undefined;
-  await ctx.store.acknowledge(cursor.cursorId, positions);
+  await ctx.store.acknowledge(cursor.cursorId, positions, ctx.clock.nowMs());
   if (!record) return;
   const ahead = positions.filter((position) => position.compareTo(record.head.readPosition) >= 0);
   if (ahead.length === 0) return;
@@ -62,7 +62,7 @@ export async function acknowledgeCumulative(
       );
     }
     if (position.compareTo(head.markDelete) <= 0) return;
-    const next = markDeleteTo(head, position);
+    const next = { ...markDeleteTo(head, position), lastAckedAtMs: ctx.clock.nowMs() };
     const written = await ctx.store.casHead(cursor.cursorId, record.version, next);
     if (written.ok) return;
     record = written.current;
@@ -70,7 +70,11 @@ export async function acknowledgeCumulative(
   if (record) throw new PreconditionFailedError('The subscription is busy: acknowledge again');
 }
 
-/** The head with mark-delete moved to `position` (never back) and the runs it passed dropped. */
+/**
+ * The head with mark-delete moved to `position` (never back) and the runs it passed dropped. A
+ * replay behind it starts after it (what it passed is acknowledged: replaying it would hand out
+ * nothing, one page per receive), and ends when that reaches the read position.
+ */
 export function markDeleteTo(head: DispatchHead, position: Position): DispatchHead {
   if (position.compareTo(head.markDelete) <= 0) return head;
   const runs = head.runs.filter((run) => {
@@ -78,11 +82,15 @@ export function markDeleteTo(head: DispatchHead, position: Position): DispatchHe
     return last.compareTo(position) > 0;
   });
   const afterMarkDelete = nextInLedger(position);
+  const readPosition = head.readPosition.compareTo(afterMarkDelete) < 0 ? afterMarkDelete : head.readPosition;
+  const { replayFrom: replay, ...rest } = head;
+  const replayFrom = replay && replay.compareTo(afterMarkDelete) < 0 ? afterMarkDelete : replay;
   return {
-    ...head,
+    ...rest,
     markDelete: position,
     runs,
-    ...(head.readPosition.compareTo(afterMarkDelete) < 0 ? { readPosition: afterMarkDelete } : {}),
+    readPosition,
+    ...(replayFrom && replayFrom.compareTo(readPosition) < 0 ? { replayFrom } : {}),
   };
 }
 

@@ -78,8 +78,13 @@ export interface LocatedRun {
   readonly home: RunHome;
 }
 
-/** The run that covers `position`: the head's, else its page's (pages must have been read). */
+/**
+ * The run that covers `position`: the head's, else its page's (pages must have been read). Nothing
+ * at or after the read position: no entry there was dispatched, so a run there is a leftover of a
+ * reset (or of a spill that raced one) and never counts.
+ */
 export function locateRun(head: DispatchHead, pages: PageMap, position: Position): LocatedRun | undefined {
+  if (position.compareTo(head.readPosition) >= 0) return undefined;
   const inHead = head.runs.find((run) => runCovers(run, position));
   if (inHead) return { run: inHead, home: { kind: 'head' } };
   // A run starts in the page of its first entry and may end in the next one.

@@ -46,7 +46,12 @@ export async function releaseConsumerStep(
   let released = false;
   const states = await ctx.store.readPages(cursor.cursorId, step);
   for (const page of states) {
-    const held = page.runs.filter((run) => isHeldBy(run, consumerId));
+    // Runs at or after the read position are leftovers of a reset: nothing there was dispatched.
+    const held = page.runs.filter(
+      (run) =>
+        isHeldBy(run, consumerId) &&
+        Position.of(run.ledgerId, run.entryId).compareTo(record.head.readPosition) < 0,
+    );
     if (held.length === 0) continue;
     const { pieces, entries } = releasedNow(held, now);
     await ctx.store.putTracker(cursor.cursorId, entries);

@@ -3,6 +3,7 @@ import { newDispatchHead } from '../../domain/dispatch-head.ts';
 import type { Position } from '../../domain/position.ts';
 import type { EngineContext, PartitionCursor } from './engine-context.ts';
 import { nextInLedger } from './pending-state.ts';
+import { positionBefore } from './reset-cursor.ts';
 
 /**
  * Creates a subscription cursor's head on one partition at Earliest (every entry kept is backlog),
@@ -22,6 +23,9 @@ export async function createSubscriptionCursor(
     markDelete = (
       initialPosition === 'Earliest' ? Cursor.atEarliest(state.ledgers) : Cursor.atLatest(state.ledgers)
     ).markDeletePosition;
+    // Earliest is the first entry retention kept (what it deleted is no message any more).
+    const beforeKept = state.firstKept ? positionBefore(state.firstKept) : undefined;
+    if (beforeKept && beforeKept.compareTo(markDelete) > 0) markDelete = beforeKept;
   } else {
     markDelete = initialPosition;
   }

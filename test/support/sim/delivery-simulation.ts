@@ -16,10 +16,16 @@ import {
   negativeAcknowledge,
 } from '../../../shared/application/engine/pending-acks.ts';
 import { releaseConsumerStep, rewind } from '../../../shared/application/engine/release.ts';
+import {
+  markDeleteForward,
+  positionBefore,
+  resetCursor,
+} from '../../../shared/application/engine/reset-cursor.ts';
 import { createSubscriptionCursor } from '../../../shared/application/engine/subscription-cursor.ts';
+import { endOfLog } from '../../../shared/application/find-by-publish-time.ts';
 import type { DeliveryRun } from '../../../shared/domain/delivery-run.ts';
 import type { DispatchHead } from '../../../shared/domain/dispatch-head.ts';
-import type { Position } from '../../../shared/domain/position.ts';
+import { Position } from '../../../shared/domain/position.ts';
 import type { SubscriptionType } from '../../../shared/domain/subscription-type.ts';
 import { TopicName } from '../../../shared/domain/topic-name.ts';
 import type { DispatchStore, PageRef, TrackerEntry } from '../../../shared/ports/dispatch-store.ts';
@@ -32,7 +38,8 @@ import { SimLedger } from './sim-ledger.ts';
 /**
  * A deterministic, seeded simulation of the delivery engine: the real engine functions over the
  * in-memory ports, driven by random concurrent publishers, consumers (receive, ack, nack,
- * cumulative ack, redeliverUnacknowledged, close, going silent), admin acks and maintenance, with
+ * cumulative ack, redeliverUnacknowledged, close, going silent), admin acks, the admin's cursor
+ * operations (reset cursor, clear backlog, expire messages) and maintenance, with
  * every port call a scheduling point (before it applies, and after it applied but before its
  * answer) and crashes at any of them. It checks I1-I7 as it goes and I2 once faults stop.
  */
@@ -64,6 +71,12 @@ export type SimAction =
   | { readonly kind: 'redeliver'; readonly consumer: number; readonly crash?: CrashPlan }
   | { readonly kind: 'close'; readonly consumer: number; readonly crash?: CrashPlan }
   | { readonly kind: 'adminAck'; readonly pick: number; readonly crash?: CrashPlan }
+  /** The admin's reset-cursor to a published entry (backwards or forwards). */
+  | { readonly kind: 'resetCursor'; readonly pick: number; readonly crash?: CrashPlan }
+  /** The admin's skip_all (clear-backlog). */
+  | { readonly kind: 'skipAll'; readonly crash?: CrashPlan }
+  /** The admin's expireMessages (or message TTL): mark-delete forward to before a published entry. */
+  | { readonly kind: 'expire'; readonly pick: number; readonly crash?: CrashPlan }
   | { readonly kind: 'maintenance'; readonly crash?: CrashPlan };
 
 export interface SimRound {
@@ -107,10 +120,17 @@ const crashArb: fc.Arbitrary<CrashPlan | undefined> = fc.option(
   { freq: 6, nil: undefined },
 );
 
-function actionArb(consumers: number): fc.Arbitrary<SimAction> {
+function actionArb(consumers: number, kinds?: readonly SimAction['kind'][]): fc.Arbitrary<SimAction> {
   const consumer = fc.nat({ max: consumers - 1 });
-  return fc.oneof(
+  return fc.oneof(...allActions(consumer).filter((weighted) => !kinds || kinds.includes(weighted.kind)));
+}
+
+function allActions(
+  consumer: fc.Arbitrary<number>,
+): (fc.WeightedArbitrary<SimAction> & { readonly kind: SimAction['kind'] })[] {
+  return [
     {
+      kind: 'publish',
       weight: 3,
       arbitrary: fc.record({
         kind: fc.constant('publish' as const),
@@ -121,6 +141,7 @@ function actionArb(consumers: number): fc.Arbitrary<SimAction> {
       }),
     },
     {
+      kind: 'receive',
       weight: 5,
       arbitrary: fc.record({
         kind: fc.constant('receive' as const),
@@ -130,6 +151,7 @@ function actionArb(consumers: number): fc.Arbitrary<SimAction> {
       }),
     },
     {
+      kind: 'ack',
       weight: 3,
       arbitrary: fc.record({
         kind: fc.constant('ack' as const),
@@ -140,28 +162,57 @@ function actionArb(consumers: number): fc.Arbitrary<SimAction> {
       }),
     },
     {
+      kind: 'nack',
       weight: 2,
       arbitrary: fc.record({ kind: fc.constant('nack' as const), consumer, pick: fc.nat(), crash: crashArb }),
     },
     {
+      kind: 'cumulativeAck',
       weight: 1,
       arbitrary: fc.record({ kind: fc.constant('cumulativeAck' as const), consumer, crash: crashArb }),
     },
     {
+      kind: 'redeliver',
       weight: 1,
       arbitrary: fc.record({ kind: fc.constant('redeliver' as const), consumer, crash: crashArb }),
     },
-    { weight: 1, arbitrary: fc.record({ kind: fc.constant('close' as const), consumer, crash: crashArb }) },
     {
+      kind: 'close',
+      weight: 1,
+      arbitrary: fc.record({ kind: fc.constant('close' as const), consumer, crash: crashArb }),
+    },
+    {
+      kind: 'adminAck',
       weight: 1,
       arbitrary: fc.record({ kind: fc.constant('adminAck' as const), pick: fc.nat(), crash: crashArb }),
     },
-    { weight: 1, arbitrary: fc.record({ kind: fc.constant('maintenance' as const), crash: crashArb }) },
-  );
+    {
+      kind: 'maintenance',
+      weight: 1,
+      arbitrary: fc.record({ kind: fc.constant('maintenance' as const), crash: crashArb }),
+    },
+    {
+      kind: 'resetCursor',
+      weight: 1,
+      arbitrary: fc.record({ kind: fc.constant('resetCursor' as const), pick: fc.nat(), crash: crashArb }),
+    },
+    {
+      kind: 'skipAll',
+      weight: 1,
+      arbitrary: fc.record({ kind: fc.constant('skipAll' as const), crash: crashArb }),
+    },
+    {
+      kind: 'expire',
+      weight: 1,
+      arbitrary: fc.record({ kind: fc.constant('expire' as const), pick: fc.nat(), crash: crashArb }),
+    },
+  ];
 }
 
+/** Random scripts of the given subscription types, with every action kind or only `kinds`. */
 export function scriptArb(
   types: readonly SubscriptionType[] = ['Shared', 'Key_Shared', 'Exclusive', 'Failover'],
+  kinds?: readonly SimAction['kind'][],
 ): fc.Arbitrary<SimScript> {
   return fc
     .record({
@@ -178,7 +229,7 @@ export function scriptArb(
       fc
         .array(
           fc.record({
-            actions: fc.array(actionArb(base.consumers), { minLength: 1, maxLength: 4 }),
+            actions: fc.array(actionArb(base.consumers, kinds), { minLength: 1, maxLength: 4 }),
             advanceMs: fc.constantFrom(0, 500, 1_000, 3_000, 20_000, 61_000),
           }),
           { minLength: 1, maxLength: 14 },
@@ -238,6 +289,35 @@ export async function runSimulation(
   /** Admin acks started (one that died may still have applied). */
   const adminAttempted = new Set<string>();
   const observed: Observed[] = [];
+  /**
+   * Resets started: entries from `to` on are unacknowledged again and handed out as first
+   * deliveries (count 0, in order). `doneSeq` is undefined while one may still apply (it runs, or
+   * it died and the round is not over).
+   */
+  const resets: { to: Position; startSeq: number; doneSeq?: number }[] = [];
+  /** A reset of `position` that may be applying now, or that overlapped a call started at `since`. */
+  const resetOverlaps = (position: Position, since: number) =>
+    resets.some((r) => r.to.compareTo(position) <= 0 && (r.doneSeq === undefined || r.doneSeq > since));
+  /** The last seq a finished reset of `position` ended at (counts and first-delivery order restart). */
+  const resetBarrier = (position: Position) =>
+    resets.reduce(
+      (barrier, r) => (r.to.compareTo(position) <= 0 ? Math.max(barrier, r.doneSeq ?? Infinity) : barrier),
+      -1,
+    );
+  /** Records an acknowledgement that returned at `at`, unless a reset may have cleared it. */
+  const recordAck = (position: Position, startSeq: number, at: number) => {
+    const key = position.toString();
+    if (resetOverlaps(position, startSeq)) return;
+    if (!acked.has(key)) acked.set(key, at);
+  };
+  /** Entries acknowledged by an admin cursor operation (never delivered, and that is right). */
+  let skippedAllThisRound = false;
+  const finishReset = (reset: { to: Position; doneSeq?: number }, at: number) => {
+    reset.doneSeq = at;
+    for (const key of [...acked.keys()]) {
+      if (reset.to.compareTo(positionOfText(key)) <= 0) acked.delete(key);
+    }
+  };
   const nackGuards = new Map<string, number>(); // position -> earliest next delivery
   const owners: string[] = [];
   let seq = 0;
@@ -374,7 +454,7 @@ export async function runSimulation(
         for (const delivery of result.deliveries) {
           const position = delivery.position.toString();
           const ackSeq = acked.get(position);
-          if (ackSeq !== undefined && ackSeq < startSeq) {
+          if (ackSeq !== undefined && ackSeq < startSeq && !resetOverlaps(delivery.position, ackSeq)) {
             fail(
               'I1',
               `${position} was acknowledged (seq ${ackSeq}) before the receive of ${c.id} started (seq ${startSeq})`,
@@ -392,9 +472,11 @@ export async function runSimulation(
           ) {
             fail('I5', `${position} delivered at ${now}, before its deliverAt ${meta.deliverAtMs}`);
           }
-          const earlier = observed.filter((o) => o.position === position);
+          const barrier = resetBarrier(delivery.position);
+          const earlier = observed.filter((o) => o.position === position && o.startSeq > barrier);
           const last = earlier[earlier.length - 1];
-          if (last && delivery.redeliveryCount <= last.redeliveryCount) {
+          // A receive that overlapped a reset of this entry may have handed it out on either side of it.
+          if (last && startSeq > barrier && delivery.redeliveryCount <= last.redeliveryCount) {
             fail(
               'I4',
               `${position} delivered with count ${delivery.redeliveryCount} after an earlier delivery with count ${last.redeliveryCount}`,
@@ -433,7 +515,9 @@ export async function runSimulation(
             }
             if (previous === -1) owners.push(c.id);
           }
-          const firsts = observed.filter((o) => o.redeliveryCount === 0).map((o) => o.position);
+          const firsts = observed
+            .filter((o) => o.redeliveryCount === 0 && o.startSeq > resetBarrier(positionOfText(o.position)))
+            .map((o) => o.position);
           const ordered = [...firsts].sort((a, b) => comparePositionText(a, b));
           if (firsts.join() !== ordered.join())
             fail('I3', `first deliveries out of order: ${firsts.join(' ')}`);
@@ -451,9 +535,7 @@ export async function runSimulation(
           { byId: action.byId },
         );
         const at = done();
-        for (const d of chosen) {
-          if (!acked.has(d.position.toString())) acked.set(d.position.toString(), at);
-        }
+        for (const d of chosen) recordAck(d.position, startSeq, at);
         c.held = c.held.filter((d) => !chosen.includes(d));
         return;
       }
@@ -500,7 +582,7 @@ export async function runSimulation(
         for (const p of published) {
           if (p.position.compareTo(last.position) > 0) continue;
           const key = p.position.toString();
-          if (!acked.has(key)) acked.set(key, at);
+          recordAck(p.position, startSeq, at);
           if (!adminAttempted.has(key) && !observed.some((o) => o.position === key)) {
             fail('I3', `cumulative ack of ${last.position.toString()} covers ${key}, never delivered`);
           }
@@ -540,7 +622,48 @@ export async function runSimulation(
         const at = done();
         const key = target.position.toString();
         adminAcked.add(key);
-        if (!acked.has(key)) acked.set(key, at);
+        recordAck(target.position, startSeq, at);
+        return;
+      }
+      case 'resetCursor': {
+        const target = published[action.pick % Math.max(1, published.length)];
+        if (!target) return;
+        const reset: { to: Position; startSeq: number; doneSeq?: number } = {
+          to: target.position,
+          startSeq,
+        };
+        resets.push(reset);
+        exactCounts = false;
+        // Everything before the new read position is acknowledged by the new mark-delete.
+        for (const p of published) {
+          if (p.position.compareTo(target.position) < 0) adminAttempted.add(p.position.toString());
+        }
+        // Consumers keep what they hold: an acknowledgement of it after the reset counts (I1).
+        await resetCursor(ctx, cursor, target.position);
+        finishReset(reset, done());
+        return;
+      }
+      case 'skipAll': {
+        skippedAllThisRound = true;
+        for (const p of published) adminAttempted.add(p.position.toString());
+        const state = await ctx.ledger.state(partition);
+        if (!state) return;
+        const to = positionBefore(endOfLog(state));
+        await markDeleteForward(ctx, cursor, to);
+        const at = done();
+        for (const p of published) if (p.position.compareTo(to) <= 0) recordAck(p.position, startSeq, at);
+        return;
+      }
+      case 'expire': {
+        const target = published[action.pick % Math.max(1, published.length)];
+        if (!target) return;
+        const to = positionBefore(target.position);
+        for (const p of published) {
+          if (p.position.compareTo(to) <= 0) adminAttempted.add(p.position.toString());
+        }
+        await markDeleteForward(ctx, cursor, to);
+        const at = done();
+        for (const p of published) if (p.position.compareTo(to) <= 0) recordAck(p.position, startSeq, at);
         return;
       }
       case 'maintenance': {
@@ -609,6 +732,17 @@ export async function runSimulation(
       if (c.state === 'open' || c.releasedAgain) continue;
       c.releasedAgain = true;
       await calmRelease(c);
+    }
+    // A reset that died is over once the head no longer says it is under way (it died before its
+    // first write, or a dispatch or fold finished it).
+    if (resets.some((reset) => reset.doneSeq === undefined)) {
+      const resetting = (await store.readHead(cursor.cursorId))?.head.resetting;
+      if (!resetting) for (const reset of resets) if (reset.doneSeq === undefined) finishReset(reset, ++seq);
+    }
+    if (skippedAllThisRound) {
+      // A skip_all acknowledges whatever was published up to when it read the log.
+      for (const p of published) adminAttempted.add(p.position.toString());
+      skippedAllThisRound = false;
     }
     for (const { invocation, client, kind } of dead.splice(0)) {
       if (!invocation.dead) continue;
@@ -732,6 +866,10 @@ function choose<T>(items: readonly T[], pick: number): T[] {
   if (items.length === 0) return [];
   const chosen = items.filter((_, i) => ((pick >> (i % 16)) & 1) === 1);
   return chosen.length > 0 ? chosen : [items[pick % items.length] as T];
+}
+
+function positionOfText(text: string): Position {
+  return Position.parseStored(text);
 }
 
 function comparePositionText(a: string, b: string): number {

@@ -7,6 +7,7 @@ import type {
   NewEntry,
   ReadEntriesOptions,
   StoredEntry,
+  Trimmed,
 } from '../../../shared/ports/ledger.ts';
 import { InMemoryLedger } from '../in-memory-ledger.ts';
 
@@ -84,6 +85,10 @@ export class SimLedger implements Ledger {
     entryId: bigint,
   ): Promise<{ position: Position; publishTimeMs: number } | undefined> {
     return this.inner.firstWrittenAfter(ledgerId, entryId);
+  }
+
+  trim(partition: TopicName, request: Parameters<Ledger['trim']>[1]): Promise<Trimmed | undefined> {
+    return this.inner.trim(partition, request);
   }
 
   detachPartition(partition: TopicName, firstLedgerId: bigint): Promise<void> {

@@ -523,13 +523,13 @@ describe('ackline-admin issue 13 commands', () => {
       ['topics', 'reset-cursor', 't/ns/x', '-s', 'billing', '-m', `${BIG_ID}:3`],
       'POST',
       '/admin/v2/persistent/t/ns/x/subscription/billing/resetcursor',
-      `{"ledgerId":${BIG_ID},"entryId":3,"partitionIndex":-1,"isExcluded":false}`,
+      `{"ledgerId":${BIG_ID},"entryId":3}`,
     ],
     [
       ['topics', 'reset-cursor', 't/ns/x', '-s', 'billing', '-m', '12:3:-1', '-e'],
       'POST',
       '/admin/v2/persistent/t/ns/x/subscription/billing/resetcursor',
-      '{"ledgerId":12,"entryId":3,"partitionIndex":-1,"isExcluded":true}',
+      '{"ledgerId":12,"entryId":3,"isExcluded":true}',
     ],
     [
       ['topics', 'reset-cursor', 't/ns/x', '-s', 'billing', '-t', '1h'],

@@ -1,0 +1,78 @@
+import {
+  type AttributeValue,
+  type DynamoDBClient,
+  GetItemCommand,
+  UpdateItemCommand,
+} from '@aws-sdk/client-dynamodb';
+import type { Policies } from '../../domain/policies.ts';
+import {
+  type PolicyChange,
+  type PolicyScope,
+  type PolicyStore,
+  policyScopeKey,
+} from '../../ports/policy-store.ts';
+import { N, num, S } from './dynamodb-support.ts';
+
+/**
+ * Policies in the Catalog table: pk `POL#NS#<tenant/namespace>` or `POL#T#<topic>`, sk `P`;
+ * attributes `rt` (retentionTimeInMinutes), `rz` (retentionSizeInMB), `tt` (messageTTLInSeconds).
+ */
+export class DynamoDbPolicyStore implements PolicyStore {
+  constructor(
+    private readonly client: DynamoDBClient,
+    private readonly tableName: string,
+  ) {}
+
+  async get(scope: PolicyScope): Promise<Policies | undefined> {
+    const result = await this.client.send(
+      new GetItemCommand({ TableName: this.tableName, Key: key(scope), ConsistentRead: true }),
+    );
+    const item = result.Item;
+    if (!item) return undefined;
+    const time = num(item, 'rt');
+    const size = num(item, 'rz');
+    const ttl = num(item, 'tt');
+    if (time === undefined && ttl === undefined) return undefined;
+    return {
+      ...(time !== undefined && size !== undefined
+        ? { retention: { retentionTimeInMinutes: time, retentionSizeInMB: size } }
+        : {}),
+      ...(ttl !== undefined ? { messageTTLInSeconds: ttl } : {}),
+    };
+  }
+
+  async update(scope: PolicyScope, change: PolicyChange): Promise<void> {
+    const set: string[] = [];
+    const remove: string[] = [];
+    const values: Record<string, AttributeValue> = {};
+    if (change.retention === null) remove.push('rt', 'rz');
+    else if (change.retention) {
+      set.push('rt = :rt', 'rz = :rz');
+      values[':rt'] = N(change.retention.retentionTimeInMinutes);
+      values[':rz'] = N(change.retention.retentionSizeInMB);
+    }
+    if (change.messageTTLInSeconds === null) remove.push('tt');
+    else if (change.messageTTLInSeconds !== undefined) {
+      set.push('tt = :tt');
+      values[':tt'] = N(change.messageTTLInSeconds);
+    }
+    if (set.length === 0 && remove.length === 0) return;
+    await this.client.send(
+      new UpdateItemCommand({
+        TableName: this.tableName,
+        Key: key(scope),
+        UpdateExpression: [
+          set.length > 0 ? `SET ${set.join(', ')}` : '',
+          remove.length > 0 ? `REMOVE ${remove.join(', ')}` : '',
+        ]
+          .filter(Boolean)
+          .join(' '),
+        ...(Object.keys(values).length > 0 ? { ExpressionAttributeValues: values } : {}),
+      }),
+    );
+  }
+}
+
+function key(scope: PolicyScope): Record<string, AttributeValue> {
+  return { pk: S(`POL#${policyScopeKey(scope)}`), sk: S('P') };
+}

@@ -1,0 +1,109 @@
+import { PreconditionFailedError } from '../domain/errors.ts';
+import { Position } from '../domain/position.ts';
+import type { TopicName } from '../domain/topic-name.ts';
+import { withCursorLease } from './cursor-lease.ts';
+import {
+  type CursorOperationOutcome,
+  type CursorOperationRequest,
+  type CursorTarget,
+  runCursorOperation,
+} from './cursor-operation.ts';
+import { type CursorMove, resetCursor } from './engine/reset-cursor.ts';
+import { engineOf } from './engine-ports.ts';
+import { firstPublishedAtOrAfter } from './find-by-publish-time.ts';
+import type { UseCasePorts } from './ports.ts';
+import { ledgerOwner } from './process-memo.ts';
+
+/**
+ * Pulsar's `resetcursor/{timestamp}`: every partition's subscription rewinds (or moves forward) to
+ * the first message published at or after `timestampMs` (the end of the log when none is), as
+ * the engine's resetCursor describes. Audited; `dryRun` answers where each cursor would go.
+ */
+export function resetCursorToTimestamp(
+  ports: UseCasePorts,
+  request: CursorOperationRequest & { readonly subscriptionName: string; readonly timestampMs: number },
+): Promise<CursorOperationOutcome> {
+  return runCursorOperation(ports, request, {
+    operation: 'resetCursor',
+    target: `timestamp ${request.timestampMs}`,
+    move: async (target, dryRun) =>
+      resetTo(
+        ports,
+        target,
+        await firstPublishedAtOrAfter(ports.ledger, target.partition, request.timestampMs),
+        dryRun,
+      ),
+  });
+}
+
+/**
+ * Pulsar's `resetcursor` with a MessageId body: the subscription starts over at that message
+ * (after it with `isExcluded`). The message's ledger names its partition: on a partitioned topic
+ * only that partition's cursor moves, as a consumer's seek to a message id of one partition does
+ * (Pulsar's REST call answers 405 there; the partition is known here, so ackline does it).
+ * 412 when the ledger is not one of the topic's, `partitionIndex` names another partition, or
+ * the entry is past the end of its ledger (Pulsar: "Unable to find position").
+ */
+export function resetCursorToMessageId(
+  ports: UseCasePorts,
+  request: CursorOperationRequest & {
+    readonly subscriptionName: string;
+    readonly position: Position;
+    /** -1 or absent: not given. */
+    readonly partitionIndex?: number;
+    readonly isExcluded: boolean;
+  },
+): Promise<CursorOperationOutcome> {
+  const { position } = request;
+  const unable = (why: string) =>
+    new PreconditionFailedError(`Unable to find position ${position.toString()} on ${request.topic}: ${why}`);
+  return runCursorOperation(ports, request, {
+    operation: 'resetCursor',
+    target: `${position.toString()}${request.isExcluded ? ' (excluded)' : ''}`,
+    partitions: async (resolved) => {
+      const owner = await ledgerOwner(ports, position.ledgerId);
+      const partition = resolved.partitions.find((candidate) => owner?.equals(candidate));
+      if (!partition) throw unable(`ledger ${position.ledgerId} is not a ledger of this topic`);
+      if (
+        request.partitionIndex !== undefined &&
+        request.partitionIndex >= 0 &&
+        request.partitionIndex !== partition.partitionIndex
+      ) {
+        throw unable(
+          `ledger ${position.ledgerId} belongs to partition ${partition.partitionIndex}, not ${request.partitionIndex}`,
+        );
+      }
+      const ledger = (await ports.ledger.state(partition))?.ledgers.find(
+        (candidate) => candidate.ledgerId === position.ledgerId,
+      );
+      if (!ledger || position.entryId > ledger.entries) {
+        throw unable(`ledger ${position.ledgerId} holds ${ledger?.entries ?? 0n} entries`);
+      }
+      return [partition];
+    },
+    move: (target, dryRun) =>
+      resetTo(
+        ports,
+        target,
+        request.isExcluded ? Position.of(position.ledgerId, position.entryId + 1n) : position,
+        dryRun,
+      ),
+  });
+}
+
+async function resetTo(
+  ports: UseCasePorts,
+  target: CursorTarget,
+  readPosition: Position,
+  dryRun: boolean,
+): Promise<CursorMove> {
+  const ctx = engineOf(ports);
+  const cursor = cursorOf(target.partition, target);
+  if (dryRun) return resetCursor(ctx, cursor, readPosition, { dryRun });
+  // Under the cursor's lease: a skip (which reads the backlog, then acknowledges) never interleaves.
+  return withCursorLease(ports, target.subscription.cursorId, () => resetCursor(ctx, cursor, readPosition));
+}
+
+function cursorOf(partition: TopicName, target: CursorTarget) {
+  return { partition, cursorId: target.subscription.cursorId, type: target.subscription.type };
+}

@@ -1,0 +1,63 @@
+import { PreconditionFailedError } from './errors.ts';
+
+/**
+ * Pulsar's RetentionPolicies: consumed messages are kept at least `retentionTimeInMinutes` and up
+ * to `retentionSizeInMB` (-1: no limit of that kind; 0 and 0: deleted as soon as every
+ * subscription consumed them).
+ */
+export interface RetentionPolicies {
+  readonly retentionTimeInMinutes: number;
+  readonly retentionSizeInMB: number;
+}
+
+/** The policies ackline keeps for a namespace or a topic (Pulsar's names). */
+export interface Policies {
+  readonly retention?: RetentionPolicies;
+  /** Pulsar's message TTL: messages older are acknowledged (expired) on every subscription; 0: none. */
+  readonly messageTTLInSeconds?: number;
+}
+
+/**
+ * What applies when neither the topic nor its namespace sets retention: keep everything. Pulsar's
+ * broker default is 0/0 (deleted once consumed); ackline keeps what it always kept until a policy
+ * says otherwise, so upgrading deletes nothing.
+ */
+export const DEFAULT_RETENTION: RetentionPolicies = { retentionTimeInMinutes: -1, retentionSizeInMB: -1 };
+
+/** Pulsar's validation (412 with Pulsar's reasons). */
+export function validateRetention(value: RetentionPolicies): void {
+  const { retentionTimeInMinutes: time, retentionSizeInMB: size } = value;
+  if (!Number.isSafeInteger(size) || size < -1) {
+    throw new PreconditionFailedError('Invalid retention policy: size limit must be >= -1');
+  }
+  if (!Number.isSafeInteger(time) || time < -1) {
+    throw new PreconditionFailedError('Invalid retention policy: time limit must be >= -1');
+  }
+  if ((time === 0) !== (size === 0)) {
+    throw new PreconditionFailedError(
+      'Invalid retention policy: Setting a single time or size limit to 0 is invalid when one of the limits has a non-zero value. Use the value of -1 instead of 0 to ignore a specific limit. To disable retention both limits must be set to 0.',
+    );
+  }
+}
+
+export function validateMessageTTL(seconds: number): void {
+  if (!Number.isSafeInteger(seconds) || seconds < 0) {
+    throw new PreconditionFailedError(`Invalid value for message TTL: ${seconds} (must be an integer >= 0)`);
+  }
+}
+
+/** The policies in force on a topic: the topic's own, else its namespace's, else the defaults. */
+export function appliedPolicies(
+  topic: Policies | undefined,
+  namespace: Policies | undefined,
+): { readonly retention: RetentionPolicies; readonly messageTTLInSeconds: number } {
+  return {
+    retention: topic?.retention ?? namespace?.retention ?? DEFAULT_RETENTION,
+    messageTTLInSeconds: topic?.messageTTLInSeconds ?? namespace?.messageTTLInSeconds ?? 0,
+  };
+}
+
+/** Whether retention keeps everything (both limits -1): nothing to trim. */
+export function keepsEverything(retention: RetentionPolicies): boolean {
+  return retention.retentionTimeInMinutes < 0 && retention.retentionSizeInMB < 0;
+}

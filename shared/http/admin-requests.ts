@@ -9,11 +9,35 @@ export function initialPositionOf(body: unknown): InitialPosition {
     throw new ValidationError('The body must be a JSON object like {"initialPosition":"Earliest"}');
   }
   const value = (body as { initialPosition?: unknown }).initialPosition;
+  const { ledgerId, entryId } = body as { ledgerId?: unknown; entryId?: unknown };
+  if (value === undefined && (ledgerId !== undefined || entryId !== undefined)) {
+    return resetCursorPositionOf(ledgerId, entryId);
+  }
   if (value === undefined) return 'Latest';
   if (value !== 'Earliest' && value !== 'Latest') {
     throw new ValidationError(`initialPosition must be Earliest or Latest, got ${JSON.stringify(value)}`);
   }
   return value;
+}
+
+/**
+ * Pulsar's own body (ResetCursorData, what pulsar-admin and Swagger clients send): MessageId.earliest
+ * is `-1:-1`, MessageId.latest is `Long.MAX_VALUE:Long.MAX_VALUE` (past Number.MAX_SAFE_INTEGER once
+ * parsed). A subscription at any other message id is not supported.
+ */
+function resetCursorPositionOf(ledgerId: unknown, entryId: unknown): InitialPosition {
+  if (ledgerId === -1 && entryId === -1) return 'Earliest';
+  if (
+    typeof ledgerId === 'number' &&
+    typeof entryId === 'number' &&
+    ledgerId >= Number.MAX_SAFE_INTEGER &&
+    entryId >= Number.MAX_SAFE_INTEGER
+  ) {
+    return 'Latest';
+  }
+  throw new ValidationError(
+    `A subscription starts at earliest (-1:-1) or latest (${Number.MAX_SAFE_INTEGER}+); got ${JSON.stringify(ledgerId)}:${JSON.stringify(entryId)}`,
+  );
 }
 
 /** `{"type":"messageId","messageIds":[{"ledgerId":L,"entryId":E}]}`; ids as numbers or numeric strings. */

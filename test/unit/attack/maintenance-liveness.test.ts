@@ -48,7 +48,13 @@ describe('maintenance rings for a backlog whose publish died before ringing', ()
       policy: {},
       lambda: { functionTimeoutMs: 10_000 },
     });
-    await publishMessages(ports, admin, topic, [{ payload: 'first', properties: {} }], new RoundRobinRouter(0));
+    await publishMessages(
+      ports,
+      admin,
+      topic,
+      [{ payload: 'first', properties: {} }],
+      new RoundRobinRouter(0),
+    );
     await skipMessages(ports, admin, topic, 'fn', 1);
     clock.advance(MARK_EVERY_MS);
     await maintainSubscriptions(ports, { deadlineMs: Number.MAX_SAFE_INTEGER });

@@ -6,6 +6,7 @@ import {
   PreconditionFailedError,
   ValidationError,
 } from '../domain/errors.ts';
+import { utf8Bytes } from '../domain/name-limits.ts';
 import { validTenant } from '../domain/namespace-name.ts';
 import type { TenantInfo } from '../ports/tenant-catalog.ts';
 import { requirePrincipal, requireSuperuser } from './authorization.ts';
@@ -22,6 +23,11 @@ export const PUBLIC_TENANT = 'public';
 export const DEFAULT_NAMESPACE = 'default';
 
 const ROLE = /^[^\p{Cc}]{1,256}$/u;
+/**
+ * The most bytes (UTF-8) a tenant's adminRoles may hold together: the tenant is one DynamoDB item,
+ * at most 400 KB. Pulsar sets no limit; past this the answer is 400 with the reason.
+ */
+export const MAX_TENANT_ADMIN_ROLES_BYTES = 100_000;
 
 /** Pulsar's TenantInfo from a request body: `{ "adminRoles": [...], "allowedClusters": [...] }`. */
 export function tenantInfoOf(body: unknown): TenantInfo {
@@ -43,6 +49,12 @@ export function tenantInfoOf(body: unknown): TenantInfo {
   const roles = strings(adminRoles, 'adminRoles');
   const bad = roles.find((role) => !ROLE.test(role));
   if (bad !== undefined) throw new ValidationError(`Invalid role '${bad}' in adminRoles`);
+  const bytes = roles.reduce((total, role) => total + utf8Bytes(role), 0);
+  if (bytes > MAX_TENANT_ADMIN_ROLES_BYTES) {
+    throw new ValidationError(
+      `adminRoles hold ${bytes} bytes (${roles.length} roles); at most ${MAX_TENANT_ADMIN_ROLES_BYTES} are allowed (a tenant is one stored item)`,
+    );
+  }
   return { adminRoles: roles, allowedClusters: strings(allowedClusters, 'allowedClusters') };
 }
 

@@ -193,8 +193,12 @@ export function activityMarks(ports: UseCasePorts): Map<string, number> {
  */
 export const caughtUpMarks = {
   has(ports: UseCasePorts, cursorId: string): boolean {
+    return caughtUpMarks.remainingMs(ports, cursorId) > 0;
+  },
+  /** How much longer the mark is trusted (0: no mark, or expired). */
+  remainingMs(ports: UseCasePorts, cursorId: string): number {
     const untilMs = memoOf(ports).caughtUp.get(cursorId);
-    return untilMs !== undefined && ports.clock.nowMs() < untilMs;
+    return untilMs === undefined ? 0 : Math.max(0, untilMs - ports.clock.nowMs());
   },
   mark(ports: UseCasePorts, cursorId: string): void {
     remember(memoOf(ports).caughtUp, cursorId, ports.clock.nowMs() + RECORD_TTL_MS);

@@ -138,7 +138,10 @@ export async function receiveMessages(
     const remaining = deadline - ports.clock.nowMs();
     if (remaining <= 0) return [];
     const partition = consumer.partitions[round % consumer.partitions.length] as ConsumerPartition;
-    const pollMs = Math.min(consumer.partitions.length === 1 ? MAX_POLL_MS : 1_000, remaining);
+    // A round that trusted the mark instead of reading the cursor waits no longer than the mark is
+    // trusted: the ring it did not find may have gone to another process.
+    const trusted = rung ? MAX_POLL_MS : caughtUpMarks.remainingMs(ports, partition.cursorId);
+    const pollMs = Math.min(consumer.partitions.length === 1 ? MAX_POLL_MS : 1_000, remaining, trusted);
     const woke = await ports.deliveryQueue.waitForRing(doorbellOf(partition.cursorId), pollMs);
     if (woke || consumer.partitions.length > 1) caughtUpMarks.forget(ports, partition.cursorId);
     // After any wait, the consumer is read again before anything is claimed: a close while this

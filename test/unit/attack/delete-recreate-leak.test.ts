@@ -1,0 +1,63 @@
+// Attack on resumable deletes (deletion-jobs.ts): a topic deletion captures the partition's
+// subscriptions, then detaches them. A subscribe in another process (Lambda container) that still
+// trusts its memo of the topic record (RECORD_TTL_MS, 5 s) creates a subscription record after
+// the capture: nothing deletes it, and a topic created again under the name finds it (its cursor
+// and queue are never purged either).
+import { describe, expect, it } from 'vitest';
+import { createTopic, deleteTopic } from '../../../shared/application/manage-topics.ts';
+import type { UseCasePorts } from '../../../shared/application/ports.ts';
+import type { Principal } from '../../../shared/application/principal.ts';
+import { subscribeConsumer } from '../../../shared/application/subscribe-consumer.ts';
+import { TopicName } from '../../../shared/domain/topic-name.ts';
+import { InMemoryConsumerRegistry } from '../../support/in-memory-consumer-registry.ts';
+import { InMemoryDeliveryQueue } from '../../support/in-memory-delivery-queue.ts';
+import { InMemoryDispatchStore } from '../../support/in-memory-dispatch-store.ts';
+import { InMemoryLedger } from '../../support/in-memory-ledger.ts';
+import { InMemoryPermissionStore } from '../../support/in-memory-permission-store.ts';
+import { inMemoryPorts } from '../../support/in-memory-ports.ts';
+import { InMemoryScheduler } from '../../support/in-memory-scheduler.ts';
+import { InMemoryTopicCatalog } from '../../support/in-memory-topic-catalog.ts';
+import { ManualClock } from '../../support/manual-clock.ts';
+
+const admin: Principal = { role: 'admin', superuser: true };
+const topic = TopicName.parse('persistent://public/default/recreated');
+
+function twoProcesses(): [UseCasePorts, UseCasePorts] {
+  const shared = {
+    clock: new ManualClock(1_700_000_000_000),
+    catalog: new InMemoryTopicCatalog(),
+    ledger: new InMemoryLedger(1000),
+    dispatch: new InMemoryDispatchStore(),
+    deliveryQueue: new InMemoryDeliveryQueue(),
+    consumers: new InMemoryConsumerRegistry(),
+    permissions: new InMemoryPermissionStore(),
+    scheduler: new InMemoryScheduler(),
+  };
+  return [inMemoryPorts(shared).ports, inMemoryPorts(shared).ports];
+}
+
+const subscribe = (ports: UseCasePorts, subscription: string) =>
+  subscribeConsumer(ports, admin, {
+    topic,
+    subscription,
+    subscriptionType: 'Shared',
+    initialPosition: 'Earliest',
+    policy: {},
+  });
+
+describe('a deleted and re-created topic starts empty', () => {
+  it.fails('a subscribe racing the deletion leaves no subscription on the re-created topic', async () => {
+    const [first, second] = twoProcesses();
+    await createTopic(first, admin, topic, 0);
+    // The second process knows the topic (its memo holds the record for a few seconds).
+    await subscribe(second, 'known');
+    await deleteTopic(first, admin, topic);
+
+    // Within the memo's life, the second process subscribes again under a new name.
+    await subscribe(second, 'late').catch(() => undefined);
+
+    // The topic is created again: it must start with no subscription.
+    await createTopic(first, admin, topic, 0);
+    expect((await first.catalog.listSubscriptions(topic)).map((s) => s.name)).toEqual([]);
+  });
+});

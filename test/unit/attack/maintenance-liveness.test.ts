@@ -1,0 +1,75 @@
+// Attack on maintenance's activity index (maintain-subscriptions.ts): maintenance visits only
+// subscriptions in the index. A publish that stored its entries and then died before its rings
+// and its activity mark (a Lambda container killed between the two, or SQS and the index write
+// both failing, which publish swallows) leaves a stored, unacknowledged entry that nothing ever
+// rings for. An event-driven (Lambda) consumer only runs when its doorbell rings, so the entry is
+// never delivered though every fault stopped (I2). Before the index, maintenance's catalog scan
+// found the backlog and rang (STALE_BACKLOG_MS).
+import { describe, expect, it } from 'vitest';
+import { MARK_EVERY_MS } from '../../../shared/application/activity.ts';
+import { maintainSubscriptions } from '../../../shared/application/maintain-subscriptions.ts';
+import { createTopic } from '../../../shared/application/manage-topics.ts';
+import type { Principal } from '../../../shared/application/principal.ts';
+import { publishMessages } from '../../../shared/application/publish-messages.ts';
+import { skipMessages } from '../../../shared/application/skip-messages.ts';
+import { subscribeConsumer } from '../../../shared/application/subscribe-consumer.ts';
+import { RoundRobinRouter } from '../../../shared/domain/message-router.ts';
+import { TopicName } from '../../../shared/domain/topic-name.ts';
+import { InMemoryActivityIndex } from '../../support/in-memory-activity-index.ts';
+import { InMemoryConsumerRegistry } from '../../support/in-memory-consumer-registry.ts';
+import { InMemoryDeliveryQueue } from '../../support/in-memory-delivery-queue.ts';
+import { inMemoryPorts } from '../../support/in-memory-ports.ts';
+import { InMemoryScheduler } from '../../support/in-memory-scheduler.ts';
+import { ManualClock } from '../../support/manual-clock.ts';
+
+const admin: Principal = { role: 'admin', superuser: true };
+
+describe('maintenance rings for a backlog whose publish died before ringing', () => {
+  it.fails('an entry stored by a publish that died before its rings and mark still gets a ring', async () => {
+    const clock = new ManualClock(1_700_000_000_000);
+    const activity = new InMemoryActivityIndex();
+    void activity.markSeeded();
+    const deliveryQueue = new InMemoryDeliveryQueue();
+    const { ports } = inMemoryPorts({
+      clock,
+      activity,
+      deliveryQueue,
+      consumers: new InMemoryConsumerRegistry(),
+      scheduler: new InMemoryScheduler(),
+    });
+    const topic = TopicName.parse('persistent://public/default/lambda-fed');
+    await createTopic(ports, admin, topic, 0);
+    // An event-driven consumer (no lease: durable), caught up and settled out of the index.
+    await subscribeConsumer(ports, admin, {
+      topic,
+      subscription: 'fn',
+      subscriptionType: 'Shared',
+      initialPosition: 'Earliest',
+      policy: {},
+      lambda: { functionTimeoutMs: 10_000 },
+    });
+    await publishMessages(
+      ports,
+      admin,
+      topic,
+      [{ payload: 'first', properties: {} }],
+      new RoundRobinRouter(0),
+    );
+    await skipMessages(ports, admin, topic, 'fn', 1);
+    clock.advance(MARK_EVERY_MS);
+    await maintainSubscriptions(ports, { deadlineMs: Number.MAX_SAFE_INTEGER });
+    expect(activity.entries.size).toBe(0);
+    const cursorId = (await ports.catalog.getSubscription(topic, 'fn'))?.cursorId as string;
+    deliveryQueue.rings.set(cursorId, []);
+
+    // A publish's first half only: the entry is stored; its process dies before ringing/marking.
+    await ports.ledger.append(topic, [{ payload: 'orphan', properties: {} }], clock.nowMs());
+
+    // Faults are over. Maintenance runs every minute for two hours.
+    for (let minute = 0; minute < 120; minute++) {
+      clock.advance(60_000);
+      await maintainSubscriptions(ports, { deadlineMs: Number.MAX_SAFE_INTEGER });
+    }
+    expect(deliveryQueue.rings.get(cursorId)?.length ?? 0).toBeGreaterThan(0);
+  });
+});

@@ -1,8 +1,9 @@
 import { keepsEverything } from '../domain/policies.ts';
 import type { Position } from '../domain/position.ts';
-import type { TopicName } from '../domain/topic-name.ts';
+import { TopicName } from '../domain/topic-name.ts';
 import { DISPATCH_PAGE_SIZE, type PageRef } from '../ports/dispatch-store.ts';
 import type { LedgerInfo } from '../ports/ledger.ts';
+import type { TopicRecord } from '../ports/topic-catalog.ts';
 import { markDeleteForward, positionBefore } from './engine/reset-cursor.ts';
 import { engineOf } from './engine-ports.ts';
 import { endOfLog, firstPublishedAtOrAfter } from './find-by-publish-time.ts';
@@ -26,8 +27,9 @@ export interface PolicyRunSummary {
 
 /**
  * Maintenance's policy step (every run, after the fold): Pulsar's message TTL and retention on
- * every persistent partition whose topic or namespace sets them; the others cost one policy read
- * per topic and namespace, nothing more.
+ * every persistent partition whose topic or namespace sets them. Topics under no policy cost
+ * nothing: the run lists the policies (one Query), then the topics of each namespace that sets one
+ * and each topic that sets one, so its work follows the policies, not everything ever created.
  * 1. Message TTL (Pulsar's PersistentMessageExpiryMonitor): the first entry published within the
  *    TTL is found once per partition (a binary search on publish times); every subscription's
  *    mark-delete moves forward to just before it (one head read, and a write when it moves).
@@ -47,7 +49,7 @@ export async function enforcePolicies(
   let trimmedBytes = 0;
   let deletedPages = 0;
   let failures = 0;
-  for (const record of await ports.catalog.listAllTopics()) {
+  for (const record of await topicsWithPolicies(ports)) {
     if (ports.clock.nowMs() >= options.deadlineMs) break;
     if (!record.topic.isPersistent) continue;
     try {
@@ -89,6 +91,28 @@ export async function enforcePolicies(
     }
   }
   return { partitions, expiredCursors, trimmedEntries, trimmedBytes, deletedPages, failures };
+}
+
+/** The persistent topics a namespace or topic policy covers (each once). */
+async function topicsWithPolicies(ports: UseCasePorts): Promise<TopicRecord[]> {
+  const topics = new Map<string, TopicRecord>();
+  for (const { scope } of await ports.policies.list()) {
+    if ('namespace' in scope) {
+      for (const record of await ports.catalog.listTopics('persistent', scope.namespace)) {
+        topics.set(record.topic.toString(), record);
+      }
+    } else {
+      let name: TopicName;
+      try {
+        name = TopicName.parse(scope.topic);
+      } catch {
+        continue; // not a topic name any more: nothing to enforce
+      }
+      const record = await ports.catalog.getTopic(name);
+      if (record) topics.set(record.topic.toString(), record);
+    }
+  }
+  return [...topics.values()];
 }
 
 async function trimPartition(

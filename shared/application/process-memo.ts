@@ -219,6 +219,25 @@ export const caughtUpMarks = {
  * it and announcing it is still found within that time (what was published
  * meanwhile is not fed to it: see ensureSubscription).
  */
+/**
+ * The partition's subscriptions as this process last listed them, if that was less than
+ * RECORD_TTL_MS ago (whatever the version), else listed now. For what may name a subscription
+ * created a moment ago a little late, never one that does not exist for longer than that.
+ */
+export async function recentSubscriptions(
+  ports: UseCasePorts,
+  partition: TopicName,
+): Promise<readonly SubscriptionRecord[]> {
+  const { subscriptions } = memoOf(ports);
+  const key = partition.toString();
+  const now = ports.clock.nowMs();
+  const known = subscriptions.get(key);
+  if (known && known.untilMs > now) return known.records;
+  const records = await ports.catalog.listSubscriptions(partition);
+  remember(subscriptions, key, { version: '', records, untilMs: now + RECORD_TTL_MS });
+  return records;
+}
+
 export async function subscriptionsAt(
   ports: UseCasePorts,
   partition: TopicName,

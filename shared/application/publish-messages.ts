@@ -1,6 +1,7 @@
 import { partitionForKey, type RoundRobinRouter } from '../domain/message-router.ts';
 import type { TopicName } from '../domain/topic-name.ts';
 import type { NewEntry } from '../ports/ledger.ts';
+import { markPartitionActive } from './activity.ts';
 import { requireAction } from './authorization.ts';
 import { ringSubscriptions } from './consumers/doorbells.ts';
 import type { UseCasePorts } from './ports.ts';
@@ -58,6 +59,11 @@ export async function publishMessages(
   const publishTimeMs = ports.clock.nowMs();
   await Promise.all(
     [...byPartition.values()].map(async (group) => {
+      // The subscriptions go into the activity index before the entries are written: a publish
+      // that dies after writing, before it rang, leaves them where maintenance looks (it rings a
+      // backlog it finds; an event-driven consumer runs only when rung). At most one write per
+      // subscription and minute in this process.
+      await markPartitionActive(ports, group.partition);
       const { positions, subscriptionsVersion } = await ports.ledger.append(
         group.partition,
         group.entries,

@@ -17,6 +17,16 @@ export interface PolicyStore {
   /** Undefined when nothing is set for the scope. Strongly consistent. */
   get(scope: PolicyScope): Promise<Policies | undefined>;
   update(scope: PolicyScope, change: PolicyChange): Promise<void>;
+  /**
+   * Every scope that sets a policy (maintenance enforces those, and reads nothing of the topics
+   * that have none). Cost: one Query per 1 MB of policy items (they are small and few).
+   */
+  list(): Promise<{ readonly scope: PolicyScope; readonly policies: Policies }[]>;
+}
+
+/** The scope a key of policyScopeKey names. */
+export function policyScopeOf(key: string): PolicyScope {
+  return key.startsWith('NS#') ? { namespace: key.slice(3) } : { topic: key.slice(2) };
 }
 
 export function policyScopeKey(scope: PolicyScope): string {

@@ -1080,6 +1080,30 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
       await policyStore.update(namespace, { messageTTLInSeconds: null });
       expect(await policyStore.get(namespace)).toBeUndefined();
     });
+
+    it('lists every scope that sets a policy, and none whose policies were all removed', async () => {
+      const { policyStore } = storage();
+      const namespace = { namespace: uniqueId('tenant/ns') };
+      const cleared = { namespace: uniqueId('tenant/cleared') };
+      const topic = { topic: `persistent://${uniqueId('t')}/ns/topic` };
+      await policyStore.update(namespace, { retention: { retentionTimeInMinutes: 5, retentionSizeInMB: 1 } });
+      await policyStore.update(topic, { messageTTLInSeconds: 60 });
+      await policyStore.update(cleared, { messageTTLInSeconds: 60 });
+      await policyStore.update(cleared, { messageTTLInSeconds: null });
+
+      // The store is shared by the suite: look at this test's scopes only.
+      const mine = (await policyStore.list()).filter(({ scope }) =>
+        [namespace, cleared, topic].some((own) => JSON.stringify(own) === JSON.stringify(scope)),
+      );
+
+      expect(mine).toEqual(
+        expect.arrayContaining([
+          { scope: namespace, policies: { retention: { retentionTimeInMinutes: 5, retentionSizeInMB: 1 } } },
+          { scope: topic, policies: { messageTTLInSeconds: 60 } },
+        ]),
+      );
+      expect(mine).toHaveLength(2);
+    });
   });
 
   describe('Ledger', () => {

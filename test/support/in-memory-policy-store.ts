@@ -4,6 +4,7 @@ import {
   type PolicyScope,
   type PolicyStore,
   policyScopeKey,
+  policyScopeOf,
 } from '../../shared/ports/policy-store.ts';
 
 /** PolicyStore in memory, as DynamoDbPolicyStore: one record per scope, set and removed field by field. */
@@ -25,5 +26,14 @@ export class InMemoryPolicyStore implements PolicyStore {
       ...(nextRetention ? { retention: { ...nextRetention } } : {}),
       ...(nextTtl !== undefined ? { messageTTLInSeconds: nextTtl } : {}),
     });
+  }
+
+  async list(): Promise<{ scope: PolicyScope; policies: Policies }[]> {
+    const listed: { scope: PolicyScope; policies: Policies }[] = [];
+    for (const key of [...this.policies.keys()].sort()) {
+      const policies = await this.get(policyScopeOf(key));
+      if (policies) listed.push({ scope: policyScopeOf(key), policies });
+    }
+    return listed;
   }
 }

@@ -10,12 +10,14 @@ import {
   type PolicyScope,
   type PolicyStore,
   policyScopeKey,
+  policyScopeOf,
 } from '../../ports/policy-store.ts';
-import { N, num, S } from './dynamodb-support.ts';
+import { N, num, queryAll, S } from './dynamodb-support.ts';
 
 /**
- * Policies in the Catalog table: pk `POL#NS#<tenant/namespace>` or `POL#T#<topic>`, sk `P`;
- * attributes `rt` (retentionTimeInMinutes), `rz` (retentionSizeInMB), `tt` (messageTTLInSeconds).
+ * Policies in the Catalog table, all under pk `POL` (they are few and small, and maintenance lists
+ * them each run), sk `NS#<tenant/namespace>` or `T#<topic>`; attributes `rt`
+ * (retentionTimeInMinutes), `rz` (retentionSizeInMB), `tt` (messageTTLInSeconds).
  */
 export class DynamoDbPolicyStore implements PolicyStore {
   constructor(
@@ -27,18 +29,22 @@ export class DynamoDbPolicyStore implements PolicyStore {
     const result = await this.client.send(
       new GetItemCommand({ TableName: this.tableName, Key: key(scope), ConsistentRead: true }),
     );
-    const item = result.Item;
-    if (!item) return undefined;
-    const time = num(item, 'rt');
-    const size = num(item, 'rz');
-    const ttl = num(item, 'tt');
-    if (time === undefined && ttl === undefined) return undefined;
-    return {
-      ...(time !== undefined && size !== undefined
-        ? { retention: { retentionTimeInMinutes: time, retentionSizeInMB: size } }
-        : {}),
-      ...(ttl !== undefined ? { messageTTLInSeconds: ttl } : {}),
-    };
+    return result.Item ? policiesOf(result.Item) : undefined;
+  }
+
+  async list(): Promise<{ scope: PolicyScope; policies: Policies }[]> {
+    const items = await queryAll(this.client, {
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': S(POLICIES_PK) },
+      ConsistentRead: true,
+    });
+    const listed: { scope: PolicyScope; policies: Policies }[] = [];
+    for (const item of items) {
+      const policies = policiesOf(item);
+      if (policies) listed.push({ scope: policyScopeOf(item.sk?.S ?? ''), policies });
+    }
+    return listed;
   }
 
   async update(scope: PolicyScope, change: PolicyChange): Promise<void> {
@@ -73,6 +79,21 @@ export class DynamoDbPolicyStore implements PolicyStore {
   }
 }
 
+const POLICIES_PK = 'POL';
+
 function key(scope: PolicyScope): Record<string, AttributeValue> {
-  return { pk: S(`POL#${policyScopeKey(scope)}`), sk: S('P') };
+  return { pk: S(POLICIES_PK), sk: S(policyScopeKey(scope)) };
+}
+
+function policiesOf(item: Record<string, AttributeValue>): Policies | undefined {
+  const time = num(item, 'rt');
+  const size = num(item, 'rz');
+  const ttl = num(item, 'tt');
+  if (time === undefined && ttl === undefined) return undefined;
+  return {
+    ...(time !== undefined && size !== undefined
+      ? { retention: { retentionTimeInMinutes: time, retentionSizeInMB: size } }
+      : {}),
+    ...(ttl !== undefined ? { messageTTLInSeconds: ttl } : {}),
+  };
 }

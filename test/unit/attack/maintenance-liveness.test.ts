@@ -4,7 +4,8 @@
 // both failing, which publish swallows) leaves a stored, unacknowledged entry that nothing ever
 // rings for. An event-driven (Lambda) consumer only runs when its doorbell rings, so the entry is
 // never delivered though every fault stopped (I2). Before the index, maintenance's catalog scan
-// found the backlog and rang (STALE_BACKLOG_MS).
+// found the backlog and rang (STALE_BACKLOG_MS). Fixed: publish marks the partition's
+// subscriptions active before it writes the entries.
 import { describe, expect, it } from 'vitest';
 import { MARK_EVERY_MS } from '../../../shared/application/activity.ts';
 import { maintainSubscriptions } from '../../../shared/application/maintain-subscriptions.ts';
@@ -25,7 +26,7 @@ import { ManualClock } from '../../support/manual-clock.ts';
 const admin: Principal = { role: 'admin', superuser: true };
 
 describe('maintenance rings for a backlog whose publish died before ringing', () => {
-  it.fails('an entry stored by a publish that died before its rings and mark still gets a ring', async () => {
+  it('an entry stored by a publish that died before its rings and mark still gets a ring', async () => {
     const clock = new ManualClock(1_700_000_000_000);
     const activity = new InMemoryActivityIndex();
     void activity.markSeeded();
@@ -62,8 +63,21 @@ describe('maintenance rings for a backlog whose publish died before ringing', ()
     const cursorId = (await ports.catalog.getSubscription(topic, 'fn'))?.cursorId as string;
     deliveryQueue.rings.set(cursorId, []);
 
-    // A publish's first half only: the entry is stored; its process dies before ringing/marking.
-    await ports.ledger.append(topic, [{ payload: 'orphan', properties: {} }], clock.nowMs());
+    // A publish whose process dies once the entry is stored, before it rings.
+    clock.advance(MARK_EVERY_MS);
+    const dying = {
+      ...ports,
+      ledger: Object.assign(Object.create(ports.ledger), {
+        append: async (...args: Parameters<typeof ports.ledger.append>) => {
+          await ports.ledger.append(...args);
+          throw new Error('killed after the append');
+        },
+      }),
+    };
+    await expect(
+      publishMessages(dying, admin, topic, [{ payload: 'orphan', properties: {} }], new RoundRobinRouter(0)),
+    ).rejects.toThrow('killed after the append');
+    expect(deliveryQueue.rings.get(cursorId) ?? []).toEqual([]);
 
     // Faults are over. Maintenance runs every minute for two hours.
     for (let minute = 0; minute < 120; minute++) {

@@ -1,4 +1,4 @@
-import { SubscriptionAlreadyExistsError } from '../domain/catalog-errors.ts';
+import { SubscriptionAlreadyExistsError, TopicNotFoundError } from '../domain/catalog-errors.ts';
 import { ConflictError } from '../domain/errors.ts';
 import { isCumulativeAckType, type SubscriptionType } from '../domain/subscription-type.ts';
 import { TopicName } from '../domain/topic-name.ts';
@@ -19,6 +19,7 @@ import { createSubscriptionCursor } from './engine/subscription-cursor.ts';
 import { cursorOf, engineOf } from './engine-ports.ts';
 import type { UseCasePorts } from './ports.ts';
 import type { Principal } from './principal.ts';
+import { forgetTopic } from './process-memo.ts';
 import { type InitialPosition, validateSubscriptionName } from './subscription-name.ts';
 import { ensureTopic, requirePersistent } from './topic-lookup.ts';
 
@@ -168,6 +169,13 @@ export async function ensureSubscription(
     }
     return existing;
   }
+  // A new subscription is made only on a topic that exists now, not on one this process remembers
+  // (a topic deleted within the memo's life must not get a new ledger and a subscription that a
+  // topic created again under the name would inherit). One strong read, on creation only.
+  if (!(await ports.catalog.getTopic(partition.partitionedTopicName))) {
+    forgetTopic(ports, partition.partitionedTopicName);
+    throw new TopicNotFoundError(partition.partitionedTopicName.toString());
+  }
   const cursorId = ports.ids.newId();
   const record: SubscriptionRecord = { name, type, cursorId, createdAtMs: ports.clock.nowMs() };
   await ports.deliveryQueue.create(doorbellOf(cursorId));
@@ -181,7 +189,19 @@ export async function ensureSubscription(
     await ports.deliveryQueue.delete(doorbellOf(cursorId));
     return ensureSubscription(ports, partition, name, type, initialPosition);
   }
-  await ports.ledger.announceSubscriptions(partition);
+  try {
+    await ports.ledger.announceSubscriptions(partition);
+  } catch (error) {
+    // The topic was deleted while this call trusted its memo of it: take back what was made, so a
+    // topic created again under the name starts without it.
+    if (error instanceof TopicNotFoundError) {
+      await ports.catalog.deleteSubscription(partition, name, { cursorId });
+      await ports.dispatch.deleteCursor(cursorId);
+      await ports.deliveryQueue.delete(doorbellOf(cursorId));
+      forgetTopic(ports, partition.partitionedTopicName);
+    }
+    throw error;
+  }
   await markSubscriptionActive(ports, partition, record);
   return record;
 }

@@ -68,7 +68,13 @@ function isId(value: unknown): value is number | string {
   return typeof value === 'number' || typeof value === 'string';
 }
 
-/** Pulsar's ResetCursorData body of `resetcursor`: `{"ledgerId":L,"entryId":E[,"partitionIndex":i,"batchIndex":-1,"isExcluded":false]}`. */
+/**
+ * Pulsar's ResetCursorData body of `resetcursor`:
+ * `{"ledgerId":L,"entryId":E[,"partitionIndex":i,"batchIndex":-1,"excluded":false]}`. Pulsar's field
+ * is `isExcluded`, but Lombok names its accessors `isExcluded()`/`setExcluded()`, so Jackson (the
+ * broker and pulsar-admin) and the Swagger definition spell it `excluded`; ackline's SDK and CLI send
+ * `isExcluded`, accepted too (the two may not disagree).
+ */
 export interface ResetCursorBody {
   readonly position: Position;
   readonly partitionIndex?: number;
@@ -79,10 +85,10 @@ export function resetCursorBodyOf(body: unknown): ResetCursorBody {
   const shape = body as Record<string, unknown> | undefined;
   if (typeof shape !== 'object' || shape === null || Array.isArray(shape)) {
     throw new ValidationError(
-      'The body must be a MessageId like {"ledgerId":3,"entryId":15} (optional: partitionIndex, isExcluded)',
+      'The body must be a MessageId like {"ledgerId":3,"entryId":15} (optional: partitionIndex, excluded)',
     );
   }
-  const { ledgerId, entryId, partitionIndex, batchIndex, isExcluded } = shape;
+  const { ledgerId, entryId, partitionIndex, batchIndex, excluded, isExcluded } = shape;
   if (!isId(ledgerId) || !isId(entryId)) {
     throw new ValidationError(`The MessageId needs a ledgerId and an entryId, got ${JSON.stringify(body)}`);
   }
@@ -100,13 +106,20 @@ export function resetCursorBodyOf(body: unknown): ResetCursorBody {
       `batchIndex must be -1 or absent (ackline keeps one message per entry), got ${JSON.stringify(batchIndex)}`,
     );
   }
-  if (isExcluded !== undefined && typeof isExcluded !== 'boolean') {
-    throw new ValidationError(`isExcluded must be true or false, got ${JSON.stringify(isExcluded)}`);
+  for (const [name, value] of Object.entries({ excluded, isExcluded })) {
+    if (value !== undefined && typeof value !== 'boolean') {
+      throw new ValidationError(`${name} must be true or false, got ${JSON.stringify(value)}`);
+    }
+  }
+  if (excluded !== undefined && isExcluded !== undefined && excluded !== isExcluded) {
+    throw new ValidationError(
+      `excluded (${excluded}) and isExcluded (${isExcluded}) disagree: send one of them (Pulsar's is excluded)`,
+    );
   }
   return {
     position: Position.of(ledgerId, entryId),
     ...(partitionIndex !== undefined ? { partitionIndex } : {}),
-    isExcluded: isExcluded === true,
+    isExcluded: excluded === true || isExcluded === true,
   };
 }
 

@@ -654,6 +654,8 @@ export class MalformedRequests {
           { ledgerId: 1, entryId: 0, batchIndex: 3 },
           { ledgerId: 1, entryId: 0, partitionIndex: -2 },
           { ledgerId: 1, entryId: 0, isExcluded: 'yes' },
+          { ledgerId: 1, entryId: 0, excluded: 'yes' },
+          { ledgerId: 1, entryId: 0, excluded: true, isExcluded: false },
           { ledgerId: 2 ** 64, entryId: 0 },
           [1, 0],
           '1:0',

@@ -250,7 +250,8 @@ export class Topics {
     const body = {
       ledgerId: BigInt(entryIdText(to.ledgerId, 'ledgerId')),
       entryId: BigInt(entryIdText(to.entryId, 'entryId')),
-      ...(to.isExcluded ? { isExcluded: true } : {}),
+      // Pulsar's ResetCursorData field is sent as `excluded` (what pulsar-admin sends).
+      ...(to.isExcluded ? { excluded: true } : {}),
     };
     return this.http.send({ method: 'POST', path: base, query, body });
   }

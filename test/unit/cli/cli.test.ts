@@ -529,7 +529,7 @@ describe('ackline-admin issue 13 commands', () => {
       ['topics', 'reset-cursor', 't/ns/x', '-s', 'billing', '-m', '12:3:-1', '-e'],
       'POST',
       '/admin/v2/persistent/t/ns/x/subscription/billing/resetcursor',
-      '{"ledgerId":12,"entryId":3,"isExcluded":true}',
+      '{"ledgerId":12,"entryId":3,"excluded":true}',
     ],
     [
       ['topics', 'reset-cursor', 't/ns/x', '-s', 'billing', '-t', '1h'],

@@ -284,12 +284,11 @@ export class Topics {
     expireTimeInSeconds: number,
     options: { readonly dryRun?: boolean } = {},
   ): Promise<JsonValue | undefined> {
-    const seconds = checkCount(expireTimeInSeconds, 'expireTimeInSeconds', 0);
-    return this.http.send({
-      method: 'POST',
-      path: `${topicPath(topic)}/subscription/${pathSegment(subscription, 'subscription')}/expireMessages/${seconds}`,
-      query: options.dryRun ? [['dryRun', 'true']] : [],
-    });
+    return this.expire(
+      `${topicPath(topic)}/subscription/${pathSegment(subscription, 'subscription')}`,
+      expireTimeInSeconds,
+      options,
+    );
   }
 
   /**
@@ -302,10 +301,18 @@ export class Topics {
     expireTimeInSeconds: number,
     options: { readonly dryRun?: boolean } = {},
   ): Promise<JsonValue | undefined> {
+    return this.expire(`${topicPath(topic)}/all_subscription`, expireTimeInSeconds, options);
+  }
+
+  private expire(
+    base: string,
+    expireTimeInSeconds: number,
+    options: { readonly dryRun?: boolean },
+  ): Promise<JsonValue | undefined> {
     const seconds = checkCount(expireTimeInSeconds, 'expireTimeInSeconds', 0);
     return this.http.send({
       method: 'POST',
-      path: `${topicPath(topic)}/all_subscription/expireMessages/${seconds}`,
+      path: `${base}/expireMessages/${seconds}`,
       query: options.dryRun ? [['dryRun', 'true']] : [],
     });
   }

@@ -14,33 +14,11 @@ import { RoundRobinRouter } from '../../../../shared/domain/message-router.ts';
 import { Position } from '../../../../shared/domain/position.ts';
 import type { SubscriptionType } from '../../../../shared/domain/subscription-type.ts';
 import { TopicName } from '../../../../shared/domain/topic-name.ts';
-import { InMemoryConsumerRegistry } from '../../../support/in-memory-consumer-registry.ts';
-import { InMemoryDeliveryQueue } from '../../../support/in-memory-delivery-queue.ts';
-import { InMemoryDispatchStore } from '../../../support/in-memory-dispatch-store.ts';
-import { InMemoryLedger } from '../../../support/in-memory-ledger.ts';
-import { InMemoryPermissionStore } from '../../../support/in-memory-permission-store.ts';
-import { inMemoryPorts } from '../../../support/in-memory-ports.ts';
-import { InMemoryScheduler } from '../../../support/in-memory-scheduler.ts';
-import { InMemoryTopicCatalog } from '../../../support/in-memory-topic-catalog.ts';
-import { ManualClock } from '../../../support/manual-clock.ts';
+import { twoProcesses } from '../../../support/in-memory-processes.ts';
+import type { ManualClock } from '../../../support/manual-clock.ts';
 
 const admin: Principal = { role: 'admin', superuser: true };
 const topic = TopicName.parse('persistent://public/default/receive');
-
-/** Two processes over one set of stores and queues. */
-function twoProcesses(): [UseCasePorts, UseCasePorts] {
-  const shared = {
-    clock: new ManualClock(1_700_000_000_000),
-    catalog: new InMemoryTopicCatalog(),
-    ledger: new InMemoryLedger(1000),
-    dispatch: new InMemoryDispatchStore(),
-    deliveryQueue: new InMemoryDeliveryQueue(),
-    consumers: new InMemoryConsumerRegistry(),
-    permissions: new InMemoryPermissionStore(),
-    scheduler: new InMemoryScheduler(),
-  };
-  return [inMemoryPorts(shared).ports, inMemoryPorts(shared).ports];
-}
 
 async function subscribe(ports: UseCasePorts, type: SubscriptionType): Promise<string> {
   const { consumerId } = await subscribeConsumer(ports, admin, {

@@ -171,7 +171,10 @@ describe('16 concurrent consumers on one Shared subscription', () => {
     const expectedAcked = [...Array(MESSAGES).keys()].filter((i) => !keep.has(i));
     const unacked = [...Array(MESSAGES).keys()].filter((i) => !record.acked.has(i));
     expect(record.seen.size).toBe(MESSAGES);
-    expect(new Set([...record.receivers.values()].flat()).size).toBe(CONSUMERS);
+    // Most consumers got messages (they raced: the acks below overlap). Not all of them must: a
+    // Shared subscription promises no consumer a share, and one that keeps losing the claim race
+    // (and pauses after each loss) may see the backlog gone before it wins once.
+    expect(new Set([...record.receivers.values()].flat()).size).toBeGreaterThanOrEqual(CONSUMERS / 2);
     expect(record.overlappingAcks).toBeGreaterThan(CONSUMERS);
     expect([...record.acked].sort((a, b) => a - b)).toEqual(expectedAcked);
     expect(stats.msgInCounter).toBe(MESSAGES);

@@ -1,6 +1,5 @@
 import type { Dependencies } from '../../shared/adapters/create-dependencies.ts';
 import { acknowledgeMessage, readAcknowledgeAudit } from '../../shared/application/acknowledge-message.ts';
-import { requireSuperuser } from '../../shared/application/authorization.ts';
 import { clearBacklog } from '../../shared/application/clear-backlog.ts';
 import type { CursorOperationOutcome } from '../../shared/application/cursor-operation.ts';
 import { expireMessages } from '../../shared/application/expire-messages.ts';
@@ -31,6 +30,7 @@ import {
   createTenant,
   deleteTenant,
   getTenant,
+  listClusters,
   listTenants,
   tenantInfoOf,
 } from '../../shared/application/manage-tenants.ts';
@@ -53,6 +53,7 @@ import {
   initialPositionOf,
   messageIdsOf,
   messageTTLOf,
+  requireNamespaceCreateBody,
   resetCursorBodyOf,
   retentionBodyOf,
 } from '../../shared/http/admin-requests.ts';
@@ -203,10 +204,7 @@ export function adminRoutes(deps: Dependencies): Route[] {
     {
       method: 'GET',
       path: '/admin/v2/clusters',
-      handler: async (request) => {
-        requireSuperuser(request.principal, 'listing clusters');
-        return ok([ports.settings.clusterName]);
-      },
+      handler: async (request) => ok(listClusters(ports, request.principal)),
     },
     // Tenants and namespaces (issue 13), before the generic {domain} routes, which would also match.
     {
@@ -255,12 +253,7 @@ export function adminRoutes(deps: Dependencies): Route[] {
       path: '/admin/v2/namespaces/{tenant}/{namespace}',
       handler: async (request) => {
         const name = namespaceNameOf(request);
-        // Pulsar's clients send a Policies body (pulsar-admin sends a default one): ackline keeps none
-        // of its fields at creation, but the body must be a JSON object when there is one.
-        const body = jsonBody(request);
-        if (body !== undefined && (body === null || typeof body !== 'object' || Array.isArray(body))) {
-          throw new ValidationError('The body must be a JSON object (Pulsar Policies) or empty');
-        }
+        requireNamespaceCreateBody(jsonBody(request));
         await createNamespace(ports, request.principal, name);
         return noContent();
       },

@@ -3,7 +3,7 @@ import type { IndexedSubscription } from '../ports/activity-index.ts';
 import type { ConsumerRecord } from '../ports/consumer-registry.ts';
 import type { SubscriptionRecord } from '../ports/topic-catalog.ts';
 import type { UseCasePorts } from './ports.ts';
-import { activityMarks, recentSubscriptions } from './process-memo.ts';
+import { activityMarks, knownSubscriptions } from './process-memo.ts';
 
 /**
  * A process marks one subscription active at most this often. Maintenance removes an entry only
@@ -51,8 +51,8 @@ export async function markConsumerActive(ports: UseCasePorts, consumer: Consumer
   }
 }
 
-/** {@link markActive} for every subscription of a partition (as this process last listed them). */
+/** {@link markActive} for every subscription of a partition (as this process knows them). */
 export async function markPartitionActive(ports: UseCasePorts, partition: TopicName): Promise<void> {
-  const subscriptions = await recentSubscriptions(ports, partition);
+  const subscriptions = await knownSubscriptions(ports, partition);
   for (const subscription of subscriptions) await markSubscriptionActive(ports, partition, subscription);
 }

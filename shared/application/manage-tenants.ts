@@ -80,6 +80,12 @@ export async function requireTenantAdmin(
   throw new ForbiddenError(`Role ${caller.role} is not allowed to administer tenant ${tenant}`);
 }
 
+/** The deployment's clusters: its one (Pulsar's `GET /admin/v2/clusters`). Superusers only. */
+export function listClusters(ports: UseCasePorts, principal: Principal | undefined): string[] {
+  requireSuperuser(principal, 'listing clusters');
+  return [ports.settings.clusterName];
+}
+
 /** The names of every tenant, `public` included, sorted. Superusers only (as Pulsar). */
 export async function listTenants(ports: UseCasePorts, principal: Principal | undefined): Promise<string[]> {
   requireSuperuser(principal, 'listing tenants');

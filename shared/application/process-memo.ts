@@ -220,21 +220,22 @@ export const caughtUpMarks = {
  * meanwhile is not fed to it: see ensureSubscription).
  */
 /**
- * The partition's subscriptions as this process last listed them, if that was less than
- * RECORD_TTL_MS ago (whatever the version), else listed now. For what may name a subscription
- * created a moment ago a little late, never one that does not exist for longer than that.
+ * The partition's subscriptions as this process last listed them (whatever the version and age;
+ * publishing keeps the list fresh through subscriptionsAt), listed only when it never did. For
+ * marking activity before a publish writes: a subscription newer than the list marked itself when
+ * it was created, one deleted since costs maintenance one look.
  */
-export async function recentSubscriptions(
+export async function knownSubscriptions(
   ports: UseCasePorts,
   partition: TopicName,
 ): Promise<readonly SubscriptionRecord[]> {
   const { subscriptions } = memoOf(ports);
   const key = partition.toString();
-  const now = ports.clock.nowMs();
   const known = subscriptions.get(key);
-  if (known && known.untilMs > now) return known.records;
+  if (known) return known.records;
   const records = await ports.catalog.listSubscriptions(partition);
-  remember(subscriptions, key, { version: '', records, untilMs: now + RECORD_TTL_MS });
+  // Under no version: the publish's own subscriptionsAt lists again, after its ids are allocated.
+  remember(subscriptions, key, { version: '', records, untilMs: ports.clock.nowMs() + RECORD_TTL_MS });
   return records;
 }
 

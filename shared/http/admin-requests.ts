@@ -155,3 +155,13 @@ export function messageTTLOf(value: unknown, where: string): number {
   }
   return parsed;
 }
+
+/**
+ * The body of a namespace's creation: Pulsar's clients send a Policies object (pulsar-admin a
+ * default one). ackline keeps none of its fields at creation, but a body must be a JSON object.
+ */
+export function requireNamespaceCreateBody(body: unknown): void {
+  if (body !== undefined && (body === null || typeof body !== 'object' || Array.isArray(body))) {
+    throw new ValidationError('The body must be a JSON object (Pulsar Policies) or empty');
+  }
+}

@@ -336,11 +336,11 @@ export class DynamoDbDispatchStore implements DispatchStore {
       const counter = counterOf(item, name);
       if (!snapshotDue(counter, atMs)) continue;
       const [n, b, , snap, prev] = COUNTER_ATTRIBUTES[name];
-      const snapshot: RateSnapshot = {
-        atMs,
-        count: (num(item, n) ?? 0) - added.count,
-        bytes: (num(item, b) ?? 0) - added.bytes,
-      };
+      // A counter's first snapshot is zero (what it was before any addition, whichever racing
+      // addition writes it); a renewal takes the counter before this addition.
+      const snapshot: RateSnapshot = counter
+        ? { atMs, count: (num(item, n) ?? 0) - added.count, bytes: (num(item, b) ?? 0) - added.bytes }
+        : { atMs, count: 0, bytes: 0 };
       const renewal: Record<string, AttributeValue> = { ':s': snapshotValue(snapshot) };
       let update = `SET ${snap} = :s`;
       let condition = `attribute_not_exists(${snap})`;

@@ -529,11 +529,14 @@ export class DynamoDbLedger implements Ledger {
   ): Promise<void> {
     const counter = rateCounterOf(item);
     if (!snapshotDue(counter, publish.atMs)) return;
-    const snapshot: RateSnapshot = {
-      atMs: publish.atMs,
-      count: (num(item, 'mi') ?? 0) - publish.count,
-      bytes: (num(item, 'bi') ?? 0) - publish.bytes,
-    };
+    // The first snapshot is zero, whichever racing publisher writes it (see DynamoDbDispatchStore.addToCounters).
+    const snapshot: RateSnapshot = counter
+      ? {
+          atMs: publish.atMs,
+          count: (num(item, 'mi') ?? 0) - publish.count,
+          bytes: (num(item, 'bi') ?? 0) - publish.bytes,
+        }
+      : { atMs: publish.atMs, count: 0, bytes: 0 };
     const values: Record<string, AttributeValue> = {
       ':s': numbers([snapshot.atMs, snapshot.count, snapshot.bytes]),
       ':pl': { S: JSON.stringify(publishersOf(item)) },

@@ -35,17 +35,24 @@ export class BenchStack {
     private process: EmbeddedProcess,
     public endpoints: Endpoints,
     readonly dataDir: string,
+    private readonly detail: boolean,
   ) {}
 
-  static async start(dataDir: string): Promise<BenchStack> {
-    const process = await BenchStack.spawn(dataDir);
-    return new BenchStack(process, await readEndpoints(dataDir), dataDir);
+  /** @param options.detail the meter splits DynamoDB operations by table and item kind. */
+  static async start(dataDir: string, options: { readonly detail?: boolean } = {}): Promise<BenchStack> {
+    const process = await BenchStack.spawn(dataDir, options.detail ?? false);
+    return new BenchStack(process, await readEndpoints(dataDir), dataDir, options.detail ?? false);
   }
 
-  private static spawn(dataDir: string): Promise<EmbeddedProcess> {
+  private static spawn(dataDir: string, detail: boolean): Promise<EmbeddedProcess> {
     return startEmbeddedProcess({
       dataDir,
-      env: { ACKLINE_METER: '1', ACKLINE_LAMBDA_CONTAINERS: 'pool', POWERTOOLS_LOG_LEVEL: 'ERROR' },
+      env: {
+        ACKLINE_METER: '1',
+        ACKLINE_LAMBDA_CONTAINERS: 'pool',
+        POWERTOOLS_LOG_LEVEL: 'ERROR',
+        ...(detail ? { ACKLINE_METER_DETAIL: '1' } : {}),
+      },
       timeoutMs: 300_000,
     });
   }
@@ -66,7 +73,7 @@ export class BenchStack {
   async restart(): Promise<number> {
     await this.process.stop('SIGTERM');
     const started = performance.now();
-    this.process = await BenchStack.spawn(this.dataDir);
+    this.process = await BenchStack.spawn(this.dataDir, this.detail);
     this.endpoints = await readEndpoints(this.dataDir);
     return performance.now() - started;
   }

@@ -4,6 +4,7 @@
  *   --out <file>    where the JSON goes (default .ackline/bench/results.json)
  *   --only <a,b>    run only these phases: lifecycle, redelivery, holes, admin
  *   --scale <x>     multiply the workloads' sizes (e.g. 0.1 for a quick look)
+ *   --detail        split each DynamoDB operation by table and item kind (where units go)
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
@@ -25,6 +26,7 @@ const { values } = parseArgs({
     out: { type: 'string', default: '.ackline/bench/results.json' },
     only: { type: 'string' },
     scale: { type: 'string', default: '1' },
+    detail: { type: 'boolean', default: false },
   },
 });
 const scale = Number(values.scale);
@@ -39,7 +41,7 @@ const scaled = (n: number, minimum = 1) => Math.max(minimum, Math.round(n * scal
 const started = performance.now();
 const dataDir = await mkdtemp(join(tmpdir(), 'ackline-bench-'));
 note(`ackline bench: fresh embedded stack in ${dataDir}`);
-const stack = await BenchStack.start(dataDir);
+const stack = await BenchStack.start(dataDir, { detail: values.detail });
 const results: BenchResults = {
   ranAt: new Date().toISOString(),
   command: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,

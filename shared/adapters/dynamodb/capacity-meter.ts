@@ -24,6 +24,9 @@ export const EMULATOR_ONLY_SUFFIX = '(emulator only)';
 export class CapacityMeter {
   private readonly usage = new Map<string, OperationUsage>();
 
+  /** @param detail also split each operation by table and item kind (`npm run bench -- --detail`). */
+  constructor(private readonly detail = process.env.ACKLINE_METER_DETAIL === '1') {}
+
   attach(client: DynamoDBClient): this {
     client.middlewareStack.add(
       (next, context) => async (args) => {
@@ -33,14 +36,17 @@ export class CapacityMeter {
         }
         const command = String(context.commandName ?? 'Unknown').replace(/Command$/, '');
         const emulatorOnly = input && typeof input === 'object' && EMULATOR_ONLY in input;
-        const operation = emulatorOnly ? `${command} ${EMULATOR_ONLY_SUFFIX}` : command;
+        const detail = this.detail ? ` ${itemKindOf(input)}` : '';
+        const operation = emulatorOnly
+          ? `${command}${detail} ${EMULATOR_ONLY_SUFFIX}`
+          : `${command}${detail}`;
         let result: Awaited<ReturnType<typeof next>>;
         try {
           result = await next(args);
         } catch (error) {
           // AWS bills a conditional write that fails as a write (at least one unit): counted apart.
           if ((error as { name?: string }).name === 'ConditionalCheckFailedException') {
-            this.add(`${command} (condition failed)`, { CapacityUnits: 1 }, true);
+            this.add(`${command}${detail} (condition failed)`, { CapacityUnits: 1 }, true);
           }
           throw error;
         }
@@ -91,4 +97,29 @@ export class CapacityMeter {
 
 function isWrite(operation: string): boolean {
   return /^(PutItem|UpdateItem|DeleteItem|BatchWriteItem|TransactWriteItems)$/.test(operation);
+}
+
+/**
+ * `[table kind]`: the table without its stage prefix, and the kind of item from the key's fixed
+ * prefix (`ML#`, `CONS#`, `MEM#`; the Cursors table's sort keys `H`, `P#`, `R#`, `S`; a Query's
+ * sort key condition), never a name.
+ */
+function itemKindOf(input: unknown): string {
+  type Key = Record<string, { S?: string; N?: string } | undefined>;
+  const request = input as {
+    TableName?: string;
+    Key?: Key;
+    Item?: Key;
+    KeyConditionExpression?: string;
+    RequestItems?: Record<string, unknown>;
+  };
+  const table = (request.TableName ?? Object.keys(request.RequestItems ?? {}).join('+')).replace(/^.*-/, '');
+  const key = request.Key ?? request.Item;
+  const prefix = (value: string | undefined) => /^[A-Z]+#?/.exec(value ?? '')?.[0] ?? '';
+  const kind = key
+    ? prefix(table.endsWith('Cursors') ? key.sk?.S : key.pk?.S) || 'item'
+    : request.KeyConditionExpression
+      ? 'query'
+      : 'batch';
+  return `[${table} ${kind}]`;
 }

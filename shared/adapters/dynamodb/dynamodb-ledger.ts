@@ -228,22 +228,28 @@ export class DynamoDbLedger implements Ledger {
     lastEntryId: bigint,
     consistent: boolean,
   ): Promise<StoredEntry[]> {
-    const head = await this.client.send(
-      new QueryCommand({
-        TableName: this.entriesTable,
-        KeyConditionExpression: 'ledgerId = :l AND firstEntryId <= :e',
-        ExpressionAttributeValues: { ':l': N(ledgerId), ':e': N(firstEntryId) },
-        ScanIndexForward: false,
-        Limit: 1,
-        ConsistentRead: consistent,
-      }),
-    );
+    // The chunk holding firstEntryId starts at or before it: one Query backwards for it, unless
+    // it can only start there (then the forward Query below finds it; at the log's end, the
+    // backward one would read the chunk before, which ends just before firstEntryId, for nothing).
+    const startsHere = this.chunks.startsAt(ledgerId, firstEntryId);
+    const head = startsHere
+      ? { Items: [] }
+      : await this.client.send(
+          new QueryCommand({
+            TableName: this.entriesTable,
+            KeyConditionExpression: 'ledgerId = :l AND firstEntryId <= :e',
+            ExpressionAttributeValues: { ':l': N(ledgerId), ':e': N(firstEntryId) },
+            ScanIndexForward: false,
+            Limit: 1,
+            ConsistentRead: consistent,
+          }),
+        );
     // The chunk holding firstEntryId often holds the whole range (a dispatcher reads one publish
     // batch at a time): then one Query is all it costs.
     const first = head.Items?.[0];
     const firstEnd = first ? (big(first, 'firstEntryId') as bigint) + BigInt(num(first, 'n') ?? 0) - 1n : -1n;
     // Chunks after the first one: a chunk starting at firstEntryId would have been the first.
-    const restFrom = (firstEnd > firstEntryId ? firstEnd : firstEntryId) + 1n;
+    const restFrom = startsHere ? firstEntryId : (firstEnd > firstEntryId ? firstEnd : firstEntryId) + 1n;
     const rest =
       restFrom > lastEntryId
         ? []

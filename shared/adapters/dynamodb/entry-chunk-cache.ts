@@ -55,6 +55,16 @@ export class EntryChunkCache {
     return chunk;
   }
 
+  /**
+   * Whether a chunk holding (ledgerId, entryId) can only start at entryId: a cached chunk ends just
+   * before it (chunks of a ledger are contiguous and never overlap), or it is the ledger's first.
+   */
+  startsAt(ledgerId: bigint, entryId: bigint): boolean {
+    if (entryId === 0n) return true;
+    const before = this.covering(ledgerId, entryId - 1n);
+    return before !== undefined && before.firstEntryId + BigInt(before.entries.length) === entryId;
+  }
+
   put(chunk: CachedChunk): void {
     if (chunk.entries.length === 0 || chunk.bytes > this.maxBytes) return;
     const key = keyOf(chunk.ledgerId, chunk.firstEntryId);

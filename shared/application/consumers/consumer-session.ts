@@ -19,8 +19,12 @@ import { ringAt } from './doorbells.ts';
 
 /** A consumer that makes no call for this long is gone (Pulsar: its connection dropped). */
 export { DEFAULT_CONSUMER_LEASE_MS };
-/** A lease renewed this recently by this process is not written again. */
+/**
+ * A lease renewed this recently by this process is not written again: a quarter of the lease, at
+ * least 5 s (half the shortest lease), so three quarters of it are always left.
+ */
 const RENEW_AFTER_MS = 5_000;
+const renewAfterMs = (leaseMs: number) => Math.max(RENEW_AFTER_MS, leaseMs / 4);
 /**
  * The longest a call that started before a close can still be running (API Gateway's 29 s, the
  * function's timeout, a margin): the close's second release pass runs after it, so what an
@@ -70,14 +74,14 @@ export function leaseMsOf(consumer: ConsumerRecord): number {
 
 /**
  * Every call renews the consumer's lease (its membership of the subscription), at most once per
- * RENEW_AFTER_MS per process: one write per consumer every few seconds, not one per call.
+ * renewAfterMs per process: one write per consumer every quarter lease, not one per call.
  */
 export async function renewLease(ports: UseCasePorts, consumer: ConsumerRecord): Promise<void> {
   await markConsumerActive(ports, consumer);
   if (consumer.kind === 'lambda') return;
   const now = ports.clock.nowMs();
   const renewed = renewals(ports);
-  if ((renewed.get(consumer.consumerId) ?? 0) > now - RENEW_AFTER_MS) return;
+  if ((renewed.get(consumer.consumerId) ?? 0) > now - renewAfterMs(leaseMsOf(consumer))) return;
   await ports.consumers.heartbeat(
     subscriptionKey(consumer.topic, consumer.subscription),
     consumer.consumerId,

@@ -32,6 +32,18 @@ describe('EntryChunkCache', () => {
     expect(cache.covering(8n, 14n)?.ledgerId).toBe(8n);
   });
 
+  it('knows a chunk can only start at an entry when a cached chunk ends just before it, or it is the first', () => {
+    const cache = new EntryChunkCache();
+    cache.put(chunk(7n, 10n, 5));
+
+    expect(cache.startsAt(7n, 15n)).toBe(true); // the cached chunk ends at 14
+    expect(cache.startsAt(7n, 0n)).toBe(true); // a ledger's first entry
+    expect(cache.startsAt(7n, 14n)).toBe(false); // inside the cached chunk
+    expect(cache.startsAt(7n, 16n)).toBe(false); // a chunk holding 16 may start at 15
+    expect(cache.startsAt(7n, 10n)).toBe(false); // nothing known before 10
+    expect(cache.startsAt(8n, 15n)).toBe(false); // another ledger
+  });
+
   it('keeps at most its size, dropping the least recently used', () => {
     const cache = new EntryChunkCache(300);
     cache.put(chunk(1n, 0n, 10));

@@ -21,7 +21,7 @@ import { DynamoDbTenantCatalog } from './dynamodb/dynamodb-tenant-catalog.ts';
 import { DynamoDbTopicCatalog } from './dynamodb/dynamodb-topic-catalog.ts';
 import { SqsDeliveryQueue } from './sqs/sqs-delivery-queue.ts';
 import { SqsScheduler } from './sqs/sqs-scheduler.ts';
-import { pauseAfterConflict, systemClock } from './system-clock.ts';
+import { pauseAfterConflict, sleep, systemClock } from './system-clock.ts';
 import { installedUsageMeter } from './usage-meter.ts';
 
 /**
@@ -84,6 +84,11 @@ export function createDependencies(config: AcklineConfig, serviceName: string): 
     config.maxEntriesPerLedger,
   );
   const dispatch = new DynamoDbDispatchStore(dynamodb, config.tables.cursors);
+  const engineLimits = {
+    ...DEFAULT_ENGINE_LIMITS,
+    maxUnackedPerConsumer: config.maxUnackedPerConsumer,
+    maxUnackedPerSubscription: config.maxUnackedPerSubscription,
+  };
   const ports: UseCasePorts = {
     catalog: new DynamoDbTopicCatalog(dynamodb, config.tables.catalog),
     tenants: new DynamoDbTenantCatalog(dynamodb, config.tables.catalog),
@@ -93,7 +98,7 @@ export function createDependencies(config: AcklineConfig, serviceName: string): 
       store: dispatch,
       ledger,
       clock: systemClock,
-      limits: DEFAULT_ENGINE_LIMITS,
+      limits: engineLimits,
     }),
     dispatch,
     permissions: new DynamoDbPermissionStore(dynamodb, config.tables.catalog),
@@ -108,6 +113,8 @@ export function createDependencies(config: AcklineConfig, serviceName: string): 
     counters: { add: (name, value) => metrics.addMetric(name, MetricUnit.Count, value) },
     clock: systemClock,
     pauseAfterConflict,
+    sleep,
+    engineLimits,
     ids: randomIds,
     settings: { clusterName: config.clusterName },
   };

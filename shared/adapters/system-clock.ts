@@ -15,3 +15,8 @@ export function pauseAfterConflict(attempt: number): Promise<void> {
   const ceiling = Math.min(CONFLICT_PAUSE_MAX_MS, CONFLICT_PAUSE_BASE_MS * 2 ** attempt);
   return new Promise((resolve) => setTimeout(resolve, Math.random() * ceiling));
 }
+
+/** Waits `ms` of wall-clock time (see UseCasePorts.sleep). */
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

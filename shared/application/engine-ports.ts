@@ -1,19 +1,26 @@
 import { TopicName } from '../domain/topic-name.ts';
 import type { ConsumerPartition, ConsumerRecord } from '../ports/consumer-registry.ts';
 import { DEFAULT_ENGINE_LIMITS, type EngineContext, type PartitionCursor } from './engine/engine-context.ts';
+import { pendingSummary } from './engine/pending-summary.ts';
 import type { UseCasePorts } from './ports.ts';
-import { recentLedgerState } from './process-memo.ts';
+import { addHandedOut, recentLedgerState, recentUnackedByConsumer } from './process-memo.ts';
 
 /** The delivery engine's context over the use cases' ports. */
 export function engineOf(ports: UseCasePorts): EngineContext {
-  return {
+  const ctx: EngineContext = {
     store: ports.dispatch,
     ledger: ports.ledger,
     clock: ports.clock,
-    limits: DEFAULT_ENGINE_LIMITS,
+    limits: ports.engineLimits ?? DEFAULT_ENGINE_LIMITS,
     recentState: (partition) => recentLedgerState(ports, partition),
+    unackedByConsumer: (cursor, maxAgeMs) =>
+      recentUnackedByConsumer(ports, cursor.cursorId, maxAgeMs, async () => {
+        return (await pendingSummary(ctx, cursor)).unackedByConsumer;
+      }),
+    handedTo: (cursor, consumerId, count) => addHandedOut(ports, cursor.cursorId, consumerId, count),
     ...(ports.pauseAfterConflict ? { pauseAfterConflict: ports.pauseAfterConflict } : {}),
   };
+  return ctx;
 }
 
 /** One partition of a consumer's subscription, as the engine addresses it. */

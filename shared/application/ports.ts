@@ -14,6 +14,7 @@ import type { PolicyStore } from '../ports/policy-store.ts';
 import type { Scheduler } from '../ports/scheduler.ts';
 import type { TenantCatalog } from '../ports/tenant-catalog.ts';
 import type { TopicCatalog } from '../ports/topic-catalog.ts';
+import type { EngineLimits } from './engine/engine-context.ts';
 
 /** Fresh identifiers (cursor ids, consumer ids); injected so tests can fix them. */
 export interface IdGenerator {
@@ -50,4 +51,11 @@ export interface UseCasePorts {
   readonly counters?: Counters;
   /** Optional: the wait after a lost claim (see EngineContext.pauseAfterConflict); default none. */
   readonly pauseAfterConflict?: (attempt: number) => Promise<void>;
+  /**
+   * Optional: waits `ms` (a receive whose consumer is at its cap of unacknowledged entries looks
+   * again after a moment, without taking the doorbell's rings from the others); default: no wait.
+   */
+  readonly sleep?: (ms: number) => Promise<void>;
+  /** Optional: the delivery engine's limits (caps of unacknowledged entries, ...); default DEFAULT_ENGINE_LIMITS. */
+  readonly engineLimits?: EngineLimits;
 }

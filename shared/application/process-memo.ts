@@ -39,6 +39,8 @@ interface Memo {
   readonly caughtUp: Map<string, number>;
   /** When this process last marked each cursor's subscription in the activity index. */
   readonly activityMarks: Map<string, number>;
+  /** Each cursor's unacknowledged entries per consumer, as counted at `atMs` (see consumerRoom). */
+  readonly unacked: Map<string, { counts: Map<string, number>; atMs: number }>;
 }
 
 const memos = new WeakMap<UseCasePorts, Memo>();
@@ -55,6 +57,7 @@ function memoOf(ports: UseCasePorts): Memo {
       renewals: new Map(),
       caughtUp: new Map(),
       activityMarks: new Map(),
+      unacked: new Map(),
     };
     memos.set(ports, memo);
   }
@@ -252,4 +255,30 @@ export async function subscriptionsAt(
   const records = await ports.catalog.listSubscriptions(partition);
   remember(subscriptions, key, { version, records, untilMs: now + RECORD_TTL_MS });
   return records;
+}
+
+/**
+ * A cursor's unacknowledged entries per consumer, counted again only when the remembered count is
+ * older than `maxAgeMs` (the dispatcher's per-consumer cap, engine/consumer-cap.ts; counting reads
+ * the window's pages, so it is done only past a window of the cap, and remembered).
+ */
+export async function recentUnackedByConsumer(
+  ports: UseCasePorts,
+  cursorId: string,
+  maxAgeMs: number,
+  count: () => Promise<ReadonlyMap<string, number>>,
+): Promise<ReadonlyMap<string, number>> {
+  const { unacked } = memoOf(ports);
+  const known = unacked.get(cursorId);
+  const now = ports.clock.nowMs();
+  if (known && now - known.atMs < maxAgeMs) return known.counts;
+  const counts = new Map(await count());
+  remember(unacked, cursorId, { counts, atMs: now });
+  return counts;
+}
+
+/** What this process handed out since it counted (recentUnackedByConsumer) adds to the count. */
+export function addHandedOut(ports: UseCasePorts, cursorId: string, consumerId: string, count: number): void {
+  const known = memoOf(ports).unacked.get(cursorId);
+  if (known && count > 0) known.counts.set(consumerId, (known.counts.get(consumerId) ?? 0) + count);
 }

@@ -1,3 +1,4 @@
+import { DEFAULT_ENGINE_LIMITS } from '../application/engine/engine-context.ts';
 import { DEFAULT_AUDIT_RETENTION_DAYS } from '../ports/audit-log.ts';
 import { catalogTable, cursorsTable, entriesTable, schedulerQueue } from './resources.ts';
 
@@ -29,6 +30,12 @@ export interface AcklineConfig {
   readonly maxDelaySeconds: number;
   /** How long admin acknowledgement audit records are kept (ACKLINE_AUDIT_RETENTION_DAYS, default 30). */
   readonly auditRetentionDays: number;
+  /**
+   * Pulsar's maxUnackedMessagesPerConsumer and maxUnackedMessagesPerSubscription, deployment-wide
+   * (ACKLINE_MAX_UNACKED_PER_CONSUMER, default 50,000; ACKLINE_MAX_UNACKED_PER_SUBSCRIPTION, 200,000).
+   */
+  readonly maxUnackedPerConsumer: number;
+  readonly maxUnackedPerSubscription: number;
 }
 
 export class ConfigurationError extends Error {
@@ -104,6 +111,16 @@ export function loadConfig(env: Env = process.env): AcklineConfig {
       positiveInteger(env, 'ACKLINE_MAX_DELAY_SECONDS', SQS_MAX_DELAY_SECONDS),
     ),
     auditRetentionDays: positiveInteger(env, 'ACKLINE_AUDIT_RETENTION_DAYS', DEFAULT_AUDIT_RETENTION_DAYS),
+    maxUnackedPerConsumer: positiveInteger(
+      env,
+      'ACKLINE_MAX_UNACKED_PER_CONSUMER',
+      DEFAULT_ENGINE_LIMITS.maxUnackedPerConsumer,
+    ),
+    maxUnackedPerSubscription: positiveInteger(
+      env,
+      'ACKLINE_MAX_UNACKED_PER_SUBSCRIPTION',
+      DEFAULT_ENGINE_LIMITS.maxUnackedPerSubscription,
+    ),
   };
 }
 

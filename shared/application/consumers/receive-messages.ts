@@ -62,10 +62,15 @@ async function dispatchEach(
   ports: UseCasePorts,
   consumer: ConsumerRecord,
   max: number,
-): Promise<{ taken: { partition: ConsumerPartition; delivery: Delivery }[]; caughtUp: Set<string> }> {
+): Promise<{
+  taken: { partition: ConsumerPartition; delivery: Delivery }[];
+  caughtUp: Set<string>;
+  blocked: Set<string>;
+}> {
   const ctx = engineOf(ports);
   const taken: { partition: ConsumerPartition; delivery: Delivery }[] = [];
   const caughtUp = new Set<string>();
+  const blocked = new Set<string>();
   const start = Math.floor(Math.random() * consumer.partitions.length);
   for (let i = 0; i < consumer.partitions.length && taken.length < max; i++) {
     const partition = consumer.partitions[(start + i) % consumer.partitions.length] as ConsumerPartition;
@@ -88,6 +93,7 @@ async function dispatchEach(
       }
       throw error;
     }
+    if (result.kind === 'blocked') blocked.add(partition.cursorId);
     if (result.kind !== 'delivered') continue;
     if (result.caughtUp) caughtUp.add(partition.cursorId);
     for (const delivery of result.deliveries) taken.push({ partition, delivery });
@@ -96,8 +102,11 @@ async function dispatchEach(
   ports.counters?.add('delivered', taken.length);
   const redelivered = taken.filter(({ delivery }) => delivery.redeliveryCount > 0).length;
   if (redelivered > 0) ports.counters?.add('redelivered', redelivered);
-  return { taken, caughtUp };
+  return { taken, caughtUp, blocked };
 }
+
+/** How long a receive whose consumer is at its cap waits before it looks again (see consumerRoom). */
+const BLOCKED_RECHECK_MS = 1_000;
 
 /**
  * Receive up to `max` messages, waiting up to `waitMs` for the first (Pulsar's receive over HTTP).
@@ -106,7 +115,9 @@ async function dispatchEach(
  *    held by this consumer before it is returned (nothing handed out is lost if this call dies).
  * 3. Nothing to give: wait on the subscription's doorbell (rung by publishes and timers), at most
  *    the remaining wait, then read the consumer again (a close meanwhile refuses the claim: an
- *    abandoned poll takes nothing after the close) and go again.
+ *    abandoned poll takes nothing after the close) and go again. A consumer at its cap of
+ *    unacknowledged entries (Pulsar's maxUnackedMessagesPerConsumer) waits a second instead and
+ *    looks again, leaving the rings to the others.
  */
 export async function receiveMessages(
   ports: UseCasePorts,
@@ -127,9 +138,9 @@ export async function receiveMessages(
       round > 0 || !single || !caughtUpMarks.has(ports, single.cursorId)
         ? true
         : await ports.deliveryQueue.waitForRing(doorbellOf(single.cursorId), 0);
-    const { taken, caughtUp } = rung
+    const { taken, caughtUp, blocked } = rung
       ? await dispatchEach(ports, consumer, max)
-      : { taken: [], caughtUp: new Set<string>() };
+      : { taken: [], caughtUp: new Set<string>(), blocked: new Set<string>() };
     if (single && rung) {
       if (caughtUp.has(single.cursorId)) caughtUpMarks.mark(ports, single.cursorId);
       else caughtUpMarks.forget(ports, single.cursorId);
@@ -137,13 +148,20 @@ export async function receiveMessages(
     if (taken.length > 0) return taken.map(({ partition, delivery }) => delivered(partition, delivery));
     const remaining = deadline - ports.clock.nowMs();
     if (remaining <= 0) return [];
-    const partition = consumer.partitions[round % consumer.partitions.length] as ConsumerPartition;
-    // A round that trusted the mark instead of reading the cursor waits no longer than the mark is
-    // trusted: the ring it did not find may have gone to another process.
-    const trusted = rung ? MAX_POLL_MS : caughtUpMarks.remainingMs(ports, partition.cursorId);
-    const pollMs = Math.min(consumer.partitions.length === 1 ? MAX_POLL_MS : 1_000, remaining, trusted);
-    const woke = await ports.deliveryQueue.waitForRing(doorbellOf(partition.cursorId), pollMs);
-    if (woke || consumer.partitions.length > 1) caughtUpMarks.forget(ports, partition.cursorId);
+    if (blocked.size > 0 && blocked.size === consumer.partitions.length) {
+      // At its cap of unacknowledged entries on every partition (Pulsar's blocked consumer): look
+      // again in a moment, leaving the doorbell's rings to the subscription's other consumers.
+      if (!ports.sleep) return [];
+      await ports.sleep(Math.min(remaining, BLOCKED_RECHECK_MS));
+    } else {
+      const partition = consumer.partitions[round % consumer.partitions.length] as ConsumerPartition;
+      // A round that trusted the mark instead of reading the cursor waits no longer than the mark
+      // is trusted: the ring it did not find may have gone to another process.
+      const trusted = rung ? MAX_POLL_MS : caughtUpMarks.remainingMs(ports, partition.cursorId);
+      const pollMs = Math.min(consumer.partitions.length === 1 ? MAX_POLL_MS : 1_000, remaining, trusted);
+      const woke = await ports.deliveryQueue.waitForRing(doorbellOf(partition.cursorId), pollMs);
+      if (woke || consumer.partitions.length > 1) caughtUpMarks.forget(ports, partition.cursorId);
+    }
     // After any wait, the consumer is read again before anything is claimed: a close while this
     // call waited (an abandoned poll) refuses the claim. One consumer read per wait.
     try {

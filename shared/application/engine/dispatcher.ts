@@ -1,12 +1,13 @@
 import { type DeliveryRun, runEnd } from '../../domain/delivery-run.ts';
 import type { DispatchHead } from '../../domain/dispatch-head.ts';
 import { ConflictError, DeadLetterRefusedError, NotFoundError } from '../../domain/errors.ts';
-import { LedgerIndex } from '../../domain/ledger-layout.ts';
 import { Position } from '../../domain/position.ts';
 import { bump } from '../../domain/rate-counter.ts';
 import { isCumulativeAckType } from '../../domain/subscription-type.ts';
 import type { HeadRecord, TrackerEntry } from '../../ports/dispatch-store.ts';
 import type { StoredEntry } from '../../ports/ledger.ts';
+import { consumerRoom } from './consumer-cap.ts';
+import { windowSize } from './dispatcher-window.ts';
 import type {
   Delivery,
   DispatchConsumer,
@@ -50,7 +51,12 @@ export type DispatchResult =
       readonly caughtUp: boolean;
     }
   /** Failover: another consumer is active; this one waits. */
-  | { readonly kind: 'standby' };
+  | { readonly kind: 'standby' }
+  /**
+   * Shared/Key_Shared: the consumer holds its cap of unacknowledged entries (Pulsar's
+   * maxUnackedMessagesPerConsumer, see consumerRoom); nothing is handed to it until it acknowledges.
+   */
+  | { readonly kind: 'blocked' };
 
 export interface DispatchRequest {
   readonly cursor: PartitionCursor;
@@ -75,7 +81,7 @@ export interface DispatchRequest {
  */
 export async function dispatch(ctx: EngineContext, request: DispatchRequest): Promise<DispatchResult> {
   const { cursor, consumer } = request;
-  const max = Math.min(MAX_DISPATCH, Math.max(1, Math.floor(request.max)));
+  let max = Math.min(MAX_DISPATCH, Math.max(1, Math.floor(request.max)));
   // An eventually consistent read (half a read unit): an earlier head only makes the claim's
   // compare-and-set fail, and that failure answers the current head. A step that would end with
   // nothing done on such a head (nothing to read, window full, standby, deleted) reads it again,
@@ -93,6 +99,11 @@ export async function dispatch(ctx: EngineContext, request: DispatchRequest): Pr
     return record !== undefined && record.version === seen;
   };
   if (!record) await readFresh();
+  if (record && !isCumulativeAckType(cursor.type)) {
+    const room = await consumerRoom(ctx, cursor, record.head, consumer.consumerId, max);
+    if (room <= 0) return { kind: 'blocked' };
+    max = Math.min(max, room);
+  }
   const delivered: Delivery[] = [];
   /** Deliveries not made by a claim (tracker pickups, replays): counted beside the head. */
   const outside: Delivery[] = [];
@@ -189,6 +200,7 @@ export async function dispatch(ctx: EngineContext, request: DispatchRequest): Pr
     );
   }
   await countOutside(ctx, cursor, outside);
+  ctx.handedTo?.(cursor, consumer.consumerId, delivered.length);
   const head = record?.head;
   const caughtUp =
     atEnd &&
@@ -413,23 +425,16 @@ async function renewOnly(ctx: EngineContext, request: ClaimRequest, atEnd: boole
 
 /**
  * How many more entries first deliveries may hand out before the subscription reaches its cap
- * of unacknowledged entries (Pulsar's maxUnackedMessagesPerSubscription): the window from
- * mark-delete to the read position bounds what is unacknowledged (entries acknowledged one by
- * one inside it count too, so the cap is conservative: a message stuck at mark-delete pauses
- * dispatch once `maxUnackedPerSubscription` more were dispatched). Reads the ledger layout only
- * when the window spans ledgers (remembered for a moment).
+ * of unacknowledged entries (Pulsar's maxUnackedMessagesPerSubscription), measured by the window
+ * from mark-delete to the read position (windowSize: conservative, a message stuck at mark-delete
+ * pauses dispatch once the cap more were dispatched). On Exclusive and Failover the one active
+ * consumer holds the whole window, so Pulsar's maxUnackedMessagesPerConsumer caps it too.
  */
 async function windowRoom(ctx: EngineContext, cursor: PartitionCursor, head: DispatchHead): Promise<number> {
-  const cap = ctx.limits.maxUnackedPerSubscription;
-  const from = head.markDelete;
-  const to = head.readPosition;
-  if (from.ledgerId === to.ledgerId) return cap - Number(to.entryId - from.entryId - 1n);
-  const state = await (ctx.recentState ?? ((partition) => ctx.ledger.state(partition)))(cursor.partition);
-  const ledgers = new LedgerIndex(state?.ledgers ?? []);
-  const lastDispatched =
-    to.entryId > 0n ? Position.of(to.ledgerId, to.entryId - 1n) : Position.beforeFirst(to.ledgerId);
-  const size = ledgers.totalEntries === 0n ? 0n : ledgers.ordinal(lastDispatched) - ledgers.ordinal(from);
-  return cap - Number(size);
+  const cap = isCumulativeAckType(cursor.type)
+    ? Math.min(ctx.limits.maxUnackedPerSubscription, ctx.limits.maxUnackedPerConsumer)
+    : ctx.limits.maxUnackedPerSubscription;
+  return cap - (await windowSize(ctx, cursor, head));
 }
 
 function minDue(...dues: (number | undefined)[]): number | undefined {

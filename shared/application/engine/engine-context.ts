@@ -21,6 +21,16 @@ export interface EngineContext {
    * racing for the same head stop colliding in step (full jitter). Default: no wait.
    */
   readonly pauseAfterConflict?: (attempt: number) => Promise<void>;
+  /**
+   * Each consumer's unacknowledged entries on a partition, counted at most `maxAgeMs` ago (see
+   * consumerRoom); default: counted afresh every time.
+   */
+  readonly unackedByConsumer?: (
+    cursor: PartitionCursor,
+    maxAgeMs: number,
+  ) => Promise<ReadonlyMap<string, number>>;
+  /** Adds `count` entries handed to `consumerId` to the count unackedByConsumer remembers, if any. */
+  readonly handedTo?: (cursor: PartitionCursor, consumerId: string, count: number) => void;
 }
 
 export interface EngineLimits {
@@ -36,6 +46,8 @@ export interface EngineLimits {
   readonly maxHeadRuns: number;
   /** Pulsar's maxUnackedMessagesPerSubscription: first deliveries pause at it (the window bounds it). */
   readonly maxUnackedPerSubscription: number;
+  /** Pulsar's maxUnackedMessagesPerConsumer: dispatch to a consumer pauses at it (see consumerRoom). */
+  readonly maxUnackedPerConsumer: number;
 }
 
 export const DEFAULT_ENGINE_LIMITS: EngineLimits = {
@@ -43,6 +55,7 @@ export const DEFAULT_ENGINE_LIMITS: EngineLimits = {
   casAttempts: 5,
   maxHeadRuns: 12,
   maxUnackedPerSubscription: 200_000,
+  maxUnackedPerConsumer: 50_000,
 };
 
 /** The subscription on one partition, as the engine addresses it. */

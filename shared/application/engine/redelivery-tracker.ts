@@ -67,6 +67,10 @@ export async function pickUpDue(
         Position.of(entry.position.ledgerId, entry.position.entryId + BigInt(entry.n - 1)),
       ]),
     );
+    // The head handed in may be an eventually consistent read: an entry it makes look stale is
+    // judged again on a strong read before it is deleted (an old head does not know the run a
+    // newer claim released, and deleting that run's entry would lose it).
+    let confirmed = false;
     for (const entry of due) {
       if (!record) break;
       if (deliveries.length >= request.max) {
@@ -75,14 +79,22 @@ export async function pickUpDue(
       }
       let outcome: TakeOutcome;
       try {
-        outcome = await takeTrackerEntry(ctx, {
-          ...request,
-          record,
-          pages,
-          entry,
-          max: request.max - deliveries.length,
-          nowMs: now,
-        });
+        const take = (current: HeadRecord) =>
+          takeTrackerEntry(ctx, {
+            ...request,
+            record: current,
+            pages,
+            entry,
+            max: request.max - deliveries.length,
+            nowMs: now,
+          });
+        outcome = await take(record);
+        if (outcome.kind === 'stale' && !confirmed) {
+          confirmed = true;
+          record = await ctx.store.readHead(cursor.cursorId);
+          if (!record) break;
+          outcome = await take(record);
+        }
       } catch (error) {
         // What is taken is held by the consumer already: hand it out. The refused entry stays due;
         // a timer for it wakes the next receive, which answers the refusal.

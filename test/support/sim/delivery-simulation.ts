@@ -94,6 +94,8 @@ export interface SimScript {
   readonly duplicateCalls: boolean;
   /** The subscription's unacknowledged cap (small ones make dispatch pause and fold inline). */
   readonly maxUnacked: number;
+  /** Each consumer's cap (small ones block consumers until their acks are counted). */
+  readonly maxUnackedPerConsumer: number;
   readonly rounds: readonly SimRound[];
 }
 
@@ -224,6 +226,7 @@ export function scriptArb(
       staleSeed: fc.nat(),
       duplicateCalls: fc.boolean(),
       maxUnacked: fc.constantFrom(3, 8, 200_000),
+      maxUnackedPerConsumer: fc.constantFrom(2, 5, 50_000),
     })
     .chain((base) =>
       fc
@@ -279,8 +282,12 @@ export async function runSimulation(
   // Eventually consistent reads of the head may answer one of its last versions.
   const store = new InMemoryDispatchStore(stale);
   const cursor: PartitionCursor = { partition, cursorId: 'cursor', type: script.type };
-  const limits =
-    mutation === 'noSpill' ? { ...DEFAULT_ENGINE_LIMITS, maxHeadRuns: 10_000 } : DEFAULT_ENGINE_LIMITS;
+  const limits = {
+    ...DEFAULT_ENGINE_LIMITS,
+    maxUnackedPerSubscription: script.maxUnacked,
+    maxUnackedPerConsumer: script.maxUnackedPerConsumer,
+    ...(mutation === 'noSpill' ? { maxHeadRuns: 10_000 } : {}),
+  };
   const dead: { invocation: Invocation; client?: ClientConsumer; kind: SimAction['kind'] }[] = [];
   const published: { position: Position; key: string; deliverAtMs?: number }[] = [];
   const allocatedUnwritten: Position[] = [];
@@ -450,7 +457,7 @@ export async function runSimulation(
           throw error;
         }
         done();
-        if (result.kind === 'standby') return;
+        if (result.kind !== 'delivered') return;
         for (const delivery of result.deliveries) {
           const position = delivery.position.toString();
           const ackSeq = acked.get(position);

@@ -36,6 +36,7 @@ const manyRuns: fc.Arbitrary<SimScript> = fc.constant({
   staleSeed: 1,
   duplicateCalls: false,
   maxUnacked: 200_000,
+  maxUnackedPerConsumer: 50_000,
   initial: 150,
   rounds: Array.from({ length: 50 }, (_, i) => ({
     actions: [0, 1, 2].map((k) => ({ kind: 'receive' as const, consumer: (i + k) % 3, max: 1 })),
@@ -69,6 +70,7 @@ const afterReset: fc.Arbitrary<SimScript> = fc
     staleSeed: 1,
     duplicateCalls: false,
     maxUnacked: 200_000,
+    maxUnackedPerConsumer: 50_000,
     initial,
     rounds: [
       { actions: [{ kind: 'receive' as const, consumer: 0, max: 8 }], advanceMs: 0 },
@@ -107,7 +109,7 @@ describe('delivery engine simulation', () => {
     // order (I3), or, with eventually consistent head reads, an ack-ahead mark (I1).
     ['blindHeadWrites', '(I1|I3|I4)', scriptArb(), 400],
     ['earlyRelease', 'I5', scriptArb(['Shared', 'Key_Shared']), 400],
-    ['noFencing', 'I6', scriptArb(['Exclusive', 'Failover'], consumerKinds), 400],
+    ['noFencing', 'I6', scriptArb(['Exclusive', 'Failover'], consumerKinds), 1_000],
     ['noSpill', 'I7', manyRuns, 2],
   ])(
     'catches a deliberately broken engine (%s breaks %s)',

@@ -217,4 +217,78 @@ describe('the unacknowledged cap (I7)', () => {
     );
     expect(ids(await receive(10))).toEqual(published.slice(5, 10).map(String));
   });
+
+  it('blocks a Shared consumer at maxUnackedPerConsumer while the others go on, and unblocks it by its acks', async () => {
+    const w = world('Shared');
+    const ctx: EngineContext = {
+      ...w.ctx,
+      limits: { ...DEFAULT_ENGINE_LIMITS, maxUnackedPerConsumer: 6 },
+    };
+    const published = await w.publish(30);
+    await createSubscriptionCursor(ctx, w.cursor, 'Earliest');
+    const receive = async (consumerId: string, max: number) =>
+      dispatch(ctx, { cursor: w.cursor, consumer: w.consumer(consumerId), max });
+    const delivered = (result: Awaited<ReturnType<typeof receive>>) =>
+      result.kind === 'delivered' ? result.deliveries : [];
+
+    // a: 4, then at most 2 more (its cap), then blocked; b is not held back by a.
+    const a1 = delivered(await receive('a', 4));
+    const a2 = delivered(await receive('a', 10));
+    expect(ids([...a1, ...a2])).toEqual(published.slice(0, 6).map(String));
+    expect(await receive('a', 10)).toEqual({ kind: 'blocked' });
+    const b1 = delivered(await receive('b', 6));
+    expect(ids(b1)).toEqual(published.slice(6, 12).map(String));
+    expect(await receive('b', 1)).toEqual({ kind: 'blocked' });
+
+    // a acknowledges 3 of its 6 by id: 3 more for a, b still blocked.
+    await acknowledge(
+      ctx,
+      w.cursor,
+      a1.slice(0, 3).map((d) => d.position),
+      { byId: true },
+    );
+    expect(ids(delivered(await receive('a', 10)))).toEqual(published.slice(12, 15).map(String));
+    expect(await receive('a', 10)).toEqual({ kind: 'blocked' });
+    expect(await receive('b', 10)).toEqual({ kind: 'blocked' });
+  });
+
+  it('counts nothing while the window is shorter than the per-consumer cap', async () => {
+    const w = world('Shared');
+    let counted = 0;
+    const ctx: EngineContext = {
+      ...w.ctx,
+      limits: { ...DEFAULT_ENGINE_LIMITS, maxUnackedPerConsumer: 20 },
+      unackedByConsumer: async () => {
+        counted++;
+        return new Map();
+      },
+    };
+    await w.publish(30);
+    await createSubscriptionCursor(ctx, w.cursor, 'Earliest');
+    const receive = async (max: number) =>
+      dispatch(ctx, { cursor: w.cursor, consumer: w.consumer('a'), max });
+    await receive(10);
+    await receive(10);
+    expect(counted).toBe(0); // window 20 after these: the next receive counts
+    await receive(10);
+    expect(counted).toBe(1);
+  });
+
+  it('on Exclusive, pauses the one consumer at maxUnackedPerConsumer (the window bounds it)', async () => {
+    const w = world('Exclusive');
+    const ctx: EngineContext = {
+      ...w.ctx,
+      limits: { ...DEFAULT_ENGINE_LIMITS, maxUnackedPerConsumer: 4 },
+    };
+    const published = await w.publish(10);
+    await createSubscriptionCursor(ctx, w.cursor, 'Earliest');
+    const receive = async (max: number) => {
+      const result = await dispatch(ctx, { cursor: w.cursor, consumer: w.consumer('a'), max });
+      return result.kind === 'delivered' ? result.deliveries : [];
+    };
+    expect(ids(await receive(10))).toEqual(published.slice(0, 4).map(String));
+    expect(await receive(10)).toEqual([]);
+    await acknowledgeCumulative(ctx, w.cursor, 'a', published[1] as Position);
+    expect(ids(await receive(10))).toEqual(published.slice(4, 6).map(String));
+  });
 });

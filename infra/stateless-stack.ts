@@ -61,6 +61,10 @@ export interface StatelessStackProps extends StackProps {
   readonly maxEntriesPerLedger?: number;
   /** ACKLINE_AUDIT_RETENTION_DAYS; the functions' default (30) applies when absent. */
   readonly auditRetentionDays?: number;
+  /** ACKLINE_MAX_UNACKED_PER_CONSUMER; the functions' default (50,000) applies when absent. */
+  readonly maxUnackedPerConsumer?: number;
+  /** ACKLINE_MAX_UNACKED_PER_SUBSCRIPTION; the functions' default (200,000) applies when absent. */
+  readonly maxUnackedPerSubscription?: number;
   /** Reserved concurrency per function, over functionSettings' (0: none). */
   readonly reservedConcurrency?: Partial<Record<FunctionName, number>>;
 }
@@ -244,6 +248,12 @@ export class StatelessStack extends Stack {
     }
     if (props.auditRetentionDays !== undefined) {
       dataEnvironment.ACKLINE_AUDIT_RETENTION_DAYS = String(props.auditRetentionDays);
+    }
+    if (props.maxUnackedPerConsumer !== undefined) {
+      dataEnvironment.ACKLINE_MAX_UNACKED_PER_CONSUMER = String(props.maxUnackedPerConsumer);
+    }
+    if (props.maxUnackedPerSubscription !== undefined) {
+      dataEnvironment.ACKLINE_MAX_UNACKED_PER_SUBSCRIPTION = String(props.maxUnackedPerSubscription);
     }
 
     // Queues created at run time are named `<prefix><...>`; the scheduler queue

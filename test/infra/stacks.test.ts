@@ -934,6 +934,23 @@ describe('app', () => {
     });
   });
 
+  it('passes the caps of unacknowledged messages from the context to the data functions, and refuses a bad one', () => {
+    const built = build({
+      'ackline:maxUnackedPerConsumer': 1000,
+      'ackline:maxUnackedPerSubscription': '4000',
+    });
+    const lambdas = resourcesOf(Template.fromStack(built.stateless), 'AWS::Lambda::Function');
+    const data = Object.entries(lambdas).filter(([id]) => !id.startsWith('Authorizer'));
+    expect(data.length).toBeGreaterThan(0);
+    for (const [, fn] of data) {
+      expect((fn.Properties?.Environment as { Variables: Record<string, unknown> }).Variables).toMatchObject({
+        ACKLINE_MAX_UNACKED_PER_CONSUMER: '1000',
+        ACKLINE_MAX_UNACKED_PER_SUBSCRIPTION: '4000',
+      });
+    }
+    expect(() => build({ 'ackline:maxUnackedPerConsumer': 0 })).toThrow(/ackline:maxUnackedPerConsumer/);
+  });
+
   it('rejects a stage that cannot prefix queue names', () => {
     expect(() => buildApp({ context: { 'ackline:stage': 'Prod_1' } })).toThrow(/ackline:stage/);
   });

@@ -20,7 +20,7 @@ import type { SubscriptionType } from '../../../shared/domain/subscription-type.
 import { TopicName } from '../../../shared/domain/topic-name.ts';
 import { acklineConsumer } from '../../../shared/lambda/ackline-consumer.ts';
 import type { AcklineBatchEvent } from '../../../shared/lambda/consumer-batch.ts';
-import { batchHandlerOf } from '../../../shared/lambda/consumer-runner.ts';
+import { batchHandlerOf, consumerSelectorFromEnv } from '../../../shared/lambda/consumer-runner.ts';
 import type { FunctionInvoker } from '../../../shared/ports/function-invoker.ts';
 import { twoProcesses } from '../../support/in-memory-processes.ts';
 import type { ManualClock } from '../../support/manual-clock.ts';
@@ -263,5 +263,27 @@ describe('batchHandlerOf', () => {
     const handled = await batchHandlerOf(target)({ order: 'concurrent', messages: [message('1', 'a')] });
     expect([...handled.unfinished.keys()]).toEqual(['1']);
     expect(String(handled.unfinished.get('1'))).toMatch(/acklineConsumer\(\)/);
+  });
+});
+
+describe('consumerSelectorFromEnv', () => {
+  it.each([
+    [{ ACKLINE_CONSUMER_ID: 'c-1', ACKLINE_TOPIC: 't' }, { consumerId: 'c-1' }],
+    [
+      { ACKLINE_TOPIC: 'persistent://public/default/orders', ACKLINE_SUBSCRIPTION: 'billing' },
+      { topic: 'persistent://public/default/orders', subscription: 'billing' },
+    ],
+    [
+      { ACKLINE_TOPIC: 't', ACKLINE_SUBSCRIPTION: 's', ACKLINE_CONSUMER_NAME: 'billing-fn' },
+      { topic: 't', subscription: 's', consumerName: 'billing-fn' },
+    ],
+  ])('finds the consumer the construct names in %o', (env, expected) => {
+    expect(consumerSelectorFromEnv(env)).toEqual(expected);
+  });
+
+  it('names the missing variables', () => {
+    expect(() => consumerSelectorFromEnv({ ACKLINE_TOPIC: 't' })).toThrow(
+      /ACKLINE_TOPIC and ACKLINE_SUBSCRIPTION/,
+    );
   });
 });

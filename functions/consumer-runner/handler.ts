@@ -23,6 +23,8 @@ function fromEnvironment(env: NodeJS.ProcessEnv): ConsumerRunnerHandler {
   const target = new LambdaFunctionInvoker({
     functionName,
     region: required(env, 'AWS_REGION'),
+    // The AWS SDKs' service-specific endpoint variable (as AWS_ENDPOINT_URL_DYNAMODB for the tables).
+    ...(env.AWS_ENDPOINT_URL_LAMBDA ? { endpoint: env.AWS_ENDPOINT_URL_LAMBDA } : {}),
     // Lambda hands the function its role's credentials in these variables, renewed per container.
     credentials: async () => ({
       accessKeyId: required(env, 'AWS_ACCESS_KEY_ID'),

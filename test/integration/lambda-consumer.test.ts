@@ -1,5 +1,8 @@
 import { readFile, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { GetQueueAttributesCommand, GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -340,6 +343,99 @@ describe('event-driven consumer on the local event-source poller', () => {
     expect(calls.slice(0, 5).map((call) => call.message.payload)).toEqual(['m0', 'm1', 'm2', 'm3', 'm4']);
     expect(calls[5]).toMatchObject({ threw: false, message: { payload: 'm2', redeliveryCount: 1 } });
     expect((calls[5] as Call).atMs - (calls[2] as Call).atMs).toBeGreaterThanOrEqual(1_000);
+    await eventually('the backlog is empty', async () => (await api.backlogs(topic)).fn === 0);
+  });
+});
+
+describe('the runner bundle @ackline/cdk ships (packages/cdk/dist/consumer-runner, built by npm run build)', () => {
+  const servers: Server[] = [];
+  afterEach(async () => {
+    await Promise.all(servers.splice(0).map((server) => new Promise((resolve) => server.close(resolve))));
+  });
+
+  /**
+   * A local stand-in for Lambda's Invoke API (RequestResponse): runs the user's handler for each
+   * signed request, and answers as Lambda does (a handler that throws: 200 with X-Amz-Function-Error).
+   */
+  async function localLambda(handler: (event: AcklineBatchEvent) => Promise<unknown>) {
+    const requests: { url: string; authorization: string }[] = [];
+    const server = createServer((request, response) => {
+      let body = '';
+      request.on('data', (chunk) => {
+        body += chunk;
+      });
+      request.on('end', async () => {
+        requests.push({ url: request.url ?? '', authorization: request.headers.authorization ?? '' });
+        try {
+          const answer = await handler(JSON.parse(body) as AcklineBatchEvent);
+          response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
+        } catch (error) {
+          response
+            .writeHead(200, { 'content-type': 'application/json', 'X-Amz-Function-Error': 'Unhandled' })
+            .end(JSON.stringify({ errorType: 'Error', errorMessage: String(error) }));
+        }
+      });
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return { requests, endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+  }
+
+  it('configures itself from the environment the construct sets, invokes the function through the Invoke API and acknowledges', async () => {
+    const topic = TopicRef.unique('lambda-bundle');
+    await subscribe(topic, 'fn', { subscriptionType: 'Shared', negativeAckRedeliveryBackoff: NACK_BACKOFF });
+    const calls: Call[] = [];
+    const userHandler = acklineConsumer({
+      process: (message) => {
+        const threw = message.payload === 'no' && message.redeliveryCount === 0;
+        calls.push({ message, atMs: Date.now(), threw });
+        if (threw) throw new Error('refused');
+      },
+    });
+    const lambda = await localLambda(userHandler);
+    const functionArn = 'arn:aws:lambda:us-east-1:000000000000:function:billing';
+    // The construct's environment for the runner (tables, queues: endpoints.env, already stubbed).
+    vi.stubEnv('ACKLINE_TOPIC', topic.name);
+    vi.stubEnv('ACKLINE_SUBSCRIPTION', 'fn');
+    vi.stubEnv('ACKLINE_TARGET_FUNCTION', functionArn);
+    vi.stubEnv('ACKLINE_TARGET_TIMEOUT_MS', '20000');
+    vi.stubEnv('AWS_ENDPOINT_URL_LAMBDA', lambda.endpoint);
+    const bundle = new URL('../../packages/cdk/dist/consumer-runner/index.mjs', import.meta.url);
+    const { handler } = (await import(pathToFileURL(bundle.pathname).href)) as {
+      handler: (event: unknown) => Promise<{ batchItemFailures: unknown[] }>;
+    };
+    const queue = await subscriptionQueue(topic, 'fn', false);
+    pollers.push(
+      startSqsPoller({
+        client: sqs,
+        queueUrl: queue.url,
+        queueArn: queue.arn,
+        handler: handler as never,
+        idleMs: 50,
+        onError: (error) => pollerErrors.push(error),
+      }),
+    );
+
+    const ids = await api.produce(topic, [{ payload: 'yes' }, { payload: 'no' }]);
+    await eventually('both succeeded', () => succeeded(calls).length >= 2);
+
+    expect(
+      succeeded(calls)
+        .map((call) => [call.message.messageId, call.message.redeliveryCount])
+        .sort(),
+    ).toEqual(
+      [
+        [ids[0], 0],
+        [ids[1], 1],
+      ].sort(),
+    );
+    expect(lambda.requests.length).toBeGreaterThanOrEqual(2);
+    for (const request of lambda.requests) {
+      expect(request.url).toBe(`/2015-03-31/functions/${encodeURIComponent(functionArn)}/invocations`);
+      expect(request.authorization).toMatch(
+        /^AWS4-HMAC-SHA256 Credential=acklinelocal\/\d{8}\/us-east-1\/lambda\//,
+      );
+    }
     await eventually('the backlog is empty', async () => (await api.backlogs(topic)).fn === 0);
   });
 });

@@ -73,7 +73,7 @@ export function makeConsumerRunner(
   let consumerId: Promise<string> | undefined;
   const handleBatch = batchHandlerOf(options.target);
   return async (event, context) => {
-    consumerId ??= resolveConsumerId(deps, options.consumer).catch((error: unknown) => {
+    consumerId ??= resolveConsumer(deps, options).catch((error: unknown) => {
       consumerId = undefined; // a consumer subscribed later is found by the next invocation
       throw error;
     });
@@ -174,8 +174,27 @@ function slices(messages: readonly ConsumerMessage[]): ConsumerMessage[][] {
   return result;
 }
 
-async function resolveConsumerId(deps: Dependencies, selector: ConsumerSelector): Promise<string> {
-  return 'consumerId' in selector ? selector.consumerId : findLambdaConsumer(deps.ports, selector);
+/**
+ * The consumer's id, once per cold start; warns when its registered `functionTimeoutMs` (the ack
+ * timeout of what the runner dispatches) is shorter than the function's timeout: a slow
+ * invocation's messages would then be redelivered while it still runs.
+ */
+async function resolveConsumer(deps: Dependencies, options: ConsumerRunnerOptions): Promise<string> {
+  const selector = options.consumer;
+  const consumerId =
+    'consumerId' in selector ? selector.consumerId : await findLambdaConsumer(deps.ports, selector);
+  const registered = (await deps.ports.consumers.get(consumerId))?.functionTimeoutMs;
+  if (registered !== undefined && registered < options.targetTimeoutMs) {
+    deps.logger.warn(
+      'the consumer was subscribed with a functionTimeoutMs shorter than the function timeout',
+      {
+        consumerId,
+        functionTimeoutMs: registered,
+        functionTimeoutMsDeployed: options.targetTimeoutMs,
+      },
+    );
+  }
+  return consumerId;
 }
 
 /**

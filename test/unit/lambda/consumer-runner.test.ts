@@ -3,6 +3,7 @@
 // nacks what failed, and leaves held what an invocation that failed (timed out, crashed) had: that
 // counts as a delivery, and past maxRedeliverCount the message is dead-lettered (issue 11, c. 3).
 import { describe, expect, it } from 'vitest';
+import type { Dependencies } from '../../../shared/adapters/create-dependencies.ts';
 import { InProcessFunctionInvoker } from '../../../shared/adapters/lambda/in-process-function-invoker.ts';
 import type { ConsumerMessage } from '../../../shared/application/consumers/consumer-message.ts';
 import { receiveMessages } from '../../../shared/application/consumers/receive-messages.ts';
@@ -20,7 +21,11 @@ import type { SubscriptionType } from '../../../shared/domain/subscription-type.
 import { TopicName } from '../../../shared/domain/topic-name.ts';
 import { acklineConsumer } from '../../../shared/lambda/ackline-consumer.ts';
 import type { AcklineBatchEvent } from '../../../shared/lambda/consumer-batch.ts';
-import { batchHandlerOf, consumerSelectorFromEnv } from '../../../shared/lambda/consumer-runner.ts';
+import {
+  batchHandlerOf,
+  consumerSelectorFromEnv,
+  makeConsumerRunner,
+} from '../../../shared/lambda/consumer-runner.ts';
 import type { FunctionInvoker } from '../../../shared/ports/function-invoker.ts';
 import { twoProcesses } from '../../support/in-memory-processes.ts';
 import type { ManualClock } from '../../support/manual-clock.ts';
@@ -285,5 +290,88 @@ describe('consumerSelectorFromEnv', () => {
     expect(() => consumerSelectorFromEnv({ ACKLINE_TOPIC: 't' })).toThrow(
       /ACKLINE_TOPIC and ACKLINE_SUBSCRIPTION/,
     );
+  });
+});
+
+describe('makeConsumerRunner', () => {
+  /** The runner's dependencies over in-memory ports; the logger keeps what was logged. */
+  function dependencies(ports: UseCasePorts) {
+    const logged: { level: string; message: string; fields: Record<string, unknown> }[] = [];
+    const log = (level: string) => (message: string, fields: Record<string, unknown>) =>
+      logged.push({ level, message, fields });
+    const deps = {
+      config: { queuePrefix: 'ackline-test-' },
+      logger: { warn: log('warn'), error: log('error') },
+      metrics: { publishStoredMetrics: () => {} },
+      ports,
+    } as unknown as Dependencies;
+    return { deps, logged };
+  }
+  const sqsEvent = (cursorId: string) => ({
+    Records: [
+      {
+        messageId: 'r1',
+        eventSourceARN: `arn:aws:sqs:us-east-1:000000000000:ackline-test-s-${cursorId}`,
+        body: '',
+      },
+    ],
+  });
+
+  it('finds its consumer by name, takes the SQS event of its queue and answers no batch item failure', async () => {
+    const { ports, cursorId } = await setUp('Shared');
+    await publish(ports, ['a', 'b']);
+    const fn = userFunction((message) => message.payload === 'b');
+    const { deps, logged } = dependencies(ports);
+    const runner = makeConsumerRunner(deps, {
+      consumer: { topic: topic.toString(), subscription: 'fn' },
+      target: fn.target,
+      targetTimeoutMs: FUNCTION_TIMEOUT_MS,
+    });
+
+    expect(await runner(sqsEvent(cursorId), { getRemainingTimeInMillis: () => 29_000 })).toEqual({
+      batchItemFailures: [],
+    });
+    expect(fn.invocations).toEqual([
+      {
+        order: 'concurrent',
+        messages: [
+          ['a', 0],
+          ['b', 0],
+        ],
+      },
+    ]);
+    expect(logged.map((entry) => [entry.level, entry.message, entry.fields.messageId])).toEqual([
+      ['warn', 'process threw: message negatively acknowledged', '1:1:-1'],
+    ]);
+  });
+
+  it('hands nothing over when the function could not finish before the runner ends; rings the doorbell for the next one', async () => {
+    const { ports, consumerId, cursorId } = await setUp('Shared');
+    await publish(ports, ['a']);
+    const fn = userFunction();
+    const runner = makeConsumerRunner(dependencies(ports).deps, {
+      consumer: { consumerId },
+      target: fn.target,
+      targetTimeoutMs: FUNCTION_TIMEOUT_MS,
+    });
+    // 2 s of function timeout, 1 s margin, 3 s to acknowledge: 5.9 s left is not enough.
+    await runner(sqsEvent(cursorId), { getRemainingTimeInMillis: () => 5_900 });
+    expect(fn.invocations).toEqual([]);
+    await runner(sqsEvent(cursorId), { getRemainingTimeInMillis: () => 6_100 });
+    expect(fn.invocations).toHaveLength(1);
+  });
+
+  it('warns when the consumer was subscribed with a functionTimeoutMs shorter than the deployed function timeout', async () => {
+    const { ports, consumerId, cursorId } = await setUp('Shared');
+    const { deps, logged } = dependencies(ports);
+    const runner = makeConsumerRunner(deps, {
+      consumer: { consumerId },
+      target: userFunction().target,
+      targetTimeoutMs: FUNCTION_TIMEOUT_MS + 1_000,
+    });
+    await runner(sqsEvent(cursorId));
+    expect(logged.map((entry) => [entry.level, entry.fields])).toEqual([
+      ['warn', { consumerId, functionTimeoutMs: FUNCTION_TIMEOUT_MS, functionTimeoutMsDeployed: 3_000 }],
+    ]);
   });
 });

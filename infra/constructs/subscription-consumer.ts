@@ -1,8 +1,9 @@
-import { ArnFormat, type Duration, Fn, Stack } from 'aws-cdk-lib';
+import { ArnFormat, Duration, Fn, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { type ITable, Table } from 'aws-cdk-lib/aws-dynamodb';
-import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import type { CfnFunction, Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
+import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Architecture, Code, Function as LambdaFunction, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { type IQueue, Queue } from 'aws-cdk-lib/aws-sqs';
 import { AwsCustomResource, AwsCustomResourcePolicy, PhysicalResourceId } from 'aws-cdk-lib/custom-resources';
 import { Construct } from 'constructs';
@@ -16,7 +17,14 @@ import {
   type TableDefinition,
   tables as tableDefinitions,
 } from '../../shared/config/resources.ts';
-import { CONSUMER_NAME_ENV, SUBSCRIPTION_ENV, TOPIC_ENV } from '../../shared/lambda/consumer-env.ts';
+import {
+  CONSUMER_NAME_ENV,
+  SUBSCRIPTION_ENV,
+  TARGET_FUNCTION_ENV,
+  TARGET_TIMEOUT_MS_ENV,
+  TOPIC_ENV,
+} from '../../shared/lambda/consumer-env.ts';
+import { consumerRunnerAssetDirectory } from './consumer-runner-asset.ts';
 import { type DeploymentExport, deploymentExportName } from './deployment-exports.ts';
 import { addNagSuppressions } from './nag-suppressions.ts';
 import { tableItemActions } from './table-item-actions.ts';
@@ -48,7 +56,11 @@ export interface AcklineDeploymentResources {
  * };
  */
 export interface AcklineSubscriptionConsumerProps {
-  /** A function whose handler `acklineConsumer()` (@ackline/lambda) built. */
+  /**
+   * A function whose handler `acklineConsumer()` (@ackline/lambda) built. The construct gives it
+   * no permission and no environment: only the runner invokes it. Its timeout is the consumer's
+   * ack timeout: at most 25 s.
+   */
   readonly function: LambdaFunction;
   /** The stage of the ackline deployment (`ackline:stage`, `dev` by default): names its queues and exports. */
   readonly stage: string;
@@ -63,7 +75,7 @@ export interface AcklineSubscriptionConsumerProps {
    * at deploy time, and records the consumer's policy (nack backoff, dead-letter policy).
    */
   readonly subscription: string;
-  /** The topic's partitions (0, the default, for a topic that is not partitioned): one event source each. */
+  /** The topic's partitions (0, the default, for a topic that is not partitioned): one runner event source each. */
   readonly partitions?: number;
   /**
    * The `consumerName` the function's consumer subscribed with; needed only when the subscription
@@ -76,38 +88,53 @@ export interface AcklineSubscriptionConsumerProps {
    * live in another app of the same account and region.
    */
   readonly deployment?: AcklineDeploymentResources;
-  /** Records per invocation (1..10; up to 10,000 with a batching window on Shared and Key_Shared). Default 10. */
+  /** Records per runner invocation (1..10; up to 10,000 with a batching window). Default 10. */
   readonly batchSize?: number;
-  /** How long to gather records before invoking. */
+  /** How long to gather records before invoking the runner. */
   readonly maxBatchingWindow?: Duration;
-  /** The most concurrent invocations the event source makes (2..1000). Default: no limit. */
+  /** The most concurrent runner invocations the event source makes (2..1000). Default: no limit. */
   readonly maxConcurrency?: number;
   /**
-   * The subscription keeps an order (Exclusive, Failover, Key_Shared): the function gets a reserved
-   * concurrency of 1, so one invocation at a time takes the subscription's messages in order (the
-   * subscription's queues are standard queues: the event source alone would run several at once).
+   * The subscription keeps an order (Exclusive, Failover, Key_Shared): the runner gets a reserved
+   * concurrency of 1, so one invocation at a time takes the subscription's messages in order and
+   * hands them to the function (the subscription's queues are standard queues: the event source
+   * alone would run several at once).
    */
   readonly ordered?: boolean;
 }
 
 const TOPIC_PATTERN = /^persistent:\/\/[^/\s]+\/[^/\s]+\/[^/\s]+$/;
 
+/** The runner's timeout: under the subscription queues' visibility timeout (30 s). */
+export const RUNNER_TIMEOUT_SECONDS = subscriptionQueueTemplate.visibilityTimeoutSeconds - 1;
+/**
+ * The longest timeout the user's function may have: the runner hands a batch over only while the
+ * function's whole timeout, and 4 s to acknowledge, fit before the runner's own end.
+ */
+export const MAX_FUNCTION_TIMEOUT_SECONDS = RUNNER_TIMEOUT_SECONDS - 4;
+
 /**
  * Wires a Lambda function to an ackline subscription, named by topic and subscription, as an
- * event-driven consumer:
- * - at deploy time, reads the subscription's cursor id from the Catalog table (one `GetItem` per
- *   partition, through a CDK AwsCustomResource) and so finds its queues,
+ * event-driven consumer, with least privilege: the user's function may do nothing in ackline's
+ * tables and queues. Between the two stands the subscription's **runner**, ackline's code with
+ * its own role:
+ * - at deploy time, the construct reads the subscription's cursor id from the Catalog table (one
+ *   `GetItem` per partition, through a CDK AwsCustomResource) and so finds its queues,
  *   `ackline-<stage>-s-<cursorId>`; the deploy fails if the subscription does not exist yet;
- * - an SQS event source with partial batch failures on each of them;
- * - the environment `acklineConsumer()` reads (tables, queue prefix, scheduler queue, topic,
- *   subscription, consumer name);
- * - the grants it needs: consume the subscription's queues; the DynamoDB item actions ackline's
- *   adapters call on the three tables; send to the scheduler queue; send to the deployment's
- *   queues, `ackline-<stage>-*` (redeliveries, and dead letters to the queues of the dead-letter
- *   topic's subscriptions, which exist only at run time).
+ * - the runner (a prebuilt bundle shipped in this package; nodejs22.x, arm64) has an SQS event
+ *   source with partial batch failures on each of them; it dispatches the subscription's
+ *   messages to the function's consumer and invokes the function synchronously with each batch,
+ *   then acknowledges what succeeded and negatively acknowledges what failed;
+ * - the runner's role: consume the subscription's queues; the DynamoDB item actions ackline's
+ *   adapters call (on the Cursors table only the items of its own cursors, a
+ *   `dynamodb:LeadingKeys` condition; on Catalog and Entries the whole table: its topic's
+ *   ledgers roll over and a dead-letter topic's keys exist only at run time); send to the
+ *   scheduler queue and to the deployment's queues, `ackline-<stage>-*` (redeliveries, dead
+ *   letters); invoke the function, nothing else; and its own log group;
+ * - the user's function gets nothing: no table, queue or environment.
  *
- * The function's timeout is the consumer's ack timeout, and must stay under the subscription
- * queues' visibility timeout (30 s).
+ * The function's timeout is the consumer's ack timeout, at most 25 s (the runner's 29 s, under
+ * the subscription queues' visibility timeout of 30 s, less 4 s to acknowledge).
  *
  * @example
  * // subscribed first: POST /consumers/persistent/public/default/orders/subscription/billing
@@ -123,7 +150,10 @@ const TOPIC_PATTERN = /^persistent:\/\/[^/\s]+\/[^/\s]+\/[^/\s]+$/;
 export class AcklineSubscriptionConsumer extends Construct {
   /** The subscription's queues, one per partition (their names resolve at deploy time). */
   public readonly queues: readonly IQueue[];
+  /** The runner's event sources, one per queue. */
   public readonly eventSources: readonly SqsEventSource[];
+  /** The subscription's runner: ackline's function that invokes yours. */
+  public readonly runner: LambdaFunction;
 
   constructor(scope: Construct, id: string, props: AcklineSubscriptionConsumerProps) {
     super(scope, id);
@@ -155,6 +185,9 @@ export class AcklineSubscriptionConsumer extends Construct {
         fifo: false,
       });
     });
+
+    const runner = this.createRunner(props, deployment);
+    this.runner = runner;
     this.eventSources = this.queues.map(
       (queue) =>
         new SqsEventSource(queue, {
@@ -164,26 +197,13 @@ export class AcklineSubscriptionConsumer extends Construct {
           ...(props.maxConcurrency === undefined ? {} : { maxConcurrency: props.maxConcurrency }),
         }),
     );
-    for (const source of this.eventSources) fn.addEventSource(source);
-    if (props.ordered) {
-      const cfn = fn.node.defaultChild as CfnFunction;
-      cfn.reservedConcurrentExecutions = 1;
-    }
+    for (const source of this.eventSources) runner.addEventSource(source);
 
-    fn.addEnvironment('ACKLINE_STAGE', props.stage);
-    fn.addEnvironment(subscriptionQueueTemplate.envVar, prefix);
-    fn.addEnvironment(schedulerQueueDefinition.envVar, deployment.schedulerQueue.queueUrl);
-    fn.addEnvironment(TOPIC_ENV, props.topic);
-    fn.addEnvironment(SUBSCRIPTION_ENV, props.subscription);
-    if (props.consumerName !== undefined) fn.addEnvironment(CONSUMER_NAME_ENV, props.consumerName);
     for (const { definition, table } of deployment.tables) {
-      fn.addEnvironment(definition.envVar, table.tableName);
       if (definition.logicalName === cursorsTable.logicalName) {
-        // Every Cursors item's partition key is its cursor's id: the function may touch the items
-        // of its subscription's cursors only (the ids the lookups found at deploy time). The
-        // Catalog and Entries keys it needs (its consumer record, the topic's ledgers, which roll
-        // over at run time, a dead-letter topic's) are not known at deploy time.
-        fn.addToRolePolicy(
+        // Every Cursors item's partition key is its cursor's id: the runner may touch the items
+        // of its subscription's cursors only (the ids the lookups found at deploy time).
+        runner.addToRolePolicy(
           new PolicyStatement({
             actions: [...consumerTableActions],
             resources: [table.tableArn],
@@ -191,30 +211,85 @@ export class AcklineSubscriptionConsumer extends Construct {
           }),
         );
       } else {
-        table.grant(fn, ...consumerTableActions);
+        // Catalog and Entries: its consumer record, its topic's ledgers (they roll over at run
+        // time), a dead-letter topic's ledgers and subscriptions: keys unknown at deploy time.
+        // ackline's code holds this grant, not the user's function.
+        table.grant(runner, ...consumerTableActions);
       }
     }
-    deployment.schedulerQueue.grantSendMessages(fn);
+    deployment.schedulerQueue.grantSendMessages(runner);
     const deploymentQueuesArn = stack.formatArn({
       service: 'sqs',
       resource: `${prefix}*`,
       arnFormat: ArnFormat.NO_RESOURCE_NAME,
     });
-    fn.addToRolePolicy(
+    runner.addToRolePolicy(
       new PolicyStatement({ actions: [...consumerSendActions], resources: [deploymentQueuesArn] }),
     );
-    if (fn.role !== undefined) {
-      addNagSuppressions(fn.role, [
-        {
-          id: 'AwsSolutions-IAM5',
-          reason:
-            'Redelivery tokens and dead letters are sent to subscription queues created at run time, ' +
-            `whose names are unknown at deploy time; the resource is the stage's queue-name prefix ${prefix}*, ` +
-            "which holds this ackline deployment's queues only.",
-          appliesTo: [`Resource::arn:<AWS::Partition>:sqs:<AWS::Region>:<AWS::AccountId>:${prefix}*`],
-        },
-      ]);
-    }
+    // The function itself, unqualified (not fn.grantInvoke's `<arn>:*`, which adds every version and alias).
+    runner.addToRolePolicy(
+      new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [fn.functionArn] }),
+    );
+    addNagSuppressions(runner.role ?? runner, [
+      {
+        id: 'AwsSolutions-IAM5',
+        reason:
+          'Redelivery tokens and dead letters are sent to subscription queues created at run time, ' +
+          `whose names are unknown at deploy time; the resource is the stage's queue-name prefix ${prefix}*, ` +
+          "which holds this ackline deployment's queues only.",
+        appliesTo: [`Resource::arn:<AWS::Partition>:sqs:<AWS::Region>:<AWS::AccountId>:${prefix}*`],
+      },
+    ]);
+    addNagSuppressions(runner, [
+      {
+        id: 'AwsSolutions-L1',
+        reason:
+          'The runner is pinned to nodejs22.x on purpose: its bundle is built and tested for it (esbuild ' +
+          "target node22), as ackline's own functions are; a newer Node family is adopted with the bundle.",
+      },
+    ]);
+  }
+
+  /** The runner: the prebuilt bundle, its own log group and role, the environment it configures itself from. */
+  private createRunner(
+    props: AcklineSubscriptionConsumerProps,
+    deployment: AcklineDeploymentResources,
+  ): LambdaFunction {
+    const logGroup = new LogGroup(this, 'RunnerLogs', {
+      retention: RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    const role = new Role(this, 'RunnerRole', {
+      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+      description: `ackline subscription runner of ${props.subscription} on ${props.topic}`,
+    });
+    // logs:CreateLogStream and logs:PutLogEvents on this log group only (no AWSLambdaBasicExecutionRole).
+    logGroup.grantWrite(role);
+    const environment: Record<string, string> = {
+      NODE_OPTIONS: '--enable-source-maps',
+      ACKLINE_STAGE: props.stage,
+      [subscriptionQueueTemplate.envVar]: queuePrefix(props.stage),
+      [schedulerQueueDefinition.envVar]: deployment.schedulerQueue.queueUrl,
+      [TOPIC_ENV]: props.topic,
+      [SUBSCRIPTION_ENV]: props.subscription,
+      ...(props.consumerName === undefined ? {} : { [CONSUMER_NAME_ENV]: props.consumerName }),
+      [TARGET_FUNCTION_ENV]: props.function.functionArn,
+      [TARGET_TIMEOUT_MS_ENV]: String(functionTimeoutSeconds(props.function) * 1000),
+    };
+    for (const { definition, table } of deployment.tables) environment[definition.envVar] = table.tableName;
+    return new LambdaFunction(this, 'Runner', {
+      description: `ackline: dispatches ${props.subscription} on ${props.topic} to ${props.function.node.path}`,
+      code: Code.fromAsset(consumerRunnerAssetDirectory()),
+      handler: 'index.handler',
+      runtime: Runtime.NODEJS_22_X,
+      architecture: Architecture.ARM_64,
+      memorySize: 512,
+      timeout: Duration.seconds(RUNNER_TIMEOUT_SECONDS),
+      role,
+      logGroup,
+      environment,
+      ...(props.ordered ? { reservedConcurrentExecutions: 1 } : {}),
+    });
   }
 
   /** The deployment's tables and scheduler queue, from the stateful stack's exports. */
@@ -287,11 +362,23 @@ function validateProps(props: AcklineSubscriptionConsumerProps, partitions: numb
   }
   if (props.subscription.length === 0) throw new Error('subscription must not be empty');
   const fn = props.function;
-  const visibilitySeconds = subscriptionQueueTemplate.visibilityTimeoutSeconds;
-  if (fn.timeout !== undefined && !fn.timeout.isUnresolved() && fn.timeout.toSeconds() >= visibilitySeconds) {
+  if (fn.timeout?.isUnresolved()) {
     throw new Error(
-      `The timeout of ${fn.node.path} (${fn.timeout.toSeconds()} s) must be shorter than the subscription ` +
-        `queues' visibility timeout (${visibilitySeconds} s): SQS would hand a record still being processed to another invocation`,
+      `The timeout of ${fn.node.path} must be known at synth time (the runner plans its batches by it)`,
     );
   }
+  const timeoutSeconds = functionTimeoutSeconds(fn);
+  if (timeoutSeconds > MAX_FUNCTION_TIMEOUT_SECONDS) {
+    throw new Error(
+      `The timeout of ${fn.node.path} (${timeoutSeconds} s) must be at most ${MAX_FUNCTION_TIMEOUT_SECONDS} s: ` +
+        `the runner (${RUNNER_TIMEOUT_SECONDS} s, under the subscription queues' visibility timeout of ` +
+        `${subscriptionQueueTemplate.visibilityTimeoutSeconds} s) hands a batch over only while the function's ` +
+        'whole timeout and 4 s to acknowledge fit in its own',
+    );
+  }
+}
+
+/** The function's timeout: its setting, or Lambda's default, 3 s. */
+function functionTimeoutSeconds(fn: LambdaFunction): number {
+  return fn.timeout?.toSeconds() ?? 3;
 }

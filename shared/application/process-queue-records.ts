@@ -1,11 +1,12 @@
 import { NotFoundError, ValidationError } from '../domain/errors.ts';
-import { isCumulativeAckType } from '../domain/subscription-type.ts';
+import { isCumulativeAckType, type SubscriptionType } from '../domain/subscription-type.ts';
 import type { ConsumerPartition, ConsumerRecord } from '../ports/consumer-registry.ts';
 import { markConsumerActive } from './activity.ts';
 import { negativeAckDelayMs } from './consumer-policy.ts';
+import type { BatchOrder, ConsumerMessage } from './consumers/consumer-message.ts';
 import { deadLetterProducerOf } from './consumers/dead-letter-producer.ts';
 import { ringAll, ringAt } from './consumers/doorbells.ts';
-import { type ConsumerMessage, consumerMessageOf, dispatchFor } from './consumers/receive-messages.ts';
+import { consumerMessageOf, dispatchFor } from './consumers/receive-messages.ts';
 import type { Delivery } from './engine/engine-context.ts';
 import { acknowledge, negativeAcknowledge } from './engine/pending-acks.ts';
 import { cursorOf, engineOf } from './engine-ports.ts';
@@ -20,13 +21,30 @@ export interface QueueRecord {
   readonly body: string;
 }
 
-/** The user's code for one message: resolving acknowledges it, throwing negatively acknowledges it. */
-export type MessageProcessor = (message: ConsumerMessage) => Promise<void> | void;
+/** One batch handed to the consumer's function: the messages, and how they may be processed. */
+export interface ConsumerBatch {
+  readonly order: BatchOrder;
+  readonly messages: readonly ConsumerMessage[];
+}
 
-/** What became of one message handed to the processor. */
+/**
+ * What became of a batch, by messageId: `failed` (the function's process threw: negatively
+ * acknowledged), `unfinished` (the invocation failed, timed out or crashed: left held, so the ack
+ * timeout redelivers it, counted as a delivery); every other message of the batch succeeded.
+ */
+export interface BatchHandled {
+  readonly failed: ReadonlyMap<string, string>;
+  readonly unfinished: ReadonlyMap<string, unknown>;
+}
+
+/** Hands a batch to the consumer's function (the user's Lambda, invoked synchronously). */
+export type BatchHandler = (batch: ConsumerBatch) => Promise<BatchHandled>;
+
+/** What became of one message handed to the function. */
 export type MessageOutcome =
   | { readonly kind: 'acknowledged'; readonly message: ConsumerMessage }
-  | { readonly kind: 'negativelyAcknowledged'; readonly message: ConsumerMessage; readonly error: unknown };
+  | { readonly kind: 'negativelyAcknowledged'; readonly message: ConsumerMessage; readonly error: string }
+  | { readonly kind: 'unfinished'; readonly message: ConsumerMessage; readonly error: unknown };
 
 export interface QueueRecordsResult {
   readonly outcomes: readonly MessageOutcome[];
@@ -41,29 +59,41 @@ const BATCH = 10;
 /** Time an invocation keeps back for acknowledging the last batch. */
 const RESERVE_MS = 3_000;
 
+/** What {@link processQueueRecords} works on. */
+export interface QueueRecordsRequest {
+  /** The event-driven consumer (registered by subscribe, durable) the messages are dispatched to. */
+  readonly consumerId: string;
+  readonly records: readonly QueueRecord[];
+  readonly handleBatch: BatchHandler;
+  /**
+   * The latest time a batch may be handed over: the caller's own end, less the time the function
+   * may take (its timeout). Default: no limit.
+   */
+  readonly deadlineMs?: number;
+}
+
 /**
- * An event-driven consumer's step (a Lambda function on its subscription's doorbell queue), with
- * the semantics of an HTTP consumer that receives, processes and acknowledges:
+ * An event-driven consumer's step (the runner on its subscription's doorbell queue), with the
+ * semantics of an HTTP consumer that receives, processes and acknowledges:
  * 1. The records are rings: they say "something may be due", nothing more. The consumer
  *    (registered by subscribe, durable) supplies the subscription and its policies; a record from
  *    another subscription's queue fails the batch (a wiring error).
  * 2. Until the dispatcher has nothing more or the time is nearly up: dispatch a batch (recorded as
- *    held by this consumer, with the function's timeout as its ack timeout), hand each message to
- *    `processMessage` (in order on Exclusive/Failover, in order per key on Key_Shared, all at once
- *    on Shared), acknowledge what resolved, negatively acknowledge what threw (backoff, or the
- *    dead-letter topic past maxRedeliverCount, published as the consumer's role).
+ *    held by this consumer, with the function's timeout as its ack timeout), hand it to
+ *    `handleBatch` (to be processed in order on Exclusive/Failover, in order per key on
+ *    Key_Shared, all at once on Shared), acknowledge what succeeded, negatively acknowledge what
+ *    failed (backoff, or the dead-letter topic past maxRedeliverCount, published as the
+ *    consumer's role), and leave held what is unfinished.
  * 3. An invocation that times out or crashes leaves its batch held: the tracker redelivers it at
- *    the timeout with the count incremented, so it counts as a delivery and dead-letters past
+ *    the ack timeout with the count incremented, so it counts as a delivery and dead-letters past
  *    maxRedeliverCount, never in an SQS DLQ. Out of time with work left: the doorbell is rung
  *    again for the next invocation.
  */
 export async function processQueueRecords(
   ports: UseCasePorts,
-  consumerId: string,
-  records: readonly QueueRecord[],
-  processMessage: MessageProcessor,
-  options: { readonly deadlineMs?: number } = {},
+  request: QueueRecordsRequest,
 ): Promise<QueueRecordsResult> {
+  const { consumerId, records } = request;
   const consumer = await ports.consumers.get(consumerId);
   if (!consumer) {
     throw new NotFoundError(`Consumer ${consumerId} not found: subscribe it first, and do not close it`);
@@ -78,7 +108,7 @@ export async function processQueueRecords(
     }
   }
   const outcomes: MessageOutcome[] = [];
-  const deadline = options.deadlineMs ?? Number.POSITIVE_INFINITY;
+  const deadline = request.deadlineMs ?? Number.POSITIVE_INFINITY;
   try {
     for (;;) {
       if (ports.clock.nowMs() > deadline - RESERVE_MS) {
@@ -88,7 +118,7 @@ export async function processQueueRecords(
       }
       const taken = await dispatchFor(ports, consumer, BATCH);
       if (taken.length === 0) break;
-      outcomes.push(...(await processBatch(ports, consumer, taken, processMessage)));
+      outcomes.push(...(await processBatch(ports, consumer, taken, request.handleBatch)));
     }
   } catch (error) {
     return { outcomes, failedRecords: records.map((record) => record.recordId), error };
@@ -98,67 +128,69 @@ export async function processQueueRecords(
 
 type Taken = { readonly partition: ConsumerPartition; readonly delivery: Delivery };
 
+/** How a subscription type lets a batch be processed. */
+export function batchOrderOf(subscriptionType: SubscriptionType): BatchOrder {
+  if (isCumulativeAckType(subscriptionType)) return 'sequential';
+  return subscriptionType === 'Key_Shared' ? 'byKey' : 'concurrent';
+}
+
+/** Hands the batch over, then acknowledges what succeeded and negatively acknowledges what failed. */
 async function processBatch(
   ports: UseCasePorts,
   consumer: ConsumerRecord,
   taken: readonly Taken[],
-  processMessage: MessageProcessor,
+  handleBatch: BatchHandler,
 ): Promise<MessageOutcome[]> {
-  const handle = (item: Taken) => processOne(ports, consumer, item, processMessage);
-  if (isCumulativeAckType(consumer.subscriptionType)) {
-    const outcomes: MessageOutcome[] = [];
-    for (const item of taken) outcomes.push(await handle(item));
-    return outcomes;
-  }
-  if (consumer.subscriptionType === 'Key_Shared') {
-    const byKey = new Map<string, Taken[]>();
-    for (const item of taken) {
-      const key = item.delivery.entry.key ?? item.delivery.position.toString();
-      byKey.set(key, [...(byKey.get(key) ?? []), item]);
+  const items = taken.map((item) => ({ ...item, message: consumerMessageOf(item.partition, item.delivery) }));
+  const handled = await handleBatch({
+    order: batchOrderOf(consumer.subscriptionType),
+    messages: items.map((item) => item.message),
+  });
+  const outcomes: MessageOutcome[] = [];
+  const acked = new Map<ConsumerPartition, Taken[]>();
+  for (const item of items) {
+    const { message } = item;
+    if (handled.unfinished.has(message.messageId)) {
+      outcomes.push({ kind: 'unfinished', message, error: handled.unfinished.get(message.messageId) });
+      continue;
     }
-    const groups = await Promise.all(
-      [...byKey.values()].map(async (items) => {
-        const outcomes: MessageOutcome[] = [];
-        for (const item of items) outcomes.push(await handle(item));
-        return outcomes;
-      }),
-    );
-    return groups.flat();
+    const error = handled.failed.get(message.messageId);
+    if (error !== undefined) {
+      await negativelyAcknowledge(ports, consumer, item);
+      outcomes.push({ kind: 'negativelyAcknowledged', message, error });
+      continue;
+    }
+    acked.set(item.partition, [...(acked.get(item.partition) ?? []), item]);
+    outcomes.push({ kind: 'acknowledged', message });
   }
-  return Promise.all(taken.map(handle));
+  const ctx = engineOf(ports);
+  for (const [partition, items] of acked) {
+    const positions = items.map((item) => item.delivery.position);
+    await acknowledge(ctx, cursorOf(consumer, partition), positions, { byId: false });
+    ports.counters?.add('acked', positions.length);
+  }
+  return outcomes;
 }
 
-/** Hands one message to the processor, then acknowledges or negatively acknowledges it. */
-async function processOne(
+/** A nack of one message: due again after the backoff, or dead-lettered past maxRedeliverCount. */
+async function negativelyAcknowledge(
   ports: UseCasePorts,
   consumer: ConsumerRecord,
   { partition, delivery }: Taken,
-  processMessage: MessageProcessor,
-): Promise<MessageOutcome> {
-  const message = consumerMessageOf(partition, delivery);
-  const cursor = cursorOf(consumer, partition);
-  const ctx = engineOf(ports);
-  try {
-    await processMessage(message);
-  } catch (error) {
-    const producer = deadLetterProducerOf(ports, consumer, partition);
-    const result = await negativeAcknowledge(ctx, {
-      cursor,
-      consumerId: consumer.consumerId,
-      items: [{ position: delivery.position, redeliveryCount: delivery.redeliveryCount }],
-      delayMs: (count) => negativeAckDelayMs(ports.backoffs, consumer.policy, count),
-      ...(producer
-        ? {
-            maxRedeliverCount: producer.maxRedeliverCount,
-            deadLetter: (_positions, count) => producer.publish([delivery.entry], count),
-          }
-        : {}),
-    });
-    await ringAll(ports, partition.cursorId, result.dueAtMs);
-    ports.counters?.add('nacked', 1);
-    return { kind: 'negativelyAcknowledged', message, error };
-  }
-  await acknowledge(ctx, cursor, [delivery.position], { byId: false });
-  ports.counters?.add('acked', 1);
-  return { kind: 'acknowledged', message };
+): Promise<void> {
+  const producer = deadLetterProducerOf(ports, consumer, partition);
+  const result = await negativeAcknowledge(engineOf(ports), {
+    cursor: cursorOf(consumer, partition),
+    consumerId: consumer.consumerId,
+    items: [{ position: delivery.position, redeliveryCount: delivery.redeliveryCount }],
+    delayMs: (count) => negativeAckDelayMs(ports.backoffs, consumer.policy, count),
+    ...(producer
+      ? {
+          maxRedeliverCount: producer.maxRedeliverCount,
+          deadLetter: (_positions, count) => producer.publish([delivery.entry], count),
+        }
+      : {}),
+  });
+  await ringAll(ports, partition.cursorId, result.dueAtMs);
+  ports.counters?.add('nacked', 1);
 }

@@ -87,3 +87,9 @@ export class PositionNotFoundError extends NotFoundError {}
  * Internal: the layout comes from storage, not from a user, so this maps to 500.
  */
 export class InvalidLedgerLayoutError extends AcklineError {}
+
+/**
+ * A function invocation that did not answer: the function threw, timed out or crashed, or the
+ * invocation was refused. Not in a family: it never answers an HTTP request.
+ */
+export class FunctionInvocationError extends AcklineError {}

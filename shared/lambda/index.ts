@@ -1,21 +1,20 @@
 /**
- * Event-driven consumers: a Lambda function that an SQS event source feeds
- * from a subscription's queue (see {@link acklineConsumer}). Its own entry
- * point, because it brings the AWS SDK and Powertools, which the HTTP client
- * SDK does without.
+ * Event-driven consumers: your Lambda function consumes a subscription (see
+ * {@link acklineConsumer}). The AcklineSubscriptionConsumer construct (@ackline/cdk) deploys
+ * ackline's runner beside it, which dispatches the subscription's messages and invokes your
+ * function with them: your function touches no ackline table or queue, and this package has no
+ * dependencies.
  *
  * @example
  * import { acklineConsumer } from '@ackline/lambda';
  *
  * export const handler = acklineConsumer({ process: async (message) => console.log(message.payload) });
  */
-export type { ConsumerMessage } from '../application/consumers/receive-messages.ts';
-export type { MessageProcessor } from '../application/process-queue-records.ts';
+export type { BatchOrder, ConsumerMessage } from '../application/consumers/consumer-message.ts';
 export {
   type AcklineConsumerHandler,
   type AcklineConsumerOptions,
   acklineConsumer,
-  makeAcklineConsumer,
+  type MessageProcessor,
 } from './ackline-consumer.ts';
-export { CONSUMER_ID_ENV } from './consumer-env.ts';
-export type { InvocationContext, SqsBatchResponse, SqsEvent, SqsEventRecord } from './sqs-event.ts';
+export type { AcklineBatchEvent, AcklineBatchResponse } from './consumer-batch.ts';

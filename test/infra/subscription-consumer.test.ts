@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { App, Aspects, Duration, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { AttributeType, Table } from 'aws-cdk-lib/aws-dynamodb';
@@ -11,11 +13,13 @@ import {
   AcklineSubscriptionConsumer,
   type AcklineSubscriptionConsumerProps,
   consumerTableActions,
+  MAX_FUNCTION_TIMEOUT_SECONDS,
+  RUNNER_TIMEOUT_SECONDS,
 } from '../../infra/constructs/subscription-consumer.ts';
 import { loadConfig } from '../../shared/config/load-config.ts';
 import { tables } from '../../shared/config/resources.ts';
 
-type Statement = { Effect: string; Action: string | string[]; Resource: unknown };
+type Statement = { Effect: string; Action: string | string[]; Resource: unknown; Condition?: unknown };
 type Props = Partial<Omit<AcklineSubscriptionConsumerProps, 'function'>>;
 
 const TOPIC = 'persistent://public/default/orders';
@@ -32,7 +36,7 @@ function build(props: Props & { local?: boolean } = {}, timeout = Duration.secon
   const fn = new LambdaFunction(stack, 'Orders', {
     runtime: Runtime.NODEJS_22_X,
     handler: 'index.handler',
-    code: Code.fromInline('export const handler = async () => ({ batchItemFailures: [] });'),
+    code: Code.fromInline('export const handler = async () => ({ acklineFailures: [] });'),
     timeout,
   });
   const consumer = new AcklineSubscriptionConsumer(stack, 'OrdersConsumer', {
@@ -83,19 +87,34 @@ function describeResource(value: unknown): string {
   throw new Error(`cannot describe ${JSON.stringify(value)}`);
 }
 
-/** The statements of the function role's policies: `{ actions (sorted), resources (sorted) }`. */
-function statements(template: Template): { actions: string[]; resources: string[] }[] {
+/** The raw statements of the policies attached to a role, by the start of its logical id. */
+function rawStatements(template: Template, role: string): Statement[] {
   return Object.values(template.findResources('AWS::IAM::Policy'))
-    .filter((policy) => JSON.stringify(policy.Properties.Roles).includes('OrdersServiceRole'))
-    .flatMap((policy) =>
-      (policy.Properties.PolicyDocument.Statement as Statement[]).map((statement) => {
-        expect(statement.Effect).toBe('Allow');
-        return {
-          actions: [statement.Action].flat().sort(),
-          resources: [statement.Resource].flat().map(describeResource).sort(),
-        };
-      }),
-    );
+    .filter((policy) => JSON.stringify(policy.Properties.Roles).includes(role))
+    .flatMap((policy) => policy.Properties.PolicyDocument.Statement as Statement[]);
+}
+
+/** The statements of a role's policies (the runner's by default): `{ actions (sorted), resources (sorted) }`. */
+function statements(
+  template: Template,
+  role = 'OrdersConsumerRunnerRole',
+): { actions: string[]; resources: string[] }[] {
+  return rawStatements(template, role).map((statement) => {
+    expect(statement.Effect).toBe('Allow');
+    return {
+      actions: [statement.Action].flat().sort(),
+      resources: [statement.Resource].flat().map(describeResource).sort(),
+    };
+  });
+}
+
+/** A Lambda function of the template, by the start of its logical id. */
+function functionResource(template: Template, logicalId: string) {
+  const [found, ...others] = Object.entries(template.findResources('AWS::Lambda::Function')).filter(([id]) =>
+    new RegExp(`^${logicalId}[0-9A-F]{8}$`).test(id),
+  );
+  expect(others).toEqual([]);
+  return found?.[1] as { Properties: Record<string, unknown> };
 }
 
 /** The queue of partition `index`: its name is `ackline-test-s-` + the cursor id the lookup read. */
@@ -137,21 +156,20 @@ describe('AcklineSubscriptionConsumer', () => {
     ]);
     for (const mapping of mappings) {
       expect(mapping.Properties).toMatchObject({
-        FunctionName: { Ref: expect.stringMatching(/^Orders/) },
+        FunctionName: { Ref: expect.stringMatching(/^OrdersConsumerRunner/) },
         FunctionResponseTypes: ['ReportBatchItemFailures'],
         BatchSize: 5,
       });
     }
   });
 
-  it('gives the function the environment acklineConsumer() configures itself from', () => {
+  it("gives the runner the environment it configures itself from, and the user's function none", () => {
     const { stack } = build({ consumerName: 'billing-fn' });
     const template = Template.fromStack(stack);
-    const fn = Object.values(template.findResources('AWS::Lambda::Function')).find(
-      (resource) => resource.Properties.Handler === 'index.handler',
-    );
-    const variables = fn?.Properties.Environment.Variables as Record<string, unknown>;
+    const runner = functionResource(template, 'OrdersConsumerRunner');
+    const variables = (runner.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
     expect(variables).toEqual({
+      NODE_OPTIONS: '--enable-source-maps',
       ACKLINE_STAGE: 'test',
       ACKLINE_QUEUE_PREFIX: 'ackline-test-',
       ACKLINE_SCHEDULER_QUEUE_URL: { Ref: expect.stringMatching(/^SchedulerQueue/) },
@@ -161,13 +179,23 @@ describe('AcklineSubscriptionConsumer', () => {
       ACKLINE_TOPIC: TOPIC,
       ACKLINE_SUBSCRIPTION: 'billing',
       ACKLINE_CONSUMER_NAME: 'billing-fn',
+      ACKLINE_TARGET_FUNCTION: { 'Fn::GetAtt': [expect.stringMatching(/^Orders[0-9A-F]{8}$/), 'Arn'] },
+      ACKLINE_TARGET_TIMEOUT_MS: '10000',
     });
     // Every variable the functions' configuration requires is there.
     const env = Object.fromEntries(Object.keys(variables).map((name) => [name, 'deployed-value']));
     expect(() => loadConfig(env)).not.toThrow();
+    expect(runner.Properties).toMatchObject({
+      Handler: 'index.handler',
+      Runtime: 'nodejs22.x',
+      Architectures: ['arm64'],
+      Timeout: RUNNER_TIMEOUT_SECONDS,
+    });
+    expect(runner.Properties.ReservedConcurrentExecutions).toBeUndefined();
+    expect(functionResource(template, 'Orders').Properties.Environment).toBeUndefined();
   });
 
-  it('grants exactly what an event-driven consumer calls, on exactly its resources', () => {
+  it("grants the runner exactly what it calls, on exactly its resources, and the user's function nothing", () => {
     const { stack } = build({ partitions: 2 });
     const template = Template.fromStack(stack);
     const tableArns = ['Catalog.Arn', 'Cursors.Arn', 'Entries.Arn'];
@@ -184,6 +212,12 @@ describe('AcklineSubscriptionConsumer', () => {
           actions: ['sqs:GetQueueUrl', 'sqs:SendMessage'],
           resources: ['arn:<AWS::Partition>:sqs:<AWS::Region>:<AWS::AccountId>:ackline-test-*'],
         },
+        // The user's function itself, unqualified: no version or alias wildcard.
+        { actions: ['lambda:InvokeFunction'], resources: ['Orders.Arn'] },
+        {
+          actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+          resources: ['OrdersConsumerRunnerLogs.Arn'],
+        },
       ]),
     );
     // Table grants may arrive one statement per table; nothing else is granted.
@@ -195,13 +229,19 @@ describe('AcklineSubscriptionConsumer', () => {
       expect(statement.actions).toEqual([...consumerTableActions].sort());
     }
     expect(consumerTableActions).not.toContain('dynamodb:Scan');
-    expect(all).toHaveLength(4 + tableStatements.length);
+    expect(all).toHaveLength(6 + tableStatements.length);
     expect(all.flatMap((statement) => statement.actions).filter((action) => action.includes('*'))).toEqual(
       [],
     );
+    // The user's function: the construct attaches no policy to its role, so the role keeps only
+    // what the user gave it (here CDK's default, AWSLambdaBasicExecutionRole), nothing of ackline's.
+    expect(rawStatements(template, 'OrdersServiceRole')).toEqual([]);
+    expect(JSON.stringify(functionResource(template, 'Orders').Properties)).not.toMatch(
+      /Catalog|Cursors|Entries|SchedulerQueue/,
+    );
     // The deploy-time lookup may read the subscription's item, nothing more.
     const lookupStatements = Object.values(template.findResources('AWS::IAM::Policy'))
-      .filter((policy) => !JSON.stringify(policy.Properties.Roles).includes('OrdersServiceRole'))
+      .filter((policy) => !JSON.stringify(policy.Properties.Roles).includes('OrdersConsumerRunnerRole'))
       .flatMap((policy) => policy.Properties.PolicyDocument.Statement as Statement[]);
     expect(lookupStatements.map((s) => [s.Action, describeResource(s.Resource)])).toEqual([
       ['dynamodb:GetItem', 'Catalog.Arn'],
@@ -209,14 +249,11 @@ describe('AcklineSubscriptionConsumer', () => {
     ]);
   });
 
-  it("touches only its own subscription's cursors: a LeadingKeys condition on the Cursors table, from the cursor ids its lookups find", () => {
+  it("lets the runner touch only its own subscription's cursors: a LeadingKeys condition on the Cursors table, from the cursor ids its lookups find", () => {
     const { stack } = build({ partitions: 2 });
-    const cursorStatements = Object.values(Template.fromStack(stack).findResources('AWS::IAM::Policy'))
-      .filter((policy) => JSON.stringify(policy.Properties.Roles).includes('OrdersServiceRole'))
-      .flatMap(
-        (policy) => policy.Properties.PolicyDocument.Statement as (Statement & { Condition?: unknown })[],
-      )
-      .filter((statement) => JSON.stringify(statement.Resource).includes('Cursors'));
+    const cursorStatements = rawStatements(Template.fromStack(stack), 'OrdersConsumerRunnerRole').filter(
+      (statement) => JSON.stringify(statement.Resource).includes('Cursors'),
+    );
 
     expect(cursorStatements).toHaveLength(1);
     const condition = cursorStatements[0]?.Condition as Record<string, Record<string, unknown[]>>;
@@ -227,13 +264,30 @@ describe('AcklineSubscriptionConsumer', () => {
     ]);
   });
 
+  it("deploys the prebuilt runner bundle shipped with the construct (no bundling in the user's app)", () => {
+    const { app, stack } = build();
+    const assembly = app.synth();
+    const runner = functionResource(Template.fromStack(stack), 'OrdersConsumerRunner');
+    const key = (runner.Properties.Code as { S3Key: string }).S3Key;
+    // The asset is the folder the construct points at, staged as `asset.<hash>` beside the template.
+    const directory = join(assembly.directory, `asset.${key.replace(/\.zip$/, '')}`);
+    expect(readdirSync(directory).sort()).toEqual(['index.mjs', 'index.mjs.map']);
+    expect(readFileSync(join(directory, 'index.mjs'), 'utf8')).toContain('acklineFailures');
+  });
+
+  it("gives an ordered subscription one runner at a time (reserved concurrency 1), not the user's function", () => {
+    const template = Template.fromStack(build({ ordered: true }).stack);
+    expect(functionResource(template, 'OrdersConsumerRunner').Properties.ReservedConcurrentExecutions).toBe(
+      1,
+    );
+    expect(functionResource(template, 'Orders').Properties.ReservedConcurrentExecutions).toBeUndefined();
+  });
+
   it("imports the deployment's tables and scheduler queue by stage from what the stateful stack exports", () => {
     const { stack } = build({ local: false });
     const template = Template.fromStack(stack);
-    const fn = Object.values(template.findResources('AWS::Lambda::Function')).find(
-      (resource) => resource.Properties.Handler === 'index.handler',
-    );
-    const variables = fn?.Properties.Environment.Variables as Record<string, unknown>;
+    const runner = functionResource(template, 'OrdersConsumerRunner');
+    const variables = (runner.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
     expect(describeResource(variables.ACKLINE_SCHEDULER_QUEUE_URL)).toBe(
       'import(ackline-test-SchedulerQueueUrl)',
     );
@@ -258,7 +312,7 @@ describe('AcklineSubscriptionConsumer', () => {
     for (const name of names) expect(exported).toContain(name);
   });
 
-  it('passes cdk-nag: one wildcard, the stage queue prefix, suppressed with its reason', () => {
+  it("passes cdk-nag: one wildcard (the stage queue prefix) and the runner's pinned runtime, suppressed with their reasons", () => {
     const { app, stack } = build();
     Aspects.of(app).add(new AwsSolutionsChecks({ reports: false }));
     const annotations = Annotations.fromStack(stack);
@@ -280,6 +334,18 @@ describe('AcklineSubscriptionConsumer', () => {
     const iam5 = suppressed.filter((rule) => rule.id === 'AwsSolutions-IAM5');
     expect(iam5).toHaveLength(1);
     expect(iam5[0]?.reason).toContain('ackline-test-*');
+    // Every suppression of the construct's resources says why.
+    const template = Template.fromStack(stack).toJSON() as {
+      Resources: Record<
+        string,
+        { Metadata?: { cdk_nag?: { rules_to_suppress: { id: string; reason: string }[] } } }
+      >;
+    };
+    const rules = Object.entries(template.Resources)
+      .filter(([id]) => id.startsWith('OrdersConsumer'))
+      .flatMap(([, resource]) => resource.Metadata?.cdk_nag?.rules_to_suppress ?? []);
+    expect(new Set(rules.map((rule) => rule.id))).toEqual(new Set(['AwsSolutions-IAM5', 'AwsSolutions-L1']));
+    for (const rule of rules) expect(rule.reason.length).toBeGreaterThan(40);
   });
 
   it.each([
@@ -304,8 +370,9 @@ describe('AcklineSubscriptionConsumer', () => {
     expect(() => build(props)).toThrow(error);
   });
 
-  it("refuses a function timeout that reaches the queues' visibility timeout (30 s)", () => {
-    expect(() => build({}, Duration.seconds(30))).toThrow(/must be shorter than the subscription queues/);
-    expect(() => build({}, Duration.seconds(29))).not.toThrow();
+  it(`refuses a function timeout past ${MAX_FUNCTION_TIMEOUT_SECONDS} s: the runner's (29 s, under the queues' visibility timeout) less 4 s to acknowledge`, () => {
+    expect(MAX_FUNCTION_TIMEOUT_SECONDS).toBe(25);
+    expect(() => build({}, Duration.seconds(26))).toThrow(/must be at most 25 s/);
+    expect(() => build({}, Duration.seconds(25))).not.toThrow();
   });
 });

@@ -1,11 +1,19 @@
 import { readFile, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { GetQueueAttributesCommand, GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../infra/local/embedded-stack.ts';
 import { type SqsPoller, startSqsPoller } from '../../infra/local/sqs-poller.ts';
-import type { ConsumerMessage } from '../../shared/application/consumers/receive-messages.ts';
+import { createDependencies } from '../../shared/adapters/create-dependencies.ts';
+import { InProcessFunctionInvoker } from '../../shared/adapters/lambda/in-process-function-invoker.ts';
+import type { ConsumerMessage } from '../../shared/application/consumers/consumer-message.ts';
+import { loadConfig } from '../../shared/config/load-config.ts';
+import type { AcklineBatchEvent } from '../../shared/lambda/consumer-batch.ts';
+import { makeConsumerRunner } from '../../shared/lambda/consumer-runner.ts';
 import { acklineConsumer } from '../../shared/lambda/index.ts';
 import {
   AdminApi,
@@ -21,11 +29,13 @@ import {
   TEST_TOKEN_SECRET,
 } from '../support/embedded-process.ts';
 
-// Issue 4, criterion 9: an event-driven consumer (the library's Lambda handler) fed by the
-// embedded stack's local event-source poller, as Lambda's SQS event-source mapping with
-// reportBatchItemFailures would feed it. The stack runs in a child process (`npm start`); the
-// handler runs here, configured from the environment the stack writes to endpoints.json, as a
-// deployed function is configured from its own.
+// Issue 4, criterion 9: an event-driven consumer (the user's handler, acklineConsumer()) behind
+// its subscription runner, which the embedded stack's local event-source poller feeds as Lambda's
+// SQS event-source mapping with reportBatchItemFailures would feed it; the runner invokes the
+// handler in this process, as it invokes the user's function on AWS (issue 12, criterion 5: only
+// the runner touches ackline's tables and queues). The stack runs in a child process (`npm
+// start`); the runner runs here, configured from the environment the stack writes to
+// endpoints.json, as the deployed runner is configured from its own.
 
 interface Endpoints {
   readonly gateway: string;
@@ -87,6 +97,7 @@ async function subscribe(
   subscription: string,
   body: { subscriptionType: SubscriptionType } & Record<string, unknown>,
 ): Promise<string> {
+  // functionTimeoutMs: 20 s unless the body says otherwise.
   const path = `/consumers/persistent/${topic.namespace.name}/${encodeURIComponent(topic.localName)}/subscription/${subscription}`;
   const result = await api.expectStatus(200, 'POST', path, {
     // An event-driven consumer: durable (not leased), its function's timeout as its ack timeout.
@@ -125,24 +136,38 @@ async function subscriptionQueue(
 }
 
 /**
- * Runs the library's handler for `consumerId` behind the local event-source poller on the
- * subscription's queue. `fails(message)` says whether this call of process() throws.
+ * Runs the user's handler (acklineConsumer) for `consumerId` behind its subscription runner and
+ * the local event-source poller on the subscription's queue. `fails(message)` says whether this
+ * call of process() throws; `crashes(event)` whether the whole invocation fails (a timeout or a
+ * crash, as Lambda reports one).
  */
 async function runConsumer(
   topic: TopicRef,
   subscription: string,
   consumerId: string,
-  options: { ordered?: boolean; fails?: (message: ConsumerMessage) => boolean; byName?: boolean } = {},
+  options: {
+    ordered?: boolean;
+    fails?: (message: ConsumerMessage) => boolean;
+    crashes?: (event: AcklineBatchEvent) => boolean;
+    byName?: boolean;
+  } = {},
 ): Promise<Call[]> {
   const calls: Call[] = [];
   const handler = acklineConsumer({
-    // By name, as the construct configures a function (ACKLINE_TOPIC, ACKLINE_SUBSCRIPTION), or by id.
-    ...(options.byName ? { topic: topic.name, subscription } : { consumerId }),
     process: async (message) => {
       const threw = options.fails?.(message) ?? false;
       calls.push({ message, atMs: Date.now(), threw });
       if (threw) throw new Error(`process refused ${message.payload}`);
     },
+  });
+  const runner = makeConsumerRunner(createDependencies(loadConfig(), 'consumer-runner'), {
+    // By name, as the construct configures the runner (ACKLINE_TOPIC, ACKLINE_SUBSCRIPTION), or by id.
+    consumer: options.byName ? { topic: topic.name, subscription } : { consumerId },
+    target: new InProcessFunctionInvoker((event: AcklineBatchEvent) => {
+      if (options.crashes?.(event)) throw new Error('Task timed out after 20.00 seconds');
+      return handler(event);
+    }),
+    targetTimeoutMs: 20_000,
   });
   const queue = await subscriptionQueue(topic, subscription, options.ordered ?? false);
   pollers.push(
@@ -150,7 +175,7 @@ async function runConsumer(
       client: sqs,
       queueUrl: queue.url,
       queueArn: queue.arn,
-      handler,
+      handler: runner,
       idleMs: 50,
       onError: (error) => pollerErrors.push(error),
     }),
@@ -284,6 +309,24 @@ describe('event-driven consumer on the local event-source poller', () => {
     await eventually('the original backlog is empty', async () => (await api.backlogs(topic)).fn === 0);
   });
 
+  it('counts an invocation that crashes as a delivery: held until the function timeout (+5 s), then back with the count + 1', async () => {
+    const topic = TopicRef.unique('lambda-crash');
+    const consumerId = await subscribe(topic, 'fn', { subscriptionType: 'Shared', functionTimeoutMs: 1_000 });
+    let crashed = 0;
+    const calls = await runConsumer(topic, 'fn', consumerId, {
+      crashes: () => crashed++ === 0, // the first invocation fails, as a timeout or crash would
+    });
+    const producedAtMs = Date.now();
+    const [id] = await api.produce(topic, [{ payload: 'once' }]);
+
+    await eventually('the message came back', () => calls.length >= 1, 20_000);
+
+    expect(crashed).toBeGreaterThanOrEqual(2);
+    expect(calls.map((call) => [call.message.messageId, call.message.redeliveryCount])).toEqual([[id, 1]]);
+    expect((calls[0] as Call).atMs - producedAtMs).toBeGreaterThanOrEqual(6_000);
+    await eventually('the backlog is empty', async () => (await api.backlogs(topic)).fn === 0);
+  });
+
   it('keeps the order of an Exclusive subscription (FIFO queue) and brings a nacked message back', async () => {
     const topic = TopicRef.unique('lambda-exclusive');
     const consumerId = await subscribe(topic, 'fn', {
@@ -300,6 +343,99 @@ describe('event-driven consumer on the local event-source poller', () => {
     expect(calls.slice(0, 5).map((call) => call.message.payload)).toEqual(['m0', 'm1', 'm2', 'm3', 'm4']);
     expect(calls[5]).toMatchObject({ threw: false, message: { payload: 'm2', redeliveryCount: 1 } });
     expect((calls[5] as Call).atMs - (calls[2] as Call).atMs).toBeGreaterThanOrEqual(1_000);
+    await eventually('the backlog is empty', async () => (await api.backlogs(topic)).fn === 0);
+  });
+});
+
+describe('the runner bundle @ackline/cdk ships (packages/cdk/dist/consumer-runner, built by npm run build)', () => {
+  const servers: Server[] = [];
+  afterEach(async () => {
+    await Promise.all(servers.splice(0).map((server) => new Promise((resolve) => server.close(resolve))));
+  });
+
+  /**
+   * A local stand-in for Lambda's Invoke API (RequestResponse): runs the user's handler for each
+   * signed request, and answers as Lambda does (a handler that throws: 200 with X-Amz-Function-Error).
+   */
+  async function localLambda(handler: (event: AcklineBatchEvent) => Promise<unknown>) {
+    const requests: { url: string; authorization: string }[] = [];
+    const server = createServer((request, response) => {
+      let body = '';
+      request.on('data', (chunk) => {
+        body += chunk;
+      });
+      request.on('end', async () => {
+        requests.push({ url: request.url ?? '', authorization: request.headers.authorization ?? '' });
+        try {
+          const answer = await handler(JSON.parse(body) as AcklineBatchEvent);
+          response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
+        } catch (error) {
+          response
+            .writeHead(200, { 'content-type': 'application/json', 'X-Amz-Function-Error': 'Unhandled' })
+            .end(JSON.stringify({ errorType: 'Error', errorMessage: String(error) }));
+        }
+      });
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return { requests, endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+  }
+
+  it('configures itself from the environment the construct sets, invokes the function through the Invoke API and acknowledges', async () => {
+    const topic = TopicRef.unique('lambda-bundle');
+    await subscribe(topic, 'fn', { subscriptionType: 'Shared', negativeAckRedeliveryBackoff: NACK_BACKOFF });
+    const calls: Call[] = [];
+    const userHandler = acklineConsumer({
+      process: (message) => {
+        const threw = message.payload === 'no' && message.redeliveryCount === 0;
+        calls.push({ message, atMs: Date.now(), threw });
+        if (threw) throw new Error('refused');
+      },
+    });
+    const lambda = await localLambda(userHandler);
+    const functionArn = 'arn:aws:lambda:us-east-1:000000000000:function:billing';
+    // The construct's environment for the runner (tables, queues: endpoints.env, already stubbed).
+    vi.stubEnv('ACKLINE_TOPIC', topic.name);
+    vi.stubEnv('ACKLINE_SUBSCRIPTION', 'fn');
+    vi.stubEnv('ACKLINE_TARGET_FUNCTION', functionArn);
+    vi.stubEnv('ACKLINE_TARGET_TIMEOUT_MS', '20000');
+    vi.stubEnv('AWS_ENDPOINT_URL_LAMBDA', lambda.endpoint);
+    const bundle = new URL('../../packages/cdk/dist/consumer-runner/index.mjs', import.meta.url);
+    const { handler } = (await import(pathToFileURL(bundle.pathname).href)) as {
+      handler: (event: unknown) => Promise<{ batchItemFailures: unknown[] }>;
+    };
+    const queue = await subscriptionQueue(topic, 'fn', false);
+    pollers.push(
+      startSqsPoller({
+        client: sqs,
+        queueUrl: queue.url,
+        queueArn: queue.arn,
+        handler: handler as never,
+        idleMs: 50,
+        onError: (error) => pollerErrors.push(error),
+      }),
+    );
+
+    const ids = await api.produce(topic, [{ payload: 'yes' }, { payload: 'no' }]);
+    await eventually('both succeeded', () => succeeded(calls).length >= 2);
+
+    expect(
+      succeeded(calls)
+        .map((call) => [call.message.messageId, call.message.redeliveryCount])
+        .sort(),
+    ).toEqual(
+      [
+        [ids[0], 0],
+        [ids[1], 1],
+      ].sort(),
+    );
+    expect(lambda.requests.length).toBeGreaterThanOrEqual(2);
+    for (const request of lambda.requests) {
+      expect(request.url).toBe(`/2015-03-31/functions/${encodeURIComponent(functionArn)}/invocations`);
+      expect(request.authorization).toMatch(
+        /^AWS4-HMAC-SHA256 Credential=acklinelocal\/\d{8}\/us-east-1\/lambda\//,
+      );
+    }
     await eventually('the backlog is empty', async () => (await api.backlogs(topic)).fn === 0);
   });
 });

@@ -100,7 +100,11 @@ describe('the packages a user installs', () => {
   it('ship only what their users need', () => {
     const paths = (p: PackedPackage) => p.files.map((file) => file.path);
     for (const p of packed) {
-      for (const path of paths(p)) expect(path).toMatch(/^(package\.json|README\.md|dist\/.*\.(js|d\.ts))$/);
+      for (const path of paths(p)) {
+        expect(path).toMatch(
+          /^(package\.json|README\.md|dist\/.*\.(js|d\.ts)|dist\/consumer-runner\/index\.mjs(\.map)?)$/,
+        );
+      }
     }
     expect(
       paths(byName('ackline')).filter(
@@ -111,8 +115,17 @@ describe('the packages a user installs', () => {
       expect.arrayContaining([
         'dist/infra/constructs/subscription-consumer.js',
         'dist/infra/constructs/subscription-consumer.d.ts',
+        // The subscription runner, prebuilt: the construct deploys it, the user's app bundles nothing.
+        'dist/consumer-runner/index.mjs',
       ]),
     );
+    // The user's handler package: acklineConsumer() and its types, nothing of ackline's engine.
+    expect(
+      paths(byName('@ackline/lambda')).filter(
+        (path) =>
+          !/^dist\/lambda\/|^dist\/application\/consumers\/consumer-message\.|^package\.json$/.test(path),
+      ),
+    ).toEqual([]);
     expect(paths(byName('@ackline/cdk')).filter((path) => /stack|functions\/|adapters\//.test(path))).toEqual(
       [],
     );
@@ -134,19 +147,14 @@ describe('the packages a user installs', () => {
     );
   });
 
-  it('depend on nothing they do not use: the SDK on nothing, the construct only on its peers', async () => {
+  it('depend on nothing they do not use: the SDK and the handler on nothing, the construct only on its peers', async () => {
     expect(byName('ackline').manifest.dependencies ?? {}).toEqual({});
+    expect(byName('@ackline/lambda').manifest.dependencies ?? {}).toEqual({});
     expect(byName('@ackline/cdk').manifest.dependencies ?? {}).toEqual({});
     expect(byName('@ackline/cdk').manifest.peerDependencies).toEqual({
       'aws-cdk-lib': '^2.276.0',
       constructs: '^10.8.1',
     });
-    expect(Object.keys(byName('@ackline/lambda').manifest.dependencies ?? {}).sort()).toEqual([
-      '@aws-lambda-powertools/logger',
-      '@aws-lambda-powertools/metrics',
-      '@aws-sdk/client-dynamodb',
-      '@aws-sdk/client-sqs',
-    ]);
     // What the compiled SDK imports: Node's built-ins and its own files only.
     const sdkDir = join(project, 'node_modules/ackline/dist');
     const imported = new Set<string>();
@@ -171,6 +179,7 @@ describe('the packages a user installs', () => {
     expect(sdk?.packages).toEqual(['ackline']);
     expect(sdk?.bytes).toBeLessThan(400_000);
     expect(sizes.find((s) => s.name === '@ackline/cdk')?.packages).toEqual(['@ackline/cdk']);
+    expect(sizes.find((s) => s.name === '@ackline/lambda')?.packages).toEqual(['@ackline/lambda']);
   });
 
   it('load in plain Node and produce and consume against the embedded stack (.mjs, no loader)', async () => {
@@ -213,10 +222,20 @@ describe('the packages a user installs', () => {
     const types = Object.values(template.Resources).map((resource) => resource.Type);
     expect(types.filter((type) => type === 'AWS::Lambda::EventSourceMapping')).toHaveLength(2);
     expect(types.filter((type) => type === 'Custom::AWS')).toHaveLength(2);
-    const billing = Object.values(template.Resources).find(
-      (resource) =>
-        resource.Type === 'AWS::Lambda::Function' && resource.Properties.Handler === 'index.handler',
+    const functions = Object.values(template.Resources).filter(
+      (resource) => resource.Type === 'AWS::Lambda::Function',
     );
-    expect(JSON.stringify(billing?.Properties.Environment)).toContain('persistent://public/default/orders');
+    // The user's function gets no ackline environment; the runner beside it is configured by names.
+    const runner = functions.find((resource) =>
+      JSON.stringify(resource.Properties.Environment ?? {}).includes('ACKLINE_TOPIC'),
+    );
+    expect(JSON.stringify(runner?.Properties.Environment)).toContain('persistent://public/default/orders');
+    const billing = functions.find(
+      (resource) => resource !== runner && resource.Properties.Handler === 'index.handler',
+    );
+    expect(billing?.Properties.Environment).toBeUndefined();
+    // The runner's asset is the prebuilt bundle, staged from the installed package (no bundler here).
+    const key = (runner?.Properties.Code as { S3Key: string }).S3Key.replace(/\.zip$/, '');
+    expect((await readdir(join(outdir, `asset.${key}`))).sort()).toEqual(['index.mjs', 'index.mjs.map']);
   });
 });

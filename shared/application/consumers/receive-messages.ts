@@ -7,19 +7,11 @@ import { cursorOf, engineOf } from '../engine-ports.ts';
 import type { UseCasePorts } from '../ports.ts';
 import type { Principal } from '../principal.ts';
 import { caughtUpMarks } from '../process-memo.ts';
+import type { ConsumerMessage } from './consumer-message.ts';
 import { dispatchConsumerOf, keySharedMembers, renewLease, requireConsumer } from './consumer-session.ts';
 import { doorbellOf, ringAll, ringAt } from './doorbells.ts';
 
-/** A message as every consumer gets it: HTTP receive and event-driven (Lambda) consumers. */
-export interface ConsumerMessage {
-  readonly messageId: string;
-  readonly payload: string;
-  readonly key: string | null;
-  readonly properties: Readonly<Record<string, string>>;
-  readonly redeliveryCount: number;
-  readonly publishTime: number;
-  readonly eventTime: number | null;
-}
+export type { ConsumerMessage } from './consumer-message.ts';
 
 /** A message handed to an HTTP consumer, with the handle that acknowledges or nacks it. */
 export interface DeliveredMessage extends ConsumerMessage {

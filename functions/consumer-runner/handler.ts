@@ -1,0 +1,49 @@
+import { createDependencies } from '../../shared/adapters/create-dependencies.ts';
+import { LambdaFunctionInvoker } from '../../shared/adapters/lambda/lambda-function-invoker.ts';
+import { ConfigurationError, loadConfig } from '../../shared/config/load-config.ts';
+import { TARGET_FUNCTION_ENV, TARGET_TIMEOUT_MS_ENV } from '../../shared/lambda/consumer-env.ts';
+import {
+  type ConsumerRunnerHandler,
+  consumerSelectorFromEnv,
+  makeConsumerRunner,
+} from '../../shared/lambda/consumer-runner.ts';
+
+/**
+ * The subscription runner's entry point (deployed by the AcklineSubscriptionConsumer construct,
+ * shipped prebuilt in @ackline/cdk): its configuration from the environment the construct sets,
+ * the user's function invoked through Lambda's Invoke API with the runner's own credentials.
+ */
+function fromEnvironment(env: NodeJS.ProcessEnv): ConsumerRunnerHandler {
+  const deps = createDependencies(loadConfig(env), 'consumer-runner');
+  const functionName = required(env, TARGET_FUNCTION_ENV);
+  const targetTimeoutMs = Number(required(env, TARGET_TIMEOUT_MS_ENV));
+  if (!Number.isInteger(targetTimeoutMs) || targetTimeoutMs <= 0) {
+    throw new ConfigurationError(`${TARGET_TIMEOUT_MS_ENV} must be a positive whole number of milliseconds`);
+  }
+  const target = new LambdaFunctionInvoker({
+    functionName,
+    region: required(env, 'AWS_REGION'),
+    // The AWS SDKs' service-specific endpoint variable (as AWS_ENDPOINT_URL_DYNAMODB for the tables).
+    ...(env.AWS_ENDPOINT_URL_LAMBDA ? { endpoint: env.AWS_ENDPOINT_URL_LAMBDA } : {}),
+    // Lambda hands the function its role's credentials in these variables, renewed per container.
+    credentials: async () => ({
+      accessKeyId: required(env, 'AWS_ACCESS_KEY_ID'),
+      secretAccessKey: required(env, 'AWS_SECRET_ACCESS_KEY'),
+      ...(env.AWS_SESSION_TOKEN ? { sessionToken: env.AWS_SESSION_TOKEN } : {}),
+    }),
+  });
+  return makeConsumerRunner(deps, { consumer: consumerSelectorFromEnv(env), target, targetTimeoutMs });
+}
+
+function required(env: NodeJS.ProcessEnv, name: string): string {
+  const value = env[name];
+  if (!value) throw new ConfigurationError(`missing environment variable ${name}`);
+  return value;
+}
+
+let cached: ConsumerRunnerHandler | undefined;
+
+export const handler: ConsumerRunnerHandler = (event, context) => {
+  cached ??= fromEnvironment(process.env);
+  return cached(event, context);
+};

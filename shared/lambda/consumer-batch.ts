@@ -1,0 +1,71 @@
+import type { BatchOrder, ConsumerMessage } from '../application/consumers/consumer-message.ts';
+
+export type { BatchOrder } from '../application/consumers/consumer-message.ts';
+
+/**
+ * What the subscription's runner (ackline's function, which the AcklineSubscriptionConsumer
+ * construct deploys beside yours) invokes your function with: messages it has dispatched to your
+ * consumer and holds for it. The invocation is synchronous: your function's answer decides what
+ * is acknowledged.
+ *
+ * @example
+ * const event: AcklineBatchEvent = {
+ *   acklineBatch: {
+ *     order: 'concurrent',
+ *     messages: [{ messageId: '7:0:-1', payload: 'order 1', key: null, properties: {},
+ *       redeliveryCount: 0, publishTime: 1_700_000_000_000, eventTime: null }],
+ *   },
+ * };
+ */
+export interface AcklineBatchEvent {
+  readonly acklineBatch: {
+    /** How the messages may be processed. */
+    readonly order: BatchOrder;
+    /** The messages, in the order of the subscription (on each partition). */
+    readonly messages: readonly ConsumerMessage[];
+  };
+}
+
+/**
+ * Your function's answer to an {@link AcklineBatchEvent}: the messages whose processing failed
+ * (negatively acknowledged); every other message of the batch is acknowledged. An invocation that
+ * fails (a handler error, a timeout, a crash) or answers anything else acknowledges nothing: its
+ * messages stay held and come back at the ack timeout, counted as a delivery.
+ *
+ * @example
+ * const response: AcklineBatchResponse = { acklineFailures: [{ messageId: '7:0:-1', error: 'Error: no stock' }] };
+ */
+export interface AcklineBatchResponse {
+  readonly acklineFailures: readonly { readonly messageId: string; readonly error: string }[];
+}
+
+/** The event is an ackline batch (what the runner sends), checked before anything is processed. */
+export function isAcklineBatchEvent(event: unknown): event is AcklineBatchEvent {
+  const batch = (event as { acklineBatch?: unknown } | null | undefined)?.acklineBatch as
+    | { order?: unknown; messages?: unknown }
+    | undefined;
+  return (
+    typeof batch === 'object' &&
+    batch !== null &&
+    (batch.order === 'sequential' || batch.order === 'byKey' || batch.order === 'concurrent') &&
+    Array.isArray(batch.messages) &&
+    batch.messages.every(
+      (message: unknown) =>
+        typeof (message as ConsumerMessage | null)?.messageId === 'string' &&
+        typeof (message as ConsumerMessage).payload === 'string',
+    )
+  );
+}
+
+/** The answer is a batch response (what `acklineConsumer()` returns). */
+export function isAcklineBatchResponse(response: unknown): response is AcklineBatchResponse {
+  const failures = (response as { acklineFailures?: unknown } | null | undefined)?.acklineFailures;
+  return (
+    Array.isArray(failures) &&
+    failures.every(
+      (failure: unknown) =>
+        typeof (failure as { messageId?: unknown } | null)?.messageId === 'string' &&
+        typeof (failure as { error?: unknown }).error === 'string',
+    )
+  );
+}

@@ -1,3 +1,4 @@
+import { LambdaClient } from '@aws-sdk/client-lambda';
 import { createDependencies } from '../../shared/adapters/create-dependencies.ts';
 import { LambdaFunctionInvoker } from '../../shared/adapters/lambda/lambda-function-invoker.ts';
 import { ConfigurationError, loadConfig } from '../../shared/config/load-config.ts';
@@ -22,15 +23,9 @@ function fromEnvironment(env: NodeJS.ProcessEnv): ConsumerRunnerHandler {
   }
   const target = new LambdaFunctionInvoker({
     functionName,
-    region: required(env, 'AWS_REGION'),
-    // The AWS SDKs' service-specific endpoint variable (as AWS_ENDPOINT_URL_DYNAMODB for the tables).
-    ...(env.AWS_ENDPOINT_URL_LAMBDA ? { endpoint: env.AWS_ENDPOINT_URL_LAMBDA } : {}),
-    // Lambda hands the function its role's credentials in these variables, renewed per container.
-    credentials: async () => ({
-      accessKeyId: required(env, 'AWS_ACCESS_KEY_ID'),
-      secretAccessKey: required(env, 'AWS_SECRET_ACCESS_KEY'),
-      ...(env.AWS_SESSION_TOKEN ? { sessionToken: env.AWS_SESSION_TOKEN } : {}),
-    }),
+    // Region and credentials as Lambda hands them to the runner (AWS_REGION, its role's keys);
+    // AWS_ENDPOINT_URL_LAMBDA, the SDKs' service-specific endpoint variable, points it elsewhere.
+    client: new LambdaClient({}),
   });
   return makeConsumerRunner(deps, { consumer: consumerSelectorFromEnv(env), target, targetTimeoutMs });
 }

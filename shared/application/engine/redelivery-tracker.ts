@@ -108,7 +108,7 @@ export async function pickUpDue(
         timers.push(...outcome.timers);
         record = outcome.record;
         pages = outcome.pages;
-      } else if (outcome.kind === 'stale') {
+      } else if (outcome.kind === 'stale' || outcome.kind === 'deadLettered') {
         await ctx.store.deleteTracker(cursor.cursorId, [entry]);
       } else {
         allSettled = false;
@@ -184,6 +184,8 @@ type TakeOutcome =
     }
   /** The run no longer is in the state the entry names: delete the entry. */
   | { readonly kind: 'stale' }
+  /** Published to the dead-letter topic and acknowledged: delete the entry (never judge it again). */
+  | { readonly kind: 'deadLettered' }
   /** Key_Shared: due, but for another member (or this one is recently joined). */
   | { readonly kind: 'notMine' }
   /** Its run does not say so yet (a write in flight, or one that died): leave it. */
@@ -222,7 +224,7 @@ async function takeTrackerEntry(
     await deadLetter.publish(stored, run.deliveries);
     await ctx.store.putTracker(cursor.cursorId, others);
     await ctx.store.acknowledge(cursor.cursorId, unacked);
-    return { kind: 'stale' };
+    return { kind: 'deadLettered' };
   }
   const taken: { position: Position; entry: StoredEntry }[] = [];
   for (const position of unacked) {

@@ -10,7 +10,7 @@ export function engineOf(ports: UseCasePorts): EngineContext {
     store: ports.dispatch,
     ledger: ports.ledger,
     clock: ports.clock,
-    limits: DEFAULT_ENGINE_LIMITS,
+    limits: ports.engineLimits ?? DEFAULT_ENGINE_LIMITS,
     recentState: (partition) => recentLedgerState(ports, partition),
     ...(ports.pauseAfterConflict ? { pauseAfterConflict: ports.pauseAfterConflict } : {}),
   };

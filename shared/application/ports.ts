@@ -14,6 +14,7 @@ import type { PolicyStore } from '../ports/policy-store.ts';
 import type { Scheduler } from '../ports/scheduler.ts';
 import type { TenantCatalog } from '../ports/tenant-catalog.ts';
 import type { TopicCatalog } from '../ports/topic-catalog.ts';
+import type { EngineLimits } from './engine/engine-context.ts';
 
 /** Fresh identifiers (cursor ids, consumer ids); injected so tests can fix them. */
 export interface IdGenerator {
@@ -48,6 +49,8 @@ export interface UseCasePorts {
   readonly settings: { readonly clusterName: string };
   /** Optional: what the use cases count (delivered, acked, nacked, ...). */
   readonly counters?: Counters;
+  /** Optional: the delivery engine's limits (default DEFAULT_ENGINE_LIMITS); tests lower them. */
+  readonly engineLimits?: EngineLimits;
   /** Optional: the wait after a lost claim (see EngineContext.pauseAfterConflict); default none. */
   readonly pauseAfterConflict?: (attempt: number) => Promise<void>;
 }

@@ -4,6 +4,7 @@ import type { TopicName } from '../domain/topic-name.ts';
 import type { SubscriptionRecord } from '../ports/topic-catalog.ts';
 import { requireAction } from './authorization.ts';
 import { subscriptionKey } from './consumers/consumer-session.ts';
+import { dispatchWindowSize } from './engine/dispatcher.ts';
 import { pendingSummary } from './engine/pending-summary.ts';
 import { engineOf } from './engine-ports.ts';
 import { jsonId } from './json-id.ts';
@@ -20,6 +21,12 @@ export interface ConsumerStats {
   connectedSince: string;
   /** Entries handed to it and not acknowledged. */
   unackedMessages: number;
+  /**
+   * HTTP consumers: the `maxMessages` of its receive call waiting now (Pulsar's permits of a
+   * consumer that pulls), 0 while none waits. Absent for a Lambda consumer (it does not pull: it
+   * is invoked when something is due).
+   */
+  availablePermits?: number;
 }
 
 export interface SubscriptionStats {
@@ -39,6 +46,12 @@ export interface SubscriptionStats {
   /** Epoch ms; absent when nothing was ever handed out. */
   lastConsumedTimestamp?: number;
   isDurable: boolean;
+  /**
+   * First deliveries are paused: the window from mark-delete (over what is acknowledged) to the
+   * read position holds the subscription's cap of unacknowledged entries
+   * (maxUnackedMessagesPerSubscription, 200,000).
+   */
+  blockedSubscriptionOnUnackedMsgs: boolean;
   consumers: ConsumerStats[];
 }
 
@@ -158,6 +171,9 @@ function addInto(total: TopicStats, stats: TopicStats): void {
       const newest = Math.max(sum[field] ?? 0, sub[field] ?? 0);
       if (newest > 0) sum[field] = newest;
     }
+    sum.blockedSubscriptionOnUnackedMsgs ||= sub.blockedSubscriptionOnUnackedMsgs;
+    // One consumer reads every partition: its unacked entries add up; its receive call (permits)
+    // is one, whichever partition it takes from.
     for (const consumer of sub.consumers) {
       const known = sum.consumers.find((c) => c.consumerId === consumer.consumerId);
       if (known) known.unackedMessages += consumer.unackedMessages;
@@ -205,8 +221,8 @@ async function subscriptionStats(
 ): Promise<SubscriptionStats> {
   const ctx = engineOf(ports);
   const cursor = { partition, cursorId: subscription.cursorId, type: subscription.type };
-  const { cursor: loaded } = await loadCursor(ports, partition, subscription);
-  const msgBacklog = loaded.backlog();
+  const loaded = await loadCursor(ports, partition, subscription);
+  const msgBacklog = loaded.cursor.backlog();
   const summary = await pendingSummary(ctx, cursor);
   const head = (await ports.dispatch.readHead(subscription.cursorId))?.head;
   const counters = await ports.dispatch.readCounters(subscription.cursorId);
@@ -218,6 +234,10 @@ async function subscriptionStats(
   const out = sumRates(rateOf(claimed, now), rateOf(counters.out, now));
   const lastConsumed = newest(claimed, counters.out);
   const consumers = await consumersOf(ports, partition, subscription, summary.unackedByConsumer);
+  // As the dispatcher decides (it folds what is acknowledged at mark-delete before it pauses).
+  const window = head
+    ? dispatchWindowSize(loaded.cursor.markDeletePosition, head.readPosition, loaded.state.ledgers)
+    : 0;
   return {
     type: subscription.type,
     msgBacklog,
@@ -233,6 +253,7 @@ async function subscriptionStats(
     ...(summary.lastAckedAtMs !== undefined ? { lastAckedTimestamp: summary.lastAckedAtMs } : {}),
     ...(lastConsumed !== undefined ? { lastConsumedTimestamp: lastConsumed } : {}),
     isDurable: true,
+    blockedSubscriptionOnUnackedMsgs: window >= ctx.limits.maxUnackedPerSubscription,
     consumers,
   };
 }
@@ -242,7 +263,10 @@ function newest(...counters: (RateCounter | undefined)[]): number | undefined {
   return times.length > 0 ? Math.max(...times) : undefined;
 }
 
-/** The subscription's live consumers that read this partition, from the consumer registry. */
+/**
+ * The subscription's live consumers that read this partition, from the consumer registry (its
+ * members' leases, with the receive call each has waiting, and one record per member).
+ */
 async function consumersOf(
   ports: UseCasePorts,
   partition: TopicName,
@@ -250,16 +274,25 @@ async function consumersOf(
   unacked: ReadonlyMap<string, number>,
 ): Promise<ConsumerStats[]> {
   const key = subscriptionKey(partition.partitionedTopicName.toString(), subscription.name);
-  const ids = await ports.consumers.members(key, ports.clock.nowMs());
-  const records = await Promise.all(ids.map((id) => ports.consumers.get(id)));
-  return records
-    .filter((record) => record?.partitions.some((p) => p.cursorId === subscription.cursorId))
-    .map((record) => ({
-      consumerName: record?.consumerName as string,
-      consumerId: record?.consumerId as string,
-      connectedSince: new Date(record?.createdAtMs as number).toISOString(),
-      unackedMessages: unacked.get(record?.consumerId as string) ?? 0,
-    }));
+  const now = ports.clock.nowMs();
+  const leases = (await ports.consumers.leases(key)).filter((lease) => lease.untilMs >= now);
+  const records = await Promise.all(leases.map((lease) => ports.consumers.get(lease.consumerId)));
+  const consumers: ConsumerStats[] = [];
+  leases.forEach((lease, index) => {
+    const record = records[index];
+    if (!record?.partitions.some((p) => p.cursorId === subscription.cursorId)) return;
+    const receive = lease.receive;
+    consumers.push({
+      consumerName: record.consumerName,
+      consumerId: record.consumerId,
+      connectedSince: new Date(record.createdAtMs).toISOString(),
+      unackedMessages: unacked.get(record.consumerId) ?? 0,
+      ...(record.kind === 'lambda'
+        ? {}
+        : { availablePermits: receive && receive.untilMs > now ? receive.maxMessages : 0 }),
+    });
+  });
+  return consumers;
 }
 
 export interface CursorInternalStats {

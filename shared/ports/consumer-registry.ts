@@ -52,6 +52,27 @@ export interface ConsumerRecord {
 }
 
 /**
+ * An HTTP consumer's receive call that is waiting for messages (a long poll that found nothing
+ * yet): Pulsar's flow permits of a consumer that pulls. Recorded with the lease when the call
+ * starts to wait, cleared when it returns with messages; past `untilMs` the call has returned.
+ */
+export interface WaitingReceive {
+  /** The call's `maxMessages`: how many it takes at most. */
+  readonly maxMessages: number;
+  /** When it started to wait (epoch ms). */
+  readonly sinceMs: number;
+  /** When its wait ends at the latest (epoch ms). */
+  readonly untilMs: number;
+}
+
+/** A member of a subscription: the end of its lease and, while one waits, its receive call. */
+export interface MemberLease {
+  readonly consumerId: string;
+  readonly untilMs: number;
+  readonly receive?: WaitingReceive;
+}
+
+/**
  * HTTP consumers and who may read a subscription: the owner of an Exclusive
  * or Failover subscription (a lease, renewed while the consumer polls), and
  * the live members of a Key_Shared one.
@@ -60,13 +81,25 @@ export interface ConsumerRegistry {
   register(record: ConsumerRecord): Promise<void>;
   get(consumerId: string): Promise<ConsumerRecord | undefined>;
   delete(consumerId: string): Promise<void>;
-  /** Marks `consumerId` alive until `untilMs` among the subscription's members. */
-  heartbeat(subscriptionKey: string, consumerId: string, untilMs: number): Promise<void>;
+  /**
+   * Marks `consumerId` alive until `untilMs` among the subscription's members. `receive`: the
+   * receive call of it that waits now, or null when none does any more; absent: left as it was
+   * (a renewal from a heartbeat or another call must not clear a wait under way). One write.
+   */
+  heartbeat(
+    subscriptionKey: string,
+    consumerId: string,
+    untilMs: number,
+    options?: { readonly receive?: WaitingReceive | null },
+  ): Promise<void>;
   leave(subscriptionKey: string, consumerId: string): Promise<void>;
   /** Live members, sorted. */
   members(subscriptionKey: string, nowMs: number): Promise<string[]>;
   /** Members whose lease ended before `nowMs` (gone without closing), sorted. */
   expired(subscriptionKey: string, nowMs: number): Promise<string[]>;
-  /** Every member with the end of its lease (epoch ms), sorted by id. One strong Query. */
-  leases(subscriptionKey: string): Promise<{ readonly consumerId: string; readonly untilMs: number }[]>;
+  /**
+   * Every member with the end of its lease (epoch ms) and its waiting receive, sorted by id. One
+   * strong Query.
+   */
+  leases(subscriptionKey: string): Promise<MemberLease[]>;
 }

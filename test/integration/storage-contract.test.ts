@@ -1106,6 +1106,31 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
     });
   });
 
+  describe('ConsumerRegistry', () => {
+    it("keeps each member's lease and waiting receive: a renewal leaves the receive, null clears it", async () => {
+      const { consumerRegistry: registry } = storage();
+      const key = JSON.stringify([`persistent://${uniqueNamespace()}/orders`, 'sub']);
+      const receive = { maxMessages: 7, sinceMs: 1_000, untilMs: 21_000 };
+      await registry.heartbeat(key, 'b', 50_000);
+      await registry.heartbeat(key, 'a', 60_000, { receive });
+      expect(await registry.leases(key)).toEqual([
+        { consumerId: 'a', untilMs: 60_000, receive },
+        { consumerId: 'b', untilMs: 50_000 },
+      ]);
+
+      // A renewal without `receive` (a heartbeat, another call) keeps the wait under way.
+      await registry.heartbeat(key, 'a', 65_000);
+      expect((await registry.leases(key))[0]).toEqual({ consumerId: 'a', untilMs: 65_000, receive });
+      await registry.heartbeat(key, 'a', 70_000, { receive: null });
+      expect((await registry.leases(key))[0]).toEqual({ consumerId: 'a', untilMs: 70_000 });
+
+      expect(await registry.members(key, 55_000)).toEqual(['a']);
+      expect(await registry.expired(key, 55_000)).toEqual(['b']);
+      await registry.leave(key, 'a');
+      expect(await registry.leases(key)).toEqual([{ consumerId: 'b', untilMs: 50_000 }]);
+    });
+  });
+
   describe('Ledger', () => {
     it('initialize creates one empty ledger owned by the partition and is idempotent', async () => {
       const ledger = storage().ledger(5);

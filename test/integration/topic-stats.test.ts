@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { AdminApi, TopicRef } from '../support/admin-fixtures.ts';
-import { ConsumerApi, type TestConsumer } from '../support/consumer-fixtures.ts';
+import { ConsumerApi, sleep, subscribePath, type TestConsumer } from '../support/consumer-fixtures.ts';
 
 // Issue 13, criterion 1: stats that are true, over real HTTP against the shared embedded stack.
 // Known traffic in; the numbers out are the traffic's (rates: within what the window allows).
@@ -25,7 +25,14 @@ interface Sub {
   msgRateRedeliver: number;
   lastAckedTimestamp?: number;
   lastConsumedTimestamp?: number;
-  consumers: { consumerName: string; unackedMessages: number; connectedSince: string }[];
+  blockedSubscriptionOnUnackedMsgs: boolean;
+  consumers: {
+    consumerName: string;
+    consumerId: string;
+    unackedMessages: number;
+    connectedSince: string;
+    availablePermits?: number;
+  }[];
 }
 interface Stats {
   msgRateIn: number;
@@ -113,5 +120,54 @@ describe('topic stats over HTTP', () => {
     const plain = TopicRef.unique('plainstats');
     await api.createTopic(plain);
     expect((await api.send('GET', `${plain.adminPath}/partitioned-stats`)).status).toBe(404);
+  });
+
+  it('availablePermits: the maxMessages of a receive that waits, 0 once it returned; none for a Lambda consumer', async () => {
+    const topic = TopicRef.unique('permits');
+    await api.createTopic(topic);
+    const poller = await consumers.subscribe(topic, 'sub', {
+      subscriptionType: 'Shared',
+      consumerName: 'poller',
+      subscriptionInitialPosition: 'Earliest',
+    });
+    opened.push(poller);
+    // An event-driven consumer of the same subscription: it does not pull, so it has no permits.
+    const lambda = await api.expectStatus(200, 'POST', subscribePath(topic, 'sub'), {
+      body: {
+        subscriptionType: 'Shared',
+        consumerKind: 'lambda',
+        functionTimeoutMs: 20_000,
+        consumerName: 'fn',
+      },
+    });
+    const lambdaId = (lambda.body as { consumerId: string }).consumerId;
+    const consumersNow = async () =>
+      ((await api.expectStatus(200, 'GET', `${topic.adminPath}/stats`)).body as Stats).subscriptions.sub
+        ?.consumers ?? [];
+    const permitsOf = async (name: string) =>
+      (await consumersNow()).find((c) => c.consumerName === name)?.availablePermits;
+
+    expect(await permitsOf('poller')).toBe(0);
+    const waiting = poller.receive(7, 15_000);
+    // The receive records its wait after its first look finds nothing.
+    let seen = await permitsOf('poller');
+    for (const deadline = Date.now() + 10_000; seen !== 7 && Date.now() < deadline; ) {
+      await sleep(50);
+      seen = await permitsOf('poller');
+    }
+    expect(seen).toBe(7);
+    const fn = (await consumersNow()).find((c) => c.consumerId === lambdaId);
+    expect(fn).toMatchObject({ consumerName: 'fn', unackedMessages: 0 });
+    expect(fn && 'availablePermits' in fn).toBe(false);
+
+    await api.produceMany(topic, 2);
+    const taken = await waiting;
+    expect(taken.length).toBeGreaterThan(0);
+    const after = (await consumersNow()).find((c) => c.consumerName === 'poller');
+    expect(after).toMatchObject({ availablePermits: 0, unackedMessages: taken.length });
+    expect(
+      ((await api.expectStatus(200, 'GET', `${topic.adminPath}/stats`)).body as Stats).subscriptions.sub
+        ?.blockedSubscriptionOnUnackedMsgs,
+    ).toBe(false);
   });
 });

@@ -1,9 +1,14 @@
-import type { ConsumerRecord, ConsumerRegistry } from '../../shared/ports/consumer-registry.ts';
+import type {
+  ConsumerRecord,
+  ConsumerRegistry,
+  MemberLease,
+  WaitingReceive,
+} from '../../shared/ports/consumer-registry.ts';
 
-/** ConsumerRegistry in memory: records by id, members with the end of their lease. */
+/** ConsumerRegistry in memory: records by id, members with the end of their lease (and waiting receive). */
 export class InMemoryConsumerRegistry implements ConsumerRegistry {
   readonly records = new Map<string, ConsumerRecord>();
-  private readonly memberships = new Map<string, Map<string, number>>();
+  private readonly memberships = new Map<string, Map<string, MemberLease>>();
 
   async register(record: ConsumerRecord): Promise<void> {
     this.records.set(record.consumerId, structuredClone(record));
@@ -18,9 +23,15 @@ export class InMemoryConsumerRegistry implements ConsumerRegistry {
     this.records.delete(consumerId);
   }
 
-  async heartbeat(subscriptionKey: string, consumerId: string, untilMs: number): Promise<void> {
-    const members = this.memberships.get(subscriptionKey) ?? new Map<string, number>();
-    members.set(consumerId, untilMs);
+  async heartbeat(
+    subscriptionKey: string,
+    consumerId: string,
+    untilMs: number,
+    options: { readonly receive?: WaitingReceive | null } = {},
+  ): Promise<void> {
+    const members = this.memberships.get(subscriptionKey) ?? new Map<string, MemberLease>();
+    const receive = options.receive === undefined ? members.get(consumerId)?.receive : options.receive;
+    members.set(consumerId, { consumerId, untilMs, ...(receive ? { receive: { ...receive } } : {}) });
     this.memberships.set(subscriptionKey, members);
   }
 
@@ -29,22 +40,20 @@ export class InMemoryConsumerRegistry implements ConsumerRegistry {
   }
 
   async members(subscriptionKey: string, nowMs: number): Promise<string[]> {
-    return [...(this.memberships.get(subscriptionKey) ?? [])]
-      .filter(([, until]) => until >= nowMs)
-      .map(([id]) => id)
-      .sort();
+    return (await this.leases(subscriptionKey))
+      .filter(({ untilMs }) => untilMs >= nowMs)
+      .map(({ consumerId }) => consumerId);
   }
 
-  async leases(subscriptionKey: string): Promise<{ consumerId: string; untilMs: number }[]> {
-    return [...(this.memberships.get(subscriptionKey) ?? [])]
-      .map(([consumerId, untilMs]) => ({ consumerId, untilMs }))
+  async leases(subscriptionKey: string): Promise<MemberLease[]> {
+    return [...(this.memberships.get(subscriptionKey)?.values() ?? [])]
+      .map((lease) => structuredClone(lease))
       .sort((a, b) => (a.consumerId < b.consumerId ? -1 : 1));
   }
 
   async expired(subscriptionKey: string, nowMs: number): Promise<string[]> {
-    return [...(this.memberships.get(subscriptionKey) ?? [])]
-      .filter(([, until]) => until < nowMs)
-      .map(([id]) => id)
-      .sort();
+    return (await this.leases(subscriptionKey))
+      .filter(({ untilMs }) => untilMs < nowMs)
+      .map(({ consumerId }) => consumerId);
   }
 }

@@ -1,5 +1,15 @@
-import { type DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
-import type { ConsumerRecord, ConsumerRegistry } from '../../ports/consumer-registry.ts';
+import {
+  type DynamoDBClient,
+  GetItemCommand,
+  PutItemCommand,
+  UpdateItemCommand,
+} from '@aws-sdk/client-dynamodb';
+import type {
+  ConsumerRecord,
+  ConsumerRegistry,
+  MemberLease,
+  WaitingReceive,
+} from '../../ports/consumer-registry.ts';
 import { catalogKeys, itemKey } from './catalog-keys.ts';
 import { deleteAll, N, num, queryAll, S, str } from './dynamodb-support.ts';
 
@@ -8,7 +18,7 @@ import { deleteAll, N, num, queryAll, S, str } from './dynamodb-support.ts';
  *
  * | pk | sk | attributes |
  * | `CONS#<consumerId>` | `M` | `d` the record (JSON) |
- * | `MEM#<topic>|<subscription>` | `<consumerId>` | `u` alive until (ms) |
+ * | `MEM#<topic>|<subscription>` | `<consumerId>` | `u` alive until (ms); while a receive waits: `rm` its maxMessages, `rs` since, `ru` until (ms) |
  */
 export class DynamoDbConsumerRegistry implements ConsumerRegistry {
   constructor(
@@ -41,11 +51,31 @@ export class DynamoDbConsumerRegistry implements ConsumerRegistry {
     await deleteAll(this.client, this.tableName, [itemKey(catalogKeys.consumer(consumerId))]);
   }
 
-  async heartbeat(subscriptionKey: string, consumerId: string, untilMs: number): Promise<void> {
+  /** An UpdateItem: the lease, and the waiting receive only when `receive` is given. */
+  async heartbeat(
+    subscriptionKey: string,
+    consumerId: string,
+    untilMs: number,
+    options: { readonly receive?: WaitingReceive | null } = {},
+  ): Promise<void> {
+    const receive = options.receive;
+    const update =
+      receive === undefined
+        ? 'SET u = :u'
+        : receive === null
+          ? 'SET u = :u REMOVE rm, rs, ru'
+          : 'SET u = :u, rm = :rm, rs = :rs, ru = :ru';
     await this.client.send(
-      new PutItemCommand({
+      new UpdateItemCommand({
         TableName: this.tableName,
-        Item: { ...itemKey(catalogKeys.membership(subscriptionKey, consumerId)), u: N(untilMs) },
+        Key: itemKey(catalogKeys.membership(subscriptionKey, consumerId)),
+        UpdateExpression: update,
+        ExpressionAttributeValues: {
+          ':u': N(untilMs),
+          ...(receive
+            ? { ':rm': N(receive.maxMessages), ':rs': N(receive.sinceMs), ':ru': N(receive.untilMs) }
+            : {}),
+        },
       }),
     );
   }
@@ -57,19 +87,18 @@ export class DynamoDbConsumerRegistry implements ConsumerRegistry {
   }
 
   async expired(subscriptionKey: string, nowMs: number): Promise<string[]> {
-    return (await this.leaseList(subscriptionKey)).filter(([, until]) => until < nowMs).map(([id]) => id);
+    return (await this.leases(subscriptionKey))
+      .filter(({ untilMs }) => untilMs < nowMs)
+      .map(({ consumerId }) => consumerId);
   }
 
   async members(subscriptionKey: string, nowMs: number): Promise<string[]> {
-    return (await this.leaseList(subscriptionKey)).filter(([, until]) => until >= nowMs).map(([id]) => id);
+    return (await this.leases(subscriptionKey))
+      .filter(({ untilMs }) => untilMs >= nowMs)
+      .map(({ consumerId }) => consumerId);
   }
 
-  async leases(subscriptionKey: string): Promise<{ consumerId: string; untilMs: number }[]> {
-    return (await this.leaseList(subscriptionKey)).map(([consumerId, untilMs]) => ({ consumerId, untilMs }));
-  }
-
-  /** Every member of the subscription with the end of its lease, sorted by id. One strong Query. */
-  private async leaseList(subscriptionKey: string): Promise<[string, number][]> {
+  async leases(subscriptionKey: string): Promise<MemberLease[]> {
     const items = await queryAll(this.client, {
       TableName: this.tableName,
       KeyConditionExpression: 'pk = :pk',
@@ -77,7 +106,16 @@ export class DynamoDbConsumerRegistry implements ConsumerRegistry {
       ConsistentRead: true,
     });
     return items
-      .map((item): [string, number] => [str(item, 'sk') as string, num(item, 'u') ?? 0])
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      .map((item): MemberLease => {
+        const maxMessages = num(item, 'rm');
+        return {
+          consumerId: str(item, 'sk') as string,
+          untilMs: num(item, 'u') ?? 0,
+          ...(maxMessages === undefined
+            ? {}
+            : { receive: { maxMessages, sinceMs: num(item, 'rs') ?? 0, untilMs: num(item, 'ru') ?? 0 } }),
+        };
+      })
+      .sort((a, b) => (a.consumerId < b.consumerId ? -1 : a.consumerId > b.consumerId ? 1 : 0));
   }
 }

@@ -3,7 +3,7 @@ import { ForbiddenError, NotFoundError } from '../../domain/errors.ts';
 import { Position } from '../../domain/position.ts';
 import { isCumulativeAckType } from '../../domain/subscription-type.ts';
 import { TopicName } from '../../domain/topic-name.ts';
-import type { ConsumerPartition, ConsumerRecord } from '../../ports/consumer-registry.ts';
+import type { ConsumerPartition, ConsumerRecord, WaitingReceive } from '../../ports/consumer-registry.ts';
 import { markConsumerActive } from '../activity.ts';
 import { requireAction, requirePrincipal } from '../authorization.ts';
 import { ackTimeoutDelayMs } from '../consumer-policy.ts';
@@ -76,19 +76,44 @@ export async function renewLease(ports: UseCasePorts, consumer: ConsumerRecord):
   await markConsumerActive(ports, consumer);
   if (consumer.kind === 'lambda') return;
   const now = ports.clock.nowMs();
-  const renewed = renewals(ports);
-  if ((renewed.get(consumer.consumerId) ?? 0) > now - RENEW_AFTER_MS) return;
-  await ports.consumers.heartbeat(
-    subscriptionKey(consumer.topic, consumer.subscription),
-    consumer.consumerId,
-    now + leaseMsOf(consumer),
-  );
-  renewed.set(consumer.consumerId, now);
+  if ((renewals(ports).get(consumer.consumerId) ?? 0) > now - RENEW_AFTER_MS) return;
+  await writeLease(ports, consumer, undefined);
   if (isCumulativeAckType(consumer.subscriptionType) && consumer.partitions.length > 1) {
     // An Exclusive/Failover owner of several partitions keeps every one of them, also those its
     // receives did not reach lately (a receive stops at `max` messages).
     await renewOwnership(ports, consumer);
   }
+}
+
+/**
+ * Records an HTTP consumer's receive call that starts to wait (`receive`), or that a call which
+ * waited returned messages (null): Pulsar's permits of a consumer that pulls, read by the
+ * topic stats. One write, which also renews the lease (the next renewal is skipped for
+ * RENEW_AFTER_MS). Nothing for a Lambda consumer (it does not pull).
+ */
+export async function recordWaitingReceive(
+  ports: UseCasePorts,
+  consumer: ConsumerRecord,
+  receive: WaitingReceive | null,
+): Promise<void> {
+  if (consumer.kind === 'lambda') return;
+  await writeLease(ports, consumer, receive);
+}
+
+/** The membership write: the lease from now; the waiting receive when given (null clears it). */
+async function writeLease(
+  ports: UseCasePorts,
+  consumer: ConsumerRecord,
+  receive: WaitingReceive | null | undefined,
+): Promise<void> {
+  const now = ports.clock.nowMs();
+  await ports.consumers.heartbeat(
+    subscriptionKey(consumer.topic, consumer.subscription),
+    consumer.consumerId,
+    now + leaseMsOf(consumer),
+    receive === undefined ? {} : { receive },
+  );
+  renewals(ports).set(consumer.consumerId, now);
 }
 
 /** Renews (or takes, when none is alive) the ownership of every partition of `consumer`. */

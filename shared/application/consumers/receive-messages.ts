@@ -1,13 +1,20 @@
 import { type DeliveryHandle, encodeDeliveryHandle } from '../../domain/delivery-token.ts';
 import { DeadLetterRefusedError, NotFoundError } from '../../domain/errors.ts';
-import type { ConsumerPartition, ConsumerRecord } from '../../ports/consumer-registry.ts';
+import type { ConsumerPartition, ConsumerRecord, WaitingReceive } from '../../ports/consumer-registry.ts';
+import { markConsumerActive } from '../activity.ts';
 import { dispatch } from '../engine/dispatcher.ts';
 import type { Delivery } from '../engine/engine-context.ts';
 import { cursorOf, engineOf } from '../engine-ports.ts';
 import type { UseCasePorts } from '../ports.ts';
 import type { Principal } from '../principal.ts';
 import { caughtUpMarks } from '../process-memo.ts';
-import { dispatchConsumerOf, keySharedMembers, renewLease, requireConsumer } from './consumer-session.ts';
+import {
+  dispatchConsumerOf,
+  keySharedMembers,
+  recordWaitingReceive,
+  renewLease,
+  requireConsumer,
+} from './consumer-session.ts';
 import { doorbellOf, ringAll, ringAt } from './doorbells.ts';
 
 /** A message as every consumer gets it: HTTP receive and event-driven (Lambda) consumers. */
@@ -101,12 +108,16 @@ async function dispatchEach(
 
 /**
  * Receive up to `max` messages, waiting up to `waitMs` for the first (Pulsar's receive over HTTP).
- * 1. The consumer's lease is renewed (every call renews it).
+ * 1. The consumer's lease is renewed (every call renews it; a call that may wait renews it after
+ *    its first look, by the record of its wait when it waits: one write for both).
  * 2. The dispatcher hands out due redeliveries, a replay, then first deliveries, each recorded as
  *    held by this consumer before it is returned (nothing handed out is lost if this call dies).
- * 3. Nothing to give: wait on the subscription's doorbell (rung by publishes and timers), at most
- *    the remaining wait, then read the consumer again (a close meanwhile refuses the claim: an
- *    abandoned poll takes nothing after the close) and go again.
+ * 3. Nothing to give: the call records that it waits (its `max` until its deadline: the consumer's
+ *    permits in the topic stats), then waits on the subscription's doorbell (rung by publishes and
+ *    timers), at most the remaining wait, reads the consumer again (a close meanwhile refuses the
+ *    claim: an abandoned poll takes nothing after the close) and goes again. When it then returns
+ *    messages, it records that it no longer waits; an empty answer at the deadline needs no write
+ *    (the record ends there).
  */
 export async function receiveMessages(
   ports: UseCasePorts,
@@ -116,8 +127,12 @@ export async function receiveMessages(
   waitMs: number,
 ): Promise<DeliveredMessage[]> {
   let consumer = await requireConsumer(ports, principal, consumerId);
-  await renewLease(ports, consumer);
+  const mayWait = waitMs > 0 && consumer.kind !== 'lambda';
+  if (mayWait) await markConsumerActive(ports, consumer);
+  else await renewLease(ports, consumer);
   const deadline = ports.clock.nowMs() + waitMs;
+  /** This call's record of its wait, once it waited. */
+  let waiting: WaitingReceive | undefined;
   for (let round = 0; ; round++) {
     const single =
       consumer.partitions.length === 1 ? (consumer.partitions[0] as ConsumerPartition) : undefined;
@@ -134,9 +149,16 @@ export async function receiveMessages(
       if (caughtUp.has(single.cursorId)) caughtUpMarks.mark(ports, single.cursorId);
       else caughtUpMarks.forget(ports, single.cursorId);
     }
-    if (taken.length > 0) return taken.map(({ partition, delivery }) => delivered(partition, delivery));
     const remaining = deadline - ports.clock.nowMs();
-    if (remaining <= 0) return [];
+    if (taken.length > 0 || remaining <= 0) {
+      if (waiting && taken.length > 0) await recordWaitingReceive(ports, consumer, null);
+      else if (mayWait && !waiting) await renewLease(ports, consumer);
+      return taken.map(({ partition, delivery }) => delivered(partition, delivery));
+    }
+    if (!waiting) {
+      waiting = { maxMessages: max, sinceMs: ports.clock.nowMs(), untilMs: deadline };
+      await recordWaitingReceive(ports, consumer, waiting);
+    }
     const partition = consumer.partitions[round % consumer.partitions.length] as ConsumerPartition;
     // A round that trusted the mark instead of reading the cursor waits no longer than the mark is
     // trusted: the ring it did not find may have gone to another process.

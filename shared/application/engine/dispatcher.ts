@@ -6,7 +6,7 @@ import { Position } from '../../domain/position.ts';
 import { bump } from '../../domain/rate-counter.ts';
 import { isCumulativeAckType } from '../../domain/subscription-type.ts';
 import type { HeadRecord, TrackerEntry } from '../../ports/dispatch-store.ts';
-import type { StoredEntry } from '../../ports/ledger.ts';
+import type { LedgerInfo, StoredEntry } from '../../ports/ledger.ts';
 import type {
   Delivery,
   DispatchConsumer,
@@ -421,15 +421,35 @@ async function renewOnly(ctx: EngineContext, request: ClaimRequest, atEnd: boole
  */
 async function windowRoom(ctx: EngineContext, cursor: PartitionCursor, head: DispatchHead): Promise<number> {
   const cap = ctx.limits.maxUnackedPerSubscription;
-  const from = head.markDelete;
-  const to = head.readPosition;
-  if (from.ledgerId === to.ledgerId) return cap - Number(to.entryId - from.entryId - 1n);
+  if (head.markDelete.ledgerId === head.readPosition.ledgerId) {
+    return cap - dispatchWindowSize(head.markDelete, head.readPosition, []);
+  }
   const state = await (ctx.recentState ?? ((partition) => ctx.ledger.state(partition)))(cursor.partition);
-  const ledgers = new LedgerIndex(state?.ledgers ?? []);
+  return cap - dispatchWindowSize(head.markDelete, head.readPosition, state?.ledgers ?? []);
+}
+
+/**
+ * The entries after `markDelete` and before `readPosition` (the dispatch window that the
+ * subscription's cap of unacknowledged entries bounds); 0 when mark-delete is at or past the read
+ * position. `ledgers`: the partition's layout, needed only when the two are in different ledgers.
+ */
+export function dispatchWindowSize(
+  markDelete: Position,
+  readPosition: Position,
+  ledgers: readonly LedgerInfo[],
+): number {
+  if (markDelete.compareTo(readPosition) >= 0) return 0;
+  if (markDelete.ledgerId === readPosition.ledgerId) {
+    return Number(readPosition.entryId - markDelete.entryId - 1n);
+  }
+  const index = new LedgerIndex(ledgers);
   const lastDispatched =
-    to.entryId > 0n ? Position.of(to.ledgerId, to.entryId - 1n) : Position.beforeFirst(to.ledgerId);
-  const size = ledgers.totalEntries === 0n ? 0n : ledgers.ordinal(lastDispatched) - ledgers.ordinal(from);
-  return cap - Number(size);
+    readPosition.entryId > 0n
+      ? Position.of(readPosition.ledgerId, readPosition.entryId - 1n)
+      : Position.beforeFirst(readPosition.ledgerId);
+  return index.totalEntries === 0n
+    ? 0
+    : Math.max(0, Number(index.ordinal(lastDispatched) - index.ordinal(markDelete)));
 }
 
 function minDue(...dues: (number | undefined)[]): number | undefined {

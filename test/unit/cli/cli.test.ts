@@ -593,6 +593,30 @@ describe('ackline-admin issue 13 commands', () => {
     expect(result.requests[0]!.body).toBe(body);
   });
 
+  it.each([
+    [['topics', 'reset-cursor', 't/ns/x', '-s', 'billing', '-t', '1h'], '/subscription/billing/resetcursor/'],
+    [
+      ['topics', 'reset-cursor', 't/ns/x', '-s', 'billing', '-m', '12:3'],
+      '/subscription/billing/resetcursor',
+    ],
+    [['topics', 'clear-backlog', 't/ns/x', '-s', 'billing'], '/subscription/billing/skip_all'],
+    [['topics', 'expire-messages', 't/ns/x', '-s', 'billing', '-t', '60'], '/expireMessages/60'],
+    [
+      ['topics', 'expire-messages-all-subscriptions', 't/ns/x', '-t', '60'],
+      '/all_subscription/expireMessages/60',
+    ],
+  ])('%j --dry-run asks for a dry run and prints its report as JSON', async (argv, pathPart) => {
+    const report = { operation: 'x', dryRun: true, subscriptions: { billing: [] } };
+    const result = await cli([...admin, ...argv, '--dry-run'], { respond: () => jsonResponse(report) });
+
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    const url = new URL(result.requests[0]!.url);
+    expect(url.pathname).toContain(pathPart);
+    expect(url.searchParams.get('dryRun')).toBe('true');
+    expect(JSON.parse(result.stdout)).toEqual(report);
+  });
+
   it('reset-cursor needs exactly one of -t and -m', async () => {
     const neither = await cli([...admin, 'topics', 'reset-cursor', 't/ns/x', '-s', 'b']);
     const both = await cli([

@@ -300,7 +300,9 @@ export interface CursorInternalStats {
   readPosition: string;
   individuallyDeletedMessages: string;
   totalNonContiguousDeletedMessagesRange: number;
+  /** Pulsar's relation: entries added to the partition less the cursor's backlog. */
   messagesConsumedCounter: number;
+  /** -1: no cursor ledger (the cursor lives in DynamoDB items). */
   cursorLedger: number;
   cursorLedgerLastEntry: number;
   state: string;
@@ -314,7 +316,8 @@ export interface InternalStats {
   currentLedgerEntries: number;
   lastConfirmedEntry: string;
   state: string;
-  ledgers: { ledgerId: number | string; entries: number; size: number; offloaded: boolean }[];
+  /** Each ledger's entries; no `size`: ackline counts bytes per partition, not per ledger. */
+  ledgers: { ledgerId: number | string; entries: number; offloaded: boolean }[];
   cursors: Record<string, CursorInternalStats>;
 }
 
@@ -341,6 +344,7 @@ export async function getInternalStats(
 
 async function partitionInternalStats(ports: UseCasePorts, partition: TopicName): Promise<InternalStats> {
   const cursors: Record<string, CursorInternalStats> = {};
+  const state = await ports.ledger.state(partition);
   for (const subscription of await ports.catalog.listSubscriptions(partition)) {
     const { cursor } = await loadCursor(ports, partition, subscription);
     const ranges = cursor.acknowledgedRanges().length;
@@ -349,14 +353,13 @@ async function partitionInternalStats(ports: UseCasePorts, partition: TopicName)
       readPosition: cursor.readPosition.toString(),
       individuallyDeletedMessages: cursor.individuallyDeletedMessages(),
       totalNonContiguousDeletedMessagesRange: ranges,
-      messagesConsumedCounter: 0,
+      messagesConsumedCounter: Math.max(0, (state?.msgInCounter ?? 0) - cursor.backlog()),
       cursorLedger: -1,
       cursorLedgerLastEntry: -1,
       state: 'Open',
       properties: {},
     };
   }
-  const state = await ports.ledger.state(partition);
   const ledgers = state?.ledgers ?? [];
   const numberOfEntries =
     ledgers.reduce((sum, ledger) => sum + Number(ledger.entries), 0) - (state?.entriesDeleted ?? 0);
@@ -374,7 +377,6 @@ async function partitionInternalStats(ports: UseCasePorts, partition: TopicName)
     ledgers: ledgers.map((ledger) => ({
       ledgerId: jsonId(ledger.ledgerId),
       entries: Number(ledger.entries),
-      size: 0,
       offloaded: false,
     })),
     cursors,

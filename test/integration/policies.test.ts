@@ -84,4 +84,17 @@ describe('retention and message TTL policies', () => {
     expect((await api.send('GET', `${path}/messageTTL`)).status).toBe(204);
     await api.expectStatus(204, 'DELETE', path);
   });
+
+  it("deleting a topic removes its own policies: created again, it starts under its namespace's", async () => {
+    const topic = TopicRef.unique('tdel');
+    await api.createTopic(topic, 2);
+    await api.expectStatus(204, 'POST', `${topic.adminPath}/messageTTL?messageTTL=30`);
+    await api.expectStatus(204, 'POST', `${topic.adminPath}/retention`, {
+      body: { retentionTimeInMinutes: 5, retentionSizeInMB: -1 },
+    });
+    await api.expectStatus(204, 'DELETE', topic.adminPath);
+    await api.createTopic(topic, 2);
+    expect((await api.send('GET', `${topic.adminPath}/retention`)).status).toBe(204);
+    expect((await api.send('GET', `${topic.adminPath}/messageTTL`)).status).toBe(204);
+  });
 });

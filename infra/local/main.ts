@@ -7,7 +7,7 @@
  *   ACKLINE_METER=1   count AWS requests and invocations at GET /_local/usage (`npm run bench`)
  *   ACKLINE_LAMBDA_CONTAINERS=pool  run the API functions as Lambda does: a container per
  *                     concurrent request, each with its own memory (`npm run bench`)
- *   ACKLINE_MAINTENANCE_INTERVAL_MS  how often maintenance runs (default 300000, as on AWS)
+ *   ACKLINE_MAINTENANCE_INTERVAL_MS  how often maintenance runs (default 60000, as on AWS)
  * GET /_local/status answers the state of start-up work (queue rebuilds) and of maintenance.
  */
 

@@ -42,7 +42,7 @@ export interface LocalOptions {
   readonly dataDir: string;
   /** Count AWS requests, capacity and invocations for the benchmark (served at USAGE_PATH). */
   readonly meter?: boolean;
-  /** How often the maintenance function runs (default: as on AWS, every 5 minutes). */
+  /** How often the maintenance function runs (default: as on AWS, every minute: MAINTENANCE_INTERVAL_MS). */
   readonly maintenanceIntervalMs?: number;
   /** How start-up work that failed is retried in the background (default STARTUP_RETRY). */
   readonly startupRetry?: RetryPolicy;

@@ -305,9 +305,9 @@ async function indexedSubscriptions(
 
 /**
  * After a visit: a subscription with nothing left for maintenance (every entry acknowledged and
- * folded, no HTTP consumer to watch) leaves the index, once its last mark is MARK_EVERY_MS old (a
- * mark some process left out within that time is then impossible); one with only a backlog
- * nobody consumes is visited again after BACKLOG_REVISIT_MS; anything else stays. Each change is
+ * folded, no HTTP consumer to watch) leaves the index, and one with only a backlog nobody
+ * consumes is visited again after BACKLOG_REVISIT_MS, each once its last mark is MARK_EVERY_MS old
+ * (a mark some process left out within that time is then impossible); anything else stays. Each change is
  * conditional on the entry's mark, so activity since the visit keeps it.
  */
 async function settle(
@@ -330,9 +330,12 @@ async function settle(
     ({ untilMs }) => untilMs <= now + 2 * MAX_CONSUMER_LEASE_MS,
   );
   if (watched) return 'kept';
+  // Marked less than MARK_EVERY_MS ago: a process may have left out a mark since (a consumer
+  // that subscribed and acknowledged in the process that marked it), so the entry is neither
+  // removed nor deferred until its mark is that old; any activity after that marks it again.
+  if (now - entry.markedAtMs < MARK_EVERY_MS) return 'kept';
   const end = lastAllocated(await ports.ledger.state(at.partition));
   if (end === undefined || markDelete.compareTo(end) >= 0) {
-    if (now - entry.markedAtMs < MARK_EVERY_MS) return 'kept';
     await ports.activity.remove(entry.cursorId, entry.markedAtMs);
     return 'settled';
   }

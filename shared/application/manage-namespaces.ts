@@ -27,6 +27,13 @@ export interface NamespacePolicies {
   };
   readonly replication_clusters: readonly string[];
   readonly deleted: boolean;
+  /** The namespace's retention, when set (`.../retention`). */
+  readonly retention_policies?: {
+    readonly retentionTimeInMinutes: number;
+    readonly retentionSizeInMB: number;
+  };
+  /** The namespace's message TTL in seconds, when set (`.../messageTTL`). */
+  readonly message_ttl_in_seconds?: number;
 }
 
 function isDefaultNamespace(name: NamespaceName): boolean {
@@ -60,6 +67,7 @@ export async function getNamespacePolicies(
 ): Promise<NamespacePolicies> {
   await requireTenantAdmin(ports, principal, name.tenant);
   if (!(await namespaceExists(ports, name))) throw new NamespaceNotFoundError(name.toString());
+  const policies = await ports.policies.get({ namespace: name.toString() });
   return {
     auth_policies: {
       namespace_auth: await ports.permissions.list(name.toString()),
@@ -68,6 +76,10 @@ export async function getNamespacePolicies(
     },
     replication_clusters: [ports.settings.clusterName],
     deleted: false,
+    ...(policies?.retention ? { retention_policies: { ...policies.retention } } : {}),
+    ...(policies?.messageTTLInSeconds !== undefined
+      ? { message_ttl_in_seconds: policies.messageTTLInSeconds }
+      : {}),
   };
 }
 
@@ -96,8 +108,9 @@ export async function createNamespace(
  * 1. A superuser or an admin of the tenant. 2. `force` answers 405, as a Pulsar broker with its
  *    default `forceDeleteNamespaceAllowed=false`. 3. 404 when missing; 409 while it holds topics
  *    (persistent or not) and for `public/default`, which always exists.
- * 4. Revoke the namespace's grants, then delete it: a namespace created again starts with none.
- *    A failure between the two leaves the namespace without grants; deleting again finishes.
+ * 4. Revoke the namespace's grants and remove its policies (retention, message TTL), then delete
+ *    it: a namespace created again starts with none, as in Pulsar. A failure in between leaves the
+ *    namespace without some of them; deleting again finishes.
  */
 export async function deleteNamespace(
   ports: UseCasePorts,
@@ -126,5 +139,11 @@ export async function deleteNamespace(
   }
   const grants = await ports.permissions.list(name.toString());
   for (const role of Object.keys(grants)) await ports.permissions.revoke(name.toString(), role);
+  if (await ports.policies.get({ namespace: name.toString() })) {
+    await ports.policies.update(
+      { namespace: name.toString() },
+      { retention: null, messageTTLInSeconds: null },
+    );
+  }
   await ports.tenants.deleteNamespace(name.tenant, name.namespace);
 }

@@ -88,7 +88,7 @@ export async function listTopics(
 }
 
 /**
- * Delete a topic with its partitions, subscriptions, cursors and messages. Returns within a few
+ * Delete a topic with its partitions, subscriptions, cursors, messages and policies. Returns within a few
  * seconds whatever the backlog (see startTopicDeletion): the names are detached at once (calls
  * see 404, and a topic created again under the name starts empty, on new ledgers), and deletion
  * jobs purge the rest page by page; maintenance finishes a job whose call or step crashed.
@@ -102,4 +102,10 @@ export async function deleteTopic(
   if (topic.isPartition) throw new TopicNotFoundError(topic.toString());
   const resolved = await resolveTopic(ports, topic);
   await startTopicDeletion(ports, resolved.record, resolved.partitions);
+  // Its own retention and TTL go with it (Pulsar deletes a topic's policies with the topic): a
+  // topic created again under the name starts under its namespace's.
+  const scope = { topic: resolved.record.topic.toString() };
+  if (await ports.policies.get(scope)) {
+    await ports.policies.update(scope, { retention: null, messageTTLInSeconds: null });
+  }
 }

@@ -49,6 +49,11 @@ export interface UseCasePorts {
   readonly settings: { readonly clusterName: string };
   /** Optional: what the use cases count (delivered, acked, nacked, ...). */
   readonly counters?: Counters;
+  /**
+   * Optional: the delivery engine's limits (caps of unacknowledged entries, ...): the deployment's
+   * settings; default DEFAULT_ENGINE_LIMITS; tests lower them.
+   */
+  readonly engineLimits?: EngineLimits;
   /** Optional: the wait after a lost claim (see EngineContext.pauseAfterConflict); default none. */
   readonly pauseAfterConflict?: (attempt: number) => Promise<void>;
   /**
@@ -56,6 +61,4 @@ export interface UseCasePorts {
    * again after a moment, without taking the doorbell's rings from the others); default: no wait.
    */
   readonly sleep?: (ms: number) => Promise<void>;
-  /** Optional: the delivery engine's limits (caps of unacknowledged entries, ...); default DEFAULT_ENGINE_LIMITS. */
-  readonly engineLimits?: EngineLimits;
 }

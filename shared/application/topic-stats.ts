@@ -1,9 +1,11 @@
 import { NotFoundError } from '../domain/errors.ts';
 import { type MeasuredRate, type RateCounter, rateOf } from '../domain/rate-counter.ts';
+import { isCumulativeAckType } from '../domain/subscription-type.ts';
 import type { TopicName } from '../domain/topic-name.ts';
 import type { SubscriptionRecord } from '../ports/topic-catalog.ts';
 import { requireAction } from './authorization.ts';
 import { subscriptionKey } from './consumers/consumer-session.ts';
+import { dispatchWindowSize } from './engine/dispatcher-window.ts';
 import { pendingSummary } from './engine/pending-summary.ts';
 import { engineOf } from './engine-ports.ts';
 import { jsonId } from './json-id.ts';
@@ -20,6 +22,15 @@ export interface ConsumerStats {
   connectedSince: string;
   /** Entries handed to it and not acknowledged. */
   unackedMessages: number;
+  /**
+   * How many more entries the dispatcher may hand this consumer before it blocks it (Pulsar's
+   * flow permits, as the cap of unacknowledged messages per consumer leaves them): on Shared and
+   * Key_Shared its cap less its unacknowledged entries; on Exclusive and Failover the window's cap
+   * less the window (the active consumer holds it all). Never below 0.
+   */
+  availablePermits: number;
+  /** Pulsar's blockedConsumerOnUnackedMsgs: at its cap, nothing more is handed to it. */
+  blockedConsumerOnUnackedMsgs: boolean;
 }
 
 export interface SubscriptionStats {
@@ -39,6 +50,12 @@ export interface SubscriptionStats {
   /** Epoch ms; absent when nothing was ever handed out. */
   lastConsumedTimestamp?: number;
   isDurable: boolean;
+  /**
+   * First deliveries are paused: the window from mark-delete (over what is acknowledged) to the
+   * read position holds the subscription's cap of unacknowledged entries
+   * (maxUnackedMessagesPerSubscription, 200,000).
+   */
+  blockedSubscriptionOnUnackedMsgs: boolean;
   consumers: ConsumerStats[];
 }
 
@@ -158,10 +175,16 @@ function addInto(total: TopicStats, stats: TopicStats): void {
       const newest = Math.max(sum[field] ?? 0, sub[field] ?? 0);
       if (newest > 0) sum[field] = newest;
     }
+    sum.blockedSubscriptionOnUnackedMsgs ||= sub.blockedSubscriptionOnUnackedMsgs;
+    // One consumer reads every partition: its unacked entries and its permits add up (as Pulsar
+    // sums a consumer's per-partition stats); it is blocked where any partition blocks it.
     for (const consumer of sub.consumers) {
       const known = sum.consumers.find((c) => c.consumerId === consumer.consumerId);
-      if (known) known.unackedMessages += consumer.unackedMessages;
-      else sum.consumers.push({ ...consumer });
+      if (known) {
+        known.unackedMessages += consumer.unackedMessages;
+        known.availablePermits += consumer.availablePermits;
+        known.blockedConsumerOnUnackedMsgs ||= consumer.blockedConsumerOnUnackedMsgs;
+      } else sum.consumers.push({ ...consumer });
     }
   }
 }
@@ -205,8 +228,8 @@ async function subscriptionStats(
 ): Promise<SubscriptionStats> {
   const ctx = engineOf(ports);
   const cursor = { partition, cursorId: subscription.cursorId, type: subscription.type };
-  const { cursor: loaded } = await loadCursor(ports, partition, subscription);
-  const msgBacklog = loaded.backlog();
+  const loaded = await loadCursor(ports, partition, subscription);
+  const msgBacklog = loaded.cursor.backlog();
   const summary = await pendingSummary(ctx, cursor);
   const head = (await ports.dispatch.readHead(subscription.cursorId))?.head;
   const counters = await ports.dispatch.readCounters(subscription.cursorId);
@@ -217,7 +240,19 @@ async function subscriptionStats(
   });
   const out = sumRates(rateOf(claimed, now), rateOf(counters.out, now));
   const lastConsumed = newest(claimed, counters.out);
-  const consumers = await consumersOf(ports, partition, subscription, summary.unackedByConsumer);
+  // As the dispatcher decides (it folds what is acknowledged at mark-delete before it pauses).
+  const window = head
+    ? dispatchWindowSize(loaded.cursor.markDeletePosition, head.readPosition, loaded.state.ledgers)
+    : 0;
+  const { maxUnackedPerConsumer, maxUnackedPerSubscription } = ctx.limits;
+  const permitsOf = (consumerId: string) =>
+    Math.max(
+      0,
+      isCumulativeAckType(subscription.type)
+        ? Math.min(maxUnackedPerConsumer, maxUnackedPerSubscription) - window
+        : maxUnackedPerConsumer - (summary.unackedByConsumer.get(consumerId) ?? 0),
+    );
+  const consumers = await consumersOf(ports, partition, subscription, summary.unackedByConsumer, permitsOf);
   return {
     type: subscription.type,
     msgBacklog,
@@ -233,6 +268,7 @@ async function subscriptionStats(
     ...(summary.lastAckedAtMs !== undefined ? { lastAckedTimestamp: summary.lastAckedAtMs } : {}),
     ...(lastConsumed !== undefined ? { lastConsumedTimestamp: lastConsumed } : {}),
     isDurable: true,
+    blockedSubscriptionOnUnackedMsgs: window >= ctx.limits.maxUnackedPerSubscription,
     consumers,
   };
 }
@@ -242,24 +278,36 @@ function newest(...counters: (RateCounter | undefined)[]): number | undefined {
   return times.length > 0 ? Math.max(...times) : undefined;
 }
 
-/** The subscription's live consumers that read this partition, from the consumer registry. */
+/**
+ * The subscription's live consumers that read this partition, from the consumer registry (its
+ * members' leases, and one record per member).
+ */
 async function consumersOf(
   ports: UseCasePorts,
   partition: TopicName,
   subscription: SubscriptionRecord,
   unacked: ReadonlyMap<string, number>,
+  permitsOf: (consumerId: string) => number,
 ): Promise<ConsumerStats[]> {
   const key = subscriptionKey(partition.partitionedTopicName.toString(), subscription.name);
-  const ids = await ports.consumers.members(key, ports.clock.nowMs());
-  const records = await Promise.all(ids.map((id) => ports.consumers.get(id)));
-  return records
-    .filter((record) => record?.partitions.some((p) => p.cursorId === subscription.cursorId))
-    .map((record) => ({
-      consumerName: record?.consumerName as string,
-      consumerId: record?.consumerId as string,
-      connectedSince: new Date(record?.createdAtMs as number).toISOString(),
-      unackedMessages: unacked.get(record?.consumerId as string) ?? 0,
-    }));
+  const now = ports.clock.nowMs();
+  const leases = (await ports.consumers.leases(key)).filter((lease) => lease.untilMs >= now);
+  const records = await Promise.all(leases.map((lease) => ports.consumers.get(lease.consumerId)));
+  const consumers: ConsumerStats[] = [];
+  leases.forEach((lease, index) => {
+    const record = records[index];
+    if (!record?.partitions.some((p) => p.cursorId === subscription.cursorId)) return;
+    const availablePermits = permitsOf(record.consumerId);
+    consumers.push({
+      consumerName: record.consumerName,
+      consumerId: record.consumerId,
+      connectedSince: new Date(record.createdAtMs).toISOString(),
+      unackedMessages: unacked.get(record.consumerId) ?? 0,
+      availablePermits,
+      blockedConsumerOnUnackedMsgs: availablePermits === 0,
+    });
+  });
+  return consumers;
 }
 
 export interface CursorInternalStats {
@@ -267,7 +315,9 @@ export interface CursorInternalStats {
   readPosition: string;
   individuallyDeletedMessages: string;
   totalNonContiguousDeletedMessagesRange: number;
+  /** Pulsar's relation: entries added to the partition less the cursor's backlog. */
   messagesConsumedCounter: number;
+  /** -1: no cursor ledger (the cursor lives in DynamoDB items). */
   cursorLedger: number;
   cursorLedgerLastEntry: number;
   state: string;
@@ -281,7 +331,8 @@ export interface InternalStats {
   currentLedgerEntries: number;
   lastConfirmedEntry: string;
   state: string;
-  ledgers: { ledgerId: number | string; entries: number; size: number; offloaded: boolean }[];
+  /** Each ledger's entries; no `size`: ackline counts bytes per partition, not per ledger. */
+  ledgers: { ledgerId: number | string; entries: number; offloaded: boolean }[];
   cursors: Record<string, CursorInternalStats>;
 }
 
@@ -308,6 +359,7 @@ export async function getInternalStats(
 
 async function partitionInternalStats(ports: UseCasePorts, partition: TopicName): Promise<InternalStats> {
   const cursors: Record<string, CursorInternalStats> = {};
+  const state = await ports.ledger.state(partition);
   for (const subscription of await ports.catalog.listSubscriptions(partition)) {
     const { cursor } = await loadCursor(ports, partition, subscription);
     const ranges = cursor.acknowledgedRanges().length;
@@ -316,14 +368,13 @@ async function partitionInternalStats(ports: UseCasePorts, partition: TopicName)
       readPosition: cursor.readPosition.toString(),
       individuallyDeletedMessages: cursor.individuallyDeletedMessages(),
       totalNonContiguousDeletedMessagesRange: ranges,
-      messagesConsumedCounter: 0,
+      messagesConsumedCounter: Math.max(0, (state?.msgInCounter ?? 0) - cursor.backlog()),
       cursorLedger: -1,
       cursorLedgerLastEntry: -1,
       state: 'Open',
       properties: {},
     };
   }
-  const state = await ports.ledger.state(partition);
   const ledgers = state?.ledgers ?? [];
   const numberOfEntries =
     ledgers.reduce((sum, ledger) => sum + Number(ledger.entries), 0) - (state?.entriesDeleted ?? 0);
@@ -341,7 +392,6 @@ async function partitionInternalStats(ports: UseCasePorts, partition: TopicName)
     ledgers: ledgers.map((ledger) => ({
       ledgerId: jsonId(ledger.ledgerId),
       entries: Number(ledger.entries),
-      size: 0,
       offloaded: false,
     })),
     cursors,

@@ -85,6 +85,29 @@ export function registerNamespacesCommands(program: Command, context: CliContext
 
   withExamples(
     namespaces
+      .command('get-retention')
+      .description("Show a namespace's retention (JSON; null when none is set)")
+      .argument('<namespace>', 'tenant/namespace')
+      .action(async (namespace: string) => {
+        context.printJson((await namespacesApi().getRetention(namespace)) ?? null);
+      }),
+    'namespaces get-retention my-tenant/my-ns',
+  );
+
+  withExamples(
+    namespaces
+      .command('remove-retention')
+      .description("Remove a namespace's retention")
+      .argument('<namespace>', 'tenant/namespace')
+      .action(async (namespace: string) => {
+        await namespacesApi().removeRetention(namespace);
+        context.print(`Removed the retention of ${namespace}`);
+      }),
+    'namespaces remove-retention my-tenant/my-ns',
+  );
+
+  withExamples(
+    namespaces
       .command('set-message-ttl')
       .description('Set the message TTL of a namespace: unacknowledged messages older than it expire')
       .argument('<namespace>', 'tenant/namespace')
@@ -95,6 +118,29 @@ export function registerNamespacesCommands(program: Command, context: CliContext
         context.print(`Set the message TTL of ${namespace} to ${seconds} s`);
       }),
     'namespaces set-message-ttl my-tenant/my-ns --messageTTL 1h',
+  );
+
+  withExamples(
+    namespaces
+      .command('get-message-ttl')
+      .description("Show a namespace's message TTL in seconds (JSON; null when none is set)")
+      .argument('<namespace>', 'tenant/namespace')
+      .action(async (namespace: string) => {
+        context.printJson((await namespacesApi().getNamespaceMessageTTL(namespace)) ?? null);
+      }),
+    'namespaces get-message-ttl my-tenant/my-ns',
+  );
+
+  withExamples(
+    namespaces
+      .command('remove-message-ttl')
+      .description("Remove a namespace's message TTL")
+      .argument('<namespace>', 'tenant/namespace')
+      .action(async (namespace: string) => {
+        await namespacesApi().removeNamespaceMessageTTL(namespace);
+        context.print(`Removed the message TTL of ${namespace}`);
+      }),
+    'namespaces remove-message-ttl my-tenant/my-ns',
   );
 
   withExamples(

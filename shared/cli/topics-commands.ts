@@ -16,6 +16,9 @@ const INITIAL_POSITIONS: Readonly<Record<string, InitialPosition>> = {
 interface SubscriptionOption {
   readonly subscription: string;
 }
+interface DryRunOption {
+  readonly dryRun?: boolean;
+}
 interface PositionOptions {
   readonly ledgerId: string;
   readonly entryId: string;
@@ -293,21 +296,25 @@ export function registerTopicsCommands(program: Command, context: CliContext): v
       )
       .option('-m, --messageId <messageId>', 'ledgerId:entryId to reset to')
       .option('-e, --exclude-reset-position', 'start after the message id rather than at it')
+      .option('--dry-run', 'report where each cursor would go, changing nothing')
       .action(
         async (
           topic: string,
-          options: SubscriptionOption & {
-            readonly time?: string;
-            readonly messageId?: string;
-            readonly excludeResetPosition?: boolean;
-          },
+          options: SubscriptionOption &
+            DryRunOption & {
+              readonly time?: string;
+              readonly messageId?: string;
+              readonly excludeResetPosition?: boolean;
+            },
         ) => {
           if ((options.time === undefined) === (options.messageId === undefined)) {
             throw new CliError('Give either -t/--time or -m/--messageId');
           }
+          const dryRun = { dryRun: options.dryRun === true };
           if (options.time !== undefined) {
             const timestampMs = context.nowMs() - parseRelativeTimeSeconds(options.time) * 1000;
-            await topicsApi().resetCursor(topic, options.subscription, timestampMs);
+            const report = await topicsApi().resetCursor(topic, options.subscription, timestampMs, dryRun);
+            if (options.dryRun) return context.printJson(report);
             context.print(
               `Reset the cursor of ${options.subscription} on ${fullName(topic)} to ${new Date(timestampMs).toISOString()}`,
             );
@@ -317,11 +324,17 @@ export function registerTopicsCommands(program: Command, context: CliContext): v
           if (!match)
             throw new CliError(`Invalid message id '${options.messageId}': expected ledgerId:entryId`);
           // The partition index, if given, is not needed: a ledger id names one partition.
-          await topicsApi().resetCursor(topic, options.subscription, {
-            ledgerId: match[1] as string,
-            entryId: match[2] as string,
-            ...(options.excludeResetPosition === true ? { isExcluded: true } : {}),
-          });
+          const report = await topicsApi().resetCursor(
+            topic,
+            options.subscription,
+            {
+              ledgerId: match[1] as string,
+              entryId: match[2] as string,
+              ...(options.excludeResetPosition === true ? { isExcluded: true } : {}),
+            },
+            dryRun,
+          );
+          if (options.dryRun) return context.printJson(report);
           context.print(
             `Reset the cursor of ${options.subscription} on ${fullName(topic)} to ${options.messageId}`,
           );
@@ -329,6 +342,7 @@ export function registerTopicsCommands(program: Command, context: CliContext): v
       ),
     'topics reset-cursor my-tenant/my-ns/orders -s billing -t 1h',
     'topics reset-cursor my-tenant/my-ns/orders -s billing -m 12:3',
+    'topics reset-cursor my-tenant/my-ns/orders -s billing -t 1h --dry-run',
   );
 
   withExamples(
@@ -337,8 +351,12 @@ export function registerTopicsCommands(program: Command, context: CliContext): v
       .description("Acknowledge a subscription's whole backlog")
       .argument('<topic>', TOPIC_ARGUMENT)
       .requiredOption('-s, --subscription <subscription>', 'subscription to clear')
-      .action(async (topic: string, options: SubscriptionOption) => {
-        await topicsApi().skipAllMessages(topic, options.subscription);
+      .option('--dry-run', 'report where each cursor would go, changing nothing')
+      .action(async (topic: string, options: SubscriptionOption & DryRunOption) => {
+        const report = await topicsApi().skipAllMessages(topic, options.subscription, {
+          dryRun: options.dryRun === true,
+        });
+        if (options.dryRun) return context.printJson(report);
         context.print(`Cleared the backlog of ${options.subscription} on ${fullName(topic)}`);
       }),
     'topics clear-backlog my-tenant/my-ns/orders -s billing',
@@ -351,13 +369,22 @@ export function registerTopicsCommands(program: Command, context: CliContext): v
       .argument('<topic>', TOPIC_ARGUMENT)
       .requiredOption('-s, --subscription <subscription>', 'subscription to expire messages on')
       .requiredOption('-t, --expireTime <time>', 'age, e.g. 3600 (seconds), 100m, 3h')
-      .action(async (topic: string, options: SubscriptionOption & { readonly expireTime: string }) => {
-        const seconds = parseRelativeTimeSeconds(options.expireTime);
-        await topicsApi().expireMessages(topic, options.subscription, seconds);
-        context.print(
-          `Expired the messages older than ${seconds} s on ${options.subscription} of ${fullName(topic)}`,
-        );
-      }),
+      .option('--dry-run', 'report where each cursor would go, changing nothing')
+      .action(
+        async (
+          topic: string,
+          options: SubscriptionOption & DryRunOption & { readonly expireTime: string },
+        ) => {
+          const seconds = parseRelativeTimeSeconds(options.expireTime);
+          const report = await topicsApi().expireMessages(topic, options.subscription, seconds, {
+            dryRun: options.dryRun === true,
+          });
+          if (options.dryRun) return context.printJson(report);
+          context.print(
+            `Expired the messages older than ${seconds} s on ${options.subscription} of ${fullName(topic)}`,
+          );
+        },
+      ),
     'topics expire-messages my-tenant/my-ns/orders -s billing -t 1h',
   );
 
@@ -367,9 +394,13 @@ export function registerTopicsCommands(program: Command, context: CliContext): v
       .description('Acknowledge the messages older than the given time on every subscription of a topic')
       .argument('<topic>', TOPIC_ARGUMENT)
       .requiredOption('-t, --expireTime <time>', 'age, e.g. 3600 (seconds), 100m, 3h')
-      .action(async (topic: string, options: { readonly expireTime: string }) => {
+      .option('--dry-run', 'report where each cursor would go, changing nothing')
+      .action(async (topic: string, options: DryRunOption & { readonly expireTime: string }) => {
         const seconds = parseRelativeTimeSeconds(options.expireTime);
-        await topicsApi().expireMessagesForAllSubscriptions(topic, seconds);
+        const report = await topicsApi().expireMessagesForAllSubscriptions(topic, seconds, {
+          dryRun: options.dryRun === true,
+        });
+        if (options.dryRun) return context.printJson(report);
         context.print(
           `Expired the messages older than ${seconds} s on every subscription of ${fullName(topic)}`,
         );

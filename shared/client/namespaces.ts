@@ -3,7 +3,7 @@ import { namespacePathSegments, pathSegment } from './admin-paths.ts';
 import type { AuthAction, PermissionMap } from './admin-types.ts';
 import { AcklineAdminArgumentError } from './errors.ts';
 import type { JsonObject } from './lossless-json.ts';
-import { expectObject, expectPermissionMap, expectStringArray } from './response-shapes.ts';
+import { expectNumber, expectObject, expectPermissionMap, expectStringArray } from './response-shapes.ts';
 
 /** Pulsar's RetentionPolicies: -1 is unlimited, 0 and 0 is no retention. */
 export interface RetentionPolicies {
@@ -122,6 +122,46 @@ export class Namespaces {
       path: `${this.namespacePath(namespace)}/messageTTL`,
       body: ttlInSeconds,
     });
+  }
+
+  /**
+   * A namespace's retention, or undefined when none is set (the server answers 204; the deployment
+   * then keeps everything).
+   * @example const retention = await admin.namespaces().getRetention('my-tenant/my-ns');
+   */
+  async getRetention(namespace: string): Promise<RetentionPolicies | undefined> {
+    const body = await this.http.send({ method: 'GET', path: `${this.namespacePath(namespace)}/retention` });
+    if (body === undefined) return undefined;
+    const retention = expectObject(body, 'retention');
+    return {
+      retentionTimeInMinutes: expectNumber(retention.retentionTimeInMinutes, 'retentionTimeInMinutes'),
+      retentionSizeInMB: expectNumber(retention.retentionSizeInMB, 'retentionSizeInMB'),
+    };
+  }
+
+  /**
+   * Removes a namespace's retention (its topics fall back to keeping everything, unless their own).
+   * @example await admin.namespaces().removeRetention('my-tenant/my-ns');
+   */
+  async removeRetention(namespace: string): Promise<void> {
+    await this.http.send({ method: 'DELETE', path: `${this.namespacePath(namespace)}/retention` });
+  }
+
+  /**
+   * A namespace's message TTL in seconds, or undefined when none is set.
+   * @example const ttlSeconds = await admin.namespaces().getNamespaceMessageTTL('my-tenant/my-ns');
+   */
+  async getNamespaceMessageTTL(namespace: string): Promise<number | undefined> {
+    const body = await this.http.send({ method: 'GET', path: `${this.namespacePath(namespace)}/messageTTL` });
+    return body === undefined ? undefined : expectNumber(body, 'message TTL');
+  }
+
+  /**
+   * Removes a namespace's message TTL.
+   * @example await admin.namespaces().removeNamespaceMessageTTL('my-tenant/my-ns');
+   */
+  async removeNamespaceMessageTTL(namespace: string): Promise<void> {
+    await this.http.send({ method: 'DELETE', path: `${this.namespacePath(namespace)}/messageTTL` });
   }
 
   private namespacePath(namespace: string): string {

@@ -13,6 +13,11 @@ export function expectObject(value: JsonValue, what: string): JsonObject {
   return value as JsonObject;
 }
 
+export function expectNumber(value: JsonValue | undefined, what: string): number {
+  if (typeof value !== 'number') throw unexpected(value ?? null, what, 'a number');
+  return value;
+}
+
 export function expectArray(value: JsonValue, what: string): readonly JsonValue[] {
   if (!Array.isArray(value)) throw unexpected(value, what, 'an array');
   return value;

@@ -6,6 +6,7 @@ import { afterAll, describe, expect, inject, it } from 'vitest';
 import { run } from '../../shared/cli/main.ts';
 import {
   AdminApi,
+  NamespaceRef,
   parseMessageId,
   SUPERUSER_ROLE,
   TopicRef,
@@ -441,5 +442,34 @@ describe('ackline-admin tenants and namespaces (issue 13)', () => {
     expect(busy.stderr).toContain(`409 Conflict: The tenant ${tenant} still has active namespaces`);
     expect(nsDeleted.code).toBe(0);
     expect(JSON.parse(deleted.stdout)).toEqual({ message: `Deleted tenant ${tenant}` });
+  });
+
+  it('sets, shows and removes a namespace retention and message TTL', async () => {
+    const namespace = NamespaceRef.unique('cli-policies').name;
+
+    const setRetention = await cli([
+      'namespaces',
+      'set-retention',
+      namespace,
+      '--size',
+      '10G',
+      '--time',
+      '3h',
+    ]);
+    const setTTL = await cli(['namespaces', 'set-message-ttl', namespace, '--messageTTL', '1h']);
+    const retention = await cli(['namespaces', 'get-retention', namespace]);
+    const ttl = await cli(['namespaces', 'get-message-ttl', namespace]);
+    const removed = [
+      await cli(['namespaces', 'remove-retention', namespace]),
+      await cli(['namespaces', 'remove-message-ttl', namespace]),
+    ];
+    const noRetention = await cli(['namespaces', 'get-retention', namespace]);
+    const noTTL = await cli(['namespaces', 'get-message-ttl', namespace, '--output', 'json']);
+
+    expect([setRetention.code, setTTL.code, ...removed.map((r) => r.code)]).toEqual([0, 0, 0, 0]);
+    expect(JSON.parse(retention.stdout)).toEqual({ retentionTimeInMinutes: 180, retentionSizeInMB: 10_240 });
+    expect(JSON.parse(ttl.stdout)).toBe(3600);
+    expect(JSON.parse(noRetention.stdout)).toBeNull();
+    expect(JSON.parse(noTTL.stdout)).toBeNull();
   });
 });

@@ -155,6 +155,88 @@ describe('resetcursor', () => {
   });
 });
 
+describe("on a partitioned topic, by its name and by a partition's", () => {
+  interface Moves {
+    operation: string;
+    dryRun: boolean;
+    subscriptions: Record<string, { partition: string; newMarkDeletePosition: string }[]>;
+  }
+  /** `{ sub: [backlog of partition 0, backlog of partition 1] }`. */
+  async function partitionBacklogs(topic: TopicRef): Promise<Record<string, number[]>> {
+    const stats = await api.stats(topic);
+    const result: Record<string, number[]> = {};
+    for (const index of [0, 1]) {
+      const partition = stats.partitions?.[topic.partition(index).name];
+      for (const [name, sub] of Object.entries(partition?.subscriptions ?? {})) {
+        result[name] = [...(result[name] ?? []), sub.msgBacklog];
+      }
+    }
+    return result;
+  }
+  const dry = async (path: string, body?: unknown) =>
+    (await api.expectStatus(200, 'POST', `${path}?dryRun=true`, body === undefined ? {} : { body }))
+      .body as Moves;
+  const movedPartitions = (moves: Moves, sub: string) =>
+    (moves.subscriptions[sub] ?? []).map((move) => move.partition).sort();
+
+  it('every cursor operation, with dryRun first: the dry run names each partition it would move and moves none', async () => {
+    const topic = await topicWith('parted-ops', 2);
+    await api.createSubscription(topic, 'sub', { type: 'Shared' });
+    await api.createSubscription(topic, 'other', { type: 'Failover' });
+    const p0 = await api.produceMany(topic.partition(0), 3, 'a');
+    const p1 = await api.produceMany(topic.partition(1), 3, 'b');
+    const both = [topic.partition(0).name, topic.partition(1).name];
+    expect(await partitionBacklogs(topic)).toEqual({ sub: [3, 3], other: [3, 3] });
+
+    // skip_all: by the topic's name every partition, by a partition's name that one.
+    const skipDry = await dry(`${subPath(topic, 'sub')}/skip_all`);
+    expect(movedPartitions(skipDry, 'sub')).toEqual(both);
+    expect(skipDry.subscriptions.sub?.find((m) => m.partition === both[1])?.newMarkDeletePosition).toBe(
+      parseMessageId(p1[2] as string).position,
+    );
+    expect(await partitionBacklogs(topic)).toEqual({ sub: [3, 3], other: [3, 3] });
+    expect(movedPartitions(await dry(`${subPath(topic.partition(1), 'sub')}/skip_all`), 'sub')).toEqual([
+      both[1],
+    ]);
+    await api.expectStatus(204, 'POST', `${subPath(topic.partition(1), 'sub')}/skip_all`);
+    expect(await partitionBacklogs(topic)).toEqual({ sub: [3, 0], other: [3, 3] });
+
+    // resetcursor to a timestamp: every partition back to the start.
+    expect(movedPartitions(await dry(`${subPath(topic, 'sub')}/resetcursor/0`), 'sub')).toEqual(both);
+    expect(await partitionBacklogs(topic)).toEqual({ sub: [3, 0], other: [3, 3] });
+    await api.expectStatus(204, 'POST', `${subPath(topic, 'sub')}/resetcursor/0`);
+    expect(await partitionBacklogs(topic)).toEqual({ sub: [3, 3], other: [3, 3] });
+
+    // resetcursor to a MessageId: the partition that holds it, by the topic's name or its own.
+    const second = parseMessageId(p0[1] as string);
+    const at = { ledgerId: Number(second.ledgerId), entryId: Number(second.entryId), partitionIndex: 0 };
+    expect(movedPartitions(await dry(`${subPath(topic, 'sub')}/resetcursor`, at), 'sub')).toEqual([both[0]]);
+    expect(await partitionBacklogs(topic)).toEqual({ sub: [3, 3], other: [3, 3] });
+    await api.expectStatus(204, 'POST', `${subPath(topic.partition(0), 'sub')}/resetcursor`, {
+      body: { ...at, excluded: true },
+    });
+    expect(await partitionBacklogs(topic)).toEqual({ sub: [1, 3], other: [3, 3] });
+    const onOtherPartition = await api.send('POST', `${subPath(topic.partition(1), 'sub')}/resetcursor`, {
+      body: { ledgerId: at.ledgerId, entryId: at.entryId },
+    });
+    expect(onOtherPartition.status).toBe(412);
+
+    // expireMessages: one subscription, then every one (all_subscription), each partition.
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    expect(movedPartitions(await dry(`${subPath(topic, 'sub')}/expireMessages/1`), 'sub')).toEqual(both);
+    const allDry = await dry(`${topic.adminPath}/all_subscription/expireMessages/1`);
+    expect(Object.keys(allDry.subscriptions).sort()).toEqual(['other', 'sub']);
+    expect(movedPartitions(allDry, 'other')).toEqual(both);
+    expect(await partitionBacklogs(topic)).toEqual({ sub: [1, 3], other: [3, 3] });
+    await api.expectStatus(204, 'POST', `${topic.partition(0).adminPath}/all_subscription/expireMessages/1`);
+    expect(await partitionBacklogs(topic)).toEqual({ sub: [0, 3], other: [0, 3] });
+    await api.expectStatus(204, 'POST', `${subPath(topic, 'other')}/expireMessages/1`);
+    expect(await partitionBacklogs(topic)).toEqual({ sub: [0, 3], other: [0, 0] });
+    await api.expectStatus(204, 'POST', `${topic.adminPath}/all_subscription/expireMessages/1`);
+    expect(await partitionBacklogs(topic)).toEqual({ sub: [0, 0], other: [0, 0] });
+  });
+});
+
 describe('skip_all and expireMessages', () => {
   it('skip_all empties the backlog; what a consumer held is acknowledged, later messages come', async () => {
     const topic = await topicWith('skipall');

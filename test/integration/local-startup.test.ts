@@ -17,7 +17,7 @@ import { call } from '../support/http-client.ts';
 // keeps the stack from starting. A subscription whose queue cannot be rebuilt (here: its catalog
 // item names a cursor no SQS queue can be named after) is logged, shown at GET /_local/status and
 // retried in the background while every other subscription is served; once the data is repaired
-// the retry succeeds. Maintenance runs on a timer, as EventBridge runs it on AWS (every 5 minutes;
+// the retry succeeds. Maintenance runs on a timer, as EventBridge runs it on AWS (every minute;
 // 200 ms here).
 
 const MAINTENANCE_INTERVAL_MS = 200;

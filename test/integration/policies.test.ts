@@ -60,4 +60,41 @@ describe('retention and message TTL policies', () => {
     expect((await api.send('GET', `${TopicRef.unique('nosuch').adminPath}/retention`)).status).toBe(404);
     expect((await api.send('GET', `${topic.nonPersistentAdminPath}/retention`)).status).toBe(405);
   });
+
+  it("a created namespace's policies (pulsar-admin namespaces policies) show them; deleting the namespace removes them", async () => {
+    const name = `public/${NamespaceRef.unique('nspol').namespace}`;
+    const path = `/admin/v2/namespaces/${name}`;
+    await api.expectStatus(204, 'PUT', path);
+    const unset = (await api.expectStatus(200, 'GET', path)).body as Record<string, unknown>;
+    expect(unset).not.toHaveProperty('retention_policies');
+    expect(unset).not.toHaveProperty('message_ttl_in_seconds');
+
+    await api.expectStatus(204, 'POST', `${path}/retention`, {
+      body: { retentionTimeInMinutes: 60, retentionSizeInMB: -1 },
+    });
+    await api.expectStatus(204, 'POST', `${path}/messageTTL`, { body: 300 });
+    expect((await api.expectStatus(200, 'GET', path)).body).toMatchObject({
+      retention_policies: { retentionTimeInMinutes: 60, retentionSizeInMB: -1 },
+      message_ttl_in_seconds: 300,
+    });
+
+    await api.expectStatus(204, 'DELETE', path);
+    await api.expectStatus(204, 'PUT', path);
+    expect((await api.send('GET', `${path}/retention`)).status).toBe(204);
+    expect((await api.send('GET', `${path}/messageTTL`)).status).toBe(204);
+    await api.expectStatus(204, 'DELETE', path);
+  });
+
+  it("deleting a topic removes its own policies: created again, it starts under its namespace's", async () => {
+    const topic = TopicRef.unique('tdel');
+    await api.createTopic(topic, 2);
+    await api.expectStatus(204, 'POST', `${topic.adminPath}/messageTTL?messageTTL=30`);
+    await api.expectStatus(204, 'POST', `${topic.adminPath}/retention`, {
+      body: { retentionTimeInMinutes: 5, retentionSizeInMB: -1 },
+    });
+    await api.expectStatus(204, 'DELETE', topic.adminPath);
+    await api.createTopic(topic, 2);
+    expect((await api.send('GET', `${topic.adminPath}/retention`)).status).toBe(204);
+    expect((await api.send('GET', `${topic.adminPath}/messageTTL`)).status).toBe(204);
+  });
 });

@@ -1106,6 +1106,24 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
     });
   });
 
+  describe('ConsumerRegistry', () => {
+    it("keeps each member's lease: the members are the live ones, the expired the others, leave removes one", async () => {
+      const { consumerRegistry: registry } = storage();
+      const key = JSON.stringify([`persistent://${uniqueNamespace()}/orders`, 'sub']);
+      await registry.heartbeat(key, 'b', 50_000);
+      await registry.heartbeat(key, 'a', 60_000);
+      await registry.heartbeat(key, 'a', 70_000);
+      expect(await registry.leases(key)).toEqual([
+        { consumerId: 'a', untilMs: 70_000 },
+        { consumerId: 'b', untilMs: 50_000 },
+      ]);
+      expect(await registry.members(key, 55_000)).toEqual(['a']);
+      expect(await registry.expired(key, 55_000)).toEqual(['b']);
+      await registry.leave(key, 'a');
+      expect(await registry.leases(key)).toEqual([{ consumerId: 'b', untilMs: 50_000 }]);
+    });
+  });
+
   describe('Ledger', () => {
     it('initialize creates one empty ledger owned by the partition and is idempotent', async () => {
       const ledger = storage().ledger(5);

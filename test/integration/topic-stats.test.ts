@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { AdminApi, TopicRef } from '../support/admin-fixtures.ts';
-import { ConsumerApi, type TestConsumer } from '../support/consumer-fixtures.ts';
+import { ConsumerApi, sleep, subscribePath, type TestConsumer } from '../support/consumer-fixtures.ts';
 
 // Issue 13, criterion 1: stats that are true, over real HTTP against the shared embedded stack.
 // Known traffic in; the numbers out are the traffic's (rates: within what the window allows).
@@ -25,7 +25,15 @@ interface Sub {
   msgRateRedeliver: number;
   lastAckedTimestamp?: number;
   lastConsumedTimestamp?: number;
-  consumers: { consumerName: string; unackedMessages: number; connectedSince: string }[];
+  blockedSubscriptionOnUnackedMsgs: boolean;
+  consumers: {
+    consumerName: string;
+    consumerId: string;
+    unackedMessages: number;
+    connectedSince: string;
+    availablePermits: number;
+    blockedConsumerOnUnackedMsgs: boolean;
+  }[];
 }
 interface Stats {
   msgRateIn: number;
@@ -113,5 +121,55 @@ describe('topic stats over HTTP', () => {
     const plain = TopicRef.unique('plainstats');
     await api.createTopic(plain);
     expect((await api.send('GET', `${plain.adminPath}/partitioned-stats`)).status).toBe(404);
+  });
+
+  it('availablePermits: what the dispatcher may still hand each consumer before its cap (50,000), Lambda consumers too', async () => {
+    const topic = TopicRef.unique('permits');
+    await api.createTopic(topic);
+    const poller = await consumers.subscribe(topic, 'sub', {
+      subscriptionType: 'Shared',
+      consumerName: 'poller',
+      subscriptionInitialPosition: 'Earliest',
+    });
+    opened.push(poller);
+    const lambda = await api.expectStatus(200, 'POST', subscribePath(topic, 'sub'), {
+      body: {
+        subscriptionType: 'Shared',
+        consumerKind: 'lambda',
+        functionTimeoutMs: 20_000,
+        consumerName: 'fn',
+      },
+    });
+    const lambdaId = (lambda.body as { consumerId: string }).consumerId;
+    const consumersNow = async () =>
+      ((await api.expectStatus(200, 'GET', `${topic.adminPath}/stats`)).body as Stats).subscriptions.sub
+        ?.consumers ?? [];
+
+    expect((await consumersNow()).find((c) => c.consumerName === 'poller')).toMatchObject({
+      availablePermits: 50_000,
+      blockedConsumerOnUnackedMsgs: false,
+    });
+    await api.produceMany(topic, 3);
+    const taken = await poller.receiveN(3, 5_000);
+    expect(taken).toHaveLength(3);
+    const after = await consumersNow();
+    expect(after.find((c) => c.consumerName === 'poller')).toMatchObject({
+      availablePermits: 50_000 - 3,
+      unackedMessages: 3,
+      blockedConsumerOnUnackedMsgs: false,
+    });
+    expect(after.find((c) => c.consumerId === lambdaId)).toMatchObject({
+      consumerName: 'fn',
+      unackedMessages: 0,
+      availablePermits: 50_000,
+    });
+    await poller.ack(taken.slice(0, 2));
+    expect((await consumersNow()).find((c) => c.consumerName === 'poller')?.availablePermits).toBe(
+      50_000 - 1,
+    );
+    expect(
+      ((await api.expectStatus(200, 'GET', `${topic.adminPath}/stats`)).body as Stats).subscriptions.sub
+        ?.blockedSubscriptionOnUnackedMsgs,
+    ).toBe(false);
   });
 });

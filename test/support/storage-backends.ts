@@ -22,6 +22,7 @@ import {
 } from '../../infra/local/embedded-stack.ts';
 import { CapacityMeter } from '../../shared/adapters/dynamodb/capacity-meter.ts';
 import { DynamoDbAuditLog } from '../../shared/adapters/dynamodb/dynamodb-audit-log.ts';
+import { DynamoDbConsumerRegistry } from '../../shared/adapters/dynamodb/dynamodb-consumer-registry.ts';
 import { DynamoDbCursorStore } from '../../shared/adapters/dynamodb/dynamodb-cursor-store.ts';
 import { DynamoDbDispatchStore } from '../../shared/adapters/dynamodb/dynamodb-dispatch-store.ts';
 import { DynamoDbLedger } from '../../shared/adapters/dynamodb/dynamodb-ledger.ts';
@@ -31,6 +32,7 @@ import { DynamoDbTenantCatalog } from '../../shared/adapters/dynamodb/dynamodb-t
 import { DynamoDbTopicCatalog } from '../../shared/adapters/dynamodb/dynamodb-topic-catalog.ts';
 import { catalogTable, cursorsTable, entriesTable, tables } from '../../shared/config/resources.ts';
 import type { AuditLog } from '../../shared/ports/audit-log.ts';
+import type { ConsumerRegistry } from '../../shared/ports/consumer-registry.ts';
 import type { CursorStore } from '../../shared/ports/cursor-store.ts';
 import type { DispatchStore } from '../../shared/ports/dispatch-store.ts';
 import type { Ledger } from '../../shared/ports/ledger.ts';
@@ -39,6 +41,7 @@ import type { PolicyStore } from '../../shared/ports/policy-store.ts';
 import type { TenantCatalog } from '../../shared/ports/tenant-catalog.ts';
 import type { TopicCatalog } from '../../shared/ports/topic-catalog.ts';
 import { InMemoryAuditLog } from './in-memory-audit-log.ts';
+import { InMemoryConsumerRegistry } from './in-memory-consumer-registry.ts';
 import { InMemoryCursorStore } from './in-memory-cursor-store.ts';
 import { InMemoryDispatchStore } from './in-memory-dispatch-store.ts';
 import { InMemoryLedger, InMemoryLedgerTables } from './in-memory-ledger.ts';
@@ -56,6 +59,7 @@ export interface StorageStores {
   readonly tenantCatalog: TenantCatalog;
   readonly auditLog: AuditLog;
   readonly policyStore: PolicyStore;
+  readonly consumerRegistry: ConsumerRegistry;
   /** A Ledger over this backend's storage; all of them share the deployment-wide ledgerId counter. */
   ledger(maxEntriesPerLedger: number): Ledger;
   /** What the DynamoDB backends' client spent (requests, capacity units); absent in memory. */
@@ -82,6 +86,7 @@ export const inMemoryBackend: StorageBackend = {
       tenantCatalog: new InMemoryTenantCatalog(),
       auditLog: new InMemoryAuditLog(),
       policyStore: new InMemoryPolicyStore(),
+      consumerRegistry: new InMemoryConsumerRegistry(),
       ledger: (maxEntriesPerLedger) => new InMemoryLedger(maxEntriesPerLedger, ledgerTables),
       close: async () => {},
     };
@@ -159,6 +164,7 @@ async function dynamoDbStores(
     tenantCatalog: new DynamoDbTenantCatalog(client, catalog),
     auditLog: new DynamoDbAuditLog(client, catalog),
     policyStore: new DynamoDbPolicyStore(client, catalog),
+    consumerRegistry: new DynamoDbConsumerRegistry(client, catalog),
     ledger: (maxEntriesPerLedger) =>
       new DynamoDbLedger(client, catalog, physicalTableName(stage, entriesTable), maxEntriesPerLedger),
     meter,

@@ -1,6 +1,7 @@
 import type { DispatchHead } from '../../domain/dispatch-head.ts';
 import { LedgerIndex } from '../../domain/ledger-layout.ts';
 import { Position } from '../../domain/position.ts';
+import type { LedgerInfo } from '../../ports/ledger.ts';
 import type { EngineContext, PartitionCursor } from './engine-context.ts';
 
 /**
@@ -14,12 +15,33 @@ export async function windowSize(
   cursor: PartitionCursor,
   head: DispatchHead,
 ): Promise<number> {
-  const from = head.markDelete;
-  const to = head.readPosition;
-  if (from.ledgerId === to.ledgerId) return Number(to.entryId - from.entryId - 1n);
+  if (head.markDelete.ledgerId === head.readPosition.ledgerId) {
+    return dispatchWindowSize(head.markDelete, head.readPosition, []);
+  }
   const state = await (ctx.recentState ?? ((partition) => ctx.ledger.state(partition)))(cursor.partition);
-  const ledgers = new LedgerIndex(state?.ledgers ?? []);
+  return dispatchWindowSize(head.markDelete, head.readPosition, state?.ledgers ?? []);
+}
+
+/**
+ * The entries after `markDelete` and before `readPosition` (the dispatch window that the
+ * subscription's cap of unacknowledged entries bounds); 0 when mark-delete is at or past the read
+ * position. `ledgers`: the partition's layout, needed only when the two are in different ledgers.
+ */
+export function dispatchWindowSize(
+  markDelete: Position,
+  readPosition: Position,
+  ledgers: readonly LedgerInfo[],
+): number {
+  if (markDelete.compareTo(readPosition) >= 0) return 0;
+  if (markDelete.ledgerId === readPosition.ledgerId) {
+    return Number(readPosition.entryId - markDelete.entryId - 1n);
+  }
+  const index = new LedgerIndex(ledgers);
   const lastDispatched =
-    to.entryId > 0n ? Position.of(to.ledgerId, to.entryId - 1n) : Position.beforeFirst(to.ledgerId);
-  return ledgers.totalEntries === 0n ? 0 : Number(ledgers.ordinal(lastDispatched) - ledgers.ordinal(from));
+    readPosition.entryId > 0n
+      ? Position.of(readPosition.ledgerId, readPosition.entryId - 1n)
+      : Position.beforeFirst(readPosition.ledgerId);
+  return index.totalEntries === 0n
+    ? 0
+    : Math.max(0, Number(index.ordinal(lastDispatched) - index.ordinal(markDelete)));
 }

@@ -4,6 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import { acknowledgeMessage } from '../../../shared/application/acknowledge-message.ts';
 import { MARK_EVERY_MS } from '../../../shared/application/activity.ts';
+import { acknowledgeMessages } from '../../../shared/application/consumers/consumer-acks.ts';
+import { receiveMessages } from '../../../shared/application/consumers/receive-messages.ts';
 import {
   BACKLOG_REVISIT_MS,
   maintainSubscriptions,
@@ -14,6 +16,7 @@ import type { UseCasePorts } from '../../../shared/application/ports.ts';
 import type { Principal } from '../../../shared/application/principal.ts';
 import { publishMessages } from '../../../shared/application/publish-messages.ts';
 import { skipMessages } from '../../../shared/application/skip-messages.ts';
+import { subscribeConsumer } from '../../../shared/application/subscribe-consumer.ts';
 import { RoundRobinRouter } from '../../../shared/domain/message-router.ts';
 import { TopicName } from '../../../shared/domain/topic-name.ts';
 import { countingPorts } from '../../support/counting-ports.ts';
@@ -105,6 +108,31 @@ describe('maintenance work follows activity', () => {
     const summary = await run(w.ports);
 
     expect(summary).toMatchObject({ subscriptions: 1, due: 1, visited: 1 });
+  });
+
+  it('a backlog visited within a minute of its mark is not deferred: a consumer that comes in the process that marked it gets its acks folded by the next run', async () => {
+    const w = world();
+    const topic = TopicName.parse('persistent://public/idle/early-visit');
+    await createTopic(w.ports, admin, topic, 0);
+    await createSubscription(w.ports, admin, topic, 'sub', 'Shared', 'Earliest');
+    await publishMessages(w.ports, admin, topic, [{ payload: 'waiting', properties: {} }], router);
+    // Visited at once: a backlog and no consumer yet.
+    const early = await run(w.ports);
+    // A consumer subscribes and acknowledges within the minute: this process's marks are skipped.
+    const { consumerId } = await subscribeConsumer(w.ports, admin, {
+      topic,
+      subscription: 'sub',
+      subscriptionType: 'Shared',
+      initialPosition: 'Earliest',
+      policy: {},
+    });
+    const [message] = await receiveMessages(w.ports, admin, consumerId, 1, 0);
+    await acknowledgeMessages(w.ports, admin, consumerId, [], [message?.deliveryHandle as string]);
+    w.clock.advance(5_000);
+    const next = await run(w.ports);
+
+    expect(early).toMatchObject({ due: 1, visited: 1 });
+    expect(next).toMatchObject({ due: 1, visited: 1, foldedCursors: 1 });
   });
 
   it('a backlog nobody consumes is visited every BACKLOG_REVISIT_MS, and its age reported from the index in between', async () => {

@@ -5,7 +5,9 @@ import {
   acknowledgeMessages,
   negativeAcknowledge,
 } from '../../../shared/application/consumers/consumer-acks.ts';
+import { keepAlive } from '../../../shared/application/consumers/consumer-session.ts';
 import { receiveMessages } from '../../../shared/application/consumers/receive-messages.ts';
+import { DEFAULT_ENGINE_LIMITS } from '../../../shared/application/engine/engine-context.ts';
 import { createTopic } from '../../../shared/application/manage-topics.ts';
 import type { UseCasePorts } from '../../../shared/application/ports.ts';
 import type { Principal } from '../../../shared/application/principal.ts';
@@ -14,7 +16,9 @@ import { subscribeConsumer } from '../../../shared/application/subscribe-consume
 import { getTopicStats } from '../../../shared/application/topic-stats.ts';
 import { RoundRobinRouter } from '../../../shared/domain/message-router.ts';
 import { TopicName } from '../../../shared/domain/topic-name.ts';
+import type { SubscriptionQueue } from '../../../shared/ports/delivery-queue.ts';
 import { InMemoryConsumerRegistry } from '../../support/in-memory-consumer-registry.ts';
+import { InMemoryDeliveryQueue } from '../../support/in-memory-delivery-queue.ts';
 import { inMemoryPorts } from '../../support/in-memory-ports.ts';
 import { InMemoryScheduler } from '../../support/in-memory-scheduler.ts';
 import { ManualClock } from '../../support/manual-clock.ts';
@@ -23,14 +27,48 @@ const producer: Principal = { role: 'orders-app', superuser: true };
 const admin: Principal = { role: 'admin', superuser: true };
 const T0 = 1_700_000_000_000;
 
-function world() {
+function world(parts: Partial<UseCasePorts> = {}) {
   const clock = new ManualClock(T0);
   const { ports } = inMemoryPorts({
     clock,
     consumers: new InMemoryConsumerRegistry(),
     scheduler: new InMemoryScheduler(),
+    ...parts,
   });
   return { clock, ports };
+}
+
+/** A long wait of a receive, held until the test opens it. */
+interface HeldWait {
+  readonly waitMs: number;
+  open(): void;
+}
+
+/**
+ * A doorbell whose long waits (waitMs > 0) hold the receive until the test opens them, so a test
+ * reads the stats while a receive waits; then it answers what rang meanwhile.
+ */
+class GatedDeliveryQueue extends InMemoryDeliveryQueue {
+  private readonly takers: ((wait: HeldWait) => void)[] = [];
+  private readonly held: HeldWait[] = [];
+
+  /** The next long wait, once a receive is in it. */
+  nextWait(): Promise<HeldWait> {
+    const wait = this.held.shift();
+    return wait ? Promise.resolve(wait) : new Promise((resolve) => this.takers.push(resolve));
+  }
+
+  override async waitForRing(queue: SubscriptionQueue, waitMs = 0): Promise<boolean> {
+    if (waitMs > 0) {
+      await new Promise<void>((open) => {
+        const wait = { waitMs, open };
+        const taker = this.takers.shift();
+        if (taker) taker(wait);
+        else this.held.push(wait);
+      });
+    }
+    return super.waitForRing(queue);
+  }
 }
 
 async function subscribe(ports: UseCasePorts, topic: TopicName, consumerName: string) {
@@ -174,5 +212,67 @@ describe('topic stats', () => {
     await expect(getTopicStats(ports, admin, plain, { partitionedOnly: true })).rejects.toThrow(
       /not a partitioned topic/,
     );
+  });
+
+  it('availablePermits: what a consumer may still be handed before its cap; blockedConsumerOnUnackedMsgs at 0', async () => {
+    const { ports } = world({ engineLimits: { ...DEFAULT_ENGINE_LIMITS, maxUnackedPerConsumer: 4 } });
+    const topic = TopicName.parse('persistent://public/default/permits');
+    const a = await subscribe(ports, topic, 'a');
+    const b = await subscribe(ports, topic, 'b');
+    await publishMessages(
+      ports,
+      producer,
+      topic,
+      Array.from({ length: 8 }, (_, i) => tenBytes(i)),
+      new RoundRobinRouter(0),
+    );
+    const permits = async () => {
+      const consumers = (await getTopicStats(ports, admin, topic)).subscriptions.sub?.consumers ?? [];
+      return Object.fromEntries(
+        consumers.map((c) => [c.consumerName, [c.availablePermits, c.blockedConsumerOnUnackedMsgs]]),
+      );
+    };
+    expect(await permits()).toEqual({ a: [4, false], b: [4, false] });
+    const taken = await receiveMessages(ports, admin, a, 3, 0);
+    expect(taken).toHaveLength(3);
+    expect(await permits()).toEqual({ a: [1, false], b: [4, false] });
+    expect(await receiveMessages(ports, admin, a, 10, 0)).toHaveLength(1);
+    expect(await permits()).toEqual({ a: [0, true], b: [4, false] });
+    await acknowledgeMessages(ports, admin, a, [], [taken[0]?.deliveryHandle as string]);
+    expect(await permits()).toEqual({ a: [1, false], b: [4, false] });
+    expect(await receiveMessages(ports, admin, b, 10, 0)).toHaveLength(4);
+    expect(await permits()).toEqual({ a: [1, false], b: [0, true] });
+  });
+
+  it('blockedSubscriptionOnUnackedMsgs: true while the window holds the cap of unacknowledged entries, as the dispatcher pauses', async () => {
+    const { ports } = world({ engineLimits: { ...DEFAULT_ENGINE_LIMITS, maxUnackedPerSubscription: 5 } });
+    const topic = TopicName.parse('persistent://public/default/capped');
+    const consumer = await subscribe(ports, topic, 'c');
+    await publishMessages(
+      ports,
+      producer,
+      topic,
+      Array.from({ length: 8 }, (_, i) => tenBytes(i)),
+      new RoundRobinRouter(0),
+    );
+    const blocked = async () => {
+      const sub = (await getTopicStats(ports, admin, topic)).subscriptions.sub;
+      return [sub?.blockedSubscriptionOnUnackedMsgs, sub?.unackedMessages];
+    };
+    expect(await blocked()).toEqual([false, 0]);
+    const held = await receiveMessages(ports, admin, consumer, 8, 0);
+    expect(held).toHaveLength(5);
+    expect(await blocked()).toEqual([true, 5]);
+    expect(await receiveMessages(ports, admin, consumer, 8, 0)).toEqual([]);
+
+    // An acknowledgement behind the first held entry frees nothing (mark-delete stays)...
+    await acknowledgeMessages(ports, admin, consumer, [], [held[2]?.deliveryHandle as string]);
+    expect(await blocked()).toEqual([true, 4]);
+    expect(await receiveMessages(ports, admin, consumer, 8, 0)).toEqual([]);
+    // ...one at mark-delete does: the dispatcher folds it and hands out one more.
+    await acknowledgeMessages(ports, admin, consumer, [], [held[0]?.deliveryHandle as string]);
+    expect(await blocked()).toEqual([false, 3]);
+    expect(await receiveMessages(ports, admin, consumer, 8, 0)).toHaveLength(1);
+    expect(await blocked()).toEqual([true, 4]);
   });
 });

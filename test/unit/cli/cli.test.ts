@@ -573,6 +573,13 @@ describe('ackline-admin issue 13 commands', () => {
       '/admin/v2/namespaces/t/ns/messageTTL',
       '3600',
     ],
+    [['namespaces', 'remove-retention', 't/ns'], 'DELETE', '/admin/v2/namespaces/t/ns/retention', undefined],
+    [
+      ['namespaces', 'remove-message-ttl', 't/ns'],
+      'DELETE',
+      '/admin/v2/namespaces/t/ns/messageTTL',
+      undefined,
+    ],
     [['namespaces', 'create', 't/ns'], 'PUT', '/admin/v2/namespaces/t/ns', undefined],
     [['namespaces', 'delete', 't/ns'], 'DELETE', '/admin/v2/namespaces/t/ns', undefined],
     [['namespaces', 'delete', 't/ns', '-f'], 'DELETE', '/admin/v2/namespaces/t/ns?force=true', undefined],
@@ -591,6 +598,52 @@ describe('ackline-admin issue 13 commands', () => {
     expect(result.requests).toHaveLength(1);
     expect(result.requests[0]).toMatchObject({ method, url: `http://admin.test${path}` });
     expect(result.requests[0]!.body).toBe(body);
+  });
+
+  it.each([
+    [['topics', 'reset-cursor', 't/ns/x', '-s', 'billing', '-t', '1h'], '/subscription/billing/resetcursor/'],
+    [
+      ['topics', 'reset-cursor', 't/ns/x', '-s', 'billing', '-m', '12:3'],
+      '/subscription/billing/resetcursor',
+    ],
+    [['topics', 'clear-backlog', 't/ns/x', '-s', 'billing'], '/subscription/billing/skip_all'],
+    [['topics', 'expire-messages', 't/ns/x', '-s', 'billing', '-t', '60'], '/expireMessages/60'],
+    [
+      ['topics', 'expire-messages-all-subscriptions', 't/ns/x', '-t', '60'],
+      '/all_subscription/expireMessages/60',
+    ],
+  ])('%j --dry-run asks for a dry run and prints its report as JSON', async (argv, pathPart) => {
+    const report = { operation: 'x', dryRun: true, subscriptions: { billing: [] } };
+    const result = await cli([...admin, ...argv, '--dry-run'], { respond: () => jsonResponse(report) });
+
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    const url = new URL(result.requests[0]!.url);
+    expect(url.pathname).toContain(pathPart);
+    expect(url.searchParams.get('dryRun')).toBe('true');
+    expect(JSON.parse(result.stdout)).toEqual(report);
+  });
+
+  it.each([
+    [
+      ['namespaces', 'get-retention', 't/ns'],
+      '/retention',
+      jsonResponse({ retentionTimeInMinutes: 60, retentionSizeInMB: -1 }),
+      { retentionTimeInMinutes: 60, retentionSizeInMB: -1 },
+    ],
+    [['namespaces', 'get-retention', 't/ns'], '/retention', noContent(), null],
+    [['namespaces', 'get-message-ttl', 't/ns'], '/messageTTL', jsonResponse(3600), 3600],
+    [['namespaces', 'get-message-ttl', 't/ns'], '/messageTTL', noContent(), null],
+  ])('%j GETs %s and prints the policy as JSON (null when none is set)', async (argv, suffix, answer, printed) => {
+    const result = await cli([...admin, ...argv], { respond: () => answer.clone() });
+
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.requests[0]).toMatchObject({
+      method: 'GET',
+      url: `http://admin.test/admin/v2/namespaces/t/ns${suffix}`,
+    });
+    expect(JSON.parse(result.stdout)).toEqual(printed);
   });
 
   it('reset-cursor needs exactly one of -t and -m', async () => {

@@ -294,7 +294,7 @@ async function consumersOf(
   const leases = (await ports.consumers.leases(key)).filter((lease) => lease.untilMs >= now);
   const records = await Promise.all(leases.map((lease) => ports.consumers.get(lease.consumerId)));
   const consumers: ConsumerStats[] = [];
-  leases.forEach((lease, index) => {
+  leases.forEach((_lease, index) => {
     const record = records[index];
     if (!record?.partitions.some((p) => p.cursorId === subscription.cursorId)) return;
     const availablePermits = permitsOf(record.consumerId);

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { AdminApi, TopicRef } from '../support/admin-fixtures.ts';
-import { ConsumerApi, sleep, subscribePath, type TestConsumer } from '../support/consumer-fixtures.ts';
+import { ConsumerApi, subscribePath, type TestConsumer } from '../support/consumer-fixtures.ts';
 
 // Issue 13, criterion 1: stats that are true, over real HTTP against the shared embedded stack.
 // Known traffic in; the numbers out are the traffic's (rates: within what the window allows).

@@ -5,7 +5,6 @@ import {
   acknowledgeMessages,
   negativeAcknowledge,
 } from '../../../shared/application/consumers/consumer-acks.ts';
-import { keepAlive } from '../../../shared/application/consumers/consumer-session.ts';
 import { receiveMessages } from '../../../shared/application/consumers/receive-messages.ts';
 import { DEFAULT_ENGINE_LIMITS } from '../../../shared/application/engine/engine-context.ts';
 import { createTopic } from '../../../shared/application/manage-topics.ts';
@@ -16,9 +15,7 @@ import { subscribeConsumer } from '../../../shared/application/subscribe-consume
 import { getTopicStats } from '../../../shared/application/topic-stats.ts';
 import { RoundRobinRouter } from '../../../shared/domain/message-router.ts';
 import { TopicName } from '../../../shared/domain/topic-name.ts';
-import type { SubscriptionQueue } from '../../../shared/ports/delivery-queue.ts';
 import { InMemoryConsumerRegistry } from '../../support/in-memory-consumer-registry.ts';
-import { InMemoryDeliveryQueue } from '../../support/in-memory-delivery-queue.ts';
 import { inMemoryPorts } from '../../support/in-memory-ports.ts';
 import { InMemoryScheduler } from '../../support/in-memory-scheduler.ts';
 import { ManualClock } from '../../support/manual-clock.ts';
@@ -36,39 +33,6 @@ function world(parts: Partial<UseCasePorts> = {}) {
     ...parts,
   });
   return { clock, ports };
-}
-
-/** A long wait of a receive, held until the test opens it. */
-interface HeldWait {
-  readonly waitMs: number;
-  open(): void;
-}
-
-/**
- * A doorbell whose long waits (waitMs > 0) hold the receive until the test opens them, so a test
- * reads the stats while a receive waits; then it answers what rang meanwhile.
- */
-class GatedDeliveryQueue extends InMemoryDeliveryQueue {
-  private readonly takers: ((wait: HeldWait) => void)[] = [];
-  private readonly held: HeldWait[] = [];
-
-  /** The next long wait, once a receive is in it. */
-  nextWait(): Promise<HeldWait> {
-    const wait = this.held.shift();
-    return wait ? Promise.resolve(wait) : new Promise((resolve) => this.takers.push(resolve));
-  }
-
-  override async waitForRing(queue: SubscriptionQueue, waitMs = 0): Promise<boolean> {
-    if (waitMs > 0) {
-      await new Promise<void>((open) => {
-        const wait = { waitMs, open };
-        const taker = this.takers.shift();
-        if (taker) taker(wait);
-        else this.held.push(wait);
-      });
-    }
-    return super.waitForRing(queue);
-  }
 }
 
 async function subscribe(ports: UseCasePorts, topic: TopicName, consumerName: string) {

@@ -277,8 +277,14 @@ export async function recentUnackedByConsumer(
   return counts;
 }
 
-/** What this process handed out since it counted (recentUnackedByConsumer) adds to the count. */
+/**
+ * What this process handed out since it counted (recentUnackedByConsumer) adds to the count; what
+ * it saw settled (acknowledged or negatively acknowledged, a negative `count`) takes from it, never
+ * below 0.
+ */
 export function addHandedOut(ports: UseCasePorts, cursorId: string, consumerId: string, count: number): void {
   const known = memoOf(ports).unacked.get(cursorId);
-  if (known && count > 0) known.counts.set(consumerId, (known.counts.get(consumerId) ?? 0) + count);
+  if (known && count !== 0) {
+    known.counts.set(consumerId, Math.max(0, (known.counts.get(consumerId) ?? 0) + count));
+  }
 }

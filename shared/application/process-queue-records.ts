@@ -10,6 +10,7 @@ import type { Delivery } from './engine/engine-context.ts';
 import { acknowledge, negativeAcknowledge } from './engine/pending-acks.ts';
 import { cursorOf, engineOf } from './engine-ports.ts';
 import type { UseCasePorts } from './ports.ts';
+import { addHandedOut } from './process-memo.ts';
 
 /** One record of a subscription's doorbell queue, as the event-source mapping hands it. */
 export interface QueueRecord {
@@ -155,10 +156,23 @@ async function processOne(
         : {}),
     });
     await ringAll(ports, partition.cursorId, result.dueAtMs);
+    settled(ports, consumer, partition);
     ports.counters?.add('nacked', 1);
     return { kind: 'negativelyAcknowledged', message, error };
   }
   await acknowledge(ctx, cursor, [delivery.position], { byId: false });
+  settled(ports, consumer, partition);
   ports.counters?.add('acked', 1);
   return { kind: 'acknowledged', message };
+}
+
+/**
+ * A message this invocation was handed is settled: it no longer counts against the consumer's cap
+ * in this process's count (engine/consumer-cap.ts). Without this the count, taken a moment ago,
+ * would block the next dispatch of the same invocation, which then ends with the backlog left and
+ * nothing to ring for it. Exact here: a container runs one invocation at a time, and each message
+ * it was handed is settled once.
+ */
+function settled(ports: UseCasePorts, consumer: ConsumerRecord, partition: ConsumerPartition): void {
+  addHandedOut(ports, partition.cursorId, consumer.consumerId, -1);
 }

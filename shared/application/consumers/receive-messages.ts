@@ -7,7 +7,13 @@ import { cursorOf, engineOf } from '../engine-ports.ts';
 import type { UseCasePorts } from '../ports.ts';
 import type { Principal } from '../principal.ts';
 import { caughtUpMarks } from '../process-memo.ts';
-import { dispatchConsumerOf, keySharedMembers, renewLease, requireConsumer } from './consumer-session.ts';
+import {
+  dispatchConsumerOf,
+  keySharedMembers,
+  longestWaitMs,
+  renewLease,
+  requireConsumer,
+} from './consumer-session.ts';
 import { doorbellOf, ringAll, ringAt } from './doorbells.ts';
 
 /** A message as every consumer gets it: HTTP receive and event-driven (Lambda) consumers. */
@@ -110,7 +116,8 @@ const BLOCKED_RECHECK_MS = 1_000;
 
 /**
  * Receive up to `max` messages, waiting up to `waitMs` for the first (Pulsar's receive over HTTP).
- * 1. The consumer's lease is renewed (every call renews it).
+ * 1. The consumer's lease is renewed (every call renews it, and a call that waits renews it after
+ *    each wait, which lasts at most longestWaitMs: a consumer that keeps calling is never gone).
  * 2. The dispatcher hands out due redeliveries, a replay, then first deliveries, each recorded as
  *    held by this consumer before it is returned (nothing handed out is lost if this call dies).
  * 3. Nothing to give: wait on the subscription's doorbell (rung by publishes and timers), at most
@@ -158,7 +165,12 @@ export async function receiveMessages(
       // A round that trusted the mark instead of reading the cursor waits no longer than the mark
       // is trusted: the ring it did not find may have gone to another process.
       const trusted = rung ? MAX_POLL_MS : caughtUpMarks.remainingMs(ports, partition.cursorId);
-      const pollMs = Math.min(consumer.partitions.length === 1 ? MAX_POLL_MS : 1_000, remaining, trusted);
+      const pollMs = Math.min(
+        consumer.partitions.length === 1 ? MAX_POLL_MS : 1_000,
+        remaining,
+        trusted,
+        longestWaitMs(consumer),
+      );
       const woke = await ports.deliveryQueue.waitForRing(doorbellOf(partition.cursorId), pollMs);
       if (woke || consumer.partitions.length > 1) caughtUpMarks.forget(ports, partition.cursorId);
     }
@@ -170,6 +182,7 @@ export async function receiveMessages(
       if (error instanceof NotFoundError) return []; // closed while this call waited
       throw error;
     }
+    await renewLease(ports, consumer);
   }
 }
 

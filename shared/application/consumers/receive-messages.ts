@@ -161,7 +161,9 @@ export async function receiveMessages(
       if (!ports.sleep) return [];
       await ports.sleep(Math.min(remaining, BLOCKED_RECHECK_MS));
     } else {
-      const partition = consumer.partitions[round % consumer.partitions.length] as ConsumerPartition;
+      // Never on the doorbell of a partition where it is blocked: that ring is for the others.
+      const open = consumer.partitions.filter((candidate) => !blocked.has(candidate.cursorId));
+      const partition = open[round % open.length] as ConsumerPartition;
       // A round that trusted the mark instead of reading the cursor waits no longer than the mark
       // is trusted: the ring it did not find may have gone to another process.
       const trusted = rung ? MAX_POLL_MS : caughtUpMarks.remainingMs(ports, partition.cursorId);

@@ -2,6 +2,8 @@
 // maxUnackedMessagesPerConsumer, I7): a blocked consumer must unblock by what Pulsar unblocks it
 // with (acks, nacks, ack timeouts), and must not hold back anyone else.
 import { describe, expect, it } from 'vitest';
+import { doorbellOf } from '../../../shared/application/consumers/doorbells.ts';
+import { receiveMessages } from '../../../shared/application/consumers/receive-messages.ts';
 import { dispatch } from '../../../shared/application/engine/dispatcher.ts';
 import {
   DEFAULT_ENGINE_LIMITS,
@@ -10,6 +12,7 @@ import {
   type PartitionCursor,
 } from '../../../shared/application/engine/engine-context.ts';
 import { createSubscriptionCursor } from '../../../shared/application/engine/subscription-cursor.ts';
+import { createTopic } from '../../../shared/application/manage-topics.ts';
 import type { Principal } from '../../../shared/application/principal.ts';
 import { processQueueRecords } from '../../../shared/application/process-queue-records.ts';
 import { publishMessages } from '../../../shared/application/publish-messages.ts';
@@ -18,7 +21,9 @@ import { RoundRobinRouter } from '../../../shared/domain/message-router.ts';
 import type { Position } from '../../../shared/domain/position.ts';
 import type { SubscriptionType } from '../../../shared/domain/subscription-type.ts';
 import { TopicName } from '../../../shared/domain/topic-name.ts';
+import type { SubscriptionQueue } from '../../../shared/ports/delivery-queue.ts';
 import { InMemoryConsumerRegistry } from '../../support/in-memory-consumer-registry.ts';
+import { InMemoryDeliveryQueue } from '../../support/in-memory-delivery-queue.ts';
 import { InMemoryDispatchStore } from '../../support/in-memory-dispatch-store.ts';
 import { InMemoryLedger } from '../../support/in-memory-ledger.ts';
 import { inMemoryPorts } from '../../support/in-memory-ports.ts';
@@ -120,5 +125,55 @@ describe('per-consumer cap: event-driven (Lambda) consumers', () => {
     expect(result.error).toBeUndefined();
     // Nothing rings again after this invocation: what it left would wait for the next publish.
     expect(seen).toEqual(Array.from({ length: 12 }, (_, i) => `p${i}`));
+  });
+});
+
+describe('per-consumer cap: a blocked consumer leaves the doorbell to the others', () => {
+  it('a consumer blocked on one partition of two does not take that partition’s rings while it waits', async () => {
+    const clock = new ManualClock(1_700_000_000_000);
+    class WaitingQueue extends InMemoryDeliveryQueue {
+      override async waitForRing(queue: SubscriptionQueue, waitMs = 0): Promise<boolean> {
+        const rang = await super.waitForRing(queue);
+        if (!rang && waitMs > 0) clock.advance(waitMs);
+        return rang;
+      }
+    }
+    const { ports } = inMemoryPorts({
+      clock,
+      consumers: new InMemoryConsumerRegistry(),
+      scheduler: new InMemoryScheduler(),
+      deliveryQueue: new WaitingQueue(),
+      engineLimits: { ...DEFAULT_ENGINE_LIMITS, maxUnackedPerConsumer: 1 },
+      sleep: async (ms) => clock.advance(ms),
+    });
+    const topic = TopicName.parse('persistent://public/default/caps-parted');
+    await createTopic(ports, admin, topic, 2);
+    const subscribe = async () =>
+      (
+        await subscribeConsumer(ports, admin, {
+          topic,
+          subscription: 'work',
+          subscriptionType: 'Shared',
+          initialPosition: 'Earliest',
+          policy: {},
+        })
+      ).consumerId;
+    const a = await subscribe();
+    await subscribe(); // b: waits on the doorbells too (another process)
+    const publishToFirst = (payload: string) =>
+      publishMessages(ports, admin, topic, [{ payload, properties: {} }], new RoundRobinRouter(0));
+    await publishToFirst('p0');
+    const taken = await receiveMessages(ports, admin, a, 10, 0);
+    expect(taken.map((m) => m.payload)).toEqual(['p0']);
+    const consumer = await ports.consumers.get(a);
+    const first = consumer?.partitions.find((p) => p.partitionIndex === 0)?.cursorId as string;
+    while (await ports.deliveryQueue.waitForRing(doorbellOf(first), 0)) {
+      // drained
+    }
+    // a is at its cap on partition 0, caught up on partition 1. A publish to partition 0 rings
+    // for b; a's long poll must leave that ring.
+    await publishToFirst('p1');
+    expect(await receiveMessages(ports, admin, a, 10, 3_000)).toEqual([]);
+    expect(await ports.deliveryQueue.waitForRing(doorbellOf(first), 0)).toBe(true);
   });
 });

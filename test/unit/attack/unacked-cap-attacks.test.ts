@@ -34,10 +34,10 @@ const partition = TopicName.parse('persistent://public/default/caps-attack');
 const lambdaTopic = TopicName.parse('persistent://public/default/caps-lambda');
 const admin: Principal = { role: 'admin', superuser: true };
 
-function world(type: SubscriptionType, maxUnackedPerConsumer: number) {
+function world(type: SubscriptionType, maxUnackedPerConsumer: number, staleReads = false) {
   const clock = new ManualClock(1_000_000);
   const ledger = new InMemoryLedger(1000);
-  const store = new InMemoryDispatchStore();
+  const store = new InMemoryDispatchStore(() => staleReads);
   const ctx: EngineContext = {
     store,
     ledger,
@@ -83,6 +83,21 @@ describe('per-consumer cap: what unblocks a blocked consumer', () => {
     const deliveries = again.kind === 'delivered' ? again.deliveries : [];
     expect(ids(deliveries)).toEqual(published.slice(0, 3).map(String));
     expect(deliveries.every((d) => d.redeliveryCount === 1)).toBe(true);
+  });
+});
+
+describe('per-consumer cap: how far past it', () => {
+  it('an eventually consistent head a few versions old does not let a consumer pass its cap', async () => {
+    const w = world('Shared', 5, true);
+    await w.publish(30);
+    await createSubscriptionCursor(w.ctx, w.cursor, 'Earliest');
+    const a = w.consumer('a');
+    let held = 0;
+    for (let i = 0; i < 6; i++) {
+      const result = await dispatch(w.ctx, { cursor: w.cursor, consumer: a, max: 3 });
+      if (result.kind === 'delivered') held += result.deliveries.length;
+    }
+    expect(held).toBe(5);
   });
 });
 

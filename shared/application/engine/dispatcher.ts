@@ -131,7 +131,18 @@ export async function dispatch(ctx: EngineContext, request: DispatchRequest): Pr
     const now = ctx.clock.nowMs();
     let ownerChanges: Partial<DispatchHead> = {};
     if (isCumulativeAckType(cursor.type)) {
-      const ownership = decideOwnership(record.head, consumer, cursor.type, now);
+      let ownership: Ownership;
+      try {
+        ownership = decideOwnership(record.head, consumer, cursor.type, now);
+      } catch (error) {
+        // A refusal only on the current head: an old one may name the owner this consumer
+        // replaced a moment ago (a 409 to the subscription's new Exclusive owner).
+        if (error instanceof ConsumerFencedError && !fresh) {
+          await readFresh();
+          continue;
+        }
+        throw error;
+      }
       if (ownership.kind === 'standby') {
         if (fresh || (await confirm())) return { kind: 'standby' };
         continue;

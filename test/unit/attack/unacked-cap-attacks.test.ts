@@ -1,16 +1,18 @@
 // Adversarial tests of the per-consumer cap of unacknowledged entries (Pulsar's
 // maxUnackedMessagesPerConsumer, I7): a blocked consumer must unblock by what Pulsar unblocks it
-// with (acks, nacks, ack timeouts), and must not hold back anyone else.
+// with (acks, nacks, ack timeouts), and must not hold back anyone else; and of the decisions
+// dispatch takes on its eventually consistent head read.
 import { describe, expect, it } from 'vitest';
 import { doorbellOf } from '../../../shared/application/consumers/doorbells.ts';
 import { receiveMessages } from '../../../shared/application/consumers/receive-messages.ts';
-import { dispatch } from '../../../shared/application/engine/dispatcher.ts';
+import { claimOwnership, dispatch } from '../../../shared/application/engine/dispatcher.ts';
 import {
   DEFAULT_ENGINE_LIMITS,
   type DispatchConsumer,
   type EngineContext,
   type PartitionCursor,
 } from '../../../shared/application/engine/engine-context.ts';
+import { rewind } from '../../../shared/application/engine/release.ts';
 import { createSubscriptionCursor } from '../../../shared/application/engine/subscription-cursor.ts';
 import { createTopic } from '../../../shared/application/manage-topics.ts';
 import type { Principal } from '../../../shared/application/principal.ts';
@@ -190,5 +192,28 @@ describe('per-consumer cap: a blocked consumer leaves the doorbell to the others
     await publishToFirst('p1');
     expect(await receiveMessages(ports, admin, a, 10, 3_000)).toEqual([]);
     expect(await ports.deliveryQueue.waitForRing(doorbellOf(first), 0)).toBe(true);
+  });
+});
+
+describe('eventually consistent head reads (dispatch reads the head with consistent: false)', () => {
+  it('an Exclusive consumer that took over after the owner closed is not refused on an old head', async () => {
+    const w = world('Exclusive', 50_000, true);
+    const published = await w.publish(3);
+    await createSubscriptionCursor(w.ctx, w.cursor, 'Earliest');
+    const a = w.consumer('a');
+    expect(await claimOwnership(w.ctx, w.cursor, a)).toBe(true);
+    const first = await dispatch(w.ctx, { cursor: w.cursor, consumer: a, max: 1 });
+    expect(first.kind === 'delivered' ? ids(first.deliveries) : first).toEqual([published[0]?.toString()]);
+    await rewind(w.ctx, w.cursor, { consumerId: 'a', close: true });
+    const b = w.consumer('b');
+    expect(await claimOwnership(w.ctx, w.cursor, b)).toBe(true);
+    // The head b reads may be one on which a still owns the subscription: b is the owner now.
+    const taken: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const result = await dispatch(w.ctx, { cursor: w.cursor, consumer: b, max: 10 });
+      if (result.kind === 'delivered') taken.push(...ids(result.deliveries));
+    }
+    // a's held entry replayed first, then the rest.
+    expect(taken).toEqual(published.map(String));
   });
 });

@@ -888,6 +888,31 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
         ]);
       });
 
+      it('dueTracker after an entry gives the next page in the same order, also after an entry since deleted', async () => {
+        const { dispatchStore } = storage();
+        const cursorId = uniqueId('dispatch');
+        const entries = Array.from({ length: 25 }, (_, i) =>
+          tracker(T0 + (i % 4) * 10, pos(3 + (i % 2), i), 1 + (i % 3), 1 + (i % 11)),
+        );
+        await dispatchStore.putTracker(cursorId, [...entries, tracker(T0 + 500, pos(3, 99))]);
+        const all = await dispatchStore.dueTracker(cursorId, T0 + 100, 100);
+        expect(all).toHaveLength(25);
+
+        const paged: (typeof all)[number][] = [];
+        let page = await dispatchStore.dueTracker(cursorId, T0 + 100, 10);
+        while (page.length > 0) {
+          paged.push(...page);
+          page = await dispatchStore.dueTracker(cursorId, T0 + 100, 10, { after: page[page.length - 1]! });
+        }
+        expect(paged).toEqual(all);
+
+        await dispatchStore.deleteTracker(cursorId, [all[9]!]);
+        expect(await dispatchStore.dueTracker(cursorId, T0 + 100, 10, { after: all[9]! })).toEqual(
+          all.slice(10, 20),
+        );
+        expect(await dispatchStore.dueTracker(cursorId, T0 + 100, 10, { after: all[24]! })).toEqual([]);
+      });
+
       it('putTracker and deleteTracker take more entries than one batch request holds', async () => {
         const { dispatchStore } = storage();
         const cursorId = uniqueId('dispatch');

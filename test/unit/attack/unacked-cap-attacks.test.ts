@@ -8,10 +8,13 @@ import { receiveMessages } from '../../../shared/application/consumers/receive-m
 import { claimOwnership, dispatch } from '../../../shared/application/engine/dispatcher.ts';
 import {
   DEFAULT_ENGINE_LIMITS,
+  type Delivery,
   type DispatchConsumer,
   type EngineContext,
   type PartitionCursor,
 } from '../../../shared/application/engine/engine-context.ts';
+import { keySharedJoinMark, memberForKey } from '../../../shared/application/engine/key-shared-routing.ts';
+import { acknowledge, negativeAcknowledge } from '../../../shared/application/engine/pending-acks.ts';
 import { rewind } from '../../../shared/application/engine/release.ts';
 import { createSubscriptionCursor } from '../../../shared/application/engine/subscription-cursor.ts';
 import { createTopic } from '../../../shared/application/manage-topics.ts';
@@ -215,5 +218,57 @@ describe('eventually consistent head reads (dispatch reads the head with consist
     }
     // a's held entry replayed first, then the rest.
     expect(taken).toEqual(published.map(String));
+  });
+});
+
+describe('per-consumer cap: Key_Shared', () => {
+  it('a member blocked at its cap does not starve the others’ redeliveries (its routed entries fill the due tracker)', async () => {
+    const w = world('Key_Shared', 2);
+    await w.ledger.initialize(partition);
+    await createSubscriptionCursor(w.ctx, w.cursor, 'Earliest');
+    const mark = await keySharedJoinMark(w.ctx, w.cursor);
+    const members = ['a', 'b'].map((consumerId) => ({ consumerId, joinedAfter: mark }));
+    const keysOf = (id: string) =>
+      Array.from({ length: 400 }, (_, i) => `key-${i}`)
+        .filter((key) => memberForKey(members, key)?.consumerId === id)
+        .slice(0, 30);
+    const [keysA, keysB] = [keysOf('a'), keysOf('b')];
+    // Interleaved: every entry of a's keys is a run of its own between b's.
+    const messages = keysA.flatMap((key, i) => [
+      { payload: `A${i}`, key, properties: {} },
+      { payload: `B${i}`, key: keysB[i] as string, properties: {} },
+    ]);
+    await w.ledger.append(partition, messages, w.clock.nowMs());
+    const receive = (id: string, max: number) =>
+      dispatch(w.ctx, { cursor: w.cursor, consumer: w.consumer(id), max, members });
+    const got = (result: Awaited<ReturnType<typeof receive>>) =>
+      result.kind === 'delivered' ? result.deliveries : [];
+
+    const toA: string[] = [];
+    for (let i = 0; i < 4; i++) toA.push(...got(await receive('a', 10)).map((d) => d.entry.payload));
+    expect(toA).toEqual(['A0', 'A1']);
+    expect(await receive('a', 10)).toEqual({ kind: 'blocked' });
+    // b takes its keys; a's entries it passes wait in the tracker for a (blocked).
+    // b acknowledges what it gets, but for its last (it stays within its cap).
+    const taken: Delivery[] = [];
+    for (let i = 0; i < 40; i++) {
+      const batch = got(await receive('b', 10));
+      taken.push(...batch);
+      const held = taken.slice(0, -1).map((d) => d.position);
+      await acknowledge(w.ctx, w.cursor, held, { byId: false });
+    }
+    expect(taken.map((d) => d.entry.payload)).toEqual(keysB.map((_, i) => `B${i}`));
+    // b nacks one of its messages: it must come back to b though a's routed entries are due first.
+    w.clock.advance(1_000);
+    const nacked = taken[taken.length - 1] as Delivery;
+    await negativeAcknowledge(w.ctx, {
+      cursor: w.cursor,
+      consumerId: 'b',
+      items: [{ position: nacked.position, redeliveryCount: 0 }],
+      delayMs: () => 0,
+    });
+    const again: Delivery[] = [];
+    for (let i = 0; i < 3 && again.length === 0; i++) again.push(...got(await receive('b', 10)));
+    expect(again.map((d) => [d.entry.payload, d.redeliveryCount])).toEqual([[nacked.entry.payload, 1]]);
   });
 });

@@ -272,3 +272,35 @@ describe('per-consumer cap: Key_Shared', () => {
     expect(again.map((d) => [d.entry.payload, d.redeliveryCount])).toEqual([[nacked.entry.payload, 1]]);
   });
 });
+
+describe('per-consumer cap: never a 500', () => {
+  it.each([
+    'Shared',
+    'Exclusive',
+  ] as const)('%s: a receive on a partition whose ledgers were just deleted (its topic deleted, cursor not yet purged) answers nothing, whatever the window spans', async (type) => {
+    const w = world(type, 4);
+    const small = { ...w, ledger: new InMemoryLedger(3) };
+    const ctx: EngineContext = { ...w.ctx, ledger: small.ledger };
+    await small.ledger.initialize(partition);
+    await small.ledger.append(
+      partition,
+      Array.from({ length: 5 }, (_, i) => ({ payload: `m${i}`, properties: {} })),
+      w.clock.nowMs(),
+    );
+    await createSubscriptionCursor(ctx, w.cursor, 'Earliest');
+    const a = w.consumer('a');
+    if (type === 'Exclusive') await claimOwnership(ctx, w.cursor, a);
+    // a holds 0:0..1:0 (the window spans two ledgers), none acknowledged.
+    let held = 0;
+    for (let i = 0; i < 3; i++) {
+      const result = await dispatch(ctx, { cursor: w.cursor, consumer: a, max: 2 });
+      if (result.kind === 'delivered') held += result.deliveries.length;
+    }
+    expect(held).toBe(4);
+    const first = (await small.ledger.state(partition))?.ledgers[0]?.ledgerId as bigint;
+    await small.ledger.detachPartition(partition, first);
+    expect(await small.ledger.state(partition)).toBeUndefined();
+    const after = await dispatch(ctx, { cursor: w.cursor, consumer: a, max: 2 });
+    expect(after.kind === 'delivered' ? after.deliveries : after).toEqual([]);
+  });
+});

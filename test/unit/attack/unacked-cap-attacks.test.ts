@@ -3,6 +3,7 @@
 // with (acks, nacks, ack timeouts), and must not hold back anyone else; and of the decisions
 // dispatch takes on its eventually consistent head read.
 import { describe, expect, it } from 'vitest';
+import { closeConsumer } from '../../../shared/application/consumers/consumer-session.ts';
 import { doorbellOf } from '../../../shared/application/consumers/doorbells.ts';
 import { receiveMessages } from '../../../shared/application/consumers/receive-messages.ts';
 import { claimOwnership, dispatch } from '../../../shared/application/engine/dispatcher.ts';
@@ -15,8 +16,10 @@ import {
 } from '../../../shared/application/engine/engine-context.ts';
 import { keySharedJoinMark, memberForKey } from '../../../shared/application/engine/key-shared-routing.ts';
 import { acknowledge, negativeAcknowledge } from '../../../shared/application/engine/pending-acks.ts';
+import { pendingSummary } from '../../../shared/application/engine/pending-summary.ts';
 import { rewind } from '../../../shared/application/engine/release.ts';
 import { createSubscriptionCursor } from '../../../shared/application/engine/subscription-cursor.ts';
+import { engineOf } from '../../../shared/application/engine-ports.ts';
 import { createTopic } from '../../../shared/application/manage-topics.ts';
 import type { Principal } from '../../../shared/application/principal.ts';
 import { processQueueRecords } from '../../../shared/application/process-queue-records.ts';
@@ -302,5 +305,61 @@ describe('per-consumer cap: never a 500', () => {
     expect(await small.ledger.state(partition)).toBeUndefined();
     const after = await dispatch(ctx, { cursor: w.cursor, consumer: a, max: 2 });
     expect(after.kind === 'delivered' ? after.deliveries : after).toEqual([]);
+  });
+});
+
+describe('per-consumer cap: a close while blocked', () => {
+  it('a receive blocked at its cap whose consumer is closed meanwhile takes nothing after the close', async () => {
+    const clock = new ManualClock(1_700_000_000_000);
+    let onSleep: (() => Promise<void>) | undefined;
+    const shared = {
+      clock,
+      consumers: new InMemoryConsumerRegistry(),
+      scheduler: new InMemoryScheduler(),
+      engineLimits: { ...DEFAULT_ENGINE_LIMITS, maxUnackedPerConsumer: 2 },
+      sleep: async (ms: number) => {
+        const hook = onSleep;
+        onSleep = undefined;
+        await hook?.();
+        clock.advance(ms);
+      },
+    };
+    const first = inMemoryPorts(shared).ports;
+    const second = inMemoryPorts({
+      ...shared,
+      catalog: first.catalog,
+      ledger: first.ledger,
+      dispatch: first.dispatch,
+      deliveryQueue: first.deliveryQueue,
+      permissions: first.permissions,
+    }).ports;
+    const { consumerId } = await subscribeConsumer(first, admin, {
+      topic: lambdaTopic,
+      subscription: 'closing',
+      subscriptionType: 'Shared',
+      initialPosition: 'Earliest',
+      policy: {},
+    });
+    await publishMessages(
+      first,
+      admin,
+      lambdaTopic,
+      Array.from({ length: 6 }, (_, i) => ({ payload: `c${i}`, properties: {} })),
+      new RoundRobinRouter(0),
+    );
+    expect((await receiveMessages(first, admin, consumerId, 10, 0)).map((m) => m.payload)).toEqual([
+      'c0',
+      'c1',
+    ]);
+    // Blocked: while the receive waits, the consumer is closed in another process (what it held
+    // is released, so it would no longer be blocked).
+    onSleep = async () => closeConsumer(second, admin, consumerId);
+    expect(await receiveMessages(first, admin, consumerId, 10, 5_000)).toEqual([]);
+    const summary = await pendingSummary(engineOf(first), {
+      partition: lambdaTopic,
+      cursorId: (await first.catalog.listSubscriptions(lambdaTopic))[0]?.cursorId as string,
+      type: 'Shared',
+    });
+    expect(summary.unacked).toBe(0);
   });
 });

@@ -363,3 +363,46 @@ describe('per-consumer cap: a close while blocked', () => {
     expect(summary.unacked).toBe(0);
   });
 });
+
+describe('Failover standby and the doorbell', () => {
+  it('a standby consumer’s long poll leaves the doorbell’s rings to the active consumer', async () => {
+    const clock = new ManualClock(1_700_000_000_000);
+    class WaitingQueue extends InMemoryDeliveryQueue {
+      override async waitForRing(queue: SubscriptionQueue, waitMs = 0): Promise<boolean> {
+        const rang = await super.waitForRing(queue);
+        if (!rang && waitMs > 0) clock.advance(waitMs);
+        return rang;
+      }
+    }
+    const { ports } = inMemoryPorts({
+      clock,
+      consumers: new InMemoryConsumerRegistry(),
+      scheduler: new InMemoryScheduler(),
+      deliveryQueue: new WaitingQueue(),
+      sleep: async (ms) => clock.advance(ms),
+    });
+    const topic = TopicName.parse('persistent://public/default/failover-rings');
+    const subscribe = async () =>
+      (
+        await subscribeConsumer(ports, admin, {
+          topic,
+          subscription: 'fo',
+          subscriptionType: 'Failover',
+          initialPosition: 'Earliest',
+          policy: {},
+        })
+      ).consumerId;
+    const active = await subscribe();
+    const standby = await subscribe();
+    expect(await receiveMessages(ports, admin, active, 10, 0)).toEqual([]);
+    const consumer = await ports.consumers.get(active);
+    const cursorId = consumer?.partitions[0]?.cursorId as string;
+    while (await ports.deliveryQueue.waitForRing(doorbellOf(cursorId), 0)) {
+      // drained
+    }
+    await publishMessages(ports, admin, topic, [{ payload: 'f0', properties: {} }], new RoundRobinRouter(0));
+    // The standby polls first: it must not take the ring the active consumer's poll waits for.
+    expect(await receiveMessages(ports, admin, standby, 10, 3_000)).toEqual([]);
+    expect(await ports.deliveryQueue.waitForRing(doorbellOf(cursorId), 0)).toBe(true);
+  });
+});

@@ -142,6 +142,8 @@ export async function receiveMessages(
   let consumer = await requireConsumer(ports, principal, consumerId);
   await renewLease(ports, consumer);
   const deadline = ports.clock.nowMs() + waitMs;
+  /** The partition whose ring this call took last (a short poll, a wait), until a dispatch used it. */
+  let tookRing: string | undefined;
   for (let round = 0; ; round++) {
     const single =
       consumer.partitions.length === 1 ? (consumer.partitions[0] as ConsumerPartition) : undefined;
@@ -149,15 +151,17 @@ export async function receiveMessages(
     // poll instead of a head and an entries read).
     const shortPolled = round === 0 && single !== undefined && caughtUpMarks.has(ports, single.cursorId);
     const rung = shortPolled ? await ports.deliveryQueue.waitForRing(doorbellOf(single.cursorId), 0) : true;
+    if (shortPolled && rung) tookRing = single.cursorId;
     const { taken, caughtUp, blocked, standby } = rung
       ? await dispatchEach(ports, consumer, max)
       : { taken: [], caughtUp: new Set<string>(), blocked: new Set<string>(), standby: new Set<string>() };
     // Partitions where nothing is this consumer's to take (at its cap, or a Failover standby):
-    // their doorbell's rings are for the subscription's other consumers (one this call's short
-    // poll took is passed on).
+    // their doorbell's rings are for the subscription's other consumers. A ring this call took
+    // before it knew (a short poll, a wait that trusted the caught-up mark) is passed on.
     const idle = new Set([...blocked, ...standby]);
-    if (shortPolled && rung && single && idle.has(single.cursorId)) {
-      await ringAt(ports, single.cursorId, ports.clock.nowMs());
+    if (rung && tookRing !== undefined) {
+      if (idle.has(tookRing)) await ringAt(ports, tookRing, ports.clock.nowMs());
+      tookRing = undefined;
     }
     if (single && rung) {
       if (caughtUp.has(single.cursorId)) caughtUpMarks.mark(ports, single.cursorId);
@@ -186,6 +190,7 @@ export async function receiveMessages(
         longestWaitMs(consumer),
       );
       const woke = await ports.deliveryQueue.waitForRing(doorbellOf(partition.cursorId), pollMs);
+      if (woke) tookRing = partition.cursorId;
       if (woke || consumer.partitions.length > 1) caughtUpMarks.forget(ports, partition.cursorId);
     }
     // After any wait, the consumer is read again before anything is claimed: a close while this

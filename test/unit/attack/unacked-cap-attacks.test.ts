@@ -406,3 +406,60 @@ describe('Failover standby and the doorbell', () => {
     expect(await ports.deliveryQueue.waitForRing(doorbellOf(cursorId), 0)).toBe(true);
   });
 });
+
+describe('a blocked consumer and the caught-up mark', () => {
+  it('a ring a blocked consumer’s wait took (it did not know it was blocked yet) is passed on', async () => {
+    const clock = new ManualClock(1_700_000_000_000);
+    let duringWait: (() => Promise<void>) | undefined;
+    class HookedQueue extends InMemoryDeliveryQueue {
+      override async waitForRing(queue: SubscriptionQueue, waitMs = 0): Promise<boolean> {
+        if (waitMs > 0 && duringWait) {
+          const hook = duringWait;
+          duringWait = undefined;
+          await hook();
+        }
+        const rang = await super.waitForRing(queue);
+        if (!rang && waitMs > 0) clock.advance(waitMs);
+        return rang;
+      }
+    }
+    const { ports } = inMemoryPorts({
+      clock,
+      consumers: new InMemoryConsumerRegistry(),
+      scheduler: new InMemoryScheduler(),
+      deliveryQueue: new HookedQueue(),
+      engineLimits: { ...DEFAULT_ENGINE_LIMITS, maxUnackedPerConsumer: 1 },
+      sleep: async (ms) => clock.advance(ms),
+    });
+    const topic = TopicName.parse('persistent://public/default/caps-mark');
+    const subscribe = async () =>
+      (
+        await subscribeConsumer(ports, admin, {
+          topic,
+          subscription: 'work',
+          subscriptionType: 'Shared',
+          initialPosition: 'Earliest',
+          policy: {},
+        })
+      ).consumerId;
+    const a = await subscribe();
+    const b = await subscribe();
+    const publish = (payload: string) =>
+      publishMessages(ports, admin, topic, [{ payload, properties: {} }], new RoundRobinRouter(0));
+    await publish('m0');
+    expect((await receiveMessages(ports, admin, a, 10, 0)).map((m) => m.payload)).toEqual(['m0']);
+    // b finds the subscription caught up: this process marks it so (a is at its cap of 1).
+    expect(await receiveMessages(ports, admin, b, 10, 0)).toEqual([]);
+    const cursorId = (await ports.consumers.get(a))?.partitions[0]?.cursorId as string;
+    while (await ports.deliveryQueue.waitForRing(doorbellOf(cursorId), 0)) {
+      // drained
+    }
+    // a's receive trusts the mark, waits on the doorbell, and a publish rings while it waits.
+    duringWait = async () => {
+      await publish('m1');
+    };
+    expect(await receiveMessages(ports, admin, a, 10, 3_000)).toEqual([]);
+    // That ring is b's to wake on.
+    expect(await ports.deliveryQueue.waitForRing(doorbellOf(cursorId), 0)).toBe(true);
+  });
+});

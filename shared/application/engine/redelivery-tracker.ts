@@ -40,7 +40,7 @@ export interface PickUpRequest {
 
 /**
  * Key_Shared: how many more pages of due tracker entries a pickup reads when a full page held
- * entries due for other members (at a blocked member's entries, the others' redeliveries wait at most
+ * only entries due for other members (at a blocked member's entries, the others' redeliveries wait at most
  * this many pages behind).
  */
 export const KEY_SHARED_FURTHER_PAGES = 4;
@@ -84,7 +84,7 @@ export async function pickUpDue(
     );
     pages = new Map([...pages, ...read]);
     let stopped = false;
-    let othersDue = false;
+    let othersOnly = true;
     for (const entry of due) {
       if (!record) break;
       if (deliveries.length >= request.max) {
@@ -119,7 +119,7 @@ export async function pickUpDue(
         stopped = true;
         break;
       }
-      if (outcome.kind === 'notMine') othersDue = true;
+      if (outcome.kind !== 'notMine') othersOnly = false;
       if (outcome.kind === 'taken') {
         deliveries.push(...outcome.deliveries);
         timers.push(...outcome.timers);
@@ -135,10 +135,10 @@ export async function pickUpDue(
         }
       }
     }
-    // Key_Shared: a page holding entries due for other members (one at its cap of unacknowledged
-    // entries, or slow) must not hide this member's redeliveries behind it: look a few pages
-    // further (bounded, KEY_SHARED_FURTHER_PAGES per call).
-    if (stopped || !record || !othersDue || due.length < limit || furtherPages <= 0) break;
+    // Key_Shared: a full page of entries due for other members only (one at its cap of
+    // unacknowledged entries, or slow) must not hide this member's redeliveries behind it: look a
+    // few pages further (bounded, KEY_SHARED_FURTHER_PAGES per call; only while others lag).
+    if (stopped || !record || !othersOnly || due.length < limit || furtherPages <= 0) break;
     furtherPages--;
     due = await ctx.store.dueTracker(cursor.cursorId, now, limit, {
       after: due[due.length - 1] as TrackerEntry,

@@ -1,5 +1,6 @@
 import { TopicName } from '../domain/topic-name.ts';
 import type { ConsumerPartition, ConsumerRecord } from '../ports/consumer-registry.ts';
+import { heldAgainstCap } from './engine/consumer-cap.ts';
 import { DEFAULT_ENGINE_LIMITS, type EngineContext, type PartitionCursor } from './engine/engine-context.ts';
 import { pendingSummary } from './engine/pending-summary.ts';
 import type { UseCasePorts } from './ports.ts';
@@ -15,7 +16,7 @@ export function engineOf(ports: UseCasePorts): EngineContext {
     recentState: (partition) => recentLedgerState(ports, partition),
     unackedByConsumer: (cursor, maxAgeMs) =>
       recentUnackedByConsumer(ports, cursor.cursorId, maxAgeMs, async () => {
-        return (await pendingSummary(ctx, cursor)).unackedByConsumer;
+        return heldAgainstCap(await pendingSummary(ctx, cursor));
       }),
     handedTo: (cursor, consumerId, count) => addHandedOut(ports, cursor.cursorId, consumerId, count),
     ...(ports.pauseAfterConflict ? { pauseAfterConflict: ports.pauseAfterConflict } : {}),

@@ -91,11 +91,18 @@ export function consumerRecord(ports: UseCasePorts, consumerId: string): Promise
   return readThrough(ports, memoOf(ports).consumers, consumerId, () => ports.consumers.get(consumerId));
 }
 
-/** This process forgets the consumer: its record and when it last renewed its lease or membership. */
-export function forgetConsumer(ports: UseCasePorts, consumerId: string): void {
+/**
+ * This process forgets the consumer: its record and when it last renewed its lease or membership
+ * (`recordOnly`: its record only, so that it is read again, as a receive does after each wait).
+ */
+export function forgetConsumer(
+  ports: UseCasePorts,
+  consumerId: string,
+  options: { readonly recordOnly?: boolean } = {},
+): void {
   const memo = memoOf(ports);
   memo.consumers.delete(consumerId);
-  memo.renewals.delete(consumerId);
+  if (!options.recordOnly) memo.renewals.delete(consumerId);
 }
 
 /** The topic's record, read at most once per RECORD_TTL_MS by this process. */
@@ -277,8 +284,14 @@ export async function recentUnackedByConsumer(
   return counts;
 }
 
-/** What this process handed out since it counted (recentUnackedByConsumer) adds to the count. */
+/**
+ * What this process handed out since it counted (recentUnackedByConsumer) adds to the count; what
+ * it saw settled (acknowledged or negatively acknowledged, a negative `count`) takes from it, never
+ * below 0.
+ */
 export function addHandedOut(ports: UseCasePorts, cursorId: string, consumerId: string, count: number): void {
   const known = memoOf(ports).unacked.get(cursorId);
-  if (known && count > 0) known.counts.set(consumerId, (known.counts.get(consumerId) ?? 0) + count);
+  if (known && count !== 0) {
+    known.counts.set(consumerId, Math.max(0, (known.counts.get(consumerId) ?? 0) + count));
+  }
 }

@@ -11,6 +11,7 @@ import type { Delivery } from './engine/engine-context.ts';
 import { acknowledge, negativeAcknowledge } from './engine/pending-acks.ts';
 import { cursorOf, engineOf } from './engine-ports.ts';
 import type { UseCasePorts } from './ports.ts';
+import { addHandedOut } from './process-memo.ts';
 
 /** One record of a subscription's doorbell queue, as the event-source mapping hands it. */
 export interface QueueRecord {
@@ -167,6 +168,7 @@ async function processBatch(
   for (const [partition, items] of acked) {
     const positions = items.map((item) => item.delivery.position);
     await acknowledge(ctx, cursorOf(consumer, partition), positions, { byId: false });
+    settled(ports, consumer, partition, positions.length);
     ports.counters?.add('acked', positions.length);
   }
   return outcomes;
@@ -192,5 +194,22 @@ async function negativelyAcknowledge(
       : {}),
   });
   await ringAll(ports, partition.cursorId, result.dueAtMs);
+  settled(ports, consumer, partition, 1);
   ports.counters?.add('nacked', 1);
+}
+
+/**
+ * A message this invocation was handed is settled: it no longer counts against the consumer's cap
+ * in this process's count (engine/consumer-cap.ts). Without this the count, taken a moment ago,
+ * would block the next dispatch of the same invocation, which then ends with the backlog left and
+ * nothing to ring for it. Exact here: a container runs one invocation at a time, and each message
+ * it was handed is settled once.
+ */
+function settled(
+  ports: UseCasePorts,
+  consumer: ConsumerRecord,
+  partition: ConsumerPartition,
+  count: number,
+): void {
+  addHandedOut(ports, partition.cursorId, consumer.consumerId, -count);
 }

@@ -114,8 +114,16 @@ export interface DispatchStore {
   readCounters(cursorId: string): Promise<Partial<Record<DeliveryCounterName, RateCounter>>>;
   /** Cost: one write per entry (idempotent). */
   putTracker(cursorId: string, entries: readonly TrackerEntry[]): Promise<void>;
-  /** Entries due at or before `nowMs`, by due time then position, at most `limit`. Cost: one strong Query. */
-  dueTracker(cursorId: string, nowMs: number, limit: number): Promise<TrackerEntry[]>;
+  /**
+   * Entries due at or before `nowMs`, by due time then position, at most `limit`; with `after`,
+   * only those that come after that entry in this order (the next page). Cost: one strong Query.
+   */
+  dueTracker(
+    cursorId: string,
+    nowMs: number,
+    limit: number,
+    options?: { readonly after?: TrackerEntry },
+  ): Promise<TrackerEntry[]>;
   /** The earliest due time after `afterMs`, if any. Cost: one strong Query. */
   nextTrackerDue(cursorId: string, afterMs: number): Promise<number | undefined>;
   /** Cost: one write per entry. */

@@ -888,6 +888,31 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
         ]);
       });
 
+      it('dueTracker after an entry gives the next page in the same order, also after an entry since deleted', async () => {
+        const { dispatchStore } = storage();
+        const cursorId = uniqueId('dispatch');
+        const entries = Array.from({ length: 25 }, (_, i) =>
+          tracker(T0 + (i % 4) * 10, pos(3 + (i % 2), i), 1 + (i % 3), 1 + (i % 11)),
+        );
+        await dispatchStore.putTracker(cursorId, [...entries, tracker(T0 + 500, pos(3, 99))]);
+        const all = await dispatchStore.dueTracker(cursorId, T0 + 100, 100);
+        expect(all).toHaveLength(25);
+
+        const paged: (typeof all)[number][] = [];
+        let page = await dispatchStore.dueTracker(cursorId, T0 + 100, 10);
+        while (page.length > 0) {
+          paged.push(...page);
+          page = await dispatchStore.dueTracker(cursorId, T0 + 100, 10, { after: page[page.length - 1]! });
+        }
+        expect(paged).toEqual(all);
+
+        await dispatchStore.deleteTracker(cursorId, [all[9]!]);
+        expect(await dispatchStore.dueTracker(cursorId, T0 + 100, 10, { after: all[9]! })).toEqual(
+          all.slice(10, 20),
+        );
+        expect(await dispatchStore.dueTracker(cursorId, T0 + 100, 10, { after: all[24]! })).toEqual([]);
+      });
+
       it('putTracker and deleteTracker take more entries than one batch request holds', async () => {
         const { dispatchStore } = storage();
         const cursorId = uniqueId('dispatch');
@@ -1433,6 +1458,33 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
       expect(missingOne).toEqual([]);
       expect(missingRange).toEqual([]);
       expect(eventual.map((e) => e.payload)).toEqual(['d', 'e']);
+    });
+
+    it('a process whose cached chunk ends just before a read finds what another process wrote there (split chunks, a later publish, eventually consistent too)', async () => {
+      // Two processes (each ledger object keeps its own chunk cache): the reader skips the
+      // backward Query when its cached chunk ends just before the read position.
+      const reader = storage().ledger(1_000);
+      const writer = storage().ledger(1_000);
+      const partition = uniquePartition();
+      const { ledgers } = await reader.initialize(partition);
+      const ledgerId = ledgers[0]!.ledgerId;
+      await reader.append(partition, [entry('a'), entry('b')], 1); // cached: 0-1
+      const big = ['x', 'y', 'z'].map((fill) => entry(fill.repeat(200 * 1024))); // chunks 2, 3, 4
+      await writer.append(partition, big, 2);
+      await writer.append(partition, [entry('c'), entry('d')], 3); // chunk 5-6
+
+      const fromEnd = await reader.readEntries(ledgerId, 2n, 100n);
+      expect(fromEnd.map((e) => sha256(e.payload))).toEqual(
+        [...big, entry('c'), entry('d')].map((e) => sha256(e.payload)),
+      );
+      expect(texts(fromEnd.map((e) => e.position))).toEqual([2, 3, 4, 5, 6].map((i) => `${ledgerId}:${i}`));
+      // Now 2-6 are cached in the reader too: a read inside a chunk and one past the end.
+      await writer.append(partition, [entry('e')], 4); // chunk 7
+      expect((await reader.readEntries(ledgerId, 6n, 7n)).map((e) => e.payload)).toEqual(['d', 'e']);
+      expect((await reader.readEntries(ledgerId, 7n, 9n, { consistent: false })).length).toBeLessThanOrEqual(
+        1,
+      );
+      expect((await reader.readEntries(ledgerId, 7n, 9n)).map((e) => e.payload)).toEqual(['e']);
     });
 
     it('readEntries reads one ledger only; an unknown ledger or a range past the end gives nothing', async () => {

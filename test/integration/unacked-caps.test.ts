@@ -88,6 +88,27 @@ describe('caps of unacknowledged messages (I7)', () => {
     expect(new Set(all).size).toBe(all.length);
   });
 
+  it('a sole Shared consumer blocked at its cap gets its entries again at their ack timeout', async () => {
+    const topic = TopicRef.unique('capst');
+    await admin.createTopic(topic);
+    const only = await consumers.subscribe(topic, 'slow', {
+      subscriptionType: 'Shared',
+      subscriptionInitialPosition: 'Earliest',
+      ackTimeoutMs: 1_000,
+    });
+    await admin.produce(
+      topic,
+      Array.from({ length: 8 }, (_, i) => ({ payload: `t${i}` })),
+    );
+    const first = await only.receive(10, 0);
+    expect(payloads(first)).toEqual(['t0', 't1', 't2', 't3', 't4']);
+    // Never acknowledged: past the ack timeout they come back to it (Pulsar's client redelivers
+    // them, which unblocks the consumer), though it is still at its cap.
+    const again = await only.receiveN(PER_CONSUMER, 8_000);
+    expect(payloads(again)).toEqual(payloads(first));
+    expect(again.every((message) => message.redeliveryCount === 1)).toBe(true);
+  });
+
   it('an Exclusive consumer stops at the per-consumer cap and goes on after a cumulative ack', async () => {
     const topic = TopicRef.unique('capsx');
     await admin.createTopic(topic);

@@ -261,12 +261,18 @@ export class InMemoryDispatchStore implements DispatchStore {
     }
   }
 
-  async dueTracker(cursorId: string, nowMs: number, limit: number): Promise<TrackerEntry[]> {
+  async dueTracker(
+    cursorId: string,
+    nowMs: number,
+    limit: number,
+    options: { readonly after?: TrackerEntry } = {},
+  ): Promise<TrackerEntry[]> {
     this.usage.reads++;
     const cursor = this.cursors.get(cursorId);
     if (!cursor) return [];
+    const after = options.after ? trackerKey(options.after) : undefined;
     return [...cursor.tracker.entries()]
-      .filter(([, entry]) => entry.dueAtMs <= nowMs)
+      .filter(([key, entry]) => entry.dueAtMs <= nowMs && (after === undefined || key > after))
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       .slice(0, limit)
       .map(([, entry]) => ({ ...entry }));

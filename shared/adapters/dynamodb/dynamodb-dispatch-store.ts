@@ -397,7 +397,12 @@ export class DynamoDbDispatchStore implements DispatchStore {
    * One Query of the keys from `R#` to `R#<nowMs>#~`, at most `limit` items (a tracker item is
    * about 100 bytes, so a page of DynamoDB's 1 MB holds thousands).
    */
-  async dueTracker(cursorId: string, nowMs: number, limit: number): Promise<TrackerEntry[]> {
+  async dueTracker(
+    cursorId: string,
+    nowMs: number,
+    limit: number,
+    options: { readonly after?: TrackerEntry } = {},
+  ): Promise<TrackerEntry[]> {
     if (limit <= 0) return [];
     const { Items: items = [] } = await this.client.send(
       new QueryCommand({
@@ -411,6 +416,9 @@ export class DynamoDbDispatchStore implements DispatchStore {
         ProjectionExpression: 'sk',
         ConsistentRead: true,
         Limit: limit,
+        ...(options.after
+          ? { ExclusiveStartKey: { pk: S(cursorId), sk: S(trackerKey(options.after)) } }
+          : {}),
       }),
     );
     return items.map((item) => trackerEntryOf(str(item, 'sk') as string));

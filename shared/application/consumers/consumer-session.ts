@@ -25,6 +25,17 @@ export { DEFAULT_CONSUMER_LEASE_MS };
  */
 const RENEW_AFTER_MS = 5_000;
 const renewAfterMs = (leaseMs: number) => Math.max(RENEW_AFTER_MS, leaseMs / 4);
+
+/**
+ * The longest a call may wait between two renewals of the consumer's lease (renewLease): a renewal
+ * may be skipped for renewAfterMs, and a quarter of the lease is kept as a margin, so a consumer
+ * whose calls wait (long polls, a blocked receive) never looks gone while it waits. 2.5 s for the
+ * shortest lease (10 s), 30 s (more than any poll) for the default one.
+ */
+export function longestWaitMs(consumer: ConsumerRecord): number {
+  const leaseMs = leaseMsOf(consumer);
+  return Math.max(1_000, leaseMs - renewAfterMs(leaseMs) - leaseMs / 4);
+}
 /**
  * The longest a call that started before a close can still be running (API Gateway's 29 s, the
  * function's timeout, a margin): the close's second release pass runs after it, so what an
@@ -56,7 +67,7 @@ export async function requireConsumer(
   options: { readonly fresh?: boolean } = {},
 ): Promise<ConsumerRecord> {
   const caller = requirePrincipal(principal);
-  if (options.fresh) forgetConsumer(ports, consumerId);
+  if (options.fresh) forgetConsumer(ports, consumerId, { recordOnly: true });
   const consumer = await consumerRecord(ports, consumerId);
   if (!consumer) throw new NotFoundError(`Consumer ${consumerId} not found (closed, or never subscribed)`);
   if (!caller.superuser && consumer.role !== caller.role) {

@@ -8,7 +8,13 @@ import type { UseCasePorts } from '../ports.ts';
 import type { Principal } from '../principal.ts';
 import { caughtUpMarks } from '../process-memo.ts';
 import type { ConsumerMessage } from './consumer-message.ts';
-import { dispatchConsumerOf, keySharedMembers, renewLease, requireConsumer } from './consumer-session.ts';
+import {
+  dispatchConsumerOf,
+  keySharedMembers,
+  longestWaitMs,
+  renewLease,
+  requireConsumer,
+} from './consumer-session.ts';
 import { doorbellOf, ringAll, ringAt } from './doorbells.ts';
 
 export type { ConsumerMessage } from './consumer-message.ts';
@@ -58,11 +64,13 @@ async function dispatchEach(
   taken: { partition: ConsumerPartition; delivery: Delivery }[];
   caughtUp: Set<string>;
   blocked: Set<string>;
+  standby: Set<string>;
 }> {
   const ctx = engineOf(ports);
   const taken: { partition: ConsumerPartition; delivery: Delivery }[] = [];
   const caughtUp = new Set<string>();
   const blocked = new Set<string>();
+  const standby = new Set<string>();
   const start = Math.floor(Math.random() * consumer.partitions.length);
   for (let i = 0; i < consumer.partitions.length && taken.length < max; i++) {
     const partition = consumer.partitions[(start + i) % consumer.partitions.length] as ConsumerPartition;
@@ -86,6 +94,7 @@ async function dispatchEach(
       throw error;
     }
     if (result.kind === 'blocked') blocked.add(partition.cursorId);
+    if (result.kind === 'standby') standby.add(partition.cursorId);
     if (result.kind !== 'delivered') continue;
     if (result.caughtUp) caughtUp.add(partition.cursorId);
     for (const delivery of result.deliveries) taken.push({ partition, delivery });
@@ -94,22 +103,26 @@ async function dispatchEach(
   ports.counters?.add('delivered', taken.length);
   const redelivered = taken.filter(({ delivery }) => delivery.redeliveryCount > 0).length;
   if (redelivered > 0) ports.counters?.add('redelivered', redelivered);
-  return { taken, caughtUp, blocked };
+  return { taken, caughtUp, blocked, standby };
 }
 
-/** How long a receive whose consumer is at its cap waits before it looks again (see consumerRoom). */
-const BLOCKED_RECHECK_MS = 1_000;
+/**
+ * How long a receive whose consumer is at its cap (see consumerRoom), or a Failover standby, waits
+ * before it looks again.
+ */
+const IDLE_RECHECK_MS = 1_000;
 
 /**
  * Receive up to `max` messages, waiting up to `waitMs` for the first (Pulsar's receive over HTTP).
- * 1. The consumer's lease is renewed (every call renews it).
+ * 1. The consumer's lease is renewed (every call renews it, and a call that waits renews it after
+ *    each wait, which lasts at most longestWaitMs: a consumer that keeps calling is never gone).
  * 2. The dispatcher hands out due redeliveries, a replay, then first deliveries, each recorded as
  *    held by this consumer before it is returned (nothing handed out is lost if this call dies).
  * 3. Nothing to give: wait on the subscription's doorbell (rung by publishes and timers), at most
  *    the remaining wait, then read the consumer again (a close meanwhile refuses the claim: an
  *    abandoned poll takes nothing after the close) and go again. A consumer at its cap of
- *    unacknowledged entries (Pulsar's maxUnackedMessagesPerConsumer) waits a second instead and
- *    looks again, leaving the rings to the others.
+ *    unacknowledged entries (Pulsar's maxUnackedMessagesPerConsumer), or a Failover standby, waits
+ *    a second instead and looks again, leaving the rings to the others.
  */
 export async function receiveMessages(
   ports: UseCasePorts,
@@ -121,18 +134,27 @@ export async function receiveMessages(
   let consumer = await requireConsumer(ports, principal, consumerId);
   await renewLease(ports, consumer);
   const deadline = ports.clock.nowMs() + waitMs;
+  /** The partition whose ring this call took last (a short poll, a wait), until a dispatch used it. */
+  let tookRing: string | undefined;
   for (let round = 0; ; round++) {
     const single =
       consumer.partitions.length === 1 ? (consumer.partitions[0] as ConsumerPartition) : undefined;
     // Caught up at the last look and no ring since: nothing to read the cursor for (an SQS short
     // poll instead of a head and an entries read).
-    const rung =
-      round > 0 || !single || !caughtUpMarks.has(ports, single.cursorId)
-        ? true
-        : await ports.deliveryQueue.waitForRing(doorbellOf(single.cursorId), 0);
-    const { taken, caughtUp, blocked } = rung
+    const shortPolled = round === 0 && single !== undefined && caughtUpMarks.has(ports, single.cursorId);
+    const rung = shortPolled ? await ports.deliveryQueue.waitForRing(doorbellOf(single.cursorId), 0) : true;
+    if (shortPolled && rung) tookRing = single.cursorId;
+    const { taken, caughtUp, blocked, standby } = rung
       ? await dispatchEach(ports, consumer, max)
-      : { taken: [], caughtUp: new Set<string>(), blocked: new Set<string>() };
+      : { taken: [], caughtUp: new Set<string>(), blocked: new Set<string>(), standby: new Set<string>() };
+    // Partitions where nothing is this consumer's to take (at its cap, or a Failover standby):
+    // their doorbell's rings are for the subscription's other consumers. A ring this call took
+    // before it knew (a short poll, a wait that trusted the caught-up mark) is passed on.
+    const idle = new Set([...blocked, ...standby]);
+    if (rung && tookRing !== undefined) {
+      if (idle.has(tookRing)) await ringAt(ports, tookRing, ports.clock.nowMs());
+      tookRing = undefined;
+    }
     if (single && rung) {
       if (caughtUp.has(single.cursorId)) caughtUpMarks.mark(ports, single.cursorId);
       else caughtUpMarks.forget(ports, single.cursorId);
@@ -140,18 +162,27 @@ export async function receiveMessages(
     if (taken.length > 0) return taken.map(({ partition, delivery }) => delivered(partition, delivery));
     const remaining = deadline - ports.clock.nowMs();
     if (remaining <= 0) return [];
-    if (blocked.size > 0 && blocked.size === consumer.partitions.length) {
-      // At its cap of unacknowledged entries on every partition (Pulsar's blocked consumer): look
-      // again in a moment, leaving the doorbell's rings to the subscription's other consumers.
+    if (idle.size > 0 && idle.size === consumer.partitions.length) {
+      // At its cap of unacknowledged entries (Pulsar's blocked consumer) or a standby on every
+      // partition: look again in a moment, leaving the doorbell's rings to the other consumers
+      // (a standby that took them kept the active consumer's long poll waiting).
       if (!ports.sleep) return [];
-      await ports.sleep(Math.min(remaining, BLOCKED_RECHECK_MS));
+      await ports.sleep(Math.min(remaining, IDLE_RECHECK_MS));
     } else {
-      const partition = consumer.partitions[round % consumer.partitions.length] as ConsumerPartition;
+      // Never on the doorbell of an idle partition: that ring is for the others.
+      const open = consumer.partitions.filter((candidate) => !idle.has(candidate.cursorId));
+      const partition = open[round % open.length] as ConsumerPartition;
       // A round that trusted the mark instead of reading the cursor waits no longer than the mark
       // is trusted: the ring it did not find may have gone to another process.
       const trusted = rung ? MAX_POLL_MS : caughtUpMarks.remainingMs(ports, partition.cursorId);
-      const pollMs = Math.min(consumer.partitions.length === 1 ? MAX_POLL_MS : 1_000, remaining, trusted);
+      const pollMs = Math.min(
+        consumer.partitions.length === 1 ? MAX_POLL_MS : 1_000,
+        remaining,
+        trusted,
+        longestWaitMs(consumer),
+      );
       const woke = await ports.deliveryQueue.waitForRing(doorbellOf(partition.cursorId), pollMs);
+      if (woke) tookRing = partition.cursorId;
       if (woke || consumer.partitions.length > 1) caughtUpMarks.forget(ports, partition.cursorId);
     }
     // After any wait, the consumer is read again before anything is claimed: a close while this
@@ -162,6 +193,7 @@ export async function receiveMessages(
       if (error instanceof NotFoundError) return []; // closed while this call waited
       throw error;
     }
+    await renewLease(ports, consumer);
   }
 }
 

@@ -1,7 +1,7 @@
 import type { DispatchHead } from '../../domain/dispatch-head.ts';
 import { windowSize } from './dispatcher-window.ts';
 import type { EngineContext, PartitionCursor } from './engine-context.ts';
-import { pendingSummary } from './pending-summary.ts';
+import { type PendingSummary, pendingSummary } from './pending-summary.ts';
 
 /**
  * How long a count of each consumer's unacknowledged entries is used before it is taken again:
@@ -48,5 +48,18 @@ export async function consumerRoom(
 }
 
 function freshCount(ctx: EngineContext): UnackedByConsumer {
-  return async (cursor) => (await pendingSummary(ctx, cursor)).unackedByConsumer;
+  return async (cursor) => heldAgainstCap(await pendingSummary(ctx, cursor));
+}
+
+/**
+ * What counts against each consumer's cap: what it holds, less what is past its ack timeout (due
+ * again: Pulsar's client redelivers it, which unblocks the consumer; counting it would keep a sole
+ * consumer blocked for ever, with nobody to take its timed-out entries back).
+ */
+export function heldAgainstCap(summary: PendingSummary): ReadonlyMap<string, number> {
+  const counts = new Map(summary.unackedByConsumer);
+  for (const [consumerId, overdue] of summary.overdueByConsumer) {
+    counts.set(consumerId, (counts.get(consumerId) ?? 0) - overdue);
+  }
+  return counts;
 }

@@ -8,7 +8,7 @@ import type { EngineContext, PartitionCursor } from './engine-context.ts';
  * The entries from mark-delete (excluded) to the read position (excluded): everything dispatched
  * and not yet folded, so a bound of what is unacknowledged (entries acknowledged one by one inside
  * it count too). Reads the ledger layout only when the window spans ledgers (remembered for a
- * moment).
+ * moment); 0 when the partition has none left (deleted).
  */
 export async function windowSize(
   ctx: EngineContext,
@@ -36,6 +36,8 @@ export function dispatchWindowSize(
   if (markDelete.ledgerId === readPosition.ledgerId) {
     return Number(readPosition.entryId - markDelete.entryId - 1n);
   }
+  // No layout: the partition was deleted (its cursors are purged after it): nothing more to hand out.
+  if (ledgers.length === 0) return 0;
   const index = new LedgerIndex(ledgers);
   const lastDispatched =
     readPosition.entryId > 0n

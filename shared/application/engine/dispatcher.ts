@@ -81,7 +81,7 @@ export interface DispatchRequest {
  */
 export async function dispatch(ctx: EngineContext, request: DispatchRequest): Promise<DispatchResult> {
   const { cursor, consumer } = request;
-  let max = Math.min(MAX_DISPATCH, Math.max(1, Math.floor(request.max)));
+  const max = Math.min(MAX_DISPATCH, Math.max(1, Math.floor(request.max)));
   // An eventually consistent read (half a read unit): an earlier head only makes the claim's
   // compare-and-set fail, and that failure answers the current head. A step that would end with
   // nothing done on such a head (nothing to read, window full, standby, deleted) reads it again,
@@ -99,16 +99,22 @@ export async function dispatch(ctx: EngineContext, request: DispatchRequest): Pr
     return record !== undefined && record.version === seen;
   };
   if (!record) await readFresh();
-  if (record && !isCumulativeAckType(cursor.type)) {
-    const room = await consumerRoom(ctx, cursor, record.head, consumer.consumerId, max);
-    if (room <= 0) return { kind: 'blocked' };
-    max = Math.min(max, room);
-  }
   const delivered: Delivery[] = [];
   /** Deliveries not made by a claim (tracker pickups, replays): counted beside the head. */
   const outside: Delivery[] = [];
   const timers: number[] = [];
   let atEnd = false;
+  /**
+   * Shared/Key_Shared: how many more this call may hand out within the consumer's cap, judged on
+   * the head it is about to write on (an eventually consistent head may be versions behind: its
+   * shorter window let a consumer pass its cap several times over). What this call handed out
+   * already counts against it.
+   */
+  const capRoom = async (current: HeadRecord): Promise<number> =>
+    isCumulativeAckType(cursor.type)
+      ? Number.POSITIVE_INFINITY
+      : (await consumerRoom(ctx, cursor, current.head, consumer.consumerId, max - delivered.length)) -
+        delivered.length;
   for (let attempt = 0; attempt <= ctx.limits.casAttempts && record; attempt++) {
     if (attempt === ctx.limits.casAttempts) {
       // Out of attempts: one more only when nothing was done and the head was never fresh.
@@ -116,10 +122,27 @@ export async function dispatch(ctx: EngineContext, request: DispatchRequest): Pr
       await readFresh();
       if (!record) break;
     }
+    const room = await capRoom(record);
+    if (room <= 0) {
+      if (delivered.length > 0) break;
+      return { kind: 'blocked' };
+    }
+    const limit = Math.min(max, delivered.length + room);
     const now = ctx.clock.nowMs();
     let ownerChanges: Partial<DispatchHead> = {};
     if (isCumulativeAckType(cursor.type)) {
-      const ownership = decideOwnership(record.head, consumer, cursor.type, now);
+      let ownership: Ownership;
+      try {
+        ownership = decideOwnership(record.head, consumer, cursor.type, now);
+      } catch (error) {
+        // A refusal only on the current head: an old one may name the owner this consumer
+        // replaced a moment ago (a 409 to the subscription's new Exclusive owner).
+        if (error instanceof ConsumerFencedError && !fresh) {
+          await readFresh();
+          continue;
+        }
+        throw error;
+      }
       if (ownership.kind === 'standby') {
         if (fresh || (await confirm())) return { kind: 'standby' };
         continue;
@@ -143,7 +166,7 @@ export async function dispatch(ctx: EngineContext, request: DispatchRequest): Pr
           cursor,
           consumer,
           record,
-          max: max - delivered.length,
+          max: limit - delivered.length,
           ...(request.members ? { members: request.members } : {}),
         });
       } catch (error) {
@@ -159,10 +182,10 @@ export async function dispatch(ctx: EngineContext, request: DispatchRequest): Pr
       outside.push(...picked.deliveries);
       timers.push(...picked.timers);
       record = picked.record;
-      if (!record || delivered.length >= max) break;
+      if (!record || delivered.length >= limit) break;
     }
     if (record.head.replayFrom && isCumulativeAckType(cursor.type)) {
-      const replayed = await replayStep(ctx, { cursor, consumer, record, max: max - delivered.length });
+      const replayed = await replayStep(ctx, { cursor, consumer, record, max: limit - delivered.length });
       delivered.push(...replayed.deliveries);
       outside.push(...replayed.deliveries);
       timers.push(...replayed.timers);
@@ -178,7 +201,7 @@ export async function dispatch(ctx: EngineContext, request: DispatchRequest): Pr
       cursor,
       consumer,
       record,
-      max: max - delivered.length,
+      max: limit - delivered.length,
       ownerChanges,
       ...(request.members ? { members: request.members } : {}),
     });

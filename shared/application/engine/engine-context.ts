@@ -22,8 +22,9 @@ export interface EngineContext {
    */
   readonly pauseAfterConflict?: (attempt: number) => Promise<void>;
   /**
-   * Each consumer's unacknowledged entries on a partition, counted at most `maxAgeMs` ago (see
-   * consumerRoom); default: counted afresh every time.
+   * Each consumer's unacknowledged entries on a partition less those past their ack timeout
+   * (heldAgainstCap), counted at most `maxAgeMs` ago (see consumerRoom); default: counted afresh
+   * every time.
    */
   readonly unackedByConsumer?: (
     cursor: PartitionCursor,

@@ -13,6 +13,11 @@ export interface PendingSummary {
   readonly unacked: number;
   /** The same, per consumer id. */
   readonly unackedByConsumer: ReadonlyMap<string, number>;
+  /**
+   * Of those, per consumer id, the entries past their ack timeout: due to be redelivered (Pulsar's
+   * client asks for them again, and they no longer count against the consumer's cap).
+   */
+  readonly overdueByConsumer: ReadonlyMap<string, number>;
   /** Entries the dispatcher read and holds back until their deliverAt (Pulsar's msgDelayed). */
   readonly delayed: number;
   /** The newest acknowledgement the head and the pages read know of (epoch ms). */
@@ -30,7 +35,15 @@ export interface PendingSummary {
  */
 export async function pendingSummary(ctx: EngineContext, cursor: PartitionCursor): Promise<PendingSummary> {
   const record = await ctx.store.readHead(cursor.cursorId);
-  if (!record) return { unacked: 0, unackedByConsumer: new Map(), delayed: 0, truncated: false };
+  if (!record) {
+    return {
+      unacked: 0,
+      unackedByConsumer: new Map(),
+      overdueByConsumer: new Map(),
+      delayed: 0,
+      truncated: false,
+    };
+  }
   const head = record.head;
   const now = ctx.clock.nowMs();
   const window = (await windowPages(ctx, cursor, nextInLedger(head.markDelete), SUMMARY_PAGES + 1)).filter(
@@ -42,6 +55,7 @@ export async function pendingSummary(ctx: EngineContext, cursor: PartitionCursor
   let unacked = 0;
   let delayed = 0;
   const unackedByConsumer = new Map<string, number>();
+  const overdueByConsumer = new Map<string, number>();
   const seen = new Set<string>();
   const runs = [...head.runs, ...states.flatMap((state) => state.runs)];
   for (const run of runs) {
@@ -57,6 +71,9 @@ export async function pendingSummary(ctx: EngineContext, cursor: PartitionCursor
         unacked++;
         const consumer = counted.state.consumerId;
         unackedByConsumer.set(consumer, (unackedByConsumer.get(consumer) ?? 0) + 1);
+        if (counted.state.timeoutAtMs !== undefined && counted.state.timeoutAtMs <= now) {
+          overdueByConsumer.set(consumer, (overdueByConsumer.get(consumer) ?? 0) + 1);
+        }
       } else if (counted.deliveries === 0 && counted.state.dueAtMs > now) {
         delayed++;
       }
@@ -66,6 +83,7 @@ export async function pendingSummary(ctx: EngineContext, cursor: PartitionCursor
   return {
     unacked,
     unackedByConsumer,
+    overdueByConsumer,
     delayed,
     ...(lastAckedAtMs > 0 ? { lastAckedAtMs } : {}),
     truncated,

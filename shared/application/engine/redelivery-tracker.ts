@@ -39,11 +39,19 @@ export interface PickUpRequest {
 }
 
 /**
+ * Key_Shared: how many more pages of due tracker entries a pickup reads when a full page held
+ * only entries due for other members (at a blocked member's entries, the others' redeliveries wait at most
+ * this many pages behind).
+ */
+export const KEY_SHARED_FURTHER_PAGES = 4;
+
+/**
  * Hands out due redeliveries (in due-time, then log order), each with the count of its earlier
  * deliveries; deletes stale tracker entries; when nothing more is due, moves the head's due time
  * to the next entry. An entry past maxRedeliverCount goes to the dead-letter producer; its refusal
  * (DeadLetterRefusedError) ends the pickup and is thrown only when nothing was taken before it, so
- * a delivery recorded as held is always returned. Cost: one Query, the pages of the runs (one read
+ * a delivery recorded as held is always returned. Cost: one Query (Key_Shared: up to
+ * KEY_SHARED_FURTHER_PAGES more past entries due for other members), the pages of the runs (one read
  * each), one write per run taken (head or page), one tracker write per entry put or deleted.
  */
 export async function pickUpDue(
@@ -53,13 +61,20 @@ export async function pickUpDue(
   const { cursor } = request;
   const now = ctx.clock.nowMs();
   const limit = Math.max(request.max, 10);
-  const due = await ctx.store.dueTracker(cursor.cursorId, now, limit);
+  let due = await ctx.store.dueTracker(cursor.cursorId, now, limit);
   const deliveries: Delivery[] = [];
   const timers: number[] = [];
   let record: HeadRecord | undefined = request.record;
   let allSettled = due.length < limit;
-  if (due.length > 0) {
-    let pages: PageMap = await readPagesOf(
+  // The head handed in may be an eventually consistent read: an entry it makes look stale is
+  // judged again on a strong read before it is deleted (an old head does not know the run a
+  // newer claim released, and deleting that run's entry would lose it).
+  let confirmed = false;
+  let pages: PageMap = new Map();
+  /** Key_Shared: further pages of due entries still to look through (see below). */
+  let furtherPages = cursor.type === 'Key_Shared' ? KEY_SHARED_FURTHER_PAGES : 0;
+  while (due.length > 0) {
+    const read = await readPagesOf(
       ctx.store,
       cursor.cursorId,
       due.flatMap((entry) => [
@@ -67,14 +82,14 @@ export async function pickUpDue(
         Position.of(entry.position.ledgerId, entry.position.entryId + BigInt(entry.n - 1)),
       ]),
     );
-    // The head handed in may be an eventually consistent read: an entry it makes look stale is
-    // judged again on a strong read before it is deleted (an old head does not know the run a
-    // newer claim released, and deleting that run's entry would lose it).
-    let confirmed = false;
+    pages = new Map([...pages, ...read]);
+    let stopped = false;
+    let othersOnly = true;
     for (const entry of due) {
       if (!record) break;
       if (deliveries.length >= request.max) {
         allSettled = false;
+        stopped = true;
         break;
       }
       let outcome: TakeOutcome;
@@ -101,8 +116,10 @@ export async function pickUpDue(
         if (!(error instanceof DeadLetterRefusedError) || deliveries.length === 0) throw error;
         timers.push(entry.dueAtMs);
         allSettled = false;
+        stopped = true;
         break;
       }
+      if (outcome.kind !== 'notMine') othersOnly = false;
       if (outcome.kind === 'taken') {
         deliveries.push(...outcome.deliveries);
         timers.push(...outcome.timers);
@@ -112,9 +129,20 @@ export async function pickUpDue(
         await ctx.store.deleteTracker(cursor.cursorId, [entry]);
       } else {
         allSettled = false;
-        if (outcome.kind === 'conflict') break;
+        if (outcome.kind === 'conflict') {
+          stopped = true;
+          break;
+        }
       }
     }
+    // Key_Shared: a full page of entries due for other members only (one at its cap of
+    // unacknowledged entries, or slow) must not hide this member's redeliveries behind it: look a
+    // few pages further (bounded, KEY_SHARED_FURTHER_PAGES per call; only while others lag).
+    if (stopped || !record || !othersOnly || due.length < limit || furtherPages <= 0) break;
+    furtherPages--;
+    due = await ctx.store.dueTracker(cursor.cursorId, now, limit, {
+      after: due[due.length - 1] as TrackerEntry,
+    });
   }
   if (allSettled && record) {
     // The earliest entry left, due or not (a pending one stays due until it is taken or swept).

@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { heldAgainstCap } from '../../../shared/application/engine/consumer-cap.ts';
 import { dispatch } from '../../../shared/application/engine/dispatcher.ts';
 import {
   DEFAULT_ENGINE_LIMITS,
@@ -15,6 +16,7 @@ import {
   acknowledgeCumulative,
   negativeAcknowledge,
 } from '../../../shared/application/engine/pending-acks.ts';
+import { pendingSummary } from '../../../shared/application/engine/pending-summary.ts';
 import { releaseConsumerStep, rewind } from '../../../shared/application/engine/release.ts';
 import {
   markDeleteForward,
@@ -513,6 +515,18 @@ export async function runSimulation(
             key: meta?.key,
           });
           c.held.push(delivery);
+        }
+        if (
+          (script.type === 'Shared' || script.type === 'Key_Shared') &&
+          result.deliveries.length > 0 &&
+          mutation === undefined
+        ) {
+          // I7: a consumer holds at most its cap (what is past its ack timeout does not count).
+          const direct: EngineContext = { store, ledger, clock, limits };
+          const holds = heldAgainstCap(await pendingSummary(direct, cursor)).get(c.id) ?? 0;
+          if (holds > script.maxUnackedPerConsumer) {
+            fail('I7', `${c.id} holds ${holds} entries, past its cap of ${script.maxUnackedPerConsumer}`);
+          }
         }
         if (script.type === 'Exclusive' || script.type === 'Failover') {
           if (result.deliveries.length > 0) {

@@ -1,10 +1,12 @@
 import { performance } from 'node:perf_hooks';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { DynamoDbCursorStore } from '../shared/adapters/dynamodb/dynamodb-cursor-store.ts';
+import { DynamoDbDispatchStore } from '../shared/adapters/dynamodb/dynamodb-dispatch-store.ts';
 import { queryAll } from '../shared/adapters/dynamodb/dynamodb-support.ts';
 import { DynamoDbTopicCatalog } from '../shared/adapters/dynamodb/dynamodb-topic-catalog.ts';
 import { catalogTable, cursorsTable } from '../shared/config/resources.ts';
+import { Position } from '../shared/domain/position.ts';
 import { TopicName } from '../shared/domain/topic-name.ts';
+import { DISPATCH_PAGE_SIZE, type PageRef } from '../shared/ports/dispatch-store.ts';
 import { type BenchStack, note, Progress, runLimited, sumWhere } from './harness.ts';
 
 export interface AckHolesOptions {
@@ -90,7 +92,7 @@ export async function runAckHoles(stack: BenchStack, options: AckHolesOptions): 
     acksPerSecond: acked.length / ackSeconds,
     writeUnitsPerAck: sumWhere(usage.requests, 'DynamoDB.', 'writeCapacityUnits') / acked.length,
     readUnitsPerAck: sumWhere(usage.requests, 'DynamoDB.', 'readCapacityUnits') / acked.length,
-    updateItemsPerAck: (usage.requests['DynamoDB.UpdateItem']?.requests ?? 0) / acked.length,
+    updateItemsPerAck: sumWhere(usage.requests, 'DynamoDB.UpdateItem', 'requests') / acked.length,
     cursorItems: stored.items,
     storedBytesPerHole: stored.bytes / holes,
     restartSeconds,
@@ -183,9 +185,9 @@ async function cursorIdOf(stack: BenchStack, subscription: string): Promise<stri
 }
 
 /**
- * Reads the cursor back from the restarted stack's storage (not through the
- * code that wrote it) and compares it with what was sent: every odd entry
- * acknowledged, every even one still in the backlog; then asks the admin API
+ * Reads the cursor back from the restarted stack's storage (the delivery engine's head and ack
+ * pages, through the store alone, not the use cases that wrote them) and compares it with what was
+ * sent: every odd entry acknowledged, every even one still in the backlog; then asks the admin API
  * for the backlog.
  */
 async function verify(
@@ -193,16 +195,38 @@ async function verify(
   cursorId: string,
   ids: readonly string[],
 ): Promise<AckHolesResult['verified']> {
-  const stored = await stack.withDynamoDb((client) =>
-    new DynamoDbCursorStore(client, stack.tableName(cursorsTable)).load(cursorId),
-  );
-  if (!stored) throw new Error('cursor missing after the restart');
-  const found = new Set(stored.acknowledged.map((position) => position.toString()));
+  const positions = ids.map((id) => Position.of(...(id.split(':') as [string, string])));
+  const acknowledged = await stack.withDynamoDb(async (client) => {
+    const store = new DynamoDbDispatchStore(client, stack.tableName(cursorsTable));
+    const record = await store.readHead(cursorId);
+    if (!record) throw new Error('cursor missing after the restart');
+    const { markDelete } = record.head;
+    const pageOf = (position: Position): PageRef => ({
+      ledgerId: position.ledgerId,
+      page: position.entryId / DISPATCH_PAGE_SIZE,
+    });
+    const refs = new Map<string, PageRef>();
+    for (const position of positions) {
+      const ref = pageOf(position);
+      refs.set(`${ref.ledgerId}:${ref.page}`, ref);
+    }
+    const pages = new Map(
+      (await store.readPages(cursorId, [...refs.values()])).map((page) => [
+        `${page.ledgerId}:${page.page}`,
+        page,
+      ]),
+    );
+    return positions.map((position) => {
+      if (position.compareTo(markDelete) <= 0) return true;
+      const ref = pageOf(position);
+      const page = pages.get(`${ref.ledgerId}:${ref.page}`);
+      const offset = Number(position.entryId - ref.page * DISPATCH_PAGE_SIZE);
+      return page !== undefined && ((page.floor ?? -1) >= offset || page.acked.has(offset));
+    });
+  });
   let lost = 0;
   let wronglyAcked = 0;
-  ids.forEach((id, index) => {
-    const position = id.split(':').slice(0, 2).join(':');
-    const isAcked = found.has(position);
+  acknowledged.forEach((isAcked, index) => {
     if (index % 2 === 1 && !isAcked) lost++;
     if (index % 2 === 0 && isAcked) wronglyAcked++;
   });
@@ -212,7 +236,7 @@ async function verify(
     `/admin/v2${TOPIC_PATH}/stats`,
   );
   return {
-    acknowledgementsFound: found.size,
+    acknowledgementsFound: acknowledged.filter(Boolean).length,
     backlog: stats.subscriptions.holes?.msgBacklog ?? -1,
     lost,
   };

@@ -203,6 +203,38 @@ export function perUnit(
   );
 }
 
+/** The usage of several runs added up: requests and units per operation, invocations and their time. */
+export function sumUsage(snapshots: readonly UsageSnapshot[]): UsageSnapshot {
+  const requests: Record<string, OperationUsage> = {};
+  const invocations: Record<string, { count: number; totalMs: number }> = {};
+  for (const snapshot of snapshots) {
+    for (const [operation, usage] of Object.entries(snapshot.requests)) {
+      const sum = requests[operation] ?? { requests: 0, readCapacityUnits: 0, writeCapacityUnits: 0 };
+      requests[operation] = sum;
+      sum.requests += usage.requests;
+      sum.readCapacityUnits += usage.readCapacityUnits;
+      sum.writeCapacityUnits += usage.writeCapacityUnits;
+    }
+    for (const [name, usage] of Object.entries(snapshot.invocations)) {
+      const sum = invocations[name] ?? { count: 0, totalMs: 0 };
+      invocations[name] = sum;
+      sum.count += usage.count;
+      sum.totalMs += usage.totalMs;
+    }
+  }
+  return { requests, invocations };
+}
+
+/** The middle value (the mean of the two middle ones for an even count); 0 for none. */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  if (sorted.length === 0) return 0;
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1
+    ? (sorted[middle] as number)
+    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+}
+
 /**
  * The sum of `field` over the operations named `prefix`..., as AWS bills them: requests the
  * emulator alone needs (EMULATOR_ONLY_SUFFIX) are left out.

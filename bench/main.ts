@@ -2,8 +2,10 @@
  * `npm run bench`: cost, speed and timing benchmarks on a fresh embedded stack.
  * Prints a Markdown report and writes the same figures as JSON.
  *   --out <file>    where the JSON goes (default .ackline/bench/results.json)
- *   --only <a,b>    run only these phases: lifecycle, redelivery, holes, admin
+ *   --only <a,b>    run only these phases: lifecycle, idle, redelivery, holes, admin
  *   --scale <x>     multiply the workloads' sizes (e.g. 0.1 for a quick look)
+ *   --rounds <n>    lifecycle rounds (default 3; the throughput target takes their median)
+ *   --idle-wait-ms <ms>  the wait of the idle consumer's measured polls (default 2000)
  *   --detail        split each DynamoDB operation by table and item kind (where units go)
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -12,13 +14,22 @@ import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { quietAwsSdkNodeWarning } from '../infra/local/quiet-warnings.ts';
+import { MAX_RECEIVE_WAIT_MS } from '../shared/client/consumer.ts';
 import { runAckHoles } from './ack-holes.ts';
 import { runAdminAck } from './admin-ack.ts';
-import { BenchStack, note } from './harness.ts';
-import { runBareSqs, runLifecycle } from './lifecycle.ts';
+import { BenchStack, median, note } from './harness.ts';
+import { runIdleConsumer } from './idle-consumer.ts';
+import {
+  type BareSqsRun,
+  type LifecycleRun,
+  runBareSqs,
+  runLifecycle,
+  summariseBareSqs,
+  summariseLifecycle,
+} from './lifecycle.ts';
 import { prices } from './prices.ts';
 import { runRedelivery } from './redelivery.ts';
-import { type BenchResults, markdownReport, targetsOf } from './report.ts';
+import { type BenchResults, type LifecycleRound, markdownReport, targetsOf } from './report.ts';
 
 quietAwsSdkNodeWarning();
 const { values } = parseArgs({
@@ -27,11 +38,22 @@ const { values } = parseArgs({
     only: { type: 'string' },
     scale: { type: 'string', default: '1' },
     detail: { type: 'boolean', default: false },
+    rounds: { type: 'string', default: '3' },
+    'idle-wait-ms': { type: 'string', default: '2000' },
   },
 });
 const scale = Number(values.scale);
 if (!(scale > 0)) throw new Error(`--scale must be a positive number, got ${values.scale}`);
-const phases = ['lifecycle', 'redelivery', 'holes', 'admin'];
+const rounds = Number(values.rounds);
+if (!(Number.isInteger(rounds) && rounds > 0))
+  throw new Error(`--rounds must be a positive integer, got ${values.rounds}`);
+const idleWaitMs = Number(values['idle-wait-ms']);
+if (!(Number.isInteger(idleWaitMs) && idleWaitMs >= 0 && idleWaitMs <= MAX_RECEIVE_WAIT_MS)) {
+  throw new Error(
+    `--idle-wait-ms must be an integer from 0 to ${MAX_RECEIVE_WAIT_MS}, got ${values['idle-wait-ms']}`,
+  );
+}
+const phases = ['lifecycle', 'idle', 'redelivery', 'holes', 'admin'];
 const only = values.only ? values.only.split(',') : phases;
 const unknown = only.filter((phase) => !phases.includes(phase));
 if (unknown.length > 0)
@@ -51,16 +73,55 @@ const results: BenchResults = {
 try {
   if (only.includes('lifecycle')) {
     const options = { messages: scaled(10_000, 100), payloadBytes: 1024, batchSize: 10, concurrency: 4 };
-    note('lifecycle: publish, receive, acknowledge');
-    const ackline = await runLifecycle(stack, options);
-    const bareSqs = await runBareSqs(stack, options);
+    const shared = { subscriptionType: 'Shared', consumers: options.concurrency } as const;
+    const acklineRuns: LifecycleRun[] = [];
+    const bareSqsRuns: BareSqsRun[] = [];
+    const roundResults: LifecycleRound[] = [];
+    for (let round = 1; round <= rounds; round++) {
+      note(`lifecycle round ${round} of ${rounds}: publish, receive, acknowledge (Shared), then bare SQS`);
+      const ackline = await runLifecycle(stack, { ...options, ...shared, topic: `bench-lifecycle-${round}` });
+      const bareSqs = await runBareSqs(stack, { ...options, queueName: `bench-bare-sqs-${round}` });
+      acklineRuns.push(ackline);
+      bareSqsRuns.push(bareSqs);
+      const own = summariseLifecycle(shared, [ackline]);
+      roundResults.push({
+        acklineMessagesPerSecond: ackline.messagesPerSecond,
+        bareSqsMessagesPerSecond: bareSqs.messagesPerSecond,
+        throughputRatio: ackline.messagesPerSecond / bareSqs.messagesPerSecond,
+        dynamodbWriteUnitsPerMessage: own.dynamodbWriteUnitsPerMessage,
+        dynamodbReadUnitsPerMessage: own.dynamodbReadUnitsPerMessage,
+        sqsRequestsPerMessage: own.sqsRequestsPerMessage,
+      });
+    }
+    note('lifecycle: the same workload with one Exclusive consumer');
+    const exclusiveOptions = { subscriptionType: 'Exclusive', consumers: 1 } as const;
+    const exclusive = summariseLifecycle(exclusiveOptions, [
+      await runLifecycle(stack, { ...options, ...exclusiveOptions, topic: 'bench-lifecycle-exclusive' }),
+    ]);
+    const ackline = summariseLifecycle(shared, acklineRuns);
+    const bareSqs = summariseBareSqs(bareSqsRuns);
     results.lifecycle = {
+      rounds: roundResults,
       ackline,
       bareSqs,
-      throughputRatio: ackline.messagesPerSecond / bareSqs.messagesPerSecond,
+      throughputRatio: median(roundResults.map((round) => round.throughputRatio)),
       sqsRequestRatio: ackline.sqsRequestsPerMessage / bareSqs.sqsRequestsPerMessage,
       costRatio: ackline.usdPerMillionMessages.total / bareSqs.usdPerMillionMessages.total,
+      exclusive: {
+        ackline: exclusive,
+        throughputRatio:
+          exclusive.messagesPerSecond / median(roundResults.map((round) => round.bareSqsMessagesPerSecond)),
+      },
     };
+  }
+  if (only.includes('idle')) {
+    note('idle HTTP consumer: receive polls and heartbeats on idle topics');
+    results.idleConsumer = await runIdleConsumer(stack, {
+      consumers: 4,
+      polls: 3,
+      waitMs: idleWaitMs,
+      heartbeats: 3,
+    });
   }
   if (only.includes('redelivery')) {
     note('redelivery timing');

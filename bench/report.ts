@@ -1,6 +1,8 @@
+import type { OperationUsage } from '../shared/adapters/dynamodb/capacity-meter.ts';
 import type { AckHolesResult } from './ack-holes.ts';
 import type { AdminAckResult } from './admin-ack.ts';
 import type { Distribution } from './harness.ts';
+import type { CallCost, IdleConsumerResult } from './idle-consumer.ts';
 import type { BareSqsResult, LifecycleResult } from './lifecycle.ts';
 import type { CostPerMillion } from './prices.ts';
 import type { RedeliveryResult } from './redelivery.ts';
@@ -11,17 +13,39 @@ export interface BenchResults {
   machine: { cpus: number; cpuModel: string; node: string };
   prices: { date: string; region: string };
   lifecycle?: {
+    /** Each round: ackline on a fresh topic, then bare SQS on a fresh queue. */
+    rounds: LifecycleRound[];
+    /** The Shared subscription over all rounds: total units over total messages. */
     ackline: LifecycleResult;
     bareSqs: BareSqsResult;
+    /** The median of the rounds' throughput ratios (the target's figure). */
     throughputRatio: number;
     sqsRequestRatio: number;
     costRatio: number;
+    /** The same workload with one Exclusive consumer (one run). */
+    exclusive?: {
+      ackline: LifecycleResult;
+      /** Its messages/s over the median of the rounds' bare SQS messages/s. */
+      throughputRatio: number;
+    };
   };
+  idleConsumer?: IdleConsumerResult;
   redelivery?: RedeliveryResult;
   adminAck?: AdminAckResult;
   ackHoles?: AckHolesResult;
   wallSeconds?: number;
   targets?: Target[];
+}
+
+/** One lifecycle round's throughput. */
+export interface LifecycleRound {
+  readonly acklineMessagesPerSecond: number;
+  readonly bareSqsMessagesPerSecond: number;
+  readonly throughputRatio: number;
+  /** The round's own figures per message (Shared subscription). */
+  readonly dynamodbWriteUnitsPerMessage: number;
+  readonly dynamodbReadUnitsPerMessage: number;
+  readonly sqsRequestsPerMessage: number;
 }
 
 /** One of the issue's targets, with the figure that meets it or not. */
@@ -43,22 +67,32 @@ export function targetsOf(results: BenchResults): Target[] {
     targets.push({ what, target, measured: f(value, digits), met: atMost ? value <= limit : value >= limit });
   const lifecycle = results.lifecycle;
   if (lifecycle) {
+    const budgets = (name: string, result: LifecycleResult) => {
+      add(
+        `lifecycle, ${name}: DynamoDB write units per message (failed conditional writes included)`,
+        '≤ 1.5',
+        result.dynamodbWriteUnitsPerMessage,
+        1.5,
+        true,
+      );
+      add(
+        `lifecycle, ${name}: DynamoDB read units per message`,
+        '≤ 0.3',
+        result.dynamodbReadUnitsPerMessage,
+        0.3,
+        true,
+      );
+      add(`lifecycle, ${name}: SQS requests per message`, '≤ 0.35', result.sqsRequestsPerMessage, 0.35, true);
+    };
+    budgets(`Shared (${lifecycle.ackline.runs} rounds)`, lifecycle.ackline);
     add(
-      'lifecycle: DynamoDB write units per message (failed conditional writes included)',
-      '≤ 1.5',
-      lifecycle.ackline.dynamodbWriteUnitsPerMessage,
-      1.5,
-      true,
+      `throughput: ackline / bare SQS (median of ${lifecycle.rounds.length} rounds)`,
+      '≥ 0.4',
+      lifecycle.throughputRatio,
+      0.4,
+      false,
     );
-    add(
-      'lifecycle: DynamoDB read units per message',
-      '≤ 0.3',
-      lifecycle.ackline.dynamodbReadUnitsPerMessage,
-      0.3,
-      true,
-    );
-    add('lifecycle: SQS requests per message', '≤ 0.35', lifecycle.ackline.sqsRequestsPerMessage, 0.35, true);
-    add('throughput: ackline / bare SQS', '≥ 0.4', lifecycle.throughputRatio, 0.4, false);
+    if (lifecycle.exclusive) budgets('Exclusive', lifecycle.exclusive.ackline);
   }
   if (results.redelivery) {
     for (const [name, series] of Object.entries(results.redelivery)) {
@@ -110,41 +144,129 @@ export function markdownReport(results: BenchResults): string {
   );
   const lifecycle = results.lifecycle;
   if (lifecycle) {
-    const { ackline, bareSqs } = lifecycle;
+    const { ackline, bareSqs, exclusive } = lifecycle;
+    const perRound = ackline.messages / ackline.runs;
     lines.push(
-      `## Lifecycle: ${ackline.messages} messages of 1 KiB, one Shared subscription, batches of 10`,
+      `## Lifecycle: messages of 1 KiB, batches of 10, ${lifecycle.rounds.length} rounds of ${perRound} (Shared, ${ackline.consumers} consumers, then bare SQS)${exclusive ? `, then ${exclusive.ackline.messages} on an Exclusive subscription` : ''}`,
       '',
-      '| per message | ackline | bare SQS |',
-      '| --- | --- | --- |',
+      '| round | ackline msg/s | bare SQS msg/s | ratio | write units | read units | SQS requests |',
+      '| --- | --- | --- | --- | --- | --- | --- |',
     );
-    const operations = [
-      ...new Set([...Object.keys(ackline.perMessage), ...Object.keys(bareSqs.perMessage)]),
-    ].sort();
-    for (const operation of operations) {
-      const a = ackline.perMessage[operation];
-      const b = bareSqs.perMessage[operation];
-      const units = (u: typeof a) =>
-        u && (u.readCapacityUnits > 0 || u.writeCapacityUnits > 0)
-          ? ` (${u.readCapacityUnits > 0 ? `${f(u.readCapacityUnits, 3)} RU` : ''}${u.writeCapacityUnits > 0 ? `${f(u.writeCapacityUnits, 3)} WU` : ''})`
-          : '';
-      row(`${operation} requests`, a ? `${f(a.requests, 3)}${units(a)}` : '-', b ? f(b.requests, 3) : '-');
-    }
-    row('**SQS requests**', f(ackline.sqsRequestsPerMessage, 3), f(bareSqs.sqsRequestsPerMessage, 3));
-    row('**DynamoDB write units**', f(ackline.dynamodbWriteUnitsPerMessage, 3), '-');
-    row('**DynamoDB read units**', f(ackline.dynamodbReadUnitsPerMessage, 3), '-');
-    for (const [name, count] of Object.entries(ackline.invocationsPerMessage).sort()) {
-      row(name === 'apiGateway' ? 'API Gateway requests' : `Lambda ${name} invocations`, f(count, 3), '-');
-    }
-    row('$ per million messages', usd(ackline.usdPerMillionMessages), usd(bareSqs.usdPerMillionMessages));
-    row('**throughput, messages/s**', f(ackline.messagesPerSecond, 0), f(bareSqs.messagesPerSecond, 0));
-    row('duplicates delivered', ackline.duplicates, '-');
+    lifecycle.rounds.forEach((round, i) => {
+      row(
+        i + 1,
+        f(round.acklineMessagesPerSecond, 0),
+        f(round.bareSqsMessagesPerSecond, 0),
+        f(round.throughputRatio),
+        f(round.dynamodbWriteUnitsPerMessage, 3),
+        f(round.dynamodbReadUnitsPerMessage, 3),
+        f(round.sqsRequestsPerMessage, 3),
+      );
+    });
+    row(
+      '**median ratio; all rounds**',
+      f(ackline.messagesPerSecond, 0),
+      f(bareSqs.messagesPerSecond, 0),
+      `**${f(lifecycle.throughputRatio)}**`,
+      f(ackline.dynamodbWriteUnitsPerMessage, 3),
+      f(ackline.dynamodbReadUnitsPerMessage, 3),
+      f(ackline.sqsRequestsPerMessage, 3),
+    );
+    const columns: [string, LifecycleResult | BareSqsResult][] = [
+      [`ackline Shared (${ackline.runs} rounds)`, ackline],
+      ...(exclusive ? [['ackline Exclusive', exclusive.ackline] as [string, LifecycleResult]] : []),
+      [`bare SQS (${bareSqs.runs} rounds)`, bareSqs],
+    ];
     lines.push(
       '',
-      `Ratios ackline / bare SQS: throughput ${f(lifecycle.throughputRatio)}, SQS requests ${f(lifecycle.sqsRequestRatio)}, cost ${f(lifecycle.costRatio, 1)}.`,
+      `| per message | ${columns.map(([name]) => name).join(' | ')} |`,
+      `| --- | ${columns.map(() => '---').join(' | ')} |`,
+    );
+    const operations = [...new Set(columns.flatMap(([, result]) => Object.keys(result.perMessage)))].sort();
+    const units = (u: OperationUsage) =>
+      u.readCapacityUnits > 0 || u.writeCapacityUnits > 0
+        ? ` (${u.readCapacityUnits > 0 ? `${f(u.readCapacityUnits, 3)} RU` : ''}${u.writeCapacityUnits > 0 ? `${f(u.writeCapacityUnits, 3)} WU` : ''})`
+        : '';
+    for (const operation of operations) {
+      row(
+        `${operation} requests`,
+        ...columns.map(([, result]) => {
+          const usage = result.perMessage[operation];
+          return usage ? `${f(usage.requests, 3)}${units(usage)}` : '-';
+        }),
+      );
+    }
+    const acklineOnly = (value: (result: LifecycleResult) => string) =>
+      columns.map(([, result]) => ('dynamodbWriteUnitsPerMessage' in result ? value(result) : '-'));
+    row('**SQS requests**', ...columns.map(([, result]) => f(result.sqsRequestsPerMessage, 3)));
+    row('**DynamoDB write units**', ...acklineOnly((result) => f(result.dynamodbWriteUnitsPerMessage, 3)));
+    row('**DynamoDB read units**', ...acklineOnly((result) => f(result.dynamodbReadUnitsPerMessage, 3)));
+    const invoked = [
+      ...new Set(
+        columns.flatMap(([, result]) =>
+          'invocationsPerMessage' in result ? Object.keys(result.invocationsPerMessage) : [],
+        ),
+      ),
+    ].sort();
+    for (const name of invoked) {
+      row(
+        name === 'apiGateway' ? 'API Gateway requests' : `Lambda ${name} invocations`,
+        ...acklineOnly((result) => f(result.invocationsPerMessage[name] ?? 0, 3)),
+      );
+    }
+    row('$ per million messages', ...columns.map(([, result]) => usd(result.usdPerMillionMessages)));
+    row('**throughput, messages/s**', ...columns.map(([, result]) => f(result.messagesPerSecond, 0)));
+    row('duplicates delivered', ...acklineOnly((result) => String(result.duplicates)));
+    lines.push(
+      '',
+      `Ratios ackline / bare SQS: throughput ${f(lifecycle.throughputRatio)} (median of the rounds' ratios), SQS requests ${f(lifecycle.sqsRequestRatio)}, cost ${f(lifecycle.costRatio, 1)}.${exclusive ? ` Exclusive (one consumer) over the rounds' median bare SQS: throughput ${f(exclusive.throughputRatio)}.` : ''}`,
       '',
       'Requests marked "(emulator only)" are made because dynalite lacks a DynamoDB feature (a refused compare-and-set answers with the item on AWS, ReturnValuesOnConditionCheckFailure, at no read unit): shown, not billed in the totals.',
       '',
     );
+  }
+  const idle = results.idleConsumer;
+  if (idle) {
+    const { poll, heartbeat, month } = idle;
+    lines.push(
+      `## Idle HTTP consumer: ${idle.consumers} ${idle.subscriptionType} consumers, each alone on an idle topic`,
+      '',
+      `Measured: ${poll.calls} receive polls at a ${f(idle.measuredWaitMs, 0)} ms wait (after one unmeasured poll each), ${heartbeat.calls} heartbeats. Extrapolated to ${month.days} days of back-to-back polls at the SDK's ${f(month.pollWaitMs / 1000, 0)} s wait; a waiting data-api invocation is billed for its wait.`,
+      '',
+      '| per call | receive poll | heartbeat |',
+      '| --- | --- | --- |',
+    );
+    const both = (label: string, value: (cost: CallCost) => string) =>
+      row(label, value(poll), value(heartbeat));
+    both('API Gateway requests', (cost) => f(cost.apiGatewayRequests, 3));
+    const functions = [
+      ...new Set([...Object.keys(poll.lambdaInvocations), ...Object.keys(heartbeat.lambdaInvocations)]),
+    ].sort();
+    for (const name of functions) {
+      both(
+        `Lambda ${name}: invocations, handler ms`,
+        (cost) => `${f(cost.lambdaInvocations[name] ?? 0, 3)}, ${f(cost.handlerMs[name] ?? 0, 0)}`,
+      );
+    }
+    both('SQS requests', (cost) => f(cost.sqsRequests, 3));
+    both('DynamoDB write units', (cost) => f(cost.dynamodbWriteUnits, 3));
+    both('DynamoDB read units', (cost) => f(cost.dynamodbReadUnits, 3));
+    const operations = [
+      ...new Set([...Object.keys(poll.perOperation), ...Object.keys(heartbeat.perOperation)]),
+    ].sort();
+    for (const operation of operations) {
+      both(`${operation} requests`, (cost) => {
+        const usage = cost.perOperation[operation];
+        return usage ? f(usage.requests, 3) : '-';
+      });
+    }
+    lines.push(
+      '',
+      `**One idle consumer for ${month.days} days: $${f(month.usd.total, 2)}** (list prices):`,
+      '',
+    );
+    for (const line of month.formula) lines.push(`- ${line}`);
+    lines.push('');
   }
   if (results.redelivery) {
     lines.push(

@@ -21,6 +21,7 @@ import { rewind } from '../../../shared/application/engine/release.ts';
 import { createSubscriptionCursor } from '../../../shared/application/engine/subscription-cursor.ts';
 import { engineOf } from '../../../shared/application/engine-ports.ts';
 import { createTopic } from '../../../shared/application/manage-topics.ts';
+import type { UseCasePorts } from '../../../shared/application/ports.ts';
 import type { Principal } from '../../../shared/application/principal.ts';
 import { processQueueRecords } from '../../../shared/application/process-queue-records.ts';
 import { publishMessages } from '../../../shared/application/publish-messages.ts';
@@ -71,6 +72,27 @@ function world(type: SubscriptionType, maxUnackedPerConsumer: number, staleReads
 }
 
 const ids = (deliveries: readonly { position: Position }[]) => deliveries.map((d) => d.position.toString());
+
+/** In-memory ports whose long waits and sleeps pass on a manual clock: nothing really waits. */
+function clockedPorts(extra: Partial<UseCasePorts> = {}) {
+  const clock = new ManualClock(1_700_000_000_000);
+  class WaitingQueue extends InMemoryDeliveryQueue {
+    override async waitForRing(queue: SubscriptionQueue, waitMs = 0): Promise<boolean> {
+      const rang = await super.waitForRing(queue);
+      if (!rang && waitMs > 0) clock.advance(waitMs);
+      return rang;
+    }
+  }
+  const { ports } = inMemoryPorts({
+    clock,
+    consumers: new InMemoryConsumerRegistry(),
+    scheduler: new InMemoryScheduler(),
+    deliveryQueue: new WaitingQueue(),
+    sleep: async (ms) => clock.advance(ms),
+    ...extra,
+  });
+  return { clock, ports };
+}
 
 describe('per-consumer cap: what unblocks a blocked consumer', () => {
   it('an ack timeout gives a sole blocked Shared consumer its timed-out entries again (Pulsar redelivers them and unblocks it)', async () => {
@@ -153,21 +175,8 @@ describe('per-consumer cap: event-driven (Lambda) consumers', () => {
 
 describe('per-consumer cap: a blocked consumer leaves the doorbell to the others', () => {
   it('a consumer blocked on one partition of two does not take that partition’s rings while it waits', async () => {
-    const clock = new ManualClock(1_700_000_000_000);
-    class WaitingQueue extends InMemoryDeliveryQueue {
-      override async waitForRing(queue: SubscriptionQueue, waitMs = 0): Promise<boolean> {
-        const rang = await super.waitForRing(queue);
-        if (!rang && waitMs > 0) clock.advance(waitMs);
-        return rang;
-      }
-    }
-    const { ports } = inMemoryPorts({
-      clock,
-      consumers: new InMemoryConsumerRegistry(),
-      scheduler: new InMemoryScheduler(),
-      deliveryQueue: new WaitingQueue(),
+    const { ports } = clockedPorts({
       engineLimits: { ...DEFAULT_ENGINE_LIMITS, maxUnackedPerConsumer: 1 },
-      sleep: async (ms) => clock.advance(ms),
     });
     const topic = TopicName.parse('persistent://public/default/caps-parted');
     await createTopic(ports, admin, topic, 2);
@@ -366,21 +375,7 @@ describe('per-consumer cap: a close while blocked', () => {
 
 describe('Failover standby and the doorbell', () => {
   it('a standby consumer’s long poll leaves the doorbell’s rings to the active consumer', async () => {
-    const clock = new ManualClock(1_700_000_000_000);
-    class WaitingQueue extends InMemoryDeliveryQueue {
-      override async waitForRing(queue: SubscriptionQueue, waitMs = 0): Promise<boolean> {
-        const rang = await super.waitForRing(queue);
-        if (!rang && waitMs > 0) clock.advance(waitMs);
-        return rang;
-      }
-    }
-    const { ports } = inMemoryPorts({
-      clock,
-      consumers: new InMemoryConsumerRegistry(),
-      scheduler: new InMemoryScheduler(),
-      deliveryQueue: new WaitingQueue(),
-      sleep: async (ms) => clock.advance(ms),
-    });
+    const { ports } = clockedPorts();
     const topic = TopicName.parse('persistent://public/default/failover-rings');
     const subscribe = async () =>
       (

@@ -5,6 +5,7 @@ import type { TopicName } from '../domain/topic-name.ts';
 import type { SubscriptionRecord } from '../ports/topic-catalog.ts';
 import { requireAction } from './authorization.ts';
 import { subscriptionKey } from './consumers/consumer-session.ts';
+import { heldAgainstCap } from './engine/consumer-cap.ts';
 import { dispatchWindowSize } from './engine/dispatcher-window.ts';
 import { pendingSummary } from './engine/pending-summary.ts';
 import { engineOf } from './engine-ports.ts';
@@ -245,12 +246,14 @@ async function subscriptionStats(
     ? dispatchWindowSize(loaded.cursor.markDeletePosition, head.readPosition, loaded.state.ledgers)
     : 0;
   const { maxUnackedPerConsumer, maxUnackedPerSubscription } = ctx.limits;
+  // As the dispatcher counts against the cap (entries past their ack timeout are due again).
+  const held = heldAgainstCap(summary);
   const permitsOf = (consumerId: string) =>
     Math.max(
       0,
       isCumulativeAckType(subscription.type)
         ? Math.min(maxUnackedPerConsumer, maxUnackedPerSubscription) - window
-        : maxUnackedPerConsumer - (summary.unackedByConsumer.get(consumerId) ?? 0),
+        : maxUnackedPerConsumer - (held.get(consumerId) ?? 0),
     );
   const consumers = await consumersOf(ports, partition, subscription, summary.unackedByConsumer, permitsOf);
   return {

@@ -50,8 +50,15 @@ export class CapacityMeter {
           }
           throw error;
         }
-        const output = result.output as { ConsumedCapacity?: ConsumedCapacity | ConsumedCapacity[] };
-        this.add(operation, output.ConsumedCapacity, isWrite(command));
+        const output = result.output as {
+          ConsumedCapacity?: ConsumedCapacity | ConsumedCapacity[];
+          Count?: number;
+        };
+        this.add(
+          this.detail && command === 'Query' ? `${operation} ${queryShape(input, output.Count)}` : operation,
+          output.ConsumedCapacity,
+          isWrite(command),
+        );
         return result;
       },
       { step: 'initialize', name: 'acklineCapacityMeter' },
@@ -122,4 +129,11 @@ function itemKindOf(input: unknown): string {
       ? 'query'
       : 'batch';
   return `[${table} ${kind}]`;
+}
+
+/** A Query's direction and how many items it answered (0, 1, 2 or more): where reads are wasted. */
+function queryShape(input: unknown, count: number | undefined): string {
+  const backward = (input as { ScanIndexForward?: boolean }).ScanIndexForward === false;
+  const items = count === undefined ? '?' : count >= 2 ? '2+' : String(count);
+  return `(${backward ? 'backward, ' : ''}${items} ${items === '1' ? 'item' : 'items'})`;
 }

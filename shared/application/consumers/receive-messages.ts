@@ -65,12 +65,14 @@ async function dispatchEach(
   caughtUp: Set<string>;
   blocked: Set<string>;
   standby: Set<string>;
+  contended: Set<string>;
 }> {
   const ctx = engineOf(ports);
   const taken: { partition: ConsumerPartition; delivery: Delivery }[] = [];
   const caughtUp = new Set<string>();
   const blocked = new Set<string>();
   const standby = new Set<string>();
+  const contended = new Set<string>();
   const start = Math.floor(Math.random() * consumer.partitions.length);
   for (let i = 0; i < consumer.partitions.length && taken.length < max; i++) {
     const partition = consumer.partitions[(start + i) % consumer.partitions.length] as ConsumerPartition;
@@ -97,13 +99,14 @@ async function dispatchEach(
     if (result.kind === 'standby') standby.add(partition.cursorId);
     if (result.kind !== 'delivered') continue;
     if (result.caughtUp) caughtUp.add(partition.cursorId);
+    if (result.contended) contended.add(partition.cursorId);
     for (const delivery of result.deliveries) taken.push({ partition, delivery });
     await ringAll(ports, partition.cursorId, result.timers);
   }
   ports.counters?.add('delivered', taken.length);
   const redelivered = taken.filter(({ delivery }) => delivery.redeliveryCount > 0).length;
   if (redelivered > 0) ports.counters?.add('redelivered', redelivered);
-  return { taken, caughtUp, blocked, standby };
+  return { taken, caughtUp, blocked, standby, contended };
 }
 
 /**
@@ -113,14 +116,21 @@ async function dispatchEach(
 const IDLE_RECHECK_MS = 1_000;
 
 /**
+ * The longest doorbell wait after a receive lost the claim at the read position to another
+ * consumer (see giveUpAfterLostClaim): a ring usually ends it sooner.
+ */
+const CONTENDED_RECHECK_MS = 100;
+
+/**
  * Receive up to `max` messages, waiting up to `waitMs` for the first (Pulsar's receive over HTTP).
  * 1. The consumer's lease is renewed (every call renews it, and a call that waits renews it after
  *    each wait, which lasts at most longestWaitMs: a consumer that keeps calling is never gone).
  * 2. The dispatcher hands out due redeliveries, a replay, then first deliveries, each recorded as
  *    held by this consumer before it is returned (nothing handed out is lost if this call dies).
  * 3. Nothing to give: wait on the subscription's doorbell (rung by publishes and timers), at most
- *    the remaining wait, then read the consumer again (a close meanwhile refuses the claim: an
- *    abandoned poll takes nothing after the close) and go again. A consumer at its cap of
+ *    the remaining wait (at most CONTENDED_RECHECK_MS when another consumer had just claimed what
+ *    was at the read position), then read the consumer again (a close meanwhile refuses the claim:
+ *    an abandoned poll takes nothing after the close) and go again. A consumer at its cap of
  *    unacknowledged entries (Pulsar's maxUnackedMessagesPerConsumer), or a Failover standby, waits
  *    a second instead and looks again, leaving the rings to the others.
  */
@@ -144,9 +154,15 @@ export async function receiveMessages(
     const shortPolled = round === 0 && single !== undefined && caughtUpMarks.has(ports, single.cursorId);
     const rung = shortPolled ? await ports.deliveryQueue.waitForRing(doorbellOf(single.cursorId), 0) : true;
     if (shortPolled && rung) tookRing = single.cursorId;
-    const { taken, caughtUp, blocked, standby } = rung
+    const { taken, caughtUp, blocked, standby, contended } = rung
       ? await dispatchEach(ports, consumer, max)
-      : { taken: [], caughtUp: new Set<string>(), blocked: new Set<string>(), standby: new Set<string>() };
+      : {
+          taken: [],
+          caughtUp: new Set<string>(),
+          blocked: new Set<string>(),
+          standby: new Set<string>(),
+          contended: new Set<string>(),
+        };
     // Partitions where nothing is this consumer's to take (at its cap, or a Failover standby):
     // their doorbell's rings are for the subscription's other consumers. A ring this call took
     // before it knew (a short poll, a wait that trusted the caught-up mark) is passed on.
@@ -180,6 +196,9 @@ export async function receiveMessages(
         remaining,
         trusted,
         longestWaitMs(consumer),
+        // Another consumer took what was at the read position: more may wait behind it, and the
+        // rings of a backlog may all be taken. A short wait, then a look at the cursor again.
+        contended.size > 0 ? CONTENDED_RECHECK_MS : MAX_POLL_MS,
       );
       const woke = await ports.deliveryQueue.waitForRing(doorbellOf(partition.cursorId), pollMs);
       if (woke) tookRing = partition.cursorId;

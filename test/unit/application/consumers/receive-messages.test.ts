@@ -120,6 +120,62 @@ describe('receive across processes', () => {
     const found = await receiveMessages(second, admin, b, 10, 0);
     expect(found.map((message) => message.payload)).toEqual(['p1']);
   });
+
+  it('a Shared receive that lost the claim to another consumer looks again within 100 ms, not after its whole wait', async () => {
+    const [first, second] = twoProcesses();
+    const a = await subscribe(first, 'Shared');
+    const b = await subscribe(second, 'Shared');
+    const payloads = Array.from({ length: 20 }, (_, i) => `m${i}`);
+    await publishMessages(
+      first,
+      admin,
+      topic,
+      payloads.map((payload) => ({ payload, properties: {} })),
+      new RoundRobinRouter(0),
+    );
+    const doorbell = { cursorId: await cursorOf(first), ordered: false };
+    while (await first.deliveryQueue.waitForRing(doorbell, 0)) {
+      // every ring drained: b finds none while it waits
+    }
+    // b's first claim is overtaken: a's receive runs between b's entries read and b's claim.
+    let overtake = true;
+    const overtaken = new Proxy(second.ledger, {
+      get(target, property, receiver) {
+        if (property !== 'readEntries') return Reflect.get(target, property, receiver);
+        return async (...args: Parameters<typeof target.readEntries>) => {
+          const read = await target.readEntries(...args);
+          if (overtake) {
+            overtake = false;
+            const taken = await receiveMessages(first, admin, a, 10, 0);
+            expect(taken.map((message) => message.payload)).toEqual(payloads.slice(0, 10));
+          }
+          return read;
+        };
+      },
+    });
+    const waits: number[] = [];
+    const waitingDoorbell = new Proxy(second.deliveryQueue, {
+      get(target, property, receiver) {
+        if (property !== 'waitForRing') return Reflect.get(target, property, receiver);
+        return async (...args: Parameters<typeof target.waitForRing>) => {
+          waits.push(args[1]);
+          return target.waitForRing(...args);
+        };
+      },
+    });
+
+    const batch = await receiveMessages(
+      { ...second, ledger: overtaken, deliveryQueue: waitingDoorbell },
+      admin,
+      b,
+      10,
+      20_000,
+    );
+
+    expect(batch.map((message) => message.payload)).toEqual(payloads.slice(10, 20));
+    expect(waits).toHaveLength(1);
+    expect(waits[0]).toBeLessThanOrEqual(100);
+  });
 });
 
 async function cursorOf(ports: UseCasePorts): Promise<string> {

@@ -291,4 +291,105 @@ describe('the unacknowledged cap (I7)', () => {
     await acknowledgeCumulative(ctx, w.cursor, 'a', published[1] as Position);
     expect(ids(await receive(10))).toEqual(published.slice(4, 6).map(String));
   });
+
+  describe('a Shared claim lost to another consumer', () => {
+    /** `b`'s dispatch, with `a`'s whole receive run between b's entries read and b's claim. */
+    async function overtaken(w: ReturnType<typeof world>) {
+      const ledger = w.ctx.ledger;
+      const overtaking: EngineContext = {
+        ...w.ctx,
+        ledger: new Proxy(ledger, {
+          get(target, property, receiver) {
+            if (property !== 'readEntries') return Reflect.get(target, property, receiver);
+            return async (...args: Parameters<typeof ledger.readEntries>) => {
+              const read = await target.readEntries(...args);
+              taken.push(...(await w.receive('a', 10)));
+              return read;
+            };
+          },
+        }),
+      };
+      const taken: { position: Position }[] = [];
+      const result = await dispatch(overtaking, { cursor: w.cursor, consumer: w.consumer('b'), max: 10 });
+      return { result, taken };
+    }
+
+    it('hands out nothing and says so (contended), leaving the next entries to its next look', async () => {
+      const w = world('Shared');
+      const published = await w.publish(20);
+      await createSubscriptionCursor(w.ctx, w.cursor, 'Earliest');
+
+      const { result, taken } = await overtaken(w);
+
+      expect(ids(taken)).toEqual(published.slice(0, 10).map(String));
+      expect(result).toMatchObject({ kind: 'delivered', deliveries: [], caughtUp: false, contended: true });
+      // Nothing was recorded as b's: its next look takes the next ten, each a first delivery.
+      const next = await w.receive('b', 10);
+      expect(ids(next)).toEqual(published.slice(10, 20).map(String));
+      expect(next.map((d) => d.redeliveryCount)).toEqual(Array(10).fill(0));
+    });
+
+    it('still retries on Exclusive, whose one consumer races only itself', async () => {
+      const w = world('Failover');
+      const published = await w.publish(20);
+      await createSubscriptionCursor(w.ctx, w.cursor, 'Earliest');
+      expect(ids(await w.receive('b', 1))).toEqual(published.slice(0, 1).map(String));
+
+      // The active consumer's own second receive overtakes it: the retry goes on from there.
+      const ledger = w.ctx.ledger;
+      let once = true;
+      const overtaking: EngineContext = {
+        ...w.ctx,
+        ledger: new Proxy(ledger, {
+          get(target, property, receiver) {
+            if (property !== 'readEntries') return Reflect.get(target, property, receiver);
+            return async (...args: Parameters<typeof ledger.readEntries>) => {
+              const read = await target.readEntries(...args);
+              if (once) {
+                once = false;
+                await w.receive('b', 4);
+              }
+              return read;
+            };
+          },
+        }),
+      };
+      const result = await dispatch(overtaking, { cursor: w.cursor, consumer: w.consumer('b'), max: 5 });
+
+      expect(result).toMatchObject({ kind: 'delivered', contended: false });
+      expect(ids(result.kind === 'delivered' ? result.deliveries : [])).toEqual(
+        published.slice(5, 10).map(String),
+      );
+    });
+
+    it('retries when its own claim was applied twice (an SDK retry), and loses nothing', async () => {
+      const w = world('Shared');
+      const published = await w.publish(20);
+      await createSubscriptionCursor(w.ctx, w.cursor, 'Earliest');
+      // The first compare-and-set applies, then its answer is lost and the retry meets its own write.
+      const store = w.store;
+      let duplicated = false;
+      const retried: EngineContext = {
+        ...w.ctx,
+        store: new Proxy(store, {
+          get(target, property, receiver) {
+            if (property !== 'casHead') return Reflect.get(target, property, receiver);
+            return async (...args: Parameters<typeof store.casHead>) => {
+              const written = await target.casHead(...args);
+              if (duplicated || !written.ok) return written;
+              duplicated = true;
+              return target.casHead(...args);
+            };
+          },
+        }),
+      };
+
+      const result = await dispatch(retried, { cursor: w.cursor, consumer: w.consumer('b'), max: 10 });
+
+      expect(result).toMatchObject({ kind: 'delivered', contended: false });
+      expect(ids(result.kind === 'delivered' ? result.deliveries : [])).toEqual(
+        published.slice(10, 20).map(String),
+      );
+    });
+  });
 });

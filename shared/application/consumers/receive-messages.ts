@@ -47,15 +47,24 @@ export function consumerMessageOf(partition: ConsumerPartition, delivery: Delive
  * consumers. Throws ConsumerFencedError for a replaced Exclusive/Failover owner, and
  * DeadLetterRefusedError when a due dead letter is refused before anything was handed out.
  */
+/**
+ * One dispatch on each of the consumer's partitions, up to `max` in all (the Lambda consumer's
+ * step). A partition where another consumer won the claim is rung again when nothing came: the
+ * ring this invocation came with went to that race, and the entries behind it still need one.
+ */
 export async function dispatchFor(
   ports: UseCasePorts,
   consumer: ConsumerRecord,
   max: number,
 ): Promise<{ partition: ConsumerPartition; delivery: Delivery }[]> {
-  return (await dispatchEach(ports, consumer, max)).taken;
+  const { taken, contended } = await dispatchEach(ports, consumer, max);
+  if (taken.length === 0) {
+    for (const cursorId of contended) await ringAt(ports, cursorId, ports.clock.nowMs());
+  }
+  return taken;
 }
 
-/** dispatchFor, telling also which of the consumer's partitions were found caught up. */
+/** A dispatch on each partition, telling also which were caught up, blocked, standby or contended. */
 async function dispatchEach(
   ports: UseCasePorts,
   consumer: ConsumerRecord,

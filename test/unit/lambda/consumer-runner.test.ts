@@ -219,6 +219,51 @@ describe('the subscription runner', () => {
     ]);
   });
 
+  it('rings the doorbell again when an HTTP consumer of the subscription won its claim, so the rest still gets a runner', async () => {
+    const { ports, consumerId, cursorId } = await setUp('Shared');
+    const { consumerId: http } = await subscribeConsumer(ports, admin, {
+      topic,
+      subscription: 'fn',
+      subscriptionType: 'Shared',
+      initialPosition: 'Earliest',
+      policy: {},
+    });
+    await publish(
+      ports,
+      Array.from({ length: 20 }, (_, i) => `m${i}`),
+    );
+    const doorbell = { cursorId, ordered: false };
+    while (await ports.deliveryQueue.waitForRing(doorbell, 0)) {
+      // the publish's rings are this step's record
+    }
+    // The HTTP consumer's receive lands between the runner's entries read and its claim.
+    let overtake = true;
+    const overtaken = new Proxy(ports.ledger, {
+      get(target, property, receiver) {
+        if (property !== 'readEntries') return Reflect.get(target, property, receiver);
+        return async (...args: Parameters<typeof target.readEntries>) => {
+          const read = await target.readEntries(...args);
+          if (overtake) {
+            overtake = false;
+            expect(await receiveMessages(ports, admin, http, 10, 0)).toHaveLength(10);
+          }
+          return read;
+        };
+      },
+    });
+    const fn = userFunction();
+
+    const lost = await step({ ...ports, ledger: overtaken }, consumerId, cursorId, fn.target);
+
+    expect(kinds(lost)).toEqual([]);
+    expect(await ports.deliveryQueue.waitForRing(doorbell, 0)).toBe(true);
+    // The next step (that ring's) takes the other ten.
+    const next = await step(ports, consumerId, cursorId, fn.target);
+    expect(kinds(next).map(([payload]) => payload)).toEqual(
+      Array.from({ length: 10 }, (_, i) => `m${i + 10}`),
+    );
+  });
+
   it('refuses records of another subscription: a wiring error fails the batch', async () => {
     const { ports, consumerId } = await setUp('Shared');
     await expect(step(ports, consumerId, 'someone-elses-cursor', userFunction().target)).rejects.toThrow(

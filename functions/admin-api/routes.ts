@@ -339,6 +339,14 @@ export function adminRoutes(deps: Dependencies): Route[] {
       },
     },
     {
+      method: 'DELETE',
+      path: `${TOPIC}/partitions`,
+      handler: async (request) => {
+        await deleteTopic(ports, request.principal, topicOf(request), { partitionedOnly: true });
+        return noContent();
+      },
+    },
+    {
       method: 'GET',
       path: `${TOPIC}/partitions`,
       handler: async (request) =>

@@ -1,5 +1,5 @@
 import { TopicAlreadyExistsError, TopicNotFoundError } from '../domain/catalog-errors.ts';
-import { PreconditionFailedError, ValidationError } from '../domain/errors.ts';
+import { NotFoundError, PreconditionFailedError, ValidationError } from '../domain/errors.ts';
 import type { TopicName } from '../domain/topic-name.ts';
 import { requireSuperuser } from './authorization.ts';
 import { startTopicDeletion } from './deletion-jobs.ts';
@@ -92,15 +92,24 @@ export async function listTopics(
  * seconds whatever the backlog (see startTopicDeletion): the names are detached at once (calls
  * see 404, and a topic created again under the name starts empty, on new ledgers), and deletion
  * jobs purge the rest page by page; maintenance finishes a job whose call or step crashed.
+ * `partitionedOnly`: Pulsar's deletePartitionedTopic (`DELETE .../{topic}/partitions`), which
+ * refuses (404) a non-partitioned topic.
  */
 export async function deleteTopic(
   ports: UseCasePorts,
   principal: Principal | undefined,
   topic: TopicName,
+  options: { readonly partitionedOnly?: boolean } = {},
 ): Promise<void> {
   requireSuperuser(principal, 'deleting a topic');
   if (topic.isPartition) throw new TopicNotFoundError(topic.toString());
   const resolved = await resolveTopic(ports, topic);
+  if (options.partitionedOnly && resolved.record.partitions === 0) {
+    // Pulsar's deletePartitionedTopic: 404 for a non-partitioned topic, which it leaves alone.
+    throw new NotFoundError(
+      `Partitioned topic ${topic.toString()} does not exist: it is a non-partitioned topic (delete it with DELETE .../${topic.localName})`,
+    );
+  }
   await startTopicDeletion(ports, resolved.record, resolved.partitions);
   // Its own retention and TTL go with it (Pulsar deletes a topic's policies with the topic): a
   // topic created again under the name starts under its namespace's.

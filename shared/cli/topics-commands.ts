@@ -149,6 +149,20 @@ export function registerTopicsCommands(program: Command, context: CliContext): v
 
   withExamples(
     topics
+      .command('delete-partitioned-topic')
+      .description(
+        'Delete a partitioned topic and all of its partitions (a non-partitioned topic is refused)',
+      )
+      .argument('<topic>', TOPIC_ARGUMENT)
+      .action(async (topic: string) => {
+        await topicsApi().deletePartitionedTopic(topic);
+        context.print(`Deleted partitioned topic ${fullName(topic)}`);
+      }),
+    'topics delete-partitioned-topic my-tenant/my-ns/orders',
+  );
+
+  withExamples(
+    topics
       .command('create-subscription')
       .description('Create a durable subscription on a topic')
       .argument('<topic>', TOPIC_ARGUMENT)

@@ -79,6 +79,15 @@ export class Topics {
   }
 
   /**
+   * Deletes a partitioned topic with all of its partitions (Pulsar's `deletePartitionedTopic`);
+   * a non-partitioned topic is refused (404) and left alone.
+   * @example await admin.topics().deletePartitionedTopic('my-tenant/my-ns/orders');
+   */
+  async deletePartitionedTopic(topic: string): Promise<void> {
+    await this.http.send({ method: 'DELETE', path: `${topicPath(topic)}/partitions` });
+  }
+
+  /**
    * Creates a durable subscription.
    * @example
    * await admin.topics().createSubscription('my-tenant/my-ns/orders', 'billing', {

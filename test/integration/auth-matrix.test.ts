@@ -112,7 +112,7 @@ async function createFixture(label: string): Promise<Fixture> {
   await admin.createTopic(topic);
   await admin.createSubscription(topic, 'sub', { type: 'Shared', initialPosition: 'Earliest' });
   await admin.createSubscription(topic, 'fo', { type: 'Failover', initialPosition: 'Earliest' });
-  // For partitioned-stats, whose topic must be partitioned.
+  // For partitioned-stats and delete-partitioned-topic, whose topic must be partitioned.
   await admin.createTopic(namespace.topic('parted'), 2);
   const [id] = await admin.produceMany(topic, 3);
   const grantedRole = uniqueRole('granted');
@@ -162,13 +162,15 @@ function requestFor(route: ApiRoute, f: Fixture): Omit<RawRequest, 'headers'> {
     property: f.namespace.tenant,
     cluster: 'standalone',
     namespace: namespaceRoute ? (route.method === 'GET' ? 'ns' : 'created-ns') : f.namespace.namespace,
-    topic: route.path.endsWith('/partitioned-stats')
-      ? 'parted'
-      : route.method !== 'PUT' || route.path.includes('/subscription/')
-        ? f.topic.localName
-        : route.path.endsWith('/partitions')
-          ? 'created-parted'
-          : 'created',
+    topic:
+      route.path.endsWith('/partitioned-stats') ||
+      (route.method === 'DELETE' && route.path.endsWith('/partitions'))
+        ? 'parted'
+        : route.method !== 'PUT' || route.path.includes('/subscription/')
+          ? f.topic.localName
+          : route.path.endsWith('/partitions')
+            ? 'created-parted'
+            : 'created',
     subscription: creates ? 'created-sub' : 'sub',
     consumerId: route.path.endsWith('/ack-cumulative') ? f.failover.id : f.shared.id,
     role: route.method === 'POST' ? 'new-role' : f.grantedRole,

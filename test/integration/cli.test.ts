@@ -139,6 +139,24 @@ describe('ackline-admin topics', () => {
     expect(listedAfter).toEqual({ code: 0, stdout: '', stderr: '' });
   });
 
+  it('delete-partitioned-topic deletes a partitioned topic and refuses a non-partitioned one', async () => {
+    const parted = TopicRef.unique('clidelparted');
+    const single = TopicRef.unique('clidelsingle');
+    await cli(['topics', 'create-partitioned-topic', parted.shortName, '-p', '3']);
+    await cli(['topics', 'create', single.shortName]);
+
+    const refused = await cli(['topics', 'delete-partitioned-topic', single.name]);
+    const deleted = await cli(['topics', 'delete-partitioned-topic', parted.name]);
+    const listed = await cli(['topics', 'list', parted.namespace.name]);
+    const listedSingle = await cli(['topics', 'list', single.namespace.name]);
+
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain(`404 Not Found: Partitioned topic ${single.name} does not exist`);
+    expect(deleted).toEqual({ code: 0, stdout: `Deleted partitioned topic ${parted.name}\n`, stderr: '' });
+    expect(listedSingle.stdout.split('\n')).toContain(single.name);
+    expect(listed.stdout).not.toContain(parted.name);
+  });
+
   it('creates, lists and deletes subscriptions', async () => {
     const topic = TopicRef.unique('clisubs');
     await api.createTopic(topic);

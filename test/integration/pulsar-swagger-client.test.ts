@@ -57,6 +57,7 @@ const SWAGGER_OPERATION_OF: Record<string, OperationKey> = {
   'DELETE /admin/v2/{domain}/{tenant}/{namespace}/{topic}': op('delete', T),
   'PUT /admin/v2/{domain}/{tenant}/{namespace}/{topic}/partitions': op('put', `${T}/partitions`),
   'GET /admin/v2/{domain}/{tenant}/{namespace}/{topic}/partitions': op('get', `${T}/partitions`),
+  'DELETE /admin/v2/{domain}/{tenant}/{namespace}/{topic}/partitions': op('delete', `${T}/partitions`),
   'PUT /admin/v2/{domain}/{tenant}/{namespace}/{topic}/subscription/{subscription}': op(
     'put',
     `${T}/subscription/{subscriptionName}`,
@@ -351,8 +352,11 @@ describe("Pulsar's admin Swagger definition against ackline's admin routes", () 
     expectStatus(await send(op('delete', `${T}/permissions/{role}`), { path: topicRole }), 204);
 
     expectStatus(await send(op('delete', `${T}/subscription/{subName}`), { path: subPath }), 204);
+    // delete-partitioned-topic: Pulsar's 404 for a non-partitioned topic, then the partitioned one.
+    expectStatus(await send(op('delete', `${T}/partitions`), { path: topic }), 404);
+    expectStatus(await send(op('delete', `${T}/partitions`), { path: partitioned }), 204);
+    expectStatus(await send(op('get', `${T}/partitions`), { path: partitioned }), 404);
     expectStatus(await send(op('delete', T), { path: topic }), 204);
-    expectStatus(await send(op('delete', T), { path: partitioned }), 204);
     expectStatus(await send(op('delete', '/namespaces/{tenant}/{namespace}'), { path: ns }), 204);
     expectStatus(await send(op('delete', '/tenants/{tenant}'), { path: { tenant } }), 204);
 

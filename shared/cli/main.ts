@@ -7,6 +7,7 @@ import { type CliContext, CliError, type CliIo } from './cli-context.ts';
 import { registerNamespacesCommands } from './namespaces-commands.ts';
 import { registerTenantsCommands } from './tenants-commands.ts';
 import { registerTokensCommands } from './tokens-commands.ts';
+import { registerTopicPoliciesCommands } from './topic-policies-commands.ts';
 import { registerTopicsCommands } from './topics-commands.ts';
 
 export type { CliIo, TextSink } from './cli-context.ts';
@@ -18,6 +19,16 @@ const OUTPUT_GROUPS = ['topics', 'namespaces', 'tenants'];
 interface GlobalOptions {
   readonly adminUrl?: string;
   readonly authToken?: string;
+}
+
+/**
+ * pulsar-admin flags of one dash and several letters, which commander would read as several short
+ * flags (`-ap` as `-a -p`), in their long form.
+ */
+const MULTI_LETTER_FLAGS: Readonly<Record<string, string>> = { '-ap': '--applied' };
+
+function longFormOfMultiLetterFlag(arg: string): string {
+  return MULTI_LETTER_FLAGS[arg] ?? arg;
 }
 
 /**
@@ -34,7 +45,7 @@ interface GlobalOptions {
  */
 export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   try {
-    await createProgram(io).parseAsync([...argv], { from: 'user' });
+    await createProgram(io).parseAsync(argv.map(longFormOfMultiLetterFlag), { from: 'user' });
     return 0;
   } catch (error) {
     return reportFailure(error, io);
@@ -93,7 +104,7 @@ export function createProgram(io: CliIo): Command {
     cwd: io.cwd ?? process.cwd(),
     nowMs: io.nowMs ?? Date.now,
   };
-  registerTopicsCommands(program, context);
+  registerTopicPoliciesCommands(registerTopicsCommands(program, context), context);
   registerNamespacesCommands(program, context);
   registerTenantsCommands(program, context);
   registerTokensCommands(program, context);

@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
-import { type CliContext, CliError } from './cli-context.ts';
+import type { CliContext } from './cli-context.ts';
 import { withExamples } from './help-examples.ts';
 import { parseList } from './option-parsers.ts';
-import { parseRelativeTimeSeconds } from './relative-time.ts';
+import { type RetentionOptions, retentionOf, ttlSecondsOf } from './policy-options.ts';
 
 /**
  * `ackline-admin namespaces ...`: the pulsar-admin `namespaces` commands ackline serves (create,
@@ -70,11 +70,8 @@ export function registerNamespacesCommands(program: Command, context: CliContext
       .argument('<namespace>', 'tenant/namespace')
       .requiredOption('-s, --size <size>', 'retention size, e.g. 10M, 16G, 3T, or -1 for no limit')
       .requiredOption('-t, --time <time>', 'retention time, e.g. 100m, 3h, 2d, 5w, or -1 for no limit')
-      .action(async (namespace: string, options: { readonly size: string; readonly time: string }) => {
-        const retention = {
-          retentionTimeInMinutes: retentionMinutes(options.time),
-          retentionSizeInMB: retentionMegabytes(options.size),
-        };
+      .action(async (namespace: string, options: RetentionOptions) => {
+        const retention = retentionOf(options);
         await namespacesApi().setRetention(namespace, retention);
         context.print(
           `Set the retention of ${namespace} to ${retention.retentionTimeInMinutes} minutes and ${retention.retentionSizeInMB} MB`,
@@ -113,7 +110,7 @@ export function registerNamespacesCommands(program: Command, context: CliContext
       .argument('<namespace>', 'tenant/namespace')
       .requiredOption('--messageTTL <ttl>', 'TTL, e.g. 3600 (seconds), 1h, 2d; 0 for none')
       .action(async (namespace: string, options: { readonly messageTTL: string }) => {
-        const seconds = options.messageTTL.trim() === '0' ? 0 : parseRelativeTimeSeconds(options.messageTTL);
+        const seconds = ttlSecondsOf(options.messageTTL);
         await namespacesApi().setNamespaceMessageTTL(namespace, seconds);
         context.print(`Set the message TTL of ${namespace} to ${seconds} s`);
       }),
@@ -191,26 +188,4 @@ export function registerNamespacesCommands(program: Command, context: CliContext
       }),
     'namespaces permissions my-tenant/my-ns',
   );
-}
-
-const MEGABYTES_BY_UNIT: Readonly<Record<string, number>> = { k: 1 / 1024, m: 1, g: 1024, t: 1024 * 1024 };
-
-/** pulsar-admin's retention time: a relative time (`3h`), -1 for no limit, 0 for none; in minutes. */
-function retentionMinutes(text: string): number {
-  const trimmed = text.trim();
-  if (trimmed === '-1' || trimmed === '0') return Number(trimmed);
-  return Math.ceil(parseRelativeTimeSeconds(trimmed) / 60);
-}
-
-/** pulsar-admin's retention size: a number with a unit k, M, G or T (bytes without), -1 for no limit; in MB. */
-function retentionMegabytes(text: string): number {
-  const trimmed = text.trim();
-  if (trimmed === '-1' || trimmed === '0') return Number(trimmed);
-  const match = /^(\d+)([kKmMgGtT]?)$/.exec(trimmed);
-  if (!match) throw new CliError(`Invalid size '${text}': expected e.g. 10M, 16G, 3T, or -1`);
-  const unit = match[2]?.toLowerCase();
-  const megabytes = unit
-    ? Number(match[1]) * (MEGABYTES_BY_UNIT[unit] as number)
-    : Number(match[1]) / (1024 * 1024);
-  return Math.ceil(megabytes);
 }

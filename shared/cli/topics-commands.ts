@@ -6,7 +6,7 @@ import { withExamples } from './help-examples.ts';
 import { integerParser, parseEntryId, parseList } from './option-parsers.ts';
 import { parseRelativeTimeSeconds } from './relative-time.ts';
 
-const TOPIC_ARGUMENT = 'persistent://tenant/namespace/topic, or tenant/namespace/topic';
+export const TOPIC_ARGUMENT = 'persistent://tenant/namespace/topic, or tenant/namespace/topic';
 const SUBSCRIPTION_TYPES: readonly SubscriptionType[] = ['Exclusive', 'Shared', 'Failover', 'Key_Shared'];
 const INITIAL_POSITIONS: Readonly<Record<string, InitialPosition>> = {
   earliest: 'Earliest',
@@ -34,8 +34,9 @@ interface PermissionOptions {
  * @example
  * registerTopicsCommands(program, context);
  * // $ ackline-admin topics acknowledgeMessage my-tenant/my-ns/orders -l 12 -e 3 -s billing
+ * @returns the `topics` command, for more commands under it (see registerTopicPoliciesCommands).
  */
-export function registerTopicsCommands(program: Command, context: CliContext): void {
+export function registerTopicsCommands(program: Command, context: CliContext): Command {
   const topics = program.command('topics').description('Operations on topics and their subscriptions');
   const topicsApi = () => context.admin().topics();
 
@@ -463,9 +464,11 @@ export function registerTopicsCommands(program: Command, context: CliContext): v
       }),
     'topics permissions my-tenant/my-ns/orders',
   );
+  return topics;
 }
 
-function fullName(topic: string): string {
+/** `persistent://tenant/namespace/topic` for any form pulsar-admin accepts. */
+export function fullName(topic: string): string {
   const { domain, tenant, namespace, localName } = parseTopic(topic);
   return `${domain}://${tenant}/${namespace}/${localName}`;
 }

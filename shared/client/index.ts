@@ -60,6 +60,7 @@ export { type JsonObject, type JsonValue, parseJson, stringifyJson } from './los
 export { Message } from './message.ts';
 export { TypedMessageBuilder } from './message-builder.ts';
 export { Namespaces } from './namespaces.ts';
+export type { RetentionPolicies } from './policies.ts';
 export { Producer } from './producer.ts';
 export { ProducerBuilder } from './producer-builder.ts';
 export { Topics } from './topics.ts';

@@ -1,15 +1,17 @@
 import type { AdminHttp } from './admin-http.ts';
 import { namespacePathSegments, pathSegment } from './admin-paths.ts';
 import type { AuthAction, PermissionMap } from './admin-types.ts';
-import { AcklineAdminArgumentError } from './errors.ts';
 import type { JsonObject } from './lossless-json.ts';
-import { expectNumber, expectObject, expectPermissionMap, expectStringArray } from './response-shapes.ts';
+import {
+  checkedTtlSeconds,
+  type RetentionPolicies,
+  retentionAnswer,
+  retentionBody,
+  ttlAnswer,
+} from './policies.ts';
+import { expectObject, expectPermissionMap, expectStringArray } from './response-shapes.ts';
 
-/** Pulsar's RetentionPolicies: -1 is unlimited, 0 and 0 is no retention. */
-export interface RetentionPolicies {
-  readonly retentionTimeInMinutes: number;
-  readonly retentionSizeInMB: number;
-}
+export type { RetentionPolicies } from './policies.ts';
 
 /**
  * Namespace administration, as Pulsar's Java `admin.namespaces()`. Every `namespace` argument is
@@ -94,18 +96,10 @@ export class Namespaces {
    * @example await admin.namespaces().setRetention('my-tenant/my-ns', { retentionTimeInMinutes: 60, retentionSizeInMB: -1 });
    */
   async setRetention(namespace: string, retention: RetentionPolicies): Promise<void> {
-    for (const [field, value] of Object.entries(retention)) {
-      if (!Number.isSafeInteger(value) || value < -1) {
-        throw new AcklineAdminArgumentError(`Invalid ${field} '${value}': expected an integer >= -1`);
-      }
-    }
     await this.http.send({
       method: 'POST',
       path: `${this.namespacePath(namespace)}/retention`,
-      body: {
-        retentionTimeInMinutes: retention.retentionTimeInMinutes,
-        retentionSizeInMB: retention.retentionSizeInMB,
-      },
+      body: { ...retentionBody(retention) },
     });
   }
 
@@ -114,13 +108,10 @@ export class Namespaces {
    * @example await admin.namespaces().setNamespaceMessageTTL('my-tenant/my-ns', 3600);
    */
   async setNamespaceMessageTTL(namespace: string, ttlInSeconds: number): Promise<void> {
-    if (!Number.isSafeInteger(ttlInSeconds) || ttlInSeconds < 0) {
-      throw new AcklineAdminArgumentError(`Invalid message TTL '${ttlInSeconds}': expected an integer >= 0`);
-    }
     await this.http.send({
       method: 'POST',
       path: `${this.namespacePath(namespace)}/messageTTL`,
-      body: ttlInSeconds,
+      body: checkedTtlSeconds(ttlInSeconds),
     });
   }
 
@@ -130,13 +121,9 @@ export class Namespaces {
    * @example const retention = await admin.namespaces().getRetention('my-tenant/my-ns');
    */
   async getRetention(namespace: string): Promise<RetentionPolicies | undefined> {
-    const body = await this.http.send({ method: 'GET', path: `${this.namespacePath(namespace)}/retention` });
-    if (body === undefined) return undefined;
-    const retention = expectObject(body, 'retention');
-    return {
-      retentionTimeInMinutes: expectNumber(retention.retentionTimeInMinutes, 'retentionTimeInMinutes'),
-      retentionSizeInMB: expectNumber(retention.retentionSizeInMB, 'retentionSizeInMB'),
-    };
+    return retentionAnswer(
+      await this.http.send({ method: 'GET', path: `${this.namespacePath(namespace)}/retention` }),
+    );
   }
 
   /**
@@ -152,8 +139,9 @@ export class Namespaces {
    * @example const ttlSeconds = await admin.namespaces().getNamespaceMessageTTL('my-tenant/my-ns');
    */
   async getNamespaceMessageTTL(namespace: string): Promise<number | undefined> {
-    const body = await this.http.send({ method: 'GET', path: `${this.namespacePath(namespace)}/messageTTL` });
-    return body === undefined ? undefined : expectNumber(body, 'message TTL');
+    return ttlAnswer(
+      await this.http.send({ method: 'GET', path: `${this.namespacePath(namespace)}/messageTTL` }),
+    );
   }
 
   /**

@@ -12,6 +12,13 @@ import type {
 import { checkCount, type EntryIdInput, entryIdText } from './entry-id.ts';
 import { AcklineAdminArgumentError, AcklineAdminError } from './errors.ts';
 import type { JsonObject, JsonValue } from './lossless-json.ts';
+import {
+  checkedTtlSeconds,
+  type RetentionPolicies,
+  retentionAnswer,
+  retentionBody,
+  ttlAnswer,
+} from './policies.ts';
 import { expectArray, expectObject, expectPermissionMap, expectStringArray } from './response-shapes.ts';
 
 /**
@@ -418,5 +425,75 @@ export class Topics {
   async getPermissions(topic: string): Promise<PermissionMap> {
     const path = `${topicPath(topic)}/permissions`;
     return expectPermissionMap(await this.http.json({ method: 'GET', path }));
+  }
+
+  /**
+   * Sets a topic's own retention, over its namespace's (Pulsar's `POST .../{topic}/retention`).
+   * @example await admin.topics().setRetention('my-tenant/my-ns/orders', { retentionTimeInMinutes: 60, retentionSizeInMB: -1 });
+   */
+  async setRetention(topic: string, retention: RetentionPolicies): Promise<void> {
+    await this.http.send({
+      method: 'POST',
+      path: `${topicPath(topic)}/retention`,
+      body: { ...retentionBody(retention) },
+    });
+  }
+
+  /**
+   * A topic's own retention, or undefined when it has none; with `applied`, the one in force (its
+   * own, else its namespace's, else the deployment's default).
+   * @example const retention = await admin.topics().getRetention('my-tenant/my-ns/orders', true);
+   */
+  async getRetention(topic: string, applied = false): Promise<RetentionPolicies | undefined> {
+    return retentionAnswer(
+      await this.http.send({
+        method: 'GET',
+        path: `${topicPath(topic)}/retention`,
+        query: [['applied', String(applied)]],
+      }),
+    );
+  }
+
+  /**
+   * Removes a topic's own retention: its namespace's applies again.
+   * @example await admin.topics().removeRetention('my-tenant/my-ns/orders');
+   */
+  async removeRetention(topic: string): Promise<void> {
+    await this.http.send({ method: 'DELETE', path: `${topicPath(topic)}/retention` });
+  }
+
+  /**
+   * Sets a topic's own message TTL in seconds (Pulsar's `POST .../{topic}/messageTTL?messageTTL=N`).
+   * @example await admin.topics().setMessageTTL('my-tenant/my-ns/orders', 3600);
+   */
+  async setMessageTTL(topic: string, ttlInSeconds: number): Promise<void> {
+    await this.http.send({
+      method: 'POST',
+      path: `${topicPath(topic)}/messageTTL`,
+      query: [['messageTTL', String(checkedTtlSeconds(ttlInSeconds))]],
+    });
+  }
+
+  /**
+   * A topic's own message TTL in seconds, or undefined when it has none; with `applied`, the one in
+   * force.
+   * @example const ttlSeconds = await admin.topics().getMessageTTL('my-tenant/my-ns/orders', true);
+   */
+  async getMessageTTL(topic: string, applied = false): Promise<number | undefined> {
+    return ttlAnswer(
+      await this.http.send({
+        method: 'GET',
+        path: `${topicPath(topic)}/messageTTL`,
+        query: [['applied', String(applied)]],
+      }),
+    );
+  }
+
+  /**
+   * Removes a topic's own message TTL: its namespace's applies again.
+   * @example await admin.topics().removeMessageTTL('my-tenant/my-ns/orders');
+   */
+  async removeMessageTTL(topic: string): Promise<void> {
+    await this.http.send({ method: 'DELETE', path: `${topicPath(topic)}/messageTTL` });
   }
 }

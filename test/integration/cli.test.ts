@@ -490,4 +490,54 @@ describe('ackline-admin tenants and namespaces (issue 13)', () => {
     expect(JSON.parse(noRetention.stdout)).toBeNull();
     expect(JSON.parse(noTTL.stdout)).toBeNull();
   });
+
+  it("sets, shows and removes a topic's own retention and message TTL; -ap shows the namespace's once it has none", async () => {
+    const topic = TopicRef.unique('cli-topic-policies');
+    await cli(['topics', 'create', topic.name]);
+    await cli(['namespaces', 'set-retention', topic.namespace.name, '-s', '-1', '-t', '2d']);
+    await cli(['namespaces', 'set-message-ttl', topic.namespace.name, '--messageTTL', '600']);
+
+    const set = [
+      await cli(['topics', 'set-retention', topic.name, '-s', '16G', '-t', '90m']),
+      await cli(['topics', 'set-message-ttl', topic.name, '-t', '2h']),
+    ];
+    const own = [
+      await cli(['topics', 'get-retention', topic.name]),
+      await cli(['topics', 'get-message-ttl', topic.name, '--output', 'json']),
+    ];
+    const removed = [
+      await cli(['topics', 'remove-retention', topic.name]),
+      await cli(['topics', 'remove-message-ttl', topic.name]),
+    ];
+    const ownAfter = [
+      await cli(['topics', 'get-retention', topic.name]),
+      await cli(['topics', 'get-message-ttl', topic.name]),
+    ];
+    const applied = [
+      await cli(['topics', 'get-retention', topic.name, '-ap']),
+      await cli(['topics', 'get-message-ttl', topic.name, '--applied']),
+    ];
+    const refused = await cli(['topics', 'set-retention', topic.name, '-s', 'lots', '-t', '1h']);
+
+    expect(set).toEqual([
+      {
+        code: 0,
+        stdout: `Set the retention of ${topic.name} to 90 minutes and 16384 MB\n`,
+        stderr: '',
+      },
+      { code: 0, stdout: `Set the message TTL of ${topic.name} to 7200 s\n`, stderr: '' },
+    ]);
+    expect(own.map((result) => JSON.parse(result.stdout))).toEqual([
+      { retentionTimeInMinutes: 90, retentionSizeInMB: 16_384 },
+      7200,
+    ]);
+    expect(removed.map((result) => result.code)).toEqual([0, 0]);
+    expect(ownAfter.map((result) => JSON.parse(result.stdout))).toEqual([null, null]);
+    expect(applied.map((result) => JSON.parse(result.stdout))).toEqual([
+      { retentionTimeInMinutes: 2880, retentionSizeInMB: -1 },
+      600,
+    ]);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain("Invalid size 'lots'");
+  });
 });

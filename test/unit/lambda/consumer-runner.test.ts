@@ -29,6 +29,7 @@ import {
 import type { FunctionInvoker } from '../../../shared/ports/function-invoker.ts';
 import { twoProcesses } from '../../support/in-memory-processes.ts';
 import type { ManualClock } from '../../support/manual-clock.ts';
+import { overtakingLedger } from '../../support/overtaking-ledger.ts';
 
 const admin: Principal = { role: 'admin', superuser: true };
 const topic = TopicName.parse('persistent://public/default/runner');
@@ -237,19 +238,8 @@ describe('the subscription runner', () => {
       // the publish's rings are this step's record
     }
     // The HTTP consumer's receive lands between the runner's entries read and its claim.
-    let overtake = true;
-    const overtaken = new Proxy(ports.ledger, {
-      get(target, property, receiver) {
-        if (property !== 'readEntries') return Reflect.get(target, property, receiver);
-        return async (...args: Parameters<typeof target.readEntries>) => {
-          const read = await target.readEntries(...args);
-          if (overtake) {
-            overtake = false;
-            expect(await receiveMessages(ports, admin, http, 10, 0)).toHaveLength(10);
-          }
-          return read;
-        };
-      },
+    const overtaken = overtakingLedger(ports.ledger, async () => {
+      expect(await receiveMessages(ports, admin, http, 10, 0)).toHaveLength(10);
     });
     const fn = userFunction();
 

@@ -16,6 +16,7 @@ import type { SubscriptionType } from '../../../../shared/domain/subscription-ty
 import { TopicName } from '../../../../shared/domain/topic-name.ts';
 import { twoProcesses } from '../../../support/in-memory-processes.ts';
 import type { ManualClock } from '../../../support/manual-clock.ts';
+import { overtakingLedger } from '../../../support/overtaking-ledger.ts';
 
 const admin: Principal = { role: 'admin', superuser: true };
 const topic = TopicName.parse('persistent://public/default/receive');
@@ -138,20 +139,9 @@ describe('receive across processes', () => {
       // every ring drained: b finds none while it waits
     }
     // b's first claim is overtaken: a's receive runs between b's entries read and b's claim.
-    let overtake = true;
-    const overtaken = new Proxy(second.ledger, {
-      get(target, property, receiver) {
-        if (property !== 'readEntries') return Reflect.get(target, property, receiver);
-        return async (...args: Parameters<typeof target.readEntries>) => {
-          const read = await target.readEntries(...args);
-          if (overtake) {
-            overtake = false;
-            const taken = await receiveMessages(first, admin, a, 10, 0);
-            expect(taken.map((message) => message.payload)).toEqual(payloads.slice(0, 10));
-          }
-          return read;
-        };
-      },
+    const overtaken = overtakingLedger(second.ledger, async () => {
+      const taken = await receiveMessages(first, admin, a, 10, 0);
+      expect(taken.map((message) => message.payload)).toEqual(payloads.slice(0, 10));
     });
     const waits: number[] = [];
     const waitingDoorbell = new Proxy(second.deliveryQueue, {

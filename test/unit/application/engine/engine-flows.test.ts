@@ -20,6 +20,7 @@ import { TopicName } from '../../../../shared/domain/topic-name.ts';
 import { InMemoryDispatchStore } from '../../../support/in-memory-dispatch-store.ts';
 import { InMemoryLedger } from '../../../support/in-memory-ledger.ts';
 import { ManualClock } from '../../../support/manual-clock.ts';
+import { overtakingLedger } from '../../../support/overtaking-ledger.ts';
 
 const partition = TopicName.parse('persistent://public/default/engine');
 
@@ -295,22 +296,12 @@ describe('the unacknowledged cap (I7)', () => {
   describe('a Shared claim lost to another consumer', () => {
     /** `b`'s dispatch, with `a`'s whole receive run between b's entries read and b's claim. */
     async function overtaken(w: ReturnType<typeof world>) {
-      const ledger = w.ctx.ledger;
-      const overtaking: EngineContext = {
-        ...w.ctx,
-        ledger: new Proxy(ledger, {
-          get(target, property, receiver) {
-            if (property !== 'readEntries') return Reflect.get(target, property, receiver);
-            return async (...args: Parameters<typeof ledger.readEntries>) => {
-              const read = await target.readEntries(...args);
-              taken.push(...(await w.receive('a', 10)));
-              return read;
-            };
-          },
-        }),
-      };
       const taken: { position: Position }[] = [];
-      const result = await dispatch(overtaking, { cursor: w.cursor, consumer: w.consumer('b'), max: 10 });
+      const ledger = overtakingLedger(w.ctx.ledger, async () => taken.push(...(await w.receive('a', 10))));
+      const result = await dispatch(
+        { ...w.ctx, ledger },
+        { cursor: w.cursor, consumer: w.consumer('b'), max: 10 },
+      );
       return { result, taken };
     }
 
@@ -336,24 +327,7 @@ describe('the unacknowledged cap (I7)', () => {
       expect(ids(await w.receive('b', 1))).toEqual(published.slice(0, 1).map(String));
 
       // The active consumer's own second receive overtakes it: the retry goes on from there.
-      const ledger = w.ctx.ledger;
-      let once = true;
-      const overtaking: EngineContext = {
-        ...w.ctx,
-        ledger: new Proxy(ledger, {
-          get(target, property, receiver) {
-            if (property !== 'readEntries') return Reflect.get(target, property, receiver);
-            return async (...args: Parameters<typeof ledger.readEntries>) => {
-              const read = await target.readEntries(...args);
-              if (once) {
-                once = false;
-                await w.receive('b', 4);
-              }
-              return read;
-            };
-          },
-        }),
-      };
+      const overtaking = { ...w.ctx, ledger: overtakingLedger(w.ctx.ledger, () => w.receive('b', 4)) };
       const result = await dispatch(overtaking, { cursor: w.cursor, consumer: w.consumer('b'), max: 5 });
 
       expect(result).toMatchObject({ kind: 'delivered', contended: false });

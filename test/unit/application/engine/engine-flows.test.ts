@@ -320,7 +320,7 @@ describe('the unacknowledged cap (I7)', () => {
       expect(next.map((d) => d.redeliveryCount)).toEqual(Array(10).fill(0));
     });
 
-    it('still retries on Exclusive, whose one consumer races only itself', async () => {
+    it('still retries on Failover (as on Exclusive), whose one active consumer races only itself', async () => {
       const w = world('Failover');
       const published = await w.publish(20);
       await createSubscriptionCursor(w.ctx, w.cursor, 'Earliest');

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, inject, it } from 'vitest';
 import { AcklineClient, MultiplierRedeliveryBackoff } from '../../shared/index.ts';
 import { TopicRef, tokenFor } from '../support/admin-fixtures.ts';
-import { ConsumerApi, payloads, sleep } from '../support/consumer-fixtures.ts';
+import { ConsumerApi, expectReplacedOwnerRefused, payloads, sleep } from '../support/consumer-fixtures.ts';
 
 // The SDK against the real embedded stack (its unit tests use a fake fetch).
 const client = () =>
@@ -97,7 +97,7 @@ describe('TypeScript SDK end to end', () => {
     await sdk.close();
 
     expect(payloads(takenOver)).toEqual(['m0']);
-    expect(silentReceive.status).toBe(409);
+    expectReplacedOwnerRefused(silentReceive);
     expect(toStandby).toEqual([]);
     expect(message?.getValue()).toBe('m0');
     expect(stats.subscriptions.sdk?.msgBacklog).toBe(0);

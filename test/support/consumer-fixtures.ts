@@ -259,3 +259,20 @@ export function numbered(count: number, prefix = 'm', from = 0): string[] {
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
+
+/**
+ * The answer to a call of an owner that was replaced after its lease lapsed: 409 (fenced: its
+ * record still exists) or, once maintenance (once a minute) removed the lapsed record, 404 saying
+ * so. Either way a JSON reason that says why, and never a delivery.
+ */
+export function expectReplacedOwnerRefused(result: HttpResult): void {
+  const reason = (result.body as { reason?: unknown } | undefined)?.reason;
+  const why = `${result.status} ${result.text}`;
+  if (result.status === 409) {
+    if (typeof reason !== 'string' || !/replaced|not the active consumer/.test(reason)) throw new Error(why);
+  } else if (result.status === 404) {
+    if (typeof reason !== 'string' || !/lease lapsed/.test(reason)) throw new Error(why);
+  } else {
+    throw new Error(`expected 409 or 404, got ${why}`);
+  }
+}

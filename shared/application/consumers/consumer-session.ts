@@ -69,7 +69,10 @@ export async function requireConsumer(
   const caller = requirePrincipal(principal);
   if (options.fresh) forgetConsumer(ports, consumerId, { recordOnly: true });
   const consumer = await consumerRecord(ports, consumerId);
-  if (!consumer) throw new NotFoundError(`Consumer ${consumerId} not found (closed, or never subscribed)`);
+  if (!consumer)
+    throw new NotFoundError(
+      `Consumer ${consumerId} not found: closed, removed after its lease lapsed (no call for its lease), or never subscribed; subscribe again`,
+    );
   if (!caller.superuser && consumer.role !== caller.role) {
     throw new ForbiddenError(`Consumer ${consumerId} belongs to another role`);
   }

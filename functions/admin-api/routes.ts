@@ -41,7 +41,11 @@ import {
   listTopics,
 } from '../../shared/application/manage-topics.ts';
 import { getMessageById, peekMessage } from '../../shared/application/read-messages.ts';
-import { resetCursorToMessageId, resetCursorToTimestamp } from '../../shared/application/reset-cursor.ts';
+import {
+  resetCursorToEdge,
+  resetCursorToMessageId,
+  resetCursorToTimestamp,
+} from '../../shared/application/reset-cursor.ts';
 import { skipByMessageIds, skipMessages } from '../../shared/application/skip-messages.ts';
 import { getInternalStats, getTopicStats } from '../../shared/application/topic-stats.ts';
 import { NotFoundError, ValidationError } from '../../shared/domain/errors.ts';
@@ -483,6 +487,15 @@ export function adminRoutes(deps: Dependencies): Route[] {
       path: `${TOPIC}/subscription/{subscription}/resetcursor`,
       handler: async (request) => {
         const body = resetCursorBodyOf(jsonBody(request));
+        if ('edge' in body) {
+          return answered(
+            await resetCursorToEdge(ports, {
+              ...cursorOperationOf(request),
+              subscriptionName: request.params.subscription as string,
+              edge: body.edge,
+            }),
+          );
+        }
         return answered(
           await resetCursorToMessageId(ports, {
             ...cursorOperationOf(request),

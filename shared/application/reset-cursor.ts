@@ -1,6 +1,7 @@
 import { PreconditionFailedError } from '../domain/errors.ts';
 import { Position } from '../domain/position.ts';
 import type { TopicName } from '../domain/topic-name.ts';
+import { ringAt } from './consumers/doorbells.ts';
 import { withCursorLease } from './cursor-lease.ts';
 import {
   type CursorOperationOutcome,
@@ -10,9 +11,9 @@ import {
 } from './cursor-operation.ts';
 import { type CursorMove, resetCursor } from './engine/reset-cursor.ts';
 import { engineOf } from './engine-ports.ts';
-import { firstPublishedAtOrAfter } from './find-by-publish-time.ts';
+import { endOfLog, firstPublishedAtOrAfter } from './find-by-publish-time.ts';
 import type { UseCasePorts } from './ports.ts';
-import { ledgerOwner } from './process-memo.ts';
+import { caughtUpMarks, ledgerOwner } from './process-memo.ts';
 
 /**
  * Pulsar's `resetcursor/{timestamp}`: every partition's subscription rewinds (or moves forward) to
@@ -91,17 +92,55 @@ export function resetCursorToMessageId(
   });
 }
 
+/**
+ * Pulsar's `resetcursor` with MessageId.earliest (`-1:-1`) or MessageId.latest (`Long.MAX_VALUE`
+ * twice): every partition's subscription starts over at the first entry retention kept, or at the
+ * end of the log (everything published so far counts as consumed).
+ */
+export function resetCursorToEdge(
+  ports: UseCasePorts,
+  request: CursorOperationRequest & {
+    readonly subscriptionName: string;
+    readonly edge: 'earliest' | 'latest';
+  },
+): Promise<CursorOperationOutcome> {
+  return runCursorOperation(ports, request, {
+    operation: 'resetCursor',
+    target: request.edge,
+    move: async (target, dryRun) => {
+      const state = await ports.ledger.state(target.partition);
+      if (!state) throw new PreconditionFailedError(`${target.partition.toString()} has no ledger yet`);
+      const first = state.ledgers[0];
+      const position =
+        request.edge === 'latest' || !first ? endOfLog(state) : Position.of(first.ledgerId, 0n);
+      return resetTo(ports, target, position, dryRun);
+    },
+  });
+}
+
 async function resetTo(
   ports: UseCasePorts,
   target: CursorTarget,
-  readPosition: Position,
+  requested: Position,
   dryRun: boolean,
 ): Promise<CursorMove> {
   const ctx = engineOf(ports);
   const cursor = cursorOf(target.partition, target);
+  // What retention deleted is no message any more: a reset before the first kept entry starts at it
+  // (as Pulsar moves a reset into a deleted ledger to the first valid position). Readers may still
+  // hold deleted payloads in a cache; they are never handed out again.
+  const firstKept = (await ports.ledger.state(target.partition))?.firstKept;
+  const readPosition = firstKept && requested.compareTo(firstKept) < 0 ? firstKept : requested;
   if (dryRun) return resetCursor(ctx, cursor, readPosition, { dryRun });
   // Under the cursor's lease: a skip (which reads the backlog, then acknowledges) never interleaves.
-  return withCursorLease(ports, target.subscription.cursorId, () => resetCursor(ctx, cursor, readPosition));
+  const move = await withCursorLease(ports, target.subscription.cursorId, () =>
+    resetCursor(ctx, cursor, readPosition),
+  );
+  // Receivers that found the subscription caught up read its cursor again (Pulsar disconnects
+  // them, and they read from the new read position when they reconnect).
+  caughtUpMarks.forget(ports, cursor.cursorId);
+  await ringAt(ports, cursor.cursorId, ports.clock.nowMs());
+  return move;
 }
 
 function cursorOf(partition: TopicName, target: CursorTarget) {

@@ -309,7 +309,7 @@ export function registerTopicsCommands(program: Command, context: CliContext): C
         '-t, --time <time>',
         'how long ago, e.g. 100m, 3h, 2d: the cursor moves to the first message since',
       )
-      .option('-m, --messageId <messageId>', 'ledgerId:entryId to reset to')
+      .option('-m, --messageId <messageId>', 'ledgerId:entryId to reset to, or earliest / latest')
       .option('-e, --exclude-reset-position', 'start after the message id rather than at it')
       .option('--dry-run', 'report where each cursor would go, changing nothing')
       .action(
@@ -335,6 +335,13 @@ export function registerTopicsCommands(program: Command, context: CliContext): C
             );
             return;
           }
+          const edge = options.messageId?.toLowerCase();
+          if (edge === 'earliest' || edge === 'latest') {
+            const report = await topicsApi().resetCursor(topic, options.subscription, edge, dryRun);
+            if (options.dryRun) return context.printJson(report);
+            context.print(`Reset the cursor of ${options.subscription} on ${fullName(topic)} to ${edge}`);
+            return;
+          }
           const match = /^(\d+):(\d+)(?::(-?\d+))?$/.exec(options.messageId as string);
           if (!match)
             throw new CliError(`Invalid message id '${options.messageId}': expected ledgerId:entryId`);
@@ -357,6 +364,7 @@ export function registerTopicsCommands(program: Command, context: CliContext): C
       ),
     'topics reset-cursor my-tenant/my-ns/orders -s billing -t 1h',
     'topics reset-cursor my-tenant/my-ns/orders -s billing -m 12:3',
+    'topics reset-cursor my-tenant/my-ns/orders -s billing -m earliest',
     'topics reset-cursor my-tenant/my-ns/orders -s billing -t 1h --dry-run',
   );
 

@@ -245,23 +245,30 @@ export class Topics {
   /**
    * Resets a subscription's cursor (Pulsar's `resetCursor`): to the first message published at or
    * after `timestampMs` (a number), or to a message id (`{ ledgerId, entryId }`, after it with
-   * `isExcluded`). Messages from there on are delivered again, as first deliveries; on a
+   * `isExcluded`), or to `'earliest'` / `'latest'` (Pulsar's MessageId.earliest and .latest, on
+   * every partition). Messages from there on are delivered again, as first deliveries; on a
    * partitioned topic a timestamp resets every partition, a message id the partition holding it.
    * With `dryRun`, nothing moves and the server's report of where each cursor would go is returned.
    * @example
    * await admin.topics().resetCursor('my-tenant/my-ns/orders', 'billing', Date.now() - 3_600_000);
    * await admin.topics().resetCursor('my-tenant/my-ns/orders', 'billing', { ledgerId: '12', entryId: '3' });
+   * await admin.topics().resetCursor('my-tenant/my-ns/orders', 'billing', 'earliest');
    */
   async resetCursor(
     topic: string,
     subscription: string,
-    to: number | (MessagePosition & { readonly isExcluded?: boolean }),
+    to: number | 'earliest' | 'latest' | (MessagePosition & { readonly isExcluded?: boolean }),
     options: { readonly dryRun?: boolean } = {},
   ): Promise<JsonValue | undefined> {
     const base = `${topicPath(topic)}/subscription/${pathSegment(subscription, 'subscription')}/resetcursor`;
     const query: [string, string][] = options.dryRun ? [['dryRun', 'true']] : [];
     if (typeof to === 'number') {
       return this.http.send({ method: 'POST', path: `${base}/${checkCount(to, 'timestamp', 0)}`, query });
+    }
+    if (to === 'earliest' || to === 'latest') {
+      // Pulsar's MessageId.earliest is -1:-1, MessageId.latest Long.MAX_VALUE twice.
+      const id = to === 'earliest' ? -1n : 9_223_372_036_854_775_807n;
+      return this.http.send({ method: 'POST', path: base, query, body: { ledgerId: id, entryId: id } });
     }
     const body = {
       ledgerId: BigInt(entryIdText(to.ledgerId, 'ledgerId')),

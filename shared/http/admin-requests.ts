@@ -75,10 +75,28 @@ function isId(value: unknown): value is number | string {
  * broker and pulsar-admin) and the Swagger definition spell it `excluded`; ackline's SDK and CLI send
  * `isExcluded`, accepted too (the two may not disagree).
  */
-export interface ResetCursorBody {
-  readonly position: Position;
-  readonly partitionIndex?: number;
-  readonly isExcluded: boolean;
+export type ResetCursorBody =
+  | {
+      readonly position: Position;
+      readonly partitionIndex?: number;
+      readonly isExcluded: boolean;
+    }
+  /** MessageId.earliest (`-1:-1`) or MessageId.latest (`Long.MAX_VALUE` twice). */
+  | { readonly edge: 'earliest' | 'latest' };
+
+/** MessageId.earliest or MessageId.latest, as Pulsar's clients send them; undefined for any other id. */
+function messageIdEdgeOf(ledgerId: unknown, entryId: unknown): 'earliest' | 'latest' | undefined {
+  const asNumber = (value: unknown) =>
+    typeof value === 'number'
+      ? value
+      : typeof value === 'string' && /^-?\d+$/.test(value)
+        ? Number(value)
+        : Number.NaN;
+  const [ledger, entry] = [asNumber(ledgerId), asNumber(entryId)];
+  if (ledger === -1 && entry === -1) return 'earliest';
+  // Long.MAX_VALUE parses to 2^63 as a JSON number; as a string it is exact.
+  if (ledger >= 2 ** 63 - 1 && entry >= 2 ** 63 - 1) return 'latest';
+  return undefined;
 }
 
 export function resetCursorBodyOf(body: unknown): ResetCursorBody {
@@ -89,6 +107,8 @@ export function resetCursorBodyOf(body: unknown): ResetCursorBody {
     );
   }
   const { ledgerId, entryId, partitionIndex, batchIndex, excluded, isExcluded } = shape;
+  const edge = messageIdEdgeOf(ledgerId, entryId);
+  if (edge) return { edge };
   if (!isId(ledgerId) || !isId(entryId)) {
     throw new ValidationError(`The MessageId needs a ledgerId and an entryId, got ${JSON.stringify(body)}`);
   }

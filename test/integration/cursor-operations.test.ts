@@ -90,6 +90,30 @@ describe('resetcursor', () => {
     expect(refused.body).toEqual({ reason: expect.stringMatching(/Unable to find position/) });
   });
 
+  it("MessageId.earliest (-1:-1) and MessageId.latest (Long.MAX_VALUE) as Pulsar's clients send them", async () => {
+    const topic = await topicWith('reset-edges', 2);
+    await api.createSubscription(topic, 'sub', { type: 'Shared' });
+    await api.produce(
+      topic,
+      Array.from({ length: 5 }, (_, i) => ({ payload: `m${i}`, key: `k${i}` })),
+    );
+    expect((await api.stats(topic)).subscriptions.sub?.msgBacklog).toBe(5);
+    // Long.MAX_VALUE as pulsar-admin writes it: a bare 19-digit number.
+    await api.expectStatus(204, 'POST', `${subPath(topic, 'sub')}/resetcursor`, {
+      rawBody: '{"ledgerId":9223372036854775807,"entryId":9223372036854775807,"partitionIndex":-1}',
+    });
+    expect((await api.stats(topic)).subscriptions.sub?.msgBacklog).toBe(0);
+    await api.expectStatus(204, 'POST', `${subPath(topic, 'sub')}/resetcursor`, {
+      body: { ledgerId: -1, entryId: -1, partitionIndex: -1 },
+    });
+    expect((await api.stats(topic)).subscriptions.sub?.msgBacklog).toBe(5);
+    const other = await api.send('POST', `${subPath(topic, 'sub')}/resetcursor`, {
+      body: { ledgerId: -1, entryId: 0 },
+    });
+    expect(other.status).toBe(400);
+    expect(other.body).toEqual({ reason: expect.any(String) });
+  });
+
   it('on a partitioned topic: a timestamp resets every partition, a MessageId the partition holding it', async () => {
     const topic = await topicWith('reset-parted', 2);
     await api.createSubscription(topic, 'sub', { type: 'Shared' });

@@ -11,6 +11,11 @@ import { createTopic } from '../../../shared/application/manage-topics.ts';
 import type { UseCasePorts } from '../../../shared/application/ports.ts';
 import type { Principal } from '../../../shared/application/principal.ts';
 import { publishMessages } from '../../../shared/application/publish-messages.ts';
+import {
+  resetCursorToEdge,
+  resetCursorToMessageId,
+  resetCursorToTimestamp,
+} from '../../../shared/application/reset-cursor.ts';
 import { subscribeConsumer } from '../../../shared/application/subscribe-consumer.ts';
 import { getInternalStats, getTopicStats } from '../../../shared/application/topic-stats.ts';
 import { RoundRobinRouter } from '../../../shared/domain/message-router.ts';
@@ -234,6 +239,51 @@ describe('retention', () => {
     await setRetention(ports, admin, { topic }, { retentionTimeInMinutes: 0, retentionSizeInMB: 0 });
     expect(await run()).toMatchObject({ partitions: 2, trimmedEntries: 4 });
     expect((await getTopicStats(ports, admin, topic)).storageSize).toBe(0);
+  });
+
+  it('a reset to before what retention deleted starts at the first kept entry: a deleted message is never delivered again', async () => {
+    const { clock, ports, run } = world();
+    const topic = TopicName.parse('persistent://tenant/ns/reset-after-trim');
+    const { consumerId } = await subscribeConsumer(ports, admin, {
+      topic,
+      subscription: 'sub',
+      subscriptionType: 'Shared',
+      initialPosition: 'Earliest',
+      policy: {},
+    });
+    await publish(ports, topic, ['gone-0', 'gone-1', 'gone-2']);
+    clock.advance(1_000);
+    await consumeAll(ports, consumerId);
+    await setRetention(ports, admin, { topic }, { retentionTimeInMinutes: 0, retentionSizeInMB: 0 });
+    expect((await run()).trimmedEntries).toBe(3);
+    await publish(ports, topic, ['kept-0', 'kept-1']);
+    await consumeAll(ports, consumerId);
+    const ledgerId = (await ports.ledger.state(topic))?.ledgers[0]?.ledgerId as bigint;
+    const request = { topic, subscriptionName: 'sub', dryRun: false, principal: admin, requestId: 'r' };
+    const rewinds = [
+      () => resetCursorToTimestamp(ports, { ...request, timestampMs: 0 }),
+      () =>
+        resetCursorToMessageId(ports, { ...request, position: Position.of(ledgerId, 0n), isExcluded: false }),
+      () => resetCursorToEdge(ports, { ...request, edge: 'earliest' }),
+    ];
+    for (const [index, rewind] of rewinds.entries()) {
+      await rewind();
+      expect((await getTopicStats(ports, admin, topic)).subscriptions.sub?.msgBacklog).toBe(2);
+      const again = await receiveMessages(ports, admin, consumerId, 100, 0);
+      expect(
+        again.map((m) => m.payload),
+        `rewind ${index}`,
+      ).toEqual(['kept-0', 'kept-1']);
+      await acknowledgeMessages(
+        ports,
+        admin,
+        consumerId,
+        [],
+        again.map((m) => m.deliveryHandle),
+      );
+    }
+    await resetCursorToEdge(ports, { ...request, edge: 'latest' });
+    expect((await getTopicStats(ports, admin, topic)).subscriptions.sub?.msgBacklog).toBe(0);
   });
 
   it('refuses invalid policies as Pulsar does (412)', async () => {

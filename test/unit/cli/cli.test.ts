@@ -532,6 +532,18 @@ describe('ackline-admin issue 13 commands', () => {
       '{"ledgerId":12,"entryId":3,"excluded":true}',
     ],
     [
+      ['topics', 'reset-cursor', 't/ns/x', '-s', 'billing', '-m', 'earliest'],
+      'POST',
+      '/admin/v2/persistent/t/ns/x/subscription/billing/resetcursor',
+      '{"ledgerId":-1,"entryId":-1}',
+    ],
+    [
+      ['topics', 'reset-cursor', 't/ns/x', '-s', 'billing', '-m', 'latest'],
+      'POST',
+      '/admin/v2/persistent/t/ns/x/subscription/billing/resetcursor',
+      '{"ledgerId":9223372036854775807,"entryId":9223372036854775807}',
+    ],
+    [
       ['topics', 'reset-cursor', 't/ns/x', '-s', 'billing', '-t', '1h'],
       'POST',
       `/admin/v2/persistent/t/ns/x/subscription/billing/resetcursor/${NOW_MS - 3_600_000}`,

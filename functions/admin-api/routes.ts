@@ -48,7 +48,7 @@ import {
 } from '../../shared/application/reset-cursor.ts';
 import { skipByMessageIds, skipMessages } from '../../shared/application/skip-messages.ts';
 import { getInternalStats, getTopicStats } from '../../shared/application/topic-stats.ts';
-import { NotFoundError, ValidationError } from '../../shared/domain/errors.ts';
+import { NotAcceptableError, NotFoundError, ValidationError } from '../../shared/domain/errors.ts';
 import { NamespaceName } from '../../shared/domain/namespace-name.ts';
 import { Position } from '../../shared/domain/position.ts';
 import { parseSubscriptionType } from '../../shared/domain/subscription-type.ts';
@@ -326,7 +326,9 @@ export function adminRoutes(deps: Dependencies): Route[] {
       method: 'DELETE',
       path: TOPIC,
       handler: async (request) => {
-        await deleteTopic(ports, request.principal, topicOf(request));
+        await deleteTopic(ports, request.principal, topicOf(request), {
+          force: queryBoolean(request, 'force'),
+        });
         return noContent();
       },
     },
@@ -335,9 +337,11 @@ export function adminRoutes(deps: Dependencies): Route[] {
       path: `${TOPIC}/partitions`,
       handler: async (request) => {
         const partitions = jsonBody(request);
-        if (typeof partitions !== 'number' || !Number.isSafeInteger(partitions) || partitions < 1) {
+        if (typeof partitions !== 'number' || !Number.isSafeInteger(partitions)) {
           throw new ValidationError(`The body must be the number of partitions, an integer >= 1`);
         }
+        // Pulsar answers 406 for a count out of range (createTopic checks the upper bound).
+        if (partitions < 1) throw new NotAcceptableError('Number of partitions should be more than 0');
         await createTopic(ports, request.principal, topicOf(request), partitions);
         return noContent();
       },
@@ -346,7 +350,10 @@ export function adminRoutes(deps: Dependencies): Route[] {
       method: 'DELETE',
       path: `${TOPIC}/partitions`,
       handler: async (request) => {
-        await deleteTopic(ports, request.principal, topicOf(request), { partitionedOnly: true });
+        await deleteTopic(ports, request.principal, topicOf(request), {
+          partitionedOnly: true,
+          force: queryBoolean(request, 'force'),
+        });
         return noContent();
       },
     },
@@ -381,6 +388,7 @@ export function adminRoutes(deps: Dependencies): Route[] {
           request.principal,
           topicOf(request),
           request.params.subscription as string,
+          { force: queryBoolean(request, 'force') },
         );
         return noContent();
       },

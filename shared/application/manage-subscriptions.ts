@@ -3,6 +3,7 @@ import type { SubscriptionType } from '../domain/subscription-type.ts';
 import type { TopicName } from '../domain/topic-name.ts';
 import { requireAction, requireSuperuser } from './authorization.ts';
 import { startSubscriptionDeletion } from './deletion-jobs.ts';
+import { requireNoConnectedConsumers } from './live-consumers.ts';
 import type { UseCasePorts } from './ports.ts';
 import type { Principal } from './principal.ts';
 import { ensureSubscriptions } from './subscribe-consumer.ts';
@@ -55,13 +56,15 @@ export async function listSubscriptions(
  * Delete the subscription on every partition. Returns within a few seconds whatever the backlog
  * (see startSubscriptionDeletion): the records go at once (publishers are told; a subscription
  * created again under the name gets a new cursor), and deletion jobs purge the cursors, queues
- * and consumers page by page.
+ * and consumers page by page. As Pulsar: 412 while consumers are connected, unless `force`
+ * (which disconnects them: their next call answers 404).
  */
 export async function deleteSubscription(
   ports: UseCasePorts,
   principal: Principal | undefined,
   topic: TopicName,
   name: string,
+  options: { readonly force?: boolean } = {},
 ): Promise<void> {
   requireSuperuser(principal, 'deleting a subscription');
   const resolved = await resolveTopic(ports, topic);
@@ -71,5 +74,6 @@ export async function deleteSubscription(
       subscription: await requireSubscription(ports, partition, name),
     })),
   );
+  if (!options.force) await requireNoConnectedConsumers(ports, topic, [name], 'Subscription');
   await startSubscriptionDeletion(ports, subscriptions);
 }

@@ -1,8 +1,14 @@
 import { TopicAlreadyExistsError, TopicNotFoundError } from '../domain/catalog-errors.ts';
-import { NotFoundError, PreconditionFailedError, ValidationError } from '../domain/errors.ts';
+import {
+  NotAcceptableError,
+  NotFoundError,
+  PreconditionFailedError,
+  ValidationError,
+} from '../domain/errors.ts';
 import type { TopicName } from '../domain/topic-name.ts';
 import { requireSuperuser } from './authorization.ts';
 import { startTopicDeletion } from './deletion-jobs.ts';
+import { requireNoConnectedConsumers } from './live-consumers.ts';
 import type { UseCasePorts } from './ports.ts';
 import type { Principal } from './principal.ts';
 import { requireCreatableByPartitionKeyword, requirePersistent, resolveTopic } from './topic-lookup.ts';
@@ -31,10 +37,13 @@ export async function createTopic(
 ): Promise<void> {
   requireSuperuser(principal, 'creating a topic');
   requirePersistent(topic);
-  if (!Number.isSafeInteger(partitions) || partitions < 0 || partitions > MAX_PARTITIONS) {
-    throw new ValidationError(
-      `Number of partitions must be an integer from 1 to ${MAX_PARTITIONS}, got ${partitions}`,
-    );
+  if (!Number.isSafeInteger(partitions)) {
+    throw new ValidationError(`Number of partitions must be an integer, got ${partitions}`);
+  }
+  // Pulsar's answers (406) for a count out of range.
+  if (partitions < 0) throw new NotAcceptableError('Number of partitions should be more than 0');
+  if (partitions > MAX_PARTITIONS) {
+    throw new NotAcceptableError(`Number of partitions should be less than or equal to ${MAX_PARTITIONS}`);
   }
   if (partitions > 0 && topic.localName.includes(PARTITION_KEYWORD)) {
     throw new PreconditionFailedError(
@@ -92,14 +101,15 @@ export async function listTopics(
  * seconds whatever the backlog (see startTopicDeletion): the names are detached at once (calls
  * see 404, and a topic created again under the name starts empty, on new ledgers), and deletion
  * jobs purge the rest page by page; maintenance finishes a job whose call or step crashed.
- * `partitionedOnly`: Pulsar's deletePartitionedTopic (`DELETE .../{topic}/partitions`), which
+ * As Pulsar: 412 while a subscription has connected consumers, unless `force` (which disconnects
+ * them). `partitionedOnly`: Pulsar's deletePartitionedTopic (`DELETE .../{topic}/partitions`), which
  * refuses (404) a non-partitioned topic.
  */
 export async function deleteTopic(
   ports: UseCasePorts,
   principal: Principal | undefined,
   topic: TopicName,
-  options: { readonly partitionedOnly?: boolean } = {},
+  options: { readonly partitionedOnly?: boolean; readonly force?: boolean } = {},
 ): Promise<void> {
   requireSuperuser(principal, 'deleting a topic');
   if (topic.isPartition) throw new TopicNotFoundError(topic.toString());
@@ -109,6 +119,14 @@ export async function deleteTopic(
     throw new NotFoundError(
       `Partitioned topic ${topic.toString()} does not exist: it is a non-partitioned topic (delete it with DELETE .../${topic.localName})`,
     );
+  }
+  if (!options.force) {
+    const names = new Set<string>();
+    for (const partition of resolved.partitions) {
+      for (const subscription of await ports.catalog.listSubscriptions(partition))
+        names.add(subscription.name);
+    }
+    await requireNoConnectedConsumers(ports, topic, [...names], 'Topic');
   }
   await startTopicDeletion(ports, resolved.record, resolved.partitions);
   // Its own retention and TTL go with it (Pulsar deletes a topic's policies with the topic): a

@@ -16,6 +16,9 @@ const INITIAL_POSITIONS: Readonly<Record<string, InitialPosition>> = {
 interface SubscriptionOption {
   readonly subscription: string;
 }
+interface ForceOption {
+  readonly force?: boolean;
+}
 interface DryRunOption {
   readonly dryRun?: boolean;
 }
@@ -141,11 +144,13 @@ export function registerTopicsCommands(program: Command, context: CliContext): C
       .command('delete')
       .description('Delete a topic')
       .argument('<topic>', TOPIC_ARGUMENT)
-      .action(async (topic: string) => {
-        await topicsApi().delete(topic);
+      .option('-f, --force', 'delete even while consumers are connected (they are disconnected)')
+      .action(async (topic: string, options: ForceOption) => {
+        await topicsApi().delete(topic, { force: options.force === true });
         context.print(`Deleted topic ${fullName(topic)}`);
       }),
     'topics delete my-tenant/my-ns/orders',
+    'topics delete my-tenant/my-ns/orders -f',
   );
 
   withExamples(
@@ -155,8 +160,9 @@ export function registerTopicsCommands(program: Command, context: CliContext): C
         'Delete a partitioned topic and all of its partitions (a non-partitioned topic is refused)',
       )
       .argument('<topic>', TOPIC_ARGUMENT)
-      .action(async (topic: string) => {
-        await topicsApi().deletePartitionedTopic(topic);
+      .option('-f, --force', 'delete even while consumers are connected (they are disconnected)')
+      .action(async (topic: string, options: ForceOption) => {
+        await topicsApi().deletePartitionedTopic(topic, { force: options.force === true });
         context.print(`Deleted partitioned topic ${fullName(topic)}`);
       }),
     'topics delete-partitioned-topic my-tenant/my-ns/orders',
@@ -214,11 +220,13 @@ export function registerTopicsCommands(program: Command, context: CliContext): C
       .description('Delete a subscription from a topic')
       .argument('<topic>', TOPIC_ARGUMENT)
       .requiredOption('-s, --subscription <subscription>', 'subscription to delete')
-      .action(async (topic: string, options: SubscriptionOption) => {
-        await topicsApi().deleteSubscription(topic, options.subscription);
+      .option('-f, --force', 'delete even while consumers are connected (they are disconnected)')
+      .action(async (topic: string, options: SubscriptionOption & ForceOption) => {
+        await topicsApi().deleteSubscription(topic, options.subscription, { force: options.force === true });
         context.print(`Deleted subscription ${options.subscription} of ${fullName(topic)}`);
       }),
     'topics unsubscribe my-tenant/my-ns/orders -s billing',
+    'topics unsubscribe my-tenant/my-ns/orders -s billing -f',
   );
 
   withExamples(

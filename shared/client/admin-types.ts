@@ -18,6 +18,12 @@ export interface CreateSubscriptionOptions {
   readonly initialPosition?: InitialPosition;
 }
 
+/** Options of `topics().delete`, `deletePartitionedTopic` and `deleteSubscription`. */
+export interface DeleteOptions {
+  /** Delete even while consumers are connected (Pulsar's `force=true`): they are disconnected. */
+  readonly force?: boolean;
+}
+
 /** A message position: the ledger and entry of its entry. */
 export interface MessagePosition {
   readonly ledgerId: EntryIdInput;

@@ -26,6 +26,7 @@ export type {
   AdminMessage,
   AuthAction,
   CreateSubscriptionOptions,
+  DeleteOptions,
   InitialPosition,
   MessagePosition,
   PartitionedTopicMetadata,

@@ -5,6 +5,7 @@ import type {
   AdminMessage,
   AuthAction,
   CreateSubscriptionOptions,
+  DeleteOptions,
   MessagePosition,
   PartitionedTopicMetadata,
   PermissionMap,
@@ -20,6 +21,10 @@ import {
   ttlAnswer,
 } from './policies.ts';
 import { expectArray, expectObject, expectPermissionMap, expectStringArray } from './response-shapes.ts';
+
+function forceQuery(options: DeleteOptions): [string, string][] {
+  return options.force ? [['force', 'true']] : [];
+}
 
 /**
  * Topic administration, as Pulsar's Java `admin.topics()`. Every `topic` argument accepts
@@ -78,20 +83,27 @@ export class Topics {
   }
 
   /**
-   * Deletes a topic.
-   * @example await admin.topics().delete('my-tenant/my-ns/orders');
+   * Deletes a topic. As Pulsar's, refused (412) while a subscription has connected consumers,
+   * unless `force`, which disconnects them.
+   * @example
+   * await admin.topics().delete('my-tenant/my-ns/orders');
+   * await admin.topics().delete('my-tenant/my-ns/orders', { force: true });
    */
-  async delete(topic: string): Promise<void> {
-    await this.http.send({ method: 'DELETE', path: topicPath(topic) });
+  async delete(topic: string, options: DeleteOptions = {}): Promise<void> {
+    await this.http.send({ method: 'DELETE', path: topicPath(topic), query: forceQuery(options) });
   }
 
   /**
    * Deletes a partitioned topic with all of its partitions (Pulsar's `deletePartitionedTopic`);
-   * a non-partitioned topic is refused (404) and left alone.
+   * a non-partitioned topic is refused (404) and left alone. `force` as for {@link delete}.
    * @example await admin.topics().deletePartitionedTopic('my-tenant/my-ns/orders');
    */
-  async deletePartitionedTopic(topic: string): Promise<void> {
-    await this.http.send({ method: 'DELETE', path: `${topicPath(topic)}/partitions` });
+  async deletePartitionedTopic(topic: string, options: DeleteOptions = {}): Promise<void> {
+    await this.http.send({
+      method: 'DELETE',
+      path: `${topicPath(topic)}/partitions`,
+      query: forceQuery(options),
+    });
   }
 
   /**
@@ -125,13 +137,15 @@ export class Topics {
   }
 
   /**
-   * Deletes a subscription (pulsar-admin `unsubscribe`).
-   * @example await admin.topics().deleteSubscription('my-tenant/my-ns/orders', 'billing');
+   * Deletes a subscription (pulsar-admin `unsubscribe`). As Pulsar's, refused (412) while
+   * consumers are connected to it, unless `force`, which disconnects them.
+   * @example await admin.topics().deleteSubscription('my-tenant/my-ns/orders', 'billing', { force: true });
    */
-  async deleteSubscription(topic: string, subscription: string): Promise<void> {
+  async deleteSubscription(topic: string, subscription: string, options: DeleteOptions = {}): Promise<void> {
     await this.http.send({
       method: 'DELETE',
       path: `${topicPath(topic)}/subscription/${pathSegment(subscription, 'subscription')}`,
+      query: forceQuery(options),
     });
   }
 

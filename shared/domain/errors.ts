@@ -38,6 +38,9 @@ export class NotFoundError extends AcklineError {}
 /** The method is not allowed on the resource (405). */
 export class MethodNotAllowedError extends AcklineError {}
 
+/** The request asks for what the server does not accept, e.g. a partition count out of range (406, as Pulsar). */
+export class NotAcceptableError extends AcklineError {}
+
 /** The request conflicts with the current state, e.g. it already exists (409). */
 export class ConflictError extends AcklineError {}
 

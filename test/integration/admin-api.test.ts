@@ -43,6 +43,19 @@ describe('topics', () => {
   it.each([
     ['zero', '0'],
     ['a negative count', '-2'],
+    ['past the limit of 1000', '1001'],
+  ])("answers Pulsar's 406 for a partition count that is %s, and creates nothing", async (_label, rawBody) => {
+    const topic = TopicRef.unique('outofrange');
+
+    const result = await api.send('PUT', `${topic.adminPath}/partitions`, { rawBody });
+    const metadata = await api.send('GET', `${topic.adminPath}/partitions`);
+
+    expect(result.status).toBe(406);
+    expect(result.body).toEqual({ reason: expect.stringMatching(/^Number of partitions should be/) });
+    expect(metadata.status).toBe(404);
+  });
+
+  it.each([
     ['a fraction', '1.5'],
     ['a string', '"3"'],
     ['no body', ''],

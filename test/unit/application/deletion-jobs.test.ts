@@ -3,6 +3,7 @@
 // a topic created again under the name starts empty.
 import { describe, expect, it } from 'vitest';
 import { acknowledgeMessages } from '../../../shared/application/consumers/consumer-acks.ts';
+import { closeConsumer } from '../../../shared/application/consumers/consumer-session.ts';
 import { receiveMessages } from '../../../shared/application/consumers/receive-messages.ts';
 import { PURGE_GRACE_MS, STALE_DELETION_MS } from '../../../shared/application/deletion-jobs.ts';
 import { maintainSubscriptions } from '../../../shared/application/maintain-subscriptions.ts';
@@ -118,12 +119,48 @@ async function expectGone(w: World, stored: Awaited<ReturnType<typeof populated>
 }
 
 describe('topic and subscription deletion (resumable jobs)', () => {
+  it("as Pulsar's: 412 while a consumer is connected, changing nothing; force, a close or a lapsed lease lets it go", async () => {
+    const w = world();
+    const stored = await populated(w, 100);
+    const refusals = [
+      () => deleteSubscription(w.ports, admin, topic, 'billing'),
+      () => deleteTopic(w.ports, admin, topic),
+      () => deleteTopic(w.ports, admin, topic, { partitionedOnly: true }),
+    ];
+    for (const refused of refusals) {
+      await expect(refused()).rejects.toThrow(
+        expect.objectContaining({
+          name: 'PreconditionFailedError',
+          message: expect.stringMatching(
+            /has active connected consumers: 1 on subscription billing.*force=true/,
+          ),
+        }),
+      );
+    }
+    expect(await w.catalog.getTopic(topic)).toBeDefined();
+    expect(await w.catalog.listSubscriptions(topic.partition(0))).toHaveLength(1);
+    expect(w.deletions.jobs.size).toBe(0);
+    expect(await w.consumers.get(stored.consumerId)).toBeDefined();
+
+    await closeConsumer(w.ports, admin, stored.consumerId);
+    await deleteSubscription(w.ports, admin, topic, 'billing');
+    expect(await w.catalog.listSubscriptions(topic.partition(0))).toEqual([]);
+  });
+
+  it('a consumer whose lease lapsed does not hold a deletion back', async () => {
+    const w = world();
+    await populated(w, 10);
+    w.clock.advance(24 * 3_600_000);
+    await deleteTopic(w.ports, admin, topic);
+    expect(await w.catalog.getTopic(topic)).toBeUndefined();
+  });
+
   it('deleteTopic detaches the names and purges nothing itself; jobs purge page by page, then the last pass', async () => {
     const w = world();
     const stored = await populated(w, 6_000);
     expect(storedEntries(w, stored.ledgerIds)).toBe(6_000);
 
-    await deleteTopic(w.ports, admin, topic);
+    await deleteTopic(w.ports, admin, topic, { force: true });
 
     // The call left the backlog to the jobs: every entry is still stored, nothing reaches it.
     expect(storedEntries(w, stored.ledgerIds)).toBe(6_000);
@@ -146,7 +183,7 @@ describe('topic and subscription deletion (resumable jobs)', () => {
     // The process dies while detaching the second partition: jobs recorded, nothing scheduled.
     w.ledger.failNext('detachPartition', new Error('process killed'));
 
-    await expect(deleteTopic(w.ports, admin, topic)).rejects.toThrow('process killed');
+    await expect(deleteTopic(w.ports, admin, topic, { force: true })).rejects.toThrow('process killed');
     expect(w.deletions.jobs.size).toBe(2);
     expect(w.scheduler.jobs).toEqual([]);
     // The topic record goes last: until the deletion is finished the name is not free.
@@ -174,7 +211,7 @@ describe('topic and subscription deletion (resumable jobs)', () => {
   it('a topic deleted and created again before its jobs ran keeps the new incarnation whole when they run', async () => {
     const w = world();
     const stored = await populated(w, 300);
-    await deleteTopic(w.ports, admin, topic);
+    await deleteTopic(w.ports, admin, topic, { force: true });
     await createTopic(w.ports, admin, topic, 2);
     const { consumerId } = await subscribeConsumer(w.ports, admin, {
       topic,
@@ -205,7 +242,9 @@ describe('topic and subscription deletion (resumable jobs)', () => {
     const stored = await populated(w, 200);
     w.catalog.failNext('deleteSubscription', new Error('process killed'));
 
-    await expect(deleteSubscription(w.ports, admin, topic, 'billing')).rejects.toThrow('process killed');
+    await expect(deleteSubscription(w.ports, admin, topic, 'billing', { force: true })).rejects.toThrow(
+      'process killed',
+    );
 
     w.clock.advance(STALE_DELETION_MS + 1);
     await maintainSubscriptions(w.ports, { deadlineMs: Number.MAX_SAFE_INTEGER });

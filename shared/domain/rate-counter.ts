@@ -74,7 +74,9 @@ export interface MeasuredRate {
 
 /**
  * The counter's rate at `nowMs` over the window since its snapshot (or the one before, when the
- * snapshot is younger than MIN_RATE_WINDOW_MS). Undefined when no window of at least 1 ms exists.
+ * snapshot is younger than MIN_RATE_WINDOW_MS). A counter younger than that (no snapshot before)
+ * is taken over MIN_RATE_WINDOW_MS all the same: 100 messages published 5 ms ago are 10 msg/s,
+ * not 20,000. Undefined for no counter.
  */
 export function rateOf(counter: RateCounter | undefined, nowMs: number): MeasuredRate | undefined {
   if (!counter) return undefined;
@@ -82,8 +84,7 @@ export function rateOf(counter: RateCounter | undefined, nowMs: number): Measure
     nowMs - counter.snapshot.atMs < MIN_RATE_WINDOW_MS && counter.previous
       ? counter.previous
       : counter.snapshot;
-  const windowMs = nowMs - base.atMs;
-  if (windowMs <= 0) return undefined;
+  const windowMs = Math.max(nowMs - base.atMs, MIN_RATE_WINDOW_MS);
   return {
     perSecond: ((counter.count - base.count) * 1_000) / windowMs,
     bytesPerSecond: ((counter.bytes - base.bytes) * 1_000) / windowMs,

@@ -25,7 +25,11 @@ interface GlobalOptions {
  * pulsar-admin flags of one dash and several letters, which commander would read as several short
  * flags (`-ap` as `-a -p`), in their long form.
  */
-const MULTI_LETTER_FLAGS: Readonly<Record<string, string>> = { '-ap': '--applied' };
+const MULTI_LETTER_FLAGS: Readonly<Record<string, string>> = {
+  '-ap': '--applied',
+  // namespaces set-message-ttl
+  '-ttl': '--messageTTL',
+};
 
 function longFormOfMultiLetterFlag(arg: string): string {
   return MULTI_LETTER_FLAGS[arg] ?? arg;

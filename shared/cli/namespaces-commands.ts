@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { CliContext } from './cli-context.ts';
 import { withExamples } from './help-examples.ts';
-import { parseList } from './option-parsers.ts';
+import { integerParser, parseList } from './option-parsers.ts';
 import { type RetentionOptions, retentionOf, ttlSecondsOf } from './policy-options.ts';
 
 /**
@@ -21,11 +21,30 @@ export function registerNamespacesCommands(program: Command, context: CliContext
       .command('create')
       .description('Create a namespace in an existing tenant')
       .argument('<namespace>', 'tenant/namespace')
-      .action(async (namespace: string) => {
-        await namespacesApi().createNamespace(namespace);
-        context.print(`Created namespace ${namespace}`);
-      }),
+      .option(
+        '-c, --clusters <clusters>',
+        'comma-separated replication clusters (ackline has one)',
+        parseList,
+      )
+      .option(
+        '-b, --bundles <count>',
+        'number of bundles (accepted for pulsar-admin; unused)',
+        integerParser(1),
+      )
+      .action(
+        async (
+          namespace: string,
+          options: { readonly clusters?: readonly string[]; readonly bundles?: number },
+        ) => {
+          await namespacesApi().createNamespace(namespace, {
+            ...(options.clusters ? { replicationClusters: options.clusters } : {}),
+            ...(options.bundles !== undefined ? { bundles: options.bundles } : {}),
+          });
+          context.print(`Created namespace ${namespace}`);
+        },
+      ),
     'namespaces create my-tenant/my-ns',
+    'namespaces create my-tenant/my-ns -c standalone -b 4',
   );
 
   withExamples(
@@ -108,13 +127,15 @@ export function registerNamespacesCommands(program: Command, context: CliContext
       .command('set-message-ttl')
       .description('Set the message TTL of a namespace: unacknowledged messages older than it expire')
       .argument('<namespace>', 'tenant/namespace')
-      .requiredOption('--messageTTL <ttl>', 'TTL, e.g. 3600 (seconds), 1h, 2d; 0 for none')
+      // pulsar-admin's -ttl is read as --messageTTL (see run's MULTI_LETTER_FLAGS).
+      .requiredOption('--messageTTL <ttl>', 'TTL, e.g. 3600 (seconds), 1h, 2d; 0 for none (also -ttl)')
       .action(async (namespace: string, options: { readonly messageTTL: string }) => {
         const seconds = ttlSecondsOf(options.messageTTL);
         await namespacesApi().setNamespaceMessageTTL(namespace, seconds);
         context.print(`Set the message TTL of ${namespace} to ${seconds} s`);
       }),
     'namespaces set-message-ttl my-tenant/my-ns --messageTTL 1h',
+    'namespaces set-message-ttl my-tenant/my-ns -ttl 3600',
   );
 
   withExamples(

@@ -1,6 +1,7 @@
 import type { AdminHttp } from './admin-http.ts';
 import { namespacePathSegments, pathSegment } from './admin-paths.ts';
 import type { AuthAction, PermissionMap } from './admin-types.ts';
+import { checkCount } from './entry-id.ts';
 import type { JsonObject } from './lossless-json.ts';
 import {
   checkedTtlSeconds,
@@ -63,10 +64,27 @@ export class Namespaces {
 
   /**
    * Creates a namespace in an existing tenant; fails with 409 when it exists, 404 without the tenant.
-   * @example await admin.namespaces().createNamespace('my-tenant/my-ns');
+   * `replicationClusters` and `bundles` are sent in Pulsar's Policies body, as pulsar-admin sends
+   * them (ackline runs one cluster and has no bundles: they are accepted and not kept).
+   * @example
+   * await admin.namespaces().createNamespace('my-tenant/my-ns');
+   * await admin.namespaces().createNamespace('my-tenant/my-ns', { replicationClusters: ['standalone'], bundles: 4 });
    */
-  async createNamespace(namespace: string): Promise<void> {
-    await this.http.send({ method: 'PUT', path: this.namespacePath(namespace) });
+  async createNamespace(
+    namespace: string,
+    options: { readonly replicationClusters?: readonly string[]; readonly bundles?: number } = {},
+  ): Promise<void> {
+    const body = {
+      ...(options.replicationClusters ? { replication_clusters: [...options.replicationClusters] } : {}),
+      ...(options.bundles !== undefined
+        ? { bundles: { numBundles: checkCount(options.bundles, 'bundles', 1) } }
+        : {}),
+    };
+    await this.http.send({
+      method: 'PUT',
+      path: this.namespacePath(namespace),
+      ...(Object.keys(body).length > 0 ? { body } : {}),
+    });
   }
 
   /**

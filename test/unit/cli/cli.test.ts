@@ -248,6 +248,8 @@ describe('ackline-admin topics: other commands', () => {
     [['create', 't/ns/x'], 'PUT', base, undefined],
     [['create-partitioned-topic', 't/ns/x', '-p', '3'], 'PUT', `${base}/partitions`, '3'],
     [['delete', 't/ns/x'], 'DELETE', base, undefined],
+    [['delete', 't/ns/x', '-f'], 'DELETE', `${base}?force=true`, undefined],
+    [['delete-partitioned-topic', 't/ns/x', '--force'], 'DELETE', `${base}/partitions?force=true`, undefined],
     [
       ['create-subscription', 't/ns/x', '-s', 'sub', '--subscription-type', 'Key_Shared', '-m', 'earliest'],
       'PUT',
@@ -255,6 +257,12 @@ describe('ackline-admin topics: other commands', () => {
       '{"initialPosition":"Earliest"}',
     ],
     [['unsubscribe', 't/ns/x', '-s', 'sub'], 'DELETE', `${base}/subscription/sub`, undefined],
+    [
+      ['unsubscribe', 't/ns/x', '-s', 'sub', '-f'],
+      'DELETE',
+      `${base}/subscription/sub?force=true`,
+      undefined,
+    ],
     [['skip', 't/ns/x', '-s', 'sub', '-n', '5'], 'POST', `${base}/subscription/sub/skip/5`, undefined],
     [
       ['grant-permission', 't/ns/x', '--role', 'ops', '--actions', 'produce,consume'],
@@ -593,6 +601,18 @@ describe('ackline-admin issue 13 commands', () => {
       undefined,
     ],
     [['namespaces', 'create', 't/ns'], 'PUT', '/admin/v2/namespaces/t/ns', undefined],
+    [
+      ['namespaces', 'create', 't/ns', '-c', 'standalone', '-b', '4'],
+      'PUT',
+      '/admin/v2/namespaces/t/ns',
+      '{"replication_clusters":["standalone"],"bundles":{"numBundles":4}}',
+    ],
+    [
+      ['namespaces', 'set-message-ttl', 't/ns', '-ttl', '3600'],
+      'POST',
+      '/admin/v2/namespaces/t/ns/messageTTL',
+      '3600',
+    ],
     [['namespaces', 'delete', 't/ns'], 'DELETE', '/admin/v2/namespaces/t/ns', undefined],
     [['namespaces', 'delete', 't/ns', '-f'], 'DELETE', '/admin/v2/namespaces/t/ns?force=true', undefined],
     [

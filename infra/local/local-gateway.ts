@@ -29,6 +29,7 @@ import {
   publicPaths,
 } from '../api-routes.ts';
 import { AuthorizerCache, authorizationIdentity, policyAllows } from './authorizer-cache.ts';
+import { gatewayUrl } from './gateway-url.ts';
 
 export type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 export type AuthorizerHandler = (
@@ -130,7 +131,7 @@ export async function startLocalGateway(options: {
     });
   });
   const port = (server.address() as AddressInfo).port;
-  return { url: `http://${options.host}:${port}`, port, close: () => closeServer(server) };
+  return { url: gatewayUrl(options.host, port), port, close: () => closeServer(server) };
 }
 
 interface GatewayContext {

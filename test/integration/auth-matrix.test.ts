@@ -196,7 +196,10 @@ function requestFor(route: ApiRoute, f: Fixture): Omit<RawRequest, 'headers'> {
               tail === 'messageTTL' &&
               !route.path.startsWith('/admin/v2/namespaces/')
             ? '?messageTTL=3600'
-            : '';
+            : route.method === 'DELETE' && ['{topic}', '{subscription}', 'partitions'].includes(tail)
+              ? // The fixture's consumers are connected: Pulsar's force deletes all the same.
+                '?force=true'
+              : '';
   const bodies: Record<string, unknown> = {
     '{topic}': route.method === 'POST' ? { messages: [{ payload: 'refused' }] } : undefined,
     '{subscription}':

@@ -46,7 +46,7 @@ async function npmStart(env: Record<string, string> = {}) {
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`npm start not ready after 60 s:\n${output}`)), 60_000);
     child.stdout?.on('data', () => {
-      const match = /ackline ready on http:\/\/[^:]+:(\d+)/.exec(output);
+      const match = /ackline ready on http:\/\/(?:\[[^\]]+\]|[^:/]+):(\d+)/.exec(output);
       if (match) {
         clearTimeout(timer);
         resolve(Number(match[1]));
@@ -124,6 +124,16 @@ describe('npm start', () => {
     const { child, output } = await npmStart({ HOST: '0.0.0.0' });
     expect(output()).toMatch(/ackline ready on http:\/\/0\.0\.0\.0:\d+/);
     expect(output()).toMatch(/warning: HOST=0\.0\.0\.0 .*admin API/);
+    child.kill('SIGTERM');
+  });
+
+  it('binds IPv6 loopback with HOST=::1 and announces a URL a client can call', async () => {
+    const { child, output } = await npmStart({ HOST: '::1' });
+    const url = /ackline ready on (http:\/\/\[::1\]:\d+)/.exec(output())?.[1];
+    expect(url, output()).toBeDefined();
+    expect(output()).not.toContain('warning');
+    const answer = await fetch(`${url}/admin/v2/clusters`);
+    expect(answer.status).toBe(401);
     child.kill('SIGTERM');
   });
 

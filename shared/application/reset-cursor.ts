@@ -133,9 +133,24 @@ async function resetTo(
   const readPosition = firstKept && requested.compareTo(firstKept) < 0 ? firstKept : requested;
   if (dryRun) return resetCursor(ctx, cursor, readPosition, { dryRun });
   // Under the cursor's lease: a skip (which reads the backlog, then acknowledges) never interleaves.
-  const move = await withCursorLease(ports, target.subscription.cursorId, () =>
+  let move = await withCursorLease(ports, target.subscription.cursorId, () =>
     resetCursor(ctx, cursor, readPosition),
   );
+  // A retention run that read the mark-deletes before this reset moved the cursor may have
+  // deleted past the first kept position read above: start at what it kept (retention, which
+  // checks the cursors again after it trimmed, covers the other order).
+  for (let round = 0; round < 3; round++) {
+    const kept = (await ports.ledger.state(target.partition))?.firstKept;
+    if (!kept || move.newReadPosition.compareTo(kept) >= 0) break;
+    const again = await withCursorLease(ports, target.subscription.cursorId, () =>
+      resetCursor(ctx, cursor, kept),
+    );
+    move = {
+      ...move,
+      newMarkDeletePosition: again.newMarkDeletePosition,
+      newReadPosition: again.newReadPosition,
+    };
+  }
   // Receivers that found the subscription caught up read its cursor again (Pulsar disconnects
   // them, and they read from the new read position when they reconnect).
   caughtUpMarks.forget(ports, cursor.cursorId);

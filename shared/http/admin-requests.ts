@@ -81,8 +81,11 @@ export type ResetCursorBody =
       readonly partitionIndex?: number;
       readonly isExcluded: boolean;
     }
-  /** MessageId.earliest (`-1:-1`) or MessageId.latest (`Long.MAX_VALUE` twice). */
-  | { readonly edge: 'earliest' | 'latest' };
+  /**
+   * MessageId.earliest (`-1:-1`) or MessageId.latest (`Long.MAX_VALUE` twice); with a
+   * `partitionIndex` (>= 0) on that partition only.
+   */
+  | { readonly edge: 'earliest' | 'latest'; readonly partitionIndex?: number };
 
 /** Long.MAX_VALUE, MessageId.latest's ledger and entry id. */
 const LONG_MAX = '9223372036854775807';
@@ -134,7 +137,9 @@ export function resetCursorBodyOf(body: unknown): ResetCursorBody {
   }
   // The other fields are checked for earliest and latest too: a malformed body never moves a cursor.
   const edge = messageIdEdgeOf(ledgerId, entryId);
-  if (edge) return { edge };
+  if (edge) {
+    return typeof partitionIndex === 'number' && partitionIndex >= 0 ? { edge, partitionIndex } : { edge };
+  }
   if (!isId(ledgerId) || !isId(entryId)) {
     throw new ValidationError(`The MessageId needs a ledgerId and an entryId, got ${JSON.stringify(body)}`);
   }

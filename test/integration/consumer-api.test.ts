@@ -507,7 +507,7 @@ describe('consumer ids', () => {
   it('answers 404 to a consumer whose subscription an operator deleted', async () => {
     const topic = TopicRef.unique('cdeleted');
     const consumer = await openConsumer(consumers, topic);
-    await admin.expectStatus(204, 'DELETE', `${topic.adminPath}/subscription/sub`);
+    await admin.expectStatus(204, 'DELETE', `${topic.adminPath}/subscription/sub?force=true`);
 
     const result = await consumer.sendReceive({ waitMs: 100 });
 

@@ -192,11 +192,14 @@ function requestFor(route: ApiRoute, f: Fixture): Omit<RawRequest, 'headers'> {
         ? '?maxMessages=10'
         : route.method === 'PUT' && tail === '{subscription}'
           ? '?subscriptionType=Shared'
-          : route.method === 'POST' &&
-              tail === 'messageTTL' &&
-              !route.path.startsWith('/admin/v2/namespaces/')
-            ? '?messageTTL=3600'
-            : '';
+          : // The fixture's consumers are connected: without force, Pulsar's 412.
+            route.method === 'DELETE' && (tail === '{subscription}' || tail === '{topic}')
+            ? '?force=true'
+            : route.method === 'POST' &&
+                tail === 'messageTTL' &&
+                !route.path.startsWith('/admin/v2/namespaces/')
+              ? '?messageTTL=3600'
+              : '';
   const bodies: Record<string, unknown> = {
     '{topic}': route.method === 'POST' ? { messages: [{ payload: 'refused' }] } : undefined,
     '{subscription}':

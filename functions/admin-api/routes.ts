@@ -501,6 +501,7 @@ export function adminRoutes(deps: Dependencies): Route[] {
               ...cursorOperationOf(request),
               subscriptionName: request.params.subscription as string,
               edge: body.edge,
+              ...(body.partitionIndex !== undefined ? { partitionIndex: body.partitionIndex } : {}),
             }),
           );
         }

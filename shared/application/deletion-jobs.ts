@@ -5,7 +5,7 @@ import type { SubscriptionRecord, TopicRecord } from '../ports/topic-catalog.ts'
 import { subscriptionKey } from './consumers/consumer-session.ts';
 import { doorbellOf } from './consumers/doorbells.ts';
 import type { UseCasePorts } from './ports.ts';
-import { forgetTopic } from './process-memo.ts';
+import { forgetConsumer, forgetTopic } from './process-memo.ts';
 
 /** Items one purge call deletes (a Query page of keys, then BatchWriteItem). */
 export const PURGE_PAGE_ITEMS = 100;
@@ -35,8 +35,8 @@ export interface SubscriptionAt {
  * 1. Capture, per partition, its ledgers and subscriptions, and record them as one job each (a
  *    crash from here on is finished by maintenance).
  * 2. Detach: subscription records and partition states go (each only while it is still this
- *    incarnation's), then the topic record: calls see 404, and a topic created again under the
- *    name gets new ledgers and cursors.
+ *    incarnation's), then the topic record, then the consumers of its subscriptions: calls see
+ *    404, and a topic created again under the name gets new ledgers and cursors.
  * 3. Schedule the jobs' first purge step.
  */
 export async function startTopicDeletion(
@@ -173,6 +173,11 @@ async function detachGroup(ports: UseCasePorts, jobs: readonly DeletionJob[]): P
     await ports.catalog.deleteTopic(name, { createdAtMs: topic.createdAtMs });
     forgetTopic(ports, name);
   }
+  // The consumers of the deleted subscriptions go now (a forced deletion disconnects them: their
+  // next call answers 404), not only once the backlog is purged: their cursors are still there
+  // until then, and a receive would go on handing out the deleted subscription's messages. The
+  // last step removes them again (a call in flight may have renewed a membership meanwhile).
+  await mapLimited(jobs, (job) => removeConsumers(ports, job));
   await mapLimited(jobs, (job) => ports.deletions.update({ ...job, detached: true }));
 }
 
@@ -249,6 +254,7 @@ async function removeConsumers(ports: UseCasePorts, job: DeletionJob): Promise<v
       if (record && !record.partitions.some((partition) => cursorIds.has(partition.cursorId))) continue;
       if (record) await ports.consumers.delete(consumerId);
       await ports.consumers.leave(key, consumerId);
+      forgetConsumer(ports, consumerId);
     }
   }
 }

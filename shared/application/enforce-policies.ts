@@ -141,6 +141,19 @@ async function trimPartition(
   // The cursors' pages of what went (their tombstones): every subscription is past it.
   const pages = pagesBetween(state.ledgers, trimmed.from, trimmed.to);
   for (const subscription of subscriptions) await ports.dispatch.deletePages(subscription.cursorId, pages);
+  // A reset (or a subscription created at Earliest) that moved a cursor back after the mark-deletes
+  // were read above may point at what was just deleted: what retention deleted counts as consumed
+  // (the reset checks the first kept position again after it wrote, covering the other order).
+  const consumed = positionBefore(trimmed.to);
+  for (const subscription of await ports.catalog.listSubscriptions(partition)) {
+    const head = (await ports.dispatch.readHead(subscription.cursorId))?.head;
+    if (!head || head.markDelete.compareTo(consumed) >= 0) continue;
+    await markDeleteForward(
+      engineOf(ports),
+      { partition, cursorId: subscription.cursorId, type: subscription.type },
+      consumed,
+    );
+  }
   return { entries: trimmed.entries, bytes: trimmed.bytes, pages: pages.length * subscriptions.length };
 }
 

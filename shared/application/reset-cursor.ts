@@ -95,18 +95,36 @@ export function resetCursorToMessageId(
 /**
  * Pulsar's `resetcursor` with MessageId.earliest (`-1:-1`) or MessageId.latest (`Long.MAX_VALUE`
  * twice): every partition's subscription starts over at the first entry retention kept, or at the
- * end of the log (everything published so far counts as consumed).
+ * end of the log (everything published so far counts as consumed). A `partitionIndex` (>= 0) resets
+ * that partition only, as a message id of one partition does; 412 when the topic has no such
+ * partition.
  */
 export function resetCursorToEdge(
   ports: UseCasePorts,
   request: CursorOperationRequest & {
     readonly subscriptionName: string;
     readonly edge: 'earliest' | 'latest';
+    /** -1 or absent: every partition. */
+    readonly partitionIndex?: number;
   },
 ): Promise<CursorOperationOutcome> {
+  const index = request.partitionIndex ?? -1;
   return runCursorOperation(ports, request, {
     operation: 'resetCursor',
-    target: request.edge,
+    target: index >= 0 ? `${request.edge} (partition ${index})` : request.edge,
+    ...(index >= 0
+      ? {
+          partitions: async (resolved) => {
+            const partition = resolved.partitions.find((candidate) => candidate.partitionIndex === index);
+            if (!partition) {
+              throw new PreconditionFailedError(
+                `Unable to find position ${request.edge} on ${request.topic}: it has no partition ${index}`,
+              );
+            }
+            return [partition];
+          },
+        }
+      : {}),
     move: async (target, dryRun) => {
       const state = await ports.ledger.state(target.partition);
       if (!state) throw new PreconditionFailedError(`${target.partition.toString()} has no ledger yet`);
@@ -133,9 +151,24 @@ async function resetTo(
   const readPosition = firstKept && requested.compareTo(firstKept) < 0 ? firstKept : requested;
   if (dryRun) return resetCursor(ctx, cursor, readPosition, { dryRun });
   // Under the cursor's lease: a skip (which reads the backlog, then acknowledges) never interleaves.
-  const move = await withCursorLease(ports, target.subscription.cursorId, () =>
+  let move = await withCursorLease(ports, target.subscription.cursorId, () =>
     resetCursor(ctx, cursor, readPosition),
   );
+  // A retention run that read the mark-deletes before this reset moved the cursor may have
+  // deleted past the first kept position read above: start at what it kept (retention, which
+  // checks the cursors again after it trimmed, covers the other order).
+  for (let round = 0; round < 3; round++) {
+    const kept = (await ports.ledger.state(target.partition))?.firstKept;
+    if (!kept || move.newReadPosition.compareTo(kept) >= 0) break;
+    const again = await withCursorLease(ports, target.subscription.cursorId, () =>
+      resetCursor(ctx, cursor, kept),
+    );
+    move = {
+      ...move,
+      newMarkDeletePosition: again.newMarkDeletePosition,
+      newReadPosition: again.newReadPosition,
+    };
+  }
   // Receivers that found the subscription caught up read its cursor again (Pulsar disconnects
   // them, and they read from the new read position when they reconnect).
   caughtUpMarks.forget(ports, cursor.cursorId);

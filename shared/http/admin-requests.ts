@@ -81,21 +81,25 @@ export type ResetCursorBody =
       readonly partitionIndex?: number;
       readonly isExcluded: boolean;
     }
-  /** MessageId.earliest (`-1:-1`) or MessageId.latest (`Long.MAX_VALUE` twice). */
-  | { readonly edge: 'earliest' | 'latest' };
+  /**
+   * MessageId.earliest (`-1:-1`) or MessageId.latest (`Long.MAX_VALUE` twice); with a
+   * `partitionIndex` (>= 0) on that partition only.
+   */
+  | { readonly edge: 'earliest' | 'latest'; readonly partitionIndex?: number };
 
-/** MessageId.earliest or MessageId.latest, as Pulsar's clients send them; undefined for any other id. */
+/** Long.MAX_VALUE, MessageId.latest's ledger and entry id. */
+const LONG_MAX = '9223372036854775807';
+
+/**
+ * MessageId.earliest or MessageId.latest, as Pulsar's clients send them; undefined for any other id.
+ * Exactly -1, and exactly Long.MAX_VALUE: as a string, or as the JSON number, which JSON.parse reads
+ * as 2^63 (the nearest double; a number past it is no Long and is refused as an id).
+ */
 function messageIdEdgeOf(ledgerId: unknown, entryId: unknown): 'earliest' | 'latest' | undefined {
-  const asNumber = (value: unknown) =>
-    typeof value === 'number'
-      ? value
-      : typeof value === 'string' && /^-?\d+$/.test(value)
-        ? Number(value)
-        : Number.NaN;
-  const [ledger, entry] = [asNumber(ledgerId), asNumber(entryId)];
-  if (ledger === -1 && entry === -1) return 'earliest';
-  // Long.MAX_VALUE parses to 2^63 as a JSON number; as a string it is exact.
-  if (ledger >= 2 ** 63 - 1 && entry >= 2 ** 63 - 1) return 'latest';
+  const isMinusOne = (value: unknown) => value === -1 || value === '-1';
+  const isLongMax = (value: unknown) => value === 2 ** 63 || value === LONG_MAX;
+  if (isMinusOne(ledgerId) && isMinusOne(entryId)) return 'earliest';
+  if (isLongMax(ledgerId) && isLongMax(entryId)) return 'latest';
   return undefined;
 }
 
@@ -107,11 +111,6 @@ export function resetCursorBodyOf(body: unknown): ResetCursorBody {
     );
   }
   const { ledgerId, entryId, partitionIndex, batchIndex, excluded, isExcluded } = shape;
-  const edge = messageIdEdgeOf(ledgerId, entryId);
-  if (edge) return { edge };
-  if (!isId(ledgerId) || !isId(entryId)) {
-    throw new ValidationError(`The MessageId needs a ledgerId and an entryId, got ${JSON.stringify(body)}`);
-  }
   if (
     partitionIndex !== undefined &&
     (typeof partitionIndex !== 'number' || !Number.isSafeInteger(partitionIndex) || partitionIndex < -1)
@@ -135,6 +134,14 @@ export function resetCursorBodyOf(body: unknown): ResetCursorBody {
     throw new ValidationError(
       `excluded (${excluded}) and isExcluded (${isExcluded}) disagree: send one of them (Pulsar's is excluded)`,
     );
+  }
+  // The other fields are checked for earliest and latest too: a malformed body never moves a cursor.
+  const edge = messageIdEdgeOf(ledgerId, entryId);
+  if (edge) {
+    return typeof partitionIndex === 'number' && partitionIndex >= 0 ? { edge, partitionIndex } : { edge };
+  }
+  if (!isId(ledgerId) || !isId(entryId)) {
+    throw new ValidationError(`The MessageId needs a ledgerId and an entryId, got ${JSON.stringify(body)}`);
   }
   return {
     position: Position.of(ledgerId, entryId),

@@ -147,6 +147,24 @@ describe('topic and subscription deletion (resumable jobs)', () => {
     expect(await w.catalog.listSubscriptions(topic.partition(0))).toEqual([]);
   });
 
+  it.each([
+    ['subscription', (w: World) => deleteSubscription(w.ports, admin, topic, 'billing', { force: true })],
+    ['topic', (w: World) => deleteTopic(w.ports, admin, topic, { force: true })],
+  ])('a forced %s deletion disconnects the connected consumer: its next call answers 404, before any job ran', async (_what, forced) => {
+    const w = world();
+    const stored = await populated(w, 100);
+
+    await forced(w);
+
+    await expect(receiveMessages(w.ports, admin, stored.consumerId, 100, 0)).rejects.toThrow(
+      expect.objectContaining({ name: 'NotFoundError' }),
+    );
+    expect(await w.consumers.get(stored.consumerId)).toBeUndefined();
+    // The jobs still purge the rest.
+    await drainScheduler(w);
+    expect(w.consumers.records.size).toBe(0);
+  });
+
   it('a consumer whose lease lapsed does not hold a deletion back', async () => {
     const w = world();
     await populated(w, 10);

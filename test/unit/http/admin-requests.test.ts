@@ -42,6 +42,31 @@ describe('resetCursorBodyOf', () => {
     expect(() => resetCursorBodyOf({ ledgerId: -1, entryId: 0 })).toThrow();
   });
 
+  it.each([
+    [
+      'ids past Long.MAX_VALUE, as strings',
+      { ledgerId: '99999999999999999999999', entryId: '99999999999999999999999' },
+    ],
+    ['ids past Long.MAX_VALUE, as numbers', { ledgerId: 1e300, entryId: 1e300 }],
+    ['-1 with a leading zero', { ledgerId: '-01', entryId: '-1' }],
+    ['earliest with a non-boolean excluded', { ledgerId: -1, entryId: -1, excluded: 'yes' }],
+    [
+      'latest with a partitionIndex below -1',
+      { ledgerId: '9223372036854775807', entryId: '9223372036854775807', partitionIndex: -5 },
+    ],
+    ['earliest with a batchIndex', { ledgerId: -1, entryId: -1, batchIndex: 3 }],
+  ])('%s: 400, never MessageId.earliest or latest (the cursor stays)', (_label, body) => {
+    expect(() => resetCursorBodyOf(body)).toThrow(
+      expect.objectContaining({ name: expect.stringMatching(/ValidationError|InvalidPositionError/) }),
+    );
+  });
+
+  it('Long.MAX_VALUE - 1 as a string is an id (the topic has no such ledger: 412 later), not latest', () => {
+    expect(
+      resetCursorBodyOf({ ledgerId: '9223372036854775806', entryId: '9223372036854775806' }),
+    ).not.toHaveProperty('edge');
+  });
+
   it('refuses a non-boolean, or `excluded` and `isExcluded` that disagree', () => {
     expect(() => resetCursorBodyOf({ ledgerId: 3, entryId: 15, excluded: 'yes' })).toThrow(
       'excluded must be true or false',

@@ -139,7 +139,9 @@ export async function runIdleConsumer(
   const heartbeat = callCost(await stack.usage(), options.consumers * options.heartbeats);
   for (const { consumerId, topicPath } of consumers) {
     await stack.call('DELETE', `/consumers/${consumerId}`);
-    await stack.call('DELETE', `/admin/v2${topicPath}`, undefined, [204, 200, 404, 409, 412]).catch(() => {});
+    await stack
+      .call('DELETE', `/admin/v2${topicPath}?force=true`, undefined, [204, 200, 404, 409])
+      .catch(() => {});
   }
   return {
     subscriptionType: 'Exclusive',

@@ -123,7 +123,9 @@ export async function runLifecycle(stack: BenchStack, options: LifecycleRunOptio
   progress.finish();
   const usage = await stack.usage();
   for (const consumerId of consumers) await stack.call('DELETE', `/consumers/${consumerId}`);
-  await stack.call('DELETE', `/admin/v2${topicPath}`, undefined, [204, 200, 404, 409, 412]).catch(() => {});
+  await stack
+    .call('DELETE', `/admin/v2${topicPath}?force=true`, undefined, [204, 200, 404, 409])
+    .catch(() => {});
   return {
     messages: options.messages,
     seconds,

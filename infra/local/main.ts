@@ -19,7 +19,8 @@ quietAwsSdkNodeWarning();
 
 const port = Number(process.env.PORT ?? 8080);
 const dataDir = process.env.ACKLINE_DATA_DIR || '.ackline';
-const host = process.env.HOST || '127.0.0.1';
+// `[::1]` as in a URL is `::1` to listen on.
+const host = (process.env.HOST || '127.0.0.1').replace(/^\[(.*)\]$/, '$1');
 
 if (!Number.isInteger(port) || port < 0 || port > 65535) {
   console.error(`ackline: PORT must be an integer from 0 to 65535, got '${process.env.PORT}'`);

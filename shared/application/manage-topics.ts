@@ -121,11 +121,10 @@ export async function deleteTopic(
     );
   }
   if (!options.force) {
-    const names = new Set<string>();
-    for (const partition of resolved.partitions) {
-      for (const subscription of await ports.catalog.listSubscriptions(partition))
-        names.add(subscription.name);
-    }
+    const listed = await Promise.all(
+      resolved.partitions.map((partition) => ports.catalog.listSubscriptions(partition)),
+    );
+    const names = new Set(listed.flat().map((subscription) => subscription.name));
     await requireNoConnectedConsumers(ports, topic, [...names], 'Topic');
   }
   await startTopicDeletion(ports, resolved.record, resolved.partitions);

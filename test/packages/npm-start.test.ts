@@ -127,8 +127,11 @@ describe('npm start', () => {
     child.kill('SIGTERM');
   });
 
-  it('binds IPv6 loopback with HOST=::1 and announces a URL a client can call', async () => {
-    const { child, output } = await npmStart({ HOST: '::1' });
+  it.each([
+    '::1',
+    '[::1]',
+  ])('binds IPv6 loopback with HOST=%s and announces a URL a client can call', async (host) => {
+    const { child, output } = await npmStart({ HOST: host });
     const url = /ackline ready on (http:\/\/\[::1\]:\d+)/.exec(output())?.[1];
     expect(url, output()).toBeDefined();
     expect(output()).not.toContain('warning');

@@ -8,9 +8,7 @@ import { maintainSubscriptions } from '../../../shared/application/maintain-subs
 import { getPolicy, setMessageTTL, setRetention } from '../../../shared/application/manage-policies.ts';
 import { createSubscription } from '../../../shared/application/manage-subscriptions.ts';
 import { createTopic } from '../../../shared/application/manage-topics.ts';
-import type { UseCasePorts } from '../../../shared/application/ports.ts';
 import type { Principal } from '../../../shared/application/principal.ts';
-import { publishMessages } from '../../../shared/application/publish-messages.ts';
 import {
   resetCursorToEdge,
   resetCursorToMessageId,
@@ -18,7 +16,6 @@ import {
 } from '../../../shared/application/reset-cursor.ts';
 import { subscribeConsumer } from '../../../shared/application/subscribe-consumer.ts';
 import { getInternalStats, getTopicStats } from '../../../shared/application/topic-stats.ts';
-import { RoundRobinRouter } from '../../../shared/domain/message-router.ts';
 import { Position } from '../../../shared/domain/position.ts';
 import { planRetention, type StoredBatch } from '../../../shared/domain/retention-plan.ts';
 import { TopicName } from '../../../shared/domain/topic-name.ts';
@@ -26,6 +23,7 @@ import { InMemoryConsumerRegistry } from '../../support/in-memory-consumer-regis
 import { inMemoryPorts } from '../../support/in-memory-ports.ts';
 import { InMemoryScheduler } from '../../support/in-memory-scheduler.ts';
 import { ManualClock } from '../../support/manual-clock.ts';
+import { consumeAll, publishPayloads } from '../../support/use-case-steps.ts';
 
 const admin: Principal = { role: 'admin', superuser: true };
 const T0 = 1_700_000_000_000;
@@ -44,31 +42,6 @@ function world() {
     return enforcePolicies(ports, { deadlineMs: clock.nowMs() + 60_000 });
   };
   return { clock, ports, run };
-}
-
-async function publish(ports: UseCasePorts, topic: TopicName, payloads: readonly string[]) {
-  await publishMessages(
-    ports,
-    admin,
-    topic,
-    payloads.map((payload) => ({ payload, properties: {} })),
-    new RoundRobinRouter(0),
-  );
-}
-
-/** Receives and acknowledges everything there is. */
-async function consumeAll(ports: UseCasePorts, consumerId: string) {
-  for (;;) {
-    const batch = await receiveMessages(ports, admin, consumerId, 100, 0);
-    if (batch.length === 0) return;
-    await acknowledgeMessages(
-      ports,
-      admin,
-      consumerId,
-      [],
-      batch.map((m) => m.deliveryHandle),
-    );
-  }
 }
 
 describe('planRetention (Pulsar: deleted when consumed and past the time or over the size)', () => {
@@ -116,9 +89,9 @@ describe('message TTL', () => {
     await createTopic(ports, admin, topic, 0);
     await createSubscription(ports, admin, topic, 'a', 'Shared', 'Earliest');
     await createSubscription(ports, admin, topic, 'b', 'Exclusive', 'Earliest');
-    await publish(ports, topic, ['o1', 'o2', 'o3']);
+    await publishPayloads(ports, admin, topic, ['o1', 'o2', 'o3']);
     clock.advance(120_000);
-    await publish(ports, topic, ['n1', 'n2']);
+    await publishPayloads(ports, admin, topic, ['n1', 'n2']);
     clock.advance(10_000);
     await setMessageTTL(ports, admin, { namespace: 'tenant/ns' }, 60);
 
@@ -147,19 +120,21 @@ describe('retention', () => {
       initialPosition: 'Earliest',
       policy: {},
     });
-    await publish(
+    await publishPayloads(
       ports,
+      admin,
       topic,
       Array.from({ length: 250 }, (_, i) => `old-${i}`.padEnd(10, '.')),
     );
     clock.advance(120_000);
-    await publish(
+    await publishPayloads(
       ports,
+      admin,
       topic,
       Array.from({ length: 50 }, (_, i) => `new-${i}`.padEnd(10, '.')),
     );
-    await consumeAll(ports, consumerId);
-    await publish(ports, topic, ['unread'.padEnd(10, '.')]);
+    await consumeAll(ports, admin, consumerId);
+    await publishPayloads(ports, admin, topic, ['unread'.padEnd(10, '.')]);
     await setRetention(ports, admin, { topic }, { retentionTimeInMinutes: 1, retentionSizeInMB: -1 });
     const before = await getTopicStats(ports, admin, topic);
     expect(before.storageSize).toBe(3_010);
@@ -205,9 +180,9 @@ describe('retention', () => {
       policy: {},
     });
     const half = 'x'.repeat(MB / 2);
-    await publish(ports, topic, [half, half, half]);
-    await consumeAll(ports, consumerId);
-    await publish(ports, topic, [half]);
+    await publishPayloads(ports, admin, topic, [half, half, half]);
+    await consumeAll(ports, admin, consumerId);
+    await publishPayloads(ports, admin, topic, [half]);
     await setRetention(
       ports,
       admin,
@@ -234,7 +209,7 @@ describe('retention', () => {
     const { ports, run } = world();
     const topic = TopicName.parse('persistent://tenant/ns/nosub');
     await createTopic(ports, admin, topic, 2);
-    await publish(ports, topic, ['a', 'b', 'c', 'd']);
+    await publishPayloads(ports, admin, topic, ['a', 'b', 'c', 'd']);
     expect(await run()).toMatchObject({ partitions: 0, trimmedEntries: 0 });
     await setRetention(ports, admin, { topic }, { retentionTimeInMinutes: 0, retentionSizeInMB: 0 });
     expect(await run()).toMatchObject({ partitions: 2, trimmedEntries: 4 });
@@ -251,13 +226,13 @@ describe('retention', () => {
       initialPosition: 'Earliest',
       policy: {},
     });
-    await publish(ports, topic, ['gone-0', 'gone-1', 'gone-2']);
+    await publishPayloads(ports, admin, topic, ['gone-0', 'gone-1', 'gone-2']);
     clock.advance(1_000);
-    await consumeAll(ports, consumerId);
+    await consumeAll(ports, admin, consumerId);
     await setRetention(ports, admin, { topic }, { retentionTimeInMinutes: 0, retentionSizeInMB: 0 });
     expect((await run()).trimmedEntries).toBe(3);
-    await publish(ports, topic, ['kept-0', 'kept-1']);
-    await consumeAll(ports, consumerId);
+    await publishPayloads(ports, admin, topic, ['kept-0', 'kept-1']);
+    await consumeAll(ports, admin, consumerId);
     const ledgerId = (await ports.ledger.state(topic))?.ledgers[0]?.ledgerId as bigint;
     const request = { topic, subscriptionName: 'sub', dryRun: false, principal: admin, requestId: 'r' };
     const rewinds = [

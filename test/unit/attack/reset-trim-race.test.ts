@@ -2,45 +2,23 @@
 // mark-delete before the reset moved it) then deletes past it. The rewound cursor must not be
 // left pointing at deleted entries: what the reset re-delivers is what retention kept, at once.
 import { describe, expect, it } from 'vitest';
-import { acknowledgeMessages } from '../../../shared/application/consumers/consumer-acks.ts';
 import { receiveMessages } from '../../../shared/application/consumers/receive-messages.ts';
 import { enforcePolicies } from '../../../shared/application/enforce-policies.ts';
 import { maintainSubscriptions } from '../../../shared/application/maintain-subscriptions.ts';
 import { setRetention } from '../../../shared/application/manage-policies.ts';
-import type { UseCasePorts } from '../../../shared/application/ports.ts';
 import type { Principal } from '../../../shared/application/principal.ts';
-import { publishMessages } from '../../../shared/application/publish-messages.ts';
 import { resetCursorToEdge } from '../../../shared/application/reset-cursor.ts';
 import { subscribeConsumer } from '../../../shared/application/subscribe-consumer.ts';
 import { getTopicStats } from '../../../shared/application/topic-stats.ts';
-import { RoundRobinRouter } from '../../../shared/domain/message-router.ts';
 import { TopicName } from '../../../shared/domain/topic-name.ts';
 import { InMemoryConsumerRegistry } from '../../support/in-memory-consumer-registry.ts';
 import { inMemoryPorts } from '../../support/in-memory-ports.ts';
 import { InMemoryScheduler } from '../../support/in-memory-scheduler.ts';
 import { ManualClock } from '../../support/manual-clock.ts';
+import { consumeAll, publishPayloads } from '../../support/use-case-steps.ts';
 
 const admin: Principal = { role: 'admin', superuser: true };
 const topic = TopicName.parse('persistent://tenant/ns/reset-trim-race');
-
-async function publish(ports: UseCasePorts, payloads: readonly string[]) {
-  await publishMessages(
-    ports,
-    admin,
-    topic,
-    payloads.map((payload) => ({ payload, properties: {} })),
-    new RoundRobinRouter(0),
-  );
-}
-
-async function consumeAll(ports: UseCasePorts, consumerId: string) {
-  for (;;) {
-    const batch = await receiveMessages(ports, admin, consumerId, 100, 0);
-    if (batch.length === 0) return;
-    const handles = batch.map((m) => m.deliveryHandle);
-    await acknowledgeMessages(ports, admin, consumerId, [], handles);
-  }
-}
 
 describe('reset to earliest racing a retention run', () => {
   it.each([
@@ -63,9 +41,9 @@ describe('reset to earliest racing a retention run', () => {
       initialPosition: 'Earliest',
       policy: {},
     });
-    await publish(ports, ['gone-0', 'gone-1', 'gone-2']);
-    await publish(ports, ['kept-0', 'kept-1']);
-    await consumeAll(ports, consumerId);
+    await publishPayloads(ports, admin, topic, ['gone-0', 'gone-1', 'gone-2']);
+    await publishPayloads(ports, admin, topic, ['kept-0', 'kept-1']);
+    await consumeAll(ports, admin, consumerId);
     await maintainSubscriptions(ports, { deadlineMs: clock.nowMs() + 60_000 });
     await setRetention(ports, admin, { topic }, { retentionTimeInMinutes: 0, retentionSizeInMB: 0 });
     const request = { topic, subscriptionName: 'sub', dryRun: false, principal: admin, requestId: 'r' };
@@ -105,7 +83,7 @@ describe('reset to earliest racing a retention run', () => {
     const again = await receiveMessages(ports, admin, consumerId, 100, 0);
     expect(again.map((m) => m.payload)).toEqual([]);
     expect((await getTopicStats(ports, admin, topic)).subscriptions.sub?.msgBacklog).toBe(0);
-    await publish(ports, ['new']);
+    await publishPayloads(ports, admin, topic, ['new']);
     const next = await receiveMessages(ports, admin, consumerId, 100, 0);
     expect(next.map((m) => m.payload)).toEqual(['new']);
   });

@@ -1,0 +1,42 @@
+import { acknowledgeMessages } from '../../shared/application/consumers/consumer-acks.ts';
+import { receiveMessages } from '../../shared/application/consumers/receive-messages.ts';
+import type { UseCasePorts } from '../../shared/application/ports.ts';
+import type { Principal } from '../../shared/application/principal.ts';
+import { publishMessages } from '../../shared/application/publish-messages.ts';
+import { RoundRobinRouter } from '../../shared/domain/message-router.ts';
+import type { TopicName } from '../../shared/domain/topic-name.ts';
+
+/** Publishes `payloads` as one call (one stored batch), round-robin from partition 0. */
+export async function publishPayloads(
+  ports: UseCasePorts,
+  principal: Principal,
+  topic: TopicName,
+  payloads: readonly string[],
+): Promise<void> {
+  await publishMessages(
+    ports,
+    principal,
+    topic,
+    payloads.map((payload) => ({ payload, properties: {} })),
+    new RoundRobinRouter(0),
+  );
+}
+
+/** Receives (short polls) and acknowledges everything there is for the consumer. */
+export async function consumeAll(
+  ports: UseCasePorts,
+  principal: Principal,
+  consumerId: string,
+): Promise<void> {
+  for (;;) {
+    const batch = await receiveMessages(ports, principal, consumerId, 100, 0);
+    if (batch.length === 0) return;
+    await acknowledgeMessages(
+      ports,
+      principal,
+      consumerId,
+      [],
+      batch.map((m) => m.deliveryHandle),
+    );
+  }
+}

@@ -3,6 +3,7 @@ import { receiveMessages } from '../../shared/application/consumers/receive-mess
 import type { UseCasePorts } from '../../shared/application/ports.ts';
 import type { Principal } from '../../shared/application/principal.ts';
 import { publishMessages } from '../../shared/application/publish-messages.ts';
+import { subscribeConsumer } from '../../shared/application/subscribe-consumer.ts';
 import { RoundRobinRouter } from '../../shared/domain/message-router.ts';
 import type { TopicName } from '../../shared/domain/topic-name.ts';
 
@@ -39,4 +40,20 @@ export async function consumeAll(
       batch.map((m) => m.deliveryHandle),
     );
   }
+}
+
+/** A consumer of a Shared subscription `sub` created at Earliest, default policy; its id. */
+export async function sharedEarliestConsumer(
+  ports: UseCasePorts,
+  principal: Principal,
+  topic: TopicName,
+): Promise<string> {
+  const { consumerId } = await subscribeConsumer(ports, principal, {
+    topic,
+    subscription: 'sub',
+    subscriptionType: 'Shared',
+    initialPosition: 'Earliest',
+    policy: {},
+  });
+  return consumerId;
 }

@@ -14,7 +14,6 @@ import {
   resetCursorToMessageId,
   resetCursorToTimestamp,
 } from '../../../shared/application/reset-cursor.ts';
-import { subscribeConsumer } from '../../../shared/application/subscribe-consumer.ts';
 import { getInternalStats, getTopicStats } from '../../../shared/application/topic-stats.ts';
 import { Position } from '../../../shared/domain/position.ts';
 import { planRetention, type StoredBatch } from '../../../shared/domain/retention-plan.ts';
@@ -23,7 +22,7 @@ import { InMemoryConsumerRegistry } from '../../support/in-memory-consumer-regis
 import { inMemoryPorts } from '../../support/in-memory-ports.ts';
 import { InMemoryScheduler } from '../../support/in-memory-scheduler.ts';
 import { ManualClock } from '../../support/manual-clock.ts';
-import { consumeAll, publishPayloads } from '../../support/use-case-steps.ts';
+import { consumeAll, publishPayloads, sharedEarliestConsumer } from '../../support/use-case-steps.ts';
 
 const admin: Principal = { role: 'admin', superuser: true };
 const T0 = 1_700_000_000_000;
@@ -113,13 +112,7 @@ describe('retention', () => {
   it('time: deletes what every subscription consumed and is older, and their cursor pages; storage is what is kept', async () => {
     const { clock, ports, run } = world();
     const topic = TopicName.parse('persistent://tenant/ns/retain');
-    const { consumerId } = await subscribeConsumer(ports, admin, {
-      topic,
-      subscription: 'sub',
-      subscriptionType: 'Shared',
-      initialPosition: 'Earliest',
-      policy: {},
-    });
+    const consumerId = await sharedEarliestConsumer(ports, admin, topic);
     await publishPayloads(
       ports,
       admin,
@@ -172,13 +165,7 @@ describe('retention', () => {
   it('size: keeps what the size allows of what was consumed; never what a subscription still needs', async () => {
     const { ports, run } = world();
     const topic = TopicName.parse('persistent://tenant/ns/sized');
-    const { consumerId } = await subscribeConsumer(ports, admin, {
-      topic,
-      subscription: 'sub',
-      subscriptionType: 'Shared',
-      initialPosition: 'Earliest',
-      policy: {},
-    });
+    const consumerId = await sharedEarliestConsumer(ports, admin, topic);
     const half = 'x'.repeat(MB / 2);
     await publishPayloads(ports, admin, topic, [half, half, half]);
     await consumeAll(ports, admin, consumerId);
@@ -219,13 +206,7 @@ describe('retention', () => {
   it('a reset to before what retention deleted starts at the first kept entry: a deleted message is never delivered again', async () => {
     const { clock, ports, run } = world();
     const topic = TopicName.parse('persistent://tenant/ns/reset-after-trim');
-    const { consumerId } = await subscribeConsumer(ports, admin, {
-      topic,
-      subscription: 'sub',
-      subscriptionType: 'Shared',
-      initialPosition: 'Earliest',
-      policy: {},
-    });
+    const consumerId = await sharedEarliestConsumer(ports, admin, topic);
     await publishPayloads(ports, admin, topic, ['gone-0', 'gone-1', 'gone-2']);
     clock.advance(1_000);
     await consumeAll(ports, admin, consumerId);

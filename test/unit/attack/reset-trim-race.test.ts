@@ -8,14 +8,13 @@ import { maintainSubscriptions } from '../../../shared/application/maintain-subs
 import { setRetention } from '../../../shared/application/manage-policies.ts';
 import type { Principal } from '../../../shared/application/principal.ts';
 import { resetCursorToEdge } from '../../../shared/application/reset-cursor.ts';
-import { subscribeConsumer } from '../../../shared/application/subscribe-consumer.ts';
 import { getTopicStats } from '../../../shared/application/topic-stats.ts';
 import { TopicName } from '../../../shared/domain/topic-name.ts';
 import { InMemoryConsumerRegistry } from '../../support/in-memory-consumer-registry.ts';
 import { inMemoryPorts } from '../../support/in-memory-ports.ts';
 import { InMemoryScheduler } from '../../support/in-memory-scheduler.ts';
 import { ManualClock } from '../../support/manual-clock.ts';
-import { consumeAll, publishPayloads } from '../../support/use-case-steps.ts';
+import { consumeAll, publishPayloads, sharedEarliestConsumer } from '../../support/use-case-steps.ts';
 
 const admin: Principal = { role: 'admin', superuser: true };
 const topic = TopicName.parse('persistent://tenant/ns/reset-trim-race');
@@ -34,13 +33,7 @@ describe('reset to earliest racing a retention run', () => {
       consumers: new InMemoryConsumerRegistry(),
       scheduler: new InMemoryScheduler(),
     });
-    const { consumerId } = await subscribeConsumer(ports, admin, {
-      topic,
-      subscription: 'sub',
-      subscriptionType: 'Shared',
-      initialPosition: 'Earliest',
-      policy: {},
-    });
+    const consumerId = await sharedEarliestConsumer(ports, admin, topic);
     await publishPayloads(ports, admin, topic, ['gone-0', 'gone-1', 'gone-2']);
     await publishPayloads(ports, admin, topic, ['kept-0', 'kept-1']);
     await consumeAll(ports, admin, consumerId);

@@ -521,6 +521,25 @@ describe('skip', () => {
     expect(backlogs).toEqual({ sub: 2 });
   });
 
+  it("answers 405 on a partitioned topic's name, as Pulsar, and skips on a partition's name", async () => {
+    const topic = TopicRef.unique('skippartitioned');
+    await api.createTopic(topic, 2);
+    await api.createSubscription(topic, 'sub');
+    await api.produceMany(topic, 6);
+    const before = await api.stats(topic);
+
+    const refused = await api.send('POST', `${topic.adminPath}/subscription/sub/skip/1`);
+
+    expect(refused.status).toBe(405);
+    expect(refused.body).toEqual({ reason: expect.stringContaining('partitioned topic') });
+    expect(await api.backlogs(topic)).toEqual({ sub: before.subscriptions.sub?.msgBacklog });
+    const partition = topic.partition(0);
+    const partitionBacklog = (await api.backlogs(partition)).sub as number;
+    await api.expectStatus(204, 'POST', `${partition.adminPath}/subscription/sub/skip/1`);
+    expect(await api.backlogs(partition)).toEqual({ sub: partitionBacklog - 1 });
+    expect(await api.backlogs(topic)).toEqual({ sub: (before.subscriptions.sub?.msgBacklog ?? 0) - 1 });
+  });
+
   it('skipping more than the backlog empties it', async () => {
     const topic = TopicRef.unique('skipall');
     await api.createTopic(topic);

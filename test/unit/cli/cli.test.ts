@@ -546,6 +546,19 @@ describe('ackline-admin issue 13 commands', () => {
       '{"ledgerId":-1,"entryId":-1}',
     ],
     [
+      // MessageId.earliest as pulsar-admin parses it (-1:-1, and -1:-1:-1 as a client prints it).
+      ['topics', 'reset-cursor', 't/ns/x', '-s', 'billing', '-m', '-1:-1'],
+      'POST',
+      '/admin/v2/persistent/t/ns/x/subscription/billing/resetcursor',
+      '{"ledgerId":-1,"entryId":-1}',
+    ],
+    [
+      ['topics', 'reset-cursor', 't/ns/x', '-s', 'billing', '-m', '-1:-1:-1'],
+      'POST',
+      '/admin/v2/persistent/t/ns/x/subscription/billing/resetcursor',
+      '{"ledgerId":-1,"entryId":-1}',
+    ],
+    [
       ['topics', 'reset-cursor', 't/ns/x', '-s', 'billing', '-m', 'latest'],
       'POST',
       '/admin/v2/persistent/t/ns/x/subscription/billing/resetcursor',

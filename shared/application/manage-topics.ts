@@ -97,7 +97,7 @@ export async function listTopics(
 }
 
 /**
- * Delete a topic with its partitions, subscriptions, cursors, messages and policies. Returns within a few
+ * Delete a topic with its partitions, subscriptions, cursors, messages, policies and grants. Returns within a few
  * seconds whatever the backlog (see startTopicDeletion): the names are detached at once (calls
  * see 404, and a topic created again under the name starts empty, on new ledgers), and deletion
  * jobs purge the rest page by page; maintenance finishes a job whose call or step crashed.
@@ -134,5 +134,11 @@ export async function deleteTopic(
   const scope = { topic: resolved.record.topic.toString() };
   if (await ports.policies.get(scope)) {
     await ports.policies.update(scope, { retention: null, messageTTLInSeconds: null });
+  }
+  // So do its grants (Pulsar's deleteTopicAuthentication, and for a partitioned topic
+  // removePartitionsAuthenticationPolicies): a topic created again does not hand them back.
+  const grantsOf = topic.partitionedTopicName.toString();
+  for (const role of Object.keys(await ports.permissions.list(grantsOf))) {
+    await ports.permissions.revoke(grantsOf, role);
   }
 }

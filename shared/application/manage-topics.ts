@@ -79,6 +79,21 @@ export async function getPartitionedMetadata(
   return { partitions: resolved.record.partitions };
 }
 
+/** Full names of a namespace's partitioned topics, by their own names (Pulsar's getPartitionedTopicList). */
+export async function listPartitionedTopics(
+  ports: UseCasePorts,
+  principal: Principal | undefined,
+  domain: TopicName['domain'],
+  namespaceName: string,
+): Promise<string[]> {
+  requireSuperuser(principal, 'listing topics');
+  const records = await ports.catalog.listTopics(domain, namespaceName);
+  return records
+    .filter((record) => record.partitions > 0)
+    .map((record) => record.topic.toString())
+    .sort();
+}
+
 /** Full names of a namespace's topics, a partitioned topic by its partitions' names (as Pulsar lists them). */
 export async function listTopics(
   ports: UseCasePorts,

@@ -141,6 +141,17 @@ export function registerTopicsCommands(program: Command, context: CliContext): C
 
   withExamples(
     topics
+      .command('list-partitioned-topics')
+      .description('List the partitioned topics of a namespace by their own names, one per line')
+      .argument('<namespace>', 'tenant/namespace')
+      .action(async (namespace: string) => {
+        context.printList(await topicsApi().getPartitionedTopicList(namespace));
+      }),
+    'topics list-partitioned-topics my-tenant/my-ns',
+  );
+
+  withExamples(
+    topics
       .command('delete')
       .description('Delete a topic')
       .argument('<topic>', TOPIC_ARGUMENT)

@@ -144,6 +144,21 @@ describe('topics', () => {
     expect(peeked.body).toMatchObject({ messageId: fresh, payload: 'new0' });
   });
 
+  it("lists a namespace's partitioned topics by their own names (GET .../partitioned, pulsar-admin list-partitioned-topics)", async () => {
+    const namespace = NamespaceRef.unique('plist');
+    const parted = namespace.topic('parted');
+    await api.createTopic(parted, 2);
+    await api.createTopic(namespace.topic('plain'));
+    await api.createTopic(namespace.topic('another'), 3);
+
+    const listed = await api.send('GET', `${namespace.adminPath()}/partitioned`);
+    const empty = await api.send('GET', `${NamespaceRef.unique('pnone').adminPath()}/partitioned`);
+
+    expect(listed.status).toBe(200);
+    expect(listed.body).toEqual([namespace.topic('another').name, parted.name]);
+    expect(empty.body).toEqual([]);
+  });
+
   it('deletes a partitioned topic with every partition', async () => {
     const topic = TopicRef.unique('delparted');
     await api.createTopic(topic, 2);

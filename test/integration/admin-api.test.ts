@@ -213,6 +213,30 @@ describe('subscriptions', () => {
     expect(stats.subscriptions.billing?.type).toBe('Key_Shared');
   });
 
+  it.each([
+    ['non-partitioned', 0],
+    ['partitioned', 3],
+  ])('creates a subscription once under concurrent creations of a %s topic: one 204, the others 409', async (_label, partitions) => {
+    const topic = TopicRef.unique('subrace');
+    await api.createTopic(topic, partitions);
+    await api.produceMany(partitions > 0 ? topic.partition(0) : topic, 2);
+
+    const results = await Promise.all(
+      ['Earliest', 'Latest', 'Earliest', 'Latest', 'Earliest', 'Latest'].map((initialPosition) =>
+        api.send('PUT', `${topic.adminPath}/subscription/sub?subscriptionType=Shared`, {
+          body: { initialPosition },
+        }),
+      ),
+    );
+
+    const statuses = results.map((result) => result.status).sort();
+    expect(statuses).toEqual([204, 409, 409, 409, 409, 409]);
+    expect(results.filter((result) => result.status === 409).map((result) => result.body)).toEqual(
+      Array(5).fill({ reason: expect.stringContaining('already exists') }),
+    );
+    expect(await api.send('GET', `${topic.adminPath}/subscriptions`)).toMatchObject({ body: ['sub'] });
+  });
+
   it('starts an Earliest subscription before the backlog and a Latest one after it', async () => {
     const topic = TopicRef.unique('initial');
     await api.createTopic(topic);

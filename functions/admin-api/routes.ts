@@ -38,6 +38,7 @@ import {
   createTopic,
   deleteTopic,
   getPartitionedMetadata,
+  listPartitionedTopics,
   listTopics,
 } from '../../shared/application/manage-topics.ts';
 import { getMessageById, peekMessage } from '../../shared/application/read-messages.ts';
@@ -304,14 +305,18 @@ export function adminRoutes(deps: Dependencies): Route[] {
       method: 'GET',
       path: V2,
       handler: async (request) => {
-        const { domain } = request.params;
-        if (domain !== 'persistent' && domain !== 'non-persistent') {
-          throw new NotFoundError(`No route for ${request.method} ${request.path}`);
-        }
-        const namespace = TopicName.parse(
-          `${domain}://${request.params.tenant}/${request.params.namespace}/x`,
-        );
+        const namespace = namespaceOfListing(request);
         return ok(await listTopics(ports, request.principal, namespace.domain, namespace.namespaceName));
+      },
+    },
+    {
+      method: 'GET',
+      path: `${V2}/partitioned`,
+      handler: async (request) => {
+        const namespace = namespaceOfListing(request);
+        return ok(
+          await listPartitionedTopics(ports, request.principal, namespace.domain, namespace.namespaceName),
+        );
       },
     },
     {
@@ -613,6 +618,15 @@ function decode(value: string | undefined): string {
 
 function namespaceNameOf(request: HttpRequest): NamespaceName {
   return NamespaceName.of(request.params.tenant as string, request.params.namespace as string);
+}
+
+/** The namespace of `GET /admin/v2/{domain}/{tenant}/{namespace}[/partitioned]`, as a probe topic name. */
+function namespaceOfListing(request: HttpRequest): TopicName {
+  const { domain } = request.params;
+  if (domain !== 'persistent' && domain !== 'non-persistent') {
+    throw new NotFoundError(`No route for ${request.method} ${request.path}`);
+  }
+  return TopicName.parse(`${domain}://${request.params.tenant}/${request.params.namespace}/x`);
 }
 
 function namespaceOf(request: HttpRequest): { namespace: string } {

@@ -34,7 +34,14 @@ export async function createSubscription(
       throw new SubscriptionAlreadyExistsError(topic.toString(), name);
     }
   }
-  await ensureSubscriptions(ports, resolved.partitions, name, type, initialPosition);
+  // Concurrent creations all pass the check above: the one that made the first partition's
+  // subscription answers 204, the others (after making sure every partition has it) 409, as Pulsar
+  // answers a creation of a subscription that exists; theirs may have asked another position.
+  const created = new Set<string>();
+  await ensureSubscriptions(ports, resolved.partitions, name, type, initialPosition, created);
+  if (!created.has((resolved.partitions[0] as TopicName).toString())) {
+    throw new SubscriptionAlreadyExistsError(topic.toString(), name);
+  }
 }
 
 /** Subscription names of the topic (of its first partition: they are created on all of them). */

@@ -79,6 +79,21 @@ export async function getPartitionedMetadata(
   return { partitions: resolved.record.partitions };
 }
 
+/** Full names of a namespace's partitioned topics, by their own names (Pulsar's getPartitionedTopicList). */
+export async function listPartitionedTopics(
+  ports: UseCasePorts,
+  principal: Principal | undefined,
+  domain: TopicName['domain'],
+  namespaceName: string,
+): Promise<string[]> {
+  requireSuperuser(principal, 'listing topics');
+  const records = await ports.catalog.listTopics(domain, namespaceName);
+  return records
+    .filter((record) => record.partitions > 0)
+    .map((record) => record.topic.toString())
+    .sort();
+}
+
 /** Full names of a namespace's topics, a partitioned topic by its partitions' names (as Pulsar lists them). */
 export async function listTopics(
   ports: UseCasePorts,
@@ -97,7 +112,7 @@ export async function listTopics(
 }
 
 /**
- * Delete a topic with its partitions, subscriptions, cursors, messages and policies. Returns within a few
+ * Delete a topic with its partitions, subscriptions, cursors, messages, policies and grants. Returns within a few
  * seconds whatever the backlog (see startTopicDeletion): the names are detached at once (calls
  * see 404, and a topic created again under the name starts empty, on new ledgers), and deletion
  * jobs purge the rest page by page; maintenance finishes a job whose call or step crashed.
@@ -133,5 +148,11 @@ export async function deleteTopic(
   const scope = { topic: resolved.record.topic.toString() };
   if (await ports.policies.get(scope)) {
     await ports.policies.update(scope, { retention: null, messageTTLInSeconds: null });
+  }
+  // So do its grants (Pulsar's deleteTopicAuthentication, and for a partitioned topic
+  // removePartitionsAuthenticationPolicies): a topic created again does not hand them back.
+  const grantsOf = topic.partitionedTopicName.toString();
+  for (const role of Object.keys(await ports.permissions.list(grantsOf))) {
+    await ports.permissions.revoke(grantsOf, role);
   }
 }

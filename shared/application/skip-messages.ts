@@ -1,4 +1,4 @@
-import { ValidationError } from '../domain/errors.ts';
+import { MethodNotAllowedError, ValidationError } from '../domain/errors.ts';
 import type { Position } from '../domain/position.ts';
 import type { TopicName } from '../domain/topic-name.ts';
 import { markSubscriptionActive } from './activity.ts';
@@ -15,8 +15,10 @@ import {
 } from './topic-lookup.ts';
 
 /**
- * Skip the first `count` messages of the subscription's backlog (on every
- * partition the call addresses, as Pulsar's skip on a partitioned topic).
+ * Skip the first `count` messages of the subscription's backlog. As Pulsar's
+ * `internalSkipMessages`, a partitioned topic's own name answers 405 (skip one
+ * of its partitions by the partition's name): "the first N" has no order across
+ * partitions, and skipping N on each would skip N times the partitions.
  * Under the cursor's lease (concurrent skips must not pick the same entries):
  * 1. load the cursor, 2. acknowledge the first `count` backlog entries,
  * 3. persist the advanced mark-delete position.
@@ -33,6 +35,11 @@ export async function skipMessages(
   }
   await requireAction(ports.permissions, principal, topic, ['consume']);
   const resolved = await resolveTopic(ports, topic);
+  if (resolved.record.partitions > 0 && !topic.isPartition) {
+    throw new MethodNotAllowedError(
+      `Skip messages on a partitioned topic is not allowed: ${topic} (skip on one of its partitions)`,
+    );
+  }
   const subscriptions = await Promise.all(
     resolved.partitions.map(async (partition) => ({
       partition,

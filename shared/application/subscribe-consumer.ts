@@ -151,6 +151,7 @@ export async function subscribeConsumer(
  * feed), then the record and its announcement (publishers list the subscriptions again and ring
  * its doorbell). A process killed in between leaves at most an orphan queue or head, which costs
  * storage only; the retry creates the subscription whole with a new cursor.
+ * `created`, when given, receives the partition's name if this call made its subscription.
  * @throws ConflictError when the subscription exists with another type.
  */
 export async function ensureSubscription(
@@ -159,6 +160,7 @@ export async function ensureSubscription(
   name: string,
   type: SubscriptionType,
   initialPosition: InitialPosition,
+  created?: Set<string>,
 ): Promise<SubscriptionRecord> {
   const existing = await ports.catalog.getSubscription(partition, name);
   if (existing) {
@@ -203,6 +205,7 @@ export async function ensureSubscription(
     throw error;
   }
   await markSubscriptionActive(ports, partition, record);
+  created?.add(partition.toString());
   return record;
 }
 
@@ -220,6 +223,7 @@ export async function ensureSubscriptions(
   name: string,
   type: SubscriptionType,
   initialPosition: InitialPosition,
+  created?: Set<string>,
 ): Promise<SubscriptionRecord[]> {
   const subscriptions: SubscriptionRecord[] = new Array(partitions.length);
   let next = 0;
@@ -234,6 +238,7 @@ export async function ensureSubscriptions(
           name,
           type,
           initialPosition,
+          created,
         );
       } catch (error) {
         failure ??= { error };

@@ -366,9 +366,15 @@ async function partitionInternalStats(ports: UseCasePorts, partition: TopicName)
   for (const subscription of await ports.catalog.listSubscriptions(partition)) {
     const { cursor } = await loadCursor(ports, partition, subscription);
     const ranges = cursor.acknowledgedRanges().length;
+    // Pulsar's readPosition is the dispatcher's: the next entry never read (an Exclusive or
+    // Failover rewind restarts it at the replay). Never at or before mark-delete.
+    const head = (await ports.dispatch.readHead(subscription.cursorId))?.head;
+    const dispatched = head ? (head.replayFrom ?? head.readPosition) : undefined;
+    const readPosition =
+      dispatched && dispatched.compareTo(cursor.readPosition) > 0 ? dispatched : cursor.readPosition;
     cursors[subscription.name] = {
       markDeletePosition: cursor.markDeletePosition.toString(),
-      readPosition: cursor.readPosition.toString(),
+      readPosition: readPosition.toString(),
       individuallyDeletedMessages: cursor.individuallyDeletedMessages(),
       totalNonContiguousDeletedMessagesRange: ranges,
       messagesConsumedCounter: Math.max(0, (state?.msgInCounter ?? 0) - cursor.backlog()),

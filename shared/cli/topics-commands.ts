@@ -141,6 +141,17 @@ export function registerTopicsCommands(program: Command, context: CliContext): C
 
   withExamples(
     topics
+      .command('list-partitioned-topics')
+      .description('List the partitioned topics of a namespace by their own names, one per line')
+      .argument('<namespace>', 'tenant/namespace')
+      .action(async (namespace: string) => {
+        context.printList(await topicsApi().getPartitionedTopicList(namespace));
+      }),
+    'topics list-partitioned-topics my-tenant/my-ns',
+  );
+
+  withExamples(
+    topics
       .command('delete')
       .description('Delete a topic')
       .argument('<topic>', TOPIC_ARGUMENT)
@@ -317,7 +328,7 @@ export function registerTopicsCommands(program: Command, context: CliContext): C
         '-t, --time <time>',
         'how long ago, e.g. 100m, 3h, 2d: the cursor moves to the first message since',
       )
-      .option('-m, --messageId <messageId>', 'ledgerId:entryId to reset to, or earliest / latest')
+      .option('-m, --messageId <messageId>', 'ledgerId:entryId to reset to, or earliest (-1:-1) / latest')
       .option('-e, --exclude-reset-position', 'start after the message id rather than at it')
       .option('--dry-run', 'report where each cursor would go, changing nothing')
       .action(
@@ -343,7 +354,9 @@ export function registerTopicsCommands(program: Command, context: CliContext): C
             );
             return;
           }
-          const edge = options.messageId?.toLowerCase();
+          // pulsar-admin parses -1:-1 (MessageId.earliest, printed -1:-1:-1) like any id.
+          const given = options.messageId?.toLowerCase();
+          const edge = given === '-1:-1' || given === '-1:-1:-1' ? 'earliest' : given;
           if (edge === 'earliest' || edge === 'latest') {
             const report = await topicsApi().resetCursor(topic, options.subscription, edge, dryRun);
             if (options.dryRun) return context.printJson(report);
@@ -366,7 +379,7 @@ export function registerTopicsCommands(program: Command, context: CliContext): C
           );
           if (options.dryRun) return context.printJson(report);
           context.print(
-            `Reset the cursor of ${options.subscription} on ${fullName(topic)} to ${options.messageId}`,
+            `Reset the cursor of ${options.subscription} on ${fullName(topic)} to ${options.excludeResetPosition === true ? 'after ' : ''}${options.messageId}`,
           );
         },
       ),

@@ -62,9 +62,9 @@ interface Waiter {
  *
  * While open, the consumer keeps its lease alive in the background: when it made no call for a third
  * of its lease (the application is busy with a message), it sends `POST /consumers/{id}/heartbeat`.
- * A heartbeat answered 404 (the server dropped the consumer) or 409 (another consumer replaced it as
- * the active one of an Exclusive or Failover subscription) makes every later call reject with
- * {@link AcklineClientClosedError}: subscribe again.
+ * A heartbeat or receive answered 404 (the server dropped the consumer, or its subscription was
+ * deleted) or 409 (another consumer replaced it as the active one of an Exclusive or Failover
+ * subscription) makes every later call reject with {@link AcklineClientClosedError}: subscribe again.
  *
  * On Exclusive and Failover subscriptions, a receive poll that failed without a 4xx answer (network
  * error, timeout, 5xx) may have lost messages the server recorded as delivered; the consumer calls
@@ -352,6 +352,12 @@ export class Consumer {
       }
     } catch (error) {
       if (!this.closed.signal.aborted) {
+        // The server no longer knows this consumer (404) or replaced it (409): as a heartbeat's
+        // answer, every waiting and later call rejects as closed, so a retry loop stops.
+        if (error instanceof AcklineClientError && (error.statusCode === 404 || error.statusCode === 409)) {
+          this.markLost(error, 'receive');
+          return;
+        }
         if (answerMayBeLost(error) && isCumulativeAckType(this.settings.subscriptionType)) {
           this.rewindNeeded = true;
         }
@@ -429,15 +435,15 @@ export class Consumer {
     return this.settings.http.send(request);
   }
 
-  /** A heartbeat answered 404 or 409: every waiting and later call rejects, kept messages go. */
-  private markLost(answer: AcklineClientError): void {
+  /** A heartbeat or receive answered 404 or 409: every waiting and later call rejects, kept messages go. */
+  private markLost(answer: AcklineClientError, call: 'heartbeat' | 'receive' = 'heartbeat'): void {
     if (this.closeCalled) return;
     const what =
       answer.statusCode === 409
         ? `was replaced as the active consumer of its ${this.settings.subscriptionType} subscription`
         : `is gone: the server dropped it (its lease of ${this.settings.leaseMs} ms lapsed, or it was closed)`;
     this.lost = new AcklineClientClosedError(
-      `Consumer ${this.describe()} ${what}; subscribe again (heartbeat answered ${answer.message})`,
+      `Consumer ${this.describe()} ${what}; subscribe again (${call} answered ${answer.message})`,
       { cause: answer },
     );
     this.closed.abort();

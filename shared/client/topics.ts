@@ -83,6 +83,16 @@ export class Topics {
   }
 
   /**
+   * The full names of the partitioned topics of a namespace, by their own names (Pulsar's
+   * `getPartitionedTopicList`; {@link getList} names their partitions instead).
+   * @example const names = await admin.topics().getPartitionedTopicList('my-tenant/my-ns'); // ['persistent://my-tenant/my-ns/orders']
+   */
+  async getPartitionedTopicList(namespace: string): Promise<readonly string[]> {
+    const path = `/admin/v2/persistent/${namespacePathSegments(namespace)}/partitioned`;
+    return expectStringArray(await this.http.json({ method: 'GET', path }), 'partitioned topic list');
+  }
+
+  /**
    * Deletes a topic. As Pulsar's, refused (412) while a subscription has connected consumers,
    * unless `force`, which disconnects them.
    * @example

@@ -144,6 +144,21 @@ describe('topics', () => {
     expect(peeked.body).toMatchObject({ messageId: fresh, payload: 'new0' });
   });
 
+  it("lists a namespace's partitioned topics by their own names (GET .../partitioned, pulsar-admin list-partitioned-topics)", async () => {
+    const namespace = NamespaceRef.unique('plist');
+    const parted = namespace.topic('parted');
+    await api.createTopic(parted, 2);
+    await api.createTopic(namespace.topic('plain'));
+    await api.createTopic(namespace.topic('another'), 3);
+
+    const listed = await api.send('GET', `${namespace.adminPath()}/partitioned`);
+    const empty = await api.send('GET', `${NamespaceRef.unique('pnone').adminPath()}/partitioned`);
+
+    expect(listed.status).toBe(200);
+    expect(listed.body).toEqual([namespace.topic('another').name, parted.name]);
+    expect(empty.body).toEqual([]);
+  });
+
   it('deletes a partitioned topic with every partition', async () => {
     const topic = TopicRef.unique('delparted');
     await api.createTopic(topic, 2);
@@ -196,6 +211,30 @@ describe('subscriptions', () => {
     expect(listed.status).toBe(200);
     expect(listed.body).toEqual(['billing']);
     expect(stats.subscriptions.billing?.type).toBe('Key_Shared');
+  });
+
+  it.each([
+    ['non-partitioned', 0],
+    ['partitioned', 3],
+  ])('creates a subscription once under concurrent creations of a %s topic: one 204, the others 409', async (_label, partitions) => {
+    const topic = TopicRef.unique('subrace');
+    await api.createTopic(topic, partitions);
+    await api.produceMany(partitions > 0 ? topic.partition(0) : topic, 2);
+
+    const results = await Promise.all(
+      ['Earliest', 'Latest', 'Earliest', 'Latest', 'Earliest', 'Latest'].map((initialPosition) =>
+        api.send('PUT', `${topic.adminPath}/subscription/sub?subscriptionType=Shared`, {
+          body: { initialPosition },
+        }),
+      ),
+    );
+
+    const statuses = results.map((result) => result.status).sort();
+    expect(statuses).toEqual([204, 409, 409, 409, 409, 409]);
+    expect(results.filter((result) => result.status === 409).map((result) => result.body)).toEqual(
+      Array(5).fill({ reason: expect.stringContaining('already exists') }),
+    );
+    expect(await api.send('GET', `${topic.adminPath}/subscriptions`)).toMatchObject({ body: ['sub'] });
   });
 
   it('starts an Earliest subscription before the backlog and a Latest one after it', async () => {
@@ -519,6 +558,25 @@ describe('skip', () => {
 
     expect(results.map((result) => result.status)).toEqual([204, 204, 204, 204]);
     expect(backlogs).toEqual({ sub: 2 });
+  });
+
+  it("answers 405 on a partitioned topic's name, as Pulsar, and skips on a partition's name", async () => {
+    const topic = TopicRef.unique('skippartitioned');
+    await api.createTopic(topic, 2);
+    await api.createSubscription(topic, 'sub');
+    await api.produceMany(topic, 6);
+    const before = await api.stats(topic);
+
+    const refused = await api.send('POST', `${topic.adminPath}/subscription/sub/skip/1`);
+
+    expect(refused.status).toBe(405);
+    expect(refused.body).toEqual({ reason: expect.stringContaining('partitioned topic') });
+    expect(await api.backlogs(topic)).toEqual({ sub: before.subscriptions.sub?.msgBacklog });
+    const partition = topic.partition(0);
+    const partitionBacklog = (await api.backlogs(partition)).sub as number;
+    await api.expectStatus(204, 'POST', `${partition.adminPath}/subscription/sub/skip/1`);
+    expect(await api.backlogs(partition)).toEqual({ sub: partitionBacklog - 1 });
+    expect(await api.backlogs(topic)).toEqual({ sub: (before.subscriptions.sub?.msgBacklog ?? 0) - 1 });
   });
 
   it('skipping more than the backlog empties it', async () => {

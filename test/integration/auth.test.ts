@@ -351,6 +351,28 @@ describe('authorization', () => {
   });
 
   it.each([
+    ['non-partitioned', 0],
+    ['partitioned', 2],
+  ])('deletes a %s topic with its grants, as Pulsar: a topic created again under the name has none', async (_label, partitions) => {
+    const topic = TopicRef.unique('grantdeleted');
+    await api.createTopic(topic, partitions);
+    const role = uniqueRole('stale');
+    await api.grant(topic, role, ['produce']);
+
+    await api.expectStatus(204, 'DELETE', partitions > 0 ? `${topic.adminPath}/partitions` : topic.adminPath);
+    await api.createTopic(topic, partitions);
+    const listed = await api.send('GET', `${topic.adminPath}/permissions`);
+    const produced = await api
+      .as(role)
+      .send('POST', (partitions > 0 ? topic.partition(0) : topic).producePath, {
+        body: { messages: [{ payload: 'x' }] },
+      });
+
+    expect(listed.body).toEqual({});
+    expect(produced.status).toBe(403);
+  });
+
+  it.each([
     ['not a JSON array', '{"actions":["produce"]}'],
     ['an unknown action', '["produce","delete_everything"]'],
     ['an action that is not a string', '[1]'],

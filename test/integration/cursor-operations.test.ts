@@ -313,3 +313,32 @@ describe('skip_all and expireMessages', () => {
     expect(refusedOnNonPersistent.status).toBe(405);
   });
 });
+
+describe("internalStats' readPosition", () => {
+  it("is the dispatcher's: the next entry never dispatched, as Pulsar's cursor readPosition", async () => {
+    const topic = await topicWith('readpos');
+    await api.createSubscription(topic, 'sub', { type: 'Shared' });
+    const ids = await api.produceMany(topic, 5);
+    const { ledgerId } = parseMessageId(ids[0] as string);
+    const c = await consumer(topic, 'sub', 'Shared');
+    const received = await c.receiveN(3, 10_000);
+    expect(payloads(received)).toEqual(['m0', 'm1', 'm2']);
+    await c.ack(received.slice(0, 1));
+
+    const cursor = async () => (await api.internalStats(topic)).cursors.sub;
+    // m0 acknowledged, m1 and m2 handed out and held: reading goes on at m3.
+    expect(await cursor()).toMatchObject({
+      markDeletePosition: `${ledgerId}:0`,
+      readPosition: `${ledgerId}:3`,
+    });
+
+    // A reset moves it back with the mark-delete position.
+    await api.expectStatus(204, 'POST', `${subPath(topic, 'sub')}/resetcursor`, {
+      body: { ledgerId: -1, entryId: -1 },
+    });
+    expect(await cursor()).toMatchObject({
+      markDeletePosition: `${ledgerId}:-1`,
+      readPosition: `${ledgerId}:0`,
+    });
+  });
+});

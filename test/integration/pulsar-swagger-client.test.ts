@@ -53,6 +53,10 @@ const SWAGGER_OPERATION_OF: Record<string, OperationKey> = {
     '/namespaces/{tenant}/{namespace}/permissions/{role}',
   ),
   'GET /admin/v2/{domain}/{tenant}/{namespace}': op('get', '/persistent/{tenant}/{namespace}'),
+  'GET /admin/v2/{domain}/{tenant}/{namespace}/partitioned': op(
+    'get',
+    '/persistent/{tenant}/{namespace}/partitioned',
+  ),
   'PUT /admin/v2/{domain}/{tenant}/{namespace}/{topic}': op('put', T),
   'DELETE /admin/v2/{domain}/{tenant}/{namespace}/{topic}': op('delete', T),
   'PUT /admin/v2/{domain}/{tenant}/{namespace}/{topic}/partitions': op('put', `${T}/partitions`),
@@ -226,6 +230,13 @@ describe("Pulsar's admin Swagger definition against ackline's admin routes", () 
     expectStatus(await send(op('put', `${T}/partitions`), { path: partitioned, body: 2 }), 204);
     expectStatus(await send(op('get', `${T}/partitions`), { path: partitioned }), 200);
     expectStatus(await send(op('get', '/persistent/{tenant}/{namespace}'), { path: ns }), 200);
+    const partitionedList = await send(op('get', '/persistent/{tenant}/{namespace}/partitioned'), {
+      path: ns,
+    });
+    expectStatus(partitionedList, 200);
+    if (JSON.stringify(partitionedList.body) !== JSON.stringify([`persistent://${tenant}/ns/parted`])) {
+      problems.push(`partitioned topic list: ${partitionedList.text}`);
+    }
 
     // Retention and message TTL of the namespace and of the topic: set, read back, remove. The
     // namespace's set/remove of retention declare only 200, but they are void JAX-RS methods, so

@@ -304,6 +304,15 @@ describe('ackline-admin topics: other commands', () => {
     expect(result.requests[0]!.url).toBe('http://127.0.0.1:8080/admin/v2/persistent/t/ns');
   });
 
+  it('lists partitioned topics one per line (list-partitioned-topics)', async () => {
+    const result = await cli(['topics', 'list-partitioned-topics', 't/ns', '--output', 'json'], {
+      respond: () => jsonResponse(['persistent://t/ns/p']),
+    });
+
+    expect(JSON.parse(result.stdout)).toEqual(['persistent://t/ns/p']);
+    expect(result.requests[0]!.url).toBe('http://127.0.0.1:8080/admin/v2/persistent/t/ns/partitioned');
+  });
+
   it('peeks positions 1..N and prints each message', async () => {
     const result = await cli(['topics', 'peek-messages', 't/ns/x', '-s', 'sub', '-n', '3'], {
       respond: (request) => jsonResponse({ messageId: `1:${request.url.slice(-1)}:-1`, payload: 'aGk=' }),
@@ -541,6 +550,19 @@ describe('ackline-admin issue 13 commands', () => {
     ],
     [
       ['topics', 'reset-cursor', 't/ns/x', '-s', 'billing', '-m', 'earliest'],
+      'POST',
+      '/admin/v2/persistent/t/ns/x/subscription/billing/resetcursor',
+      '{"ledgerId":-1,"entryId":-1}',
+    ],
+    [
+      // MessageId.earliest as pulsar-admin parses it (-1:-1, and -1:-1:-1 as a client prints it).
+      ['topics', 'reset-cursor', 't/ns/x', '-s', 'billing', '-m', '-1:-1'],
+      'POST',
+      '/admin/v2/persistent/t/ns/x/subscription/billing/resetcursor',
+      '{"ledgerId":-1,"entryId":-1}',
+    ],
+    [
+      ['topics', 'reset-cursor', 't/ns/x', '-s', 'billing', '-m', '-1:-1:-1'],
       'POST',
       '/admin/v2/persistent/t/ns/x/subscription/billing/resetcursor',
       '{"ledgerId":-1,"entryId":-1}',

@@ -127,6 +127,12 @@ describe('AcklineAdmin topics(): requests', () => {
       [`${topic}`],
     ],
     [
+      'getPartitionedTopicList',
+      (a: AcklineAdmin) => a.topics().getPartitionedTopicList('my-tenant/my-ns'),
+      '/admin/v2/persistent/my-tenant/my-ns/partitioned',
+      [`${topic}`],
+    ],
+    [
       'getSubscriptions',
       (a: AcklineAdmin) => a.topics().getSubscriptions(topic),
       `${TOPIC_PATH}/subscriptions`,

@@ -121,6 +121,27 @@ describe('Consumer heartbeat', () => {
   });
 
   it.each([
+    [404, 'Not Found', 'is gone'],
+    [409, 'Conflict', 'was replaced as the active consumer'],
+  ])('a receive answered %i (consumer dropped or replaced) rejects it and every later call as closed: a retry loop does not spin', async (status, statusText, says) => {
+    const api = new FakeDataApi((request) =>
+      request.url.includes('/receive') ? reasonResponse(status, statusText, 'no longer yours') : undefined,
+    );
+    const { consumer } = await leased({ leaseMs: 30_000, api });
+
+    const receiveError = await failure(consumer.receive());
+    const nextError = await failure(consumer.receive());
+
+    for (const error of [receiveError, nextError]) {
+      expect(error).toBeInstanceOf(AcklineClientClosedError);
+      expect(error.reason).toContain(says);
+      expect((error.cause as AcklineClientError).statusCode).toBe(status);
+    }
+    expect(api.calls().filter((call) => call.includes('/receive'))).toHaveLength(1);
+    await expect(consumer.close()).resolves.toBeUndefined();
+  });
+
+  it.each([
     ['a 503', () => reasonResponse(503, 'Service Unavailable', 'busy')],
     ['a network failure', () => Promise.reject(new TypeError('fetch failed'))],
   ])('a heartbeat that fails with %s is tried again a third of the lease later', async (_name, answer) => {

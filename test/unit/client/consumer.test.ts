@@ -193,7 +193,7 @@ describe('Consumer.receive()', () => {
     let fail = true;
     const api = new FakeDataApi((request) =>
       request.url.includes('/receive') && fail
-        ? reasonResponse(404, 'Not Found', 'Consumer c-1 expired')
+        ? reasonResponse(503, 'Service Unavailable', 'busy')
         : undefined,
     );
     const { consumer } = await subscribed(undefined, api);
@@ -204,8 +204,8 @@ describe('Consumer.receive()', () => {
     const message = await consumer.receive();
 
     expect(errors.map((error) => [error.statusCode, error.reason])).toEqual([
-      [404, 'Consumer c-1 expired'],
-      [404, 'Consumer c-1 expired'],
+      [503, 'busy'],
+      [503, 'busy'],
     ]);
     expect(message.getValue()).toBe('m1');
   });

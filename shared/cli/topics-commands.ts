@@ -346,7 +346,8 @@ export function registerTopicsCommands(program: Command, context: CliContext): C
           }
           const dryRun = { dryRun: options.dryRun === true };
           if (options.time !== undefined) {
-            const timestampMs = context.nowMs() - parseRelativeTimeSeconds(options.time) * 1000;
+            const timestampMs =
+              context.nowMs() - parseRelativeTimeSeconds(options.time, { allowZero: true }) * 1000;
             const report = await topicsApi().resetCursor(topic, options.subscription, timestampMs, dryRun);
             if (options.dryRun) return context.printJson(report);
             context.print(
@@ -419,7 +420,7 @@ export function registerTopicsCommands(program: Command, context: CliContext): C
           topic: string,
           options: SubscriptionOption & DryRunOption & { readonly expireTime: string },
         ) => {
-          const seconds = parseRelativeTimeSeconds(options.expireTime);
+          const seconds = parseRelativeTimeSeconds(options.expireTime, { allowZero: true });
           const report = await topicsApi().expireMessages(topic, options.subscription, seconds, {
             dryRun: options.dryRun === true,
           });
@@ -440,7 +441,7 @@ export function registerTopicsCommands(program: Command, context: CliContext): C
       .requiredOption('-t, --expireTime <time>', 'age, e.g. 3600 (seconds), 100m, 3h')
       .option('--dry-run', 'report where each cursor would go, changing nothing')
       .action(async (topic: string, options: DryRunOption & { readonly expireTime: string }) => {
-        const seconds = parseRelativeTimeSeconds(options.expireTime);
+        const seconds = parseRelativeTimeSeconds(options.expireTime, { allowZero: true });
         const report = await topicsApi().expireMessagesForAllSubscriptions(topic, seconds, {
           dryRun: options.dryRun === true,
         });

@@ -174,11 +174,20 @@ export function retentionBodyOf(body: unknown): {
   };
 }
 
+/** Integer.MAX_VALUE. */
+const MAX_JAVA_INT = 2_147_483_647;
+
 /** A message TTL in seconds: a JSON integer body (namespace) or a `messageTTL` query value (topic). */
 export function messageTTLOf(value: unknown, where: string): number {
   const parsed = typeof value === 'string' && /^-?\d{1,15}$/.test(value) ? Number(value) : value;
   if (typeof parsed !== 'number' || !Number.isSafeInteger(parsed)) {
     throw new ValidationError(`${where} must be the message TTL in seconds, an integer`);
+  }
+  if (parsed > MAX_JAVA_INT) {
+    // Pulsar's messageTTL is a Java int: its clients cannot send more, nor read more back.
+    throw new ValidationError(
+      `${where} must be at most ${MAX_JAVA_INT} seconds (Pulsar's TTL is an int), got ${parsed}`,
+    );
   }
   return parsed;
 }

@@ -5,7 +5,7 @@ import middy, { type MiddlewareObj } from '@middy/core';
 import httpRouterHandler from '@middy/http-router';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { systemClock } from '../adapters/system-clock.ts';
-import { NotFoundError, ValidationError } from '../domain/errors.ts';
+import { MethodNotAllowedError, NotFoundError, ValidationError } from '../domain/errors.ts';
 import type { Clock } from '../ports/clock.ts';
 import { requireCurrentCredentials } from './credentials.ts';
 import { errorResponse } from './http-error-status.ts';
@@ -35,6 +35,7 @@ export function httpApi(
   metrics?: Metrics,
   clock: Clock = systemClock,
 ): ApiHandler {
+  const templates = routes.map((route) => ({ method: route.method, pattern: pathPattern(route.path) }));
   const router = httpRouterHandler({
     routes: routes.map((route) => ({
       method: route.method,
@@ -43,6 +44,13 @@ export function httpApi(
         toResult(await route.handler(toRequest(event, context))),
     })),
     notFoundResponse: ({ method, path }: { method: string; path: string }) => {
+      // A path some route serves, asked with another method: 405, as Pulsar's JAX-RS answers.
+      const allowed = [...new Set(templates.filter((t) => t.pattern.test(path)).map((t) => t.method))];
+      if (allowed.length > 0) {
+        throw new MethodNotAllowedError(
+          `Method ${method} is not allowed on ${path}: use ${allowed.join(', ')}`,
+        );
+      }
       throw new NotFoundError(`No route for ${method} ${path}`);
     },
   });
@@ -66,6 +74,21 @@ export function httpApi(
       request.response = { statusCode, headers: { ...JSON_HEADERS }, body: JSON.stringify({ reason }) };
     });
   return (event, context) => handler(event, context);
+}
+
+/** A route's path template as a regular expression: `{name}` is one segment, `{name+}` the rest. */
+function pathPattern(template: string): RegExp {
+  const source = template
+    .split(/(\{[^}]+\})/)
+    .map((part) =>
+      part.startsWith('{')
+        ? part.endsWith('+}')
+          ? '.+'
+          : '[^/]+'
+        : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
+    )
+    .join('');
+  return new RegExp(`^${source}/?$`);
 }
 
 /**

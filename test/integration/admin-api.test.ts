@@ -71,6 +71,24 @@ describe('topics', () => {
     expect(metadata.status).toBe(404);
   });
 
+  it('answers 405 naming the allowed methods for a known path asked with another method, 404 for an unknown path', async () => {
+    const topic = TopicRef.unique('methods');
+    await api.createTopic(topic);
+
+    const wrongOnTopic = await api.send('PATCH', topic.adminPath);
+    const wrongOnClusters = await api.send('DELETE', '/admin/v2/clusters');
+    const unknown = await api.send('GET', `${topic.adminPath}/no-such-thing/at-all`);
+
+    expect(wrongOnTopic.status).toBe(405);
+    expect(wrongOnTopic.body).toEqual({
+      reason: expect.stringMatching(/^Method PATCH is not allowed on .*: use .*PUT/),
+    });
+    expect(wrongOnClusters.status).toBe(405);
+    expect(wrongOnClusters.body).toEqual({ reason: expect.stringContaining('use GET') });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body).toEqual({ reason: expect.stringMatching(/^No route for GET/) });
+  });
+
   it('lists only the topics of the namespace asked for, sorted', async () => {
     const namespace = NamespaceRef.unique('listing');
     const other = NamespaceRef.unique('listing');

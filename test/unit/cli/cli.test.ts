@@ -586,6 +586,18 @@ describe('ackline-admin issue 13 commands', () => {
       undefined,
     ],
     [
+      ['topics', 'expire-messages', 't/ns/x', '-s', 'billing', '-t', '0'],
+      'POST',
+      '/admin/v2/persistent/t/ns/x/subscription/billing/expireMessages/0',
+      undefined,
+    ],
+    [
+      ['topics', 'reset-cursor', 't/ns/x', '-s', 'billing', '-t', '0'],
+      'POST',
+      `/admin/v2/persistent/t/ns/x/subscription/billing/resetcursor/${NOW_MS}`,
+      undefined,
+    ],
+    [
       ['topics', 'expire-messages', 't/ns/x', '-s', 'billing', '-t', '2m'],
       'POST',
       '/admin/v2/persistent/t/ns/x/subscription/billing/expireMessages/120',

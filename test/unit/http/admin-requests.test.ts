@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Position } from '../../../shared/domain/position.ts';
-import { resetCursorBodyOf } from '../../../shared/http/admin-requests.ts';
+import { messageTTLOf, resetCursorBodyOf } from '../../../shared/http/admin-requests.ts';
 
 describe('resetCursorBodyOf', () => {
   it("reads Pulsar's wire name `excluded` (Jackson's, from Lombok's setExcluded) as well as `isExcluded`", () => {
@@ -74,5 +74,14 @@ describe('resetCursorBodyOf', () => {
     expect(() => resetCursorBodyOf({ ledgerId: 3, entryId: 15, excluded: true, isExcluded: false })).toThrow(
       'disagree',
     );
+  });
+});
+
+describe('messageTTLOf', () => {
+  it("takes a Java int of seconds, as Pulsar's messageTTL: up to 2147483647", () => {
+    expect(messageTTLOf(2_147_483_647, 'The body')).toBe(2_147_483_647);
+    expect(messageTTLOf('3600', 'The messageTTL query parameter')).toBe(3600);
+    expect(() => messageTTLOf(3_000_000_000, 'The body')).toThrow(/at most 2147483647/);
+    expect(() => messageTTLOf('2147483648', 'The messageTTL query parameter')).toThrow(/at most 2147483647/);
   });
 });

@@ -5,6 +5,7 @@
  *   --only <a,b>    run only these phases: lifecycle, idle, redelivery, holes, admin
  *   --scale <x>     multiply the workloads' sizes (e.g. 0.1 for a quick look)
  *   --rounds <n>    lifecycle rounds (default 3; the throughput target takes their median)
+ *   --warmup <n>    messages through each path before the rounds, not counted (default 2000; 0: none)
  *   --idle-wait-ms <ms>  the wait of the idle consumer's measured polls (default 2000)
  *   --detail        split each DynamoDB operation by table and item kind (where units go)
  */
@@ -39,11 +40,15 @@ const { values } = parseArgs({
     scale: { type: 'string', default: '1' },
     detail: { type: 'boolean', default: false },
     rounds: { type: 'string', default: '3' },
+    warmup: { type: 'string', default: '2000' },
     'idle-wait-ms': { type: 'string', default: '2000' },
   },
 });
 const scale = Number(values.scale);
 if (!(scale > 0)) throw new Error(`--scale must be a positive number, got ${values.scale}`);
+const warmup = Number(values.warmup);
+if (!(Number.isInteger(warmup) && warmup >= 0))
+  throw new Error(`--warmup must be a non-negative integer, got ${values.warmup}`);
 const rounds = Number(values.rounds);
 if (!(Number.isInteger(rounds) && rounds > 0))
   throw new Error(`--rounds must be a positive integer, got ${values.rounds}`);
@@ -77,6 +82,17 @@ try {
     const acklineRuns: LifecycleRun[] = [];
     const bareSqsRuns: BareSqsRun[] = [];
     const roundResults: LifecycleRound[] = [];
+    if (warmup > 0) {
+      // The stack's functions and its SQS server start cold (module loading, JIT, connection pools):
+      // the first messages through either path measure that, not the path. Each run meters its own
+      // requests, so this one is in no figure.
+      note(
+        `lifecycle warm-up: ${scaled(warmup, 100)} messages through ackline and through bare SQS, not counted`,
+      );
+      const warm = { ...options, messages: scaled(warmup, 100) };
+      await runLifecycle(stack, { ...warm, ...shared, topic: 'bench-lifecycle-warmup' });
+      await runBareSqs(stack, { ...warm, queueName: 'bench-bare-sqs-warmup' });
+    }
     for (let round = 1; round <= rounds; round++) {
       note(`lifecycle round ${round} of ${rounds}: publish, receive, acknowledge (Shared), then bare SQS`);
       const ackline = await runLifecycle(stack, { ...options, ...shared, topic: `bench-lifecycle-${round}` });
@@ -101,6 +117,7 @@ try {
     const ackline = summariseLifecycle(shared, acklineRuns);
     const bareSqs = summariseBareSqs(bareSqsRuns);
     results.lifecycle = {
+      warmupMessages: warmup > 0 ? scaled(warmup, 100) : 0,
       rounds: roundResults,
       ackline,
       bareSqs,

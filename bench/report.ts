@@ -13,6 +13,8 @@ export interface BenchResults {
   machine: { cpus: number; cpuModel: string; node: string };
   prices: { date: string; region: string };
   lifecycle?: {
+    /** Messages sent through each path before the rounds, in no figure (0: none). */
+    warmupMessages: number;
     /** Each round: ackline on a fresh topic, then bare SQS on a fresh queue. */
     rounds: LifecycleRound[];
     /** The Shared subscription over all rounds: total units over total messages. */
@@ -147,7 +149,7 @@ export function markdownReport(results: BenchResults): string {
     const { ackline, bareSqs, exclusive } = lifecycle;
     const perRound = ackline.messages / ackline.runs;
     lines.push(
-      `## Lifecycle: messages of 1 KiB, batches of 10, ${lifecycle.rounds.length} rounds of ${perRound} (Shared, ${ackline.consumers} consumers, then bare SQS)${exclusive ? `, then ${exclusive.ackline.messages} on an Exclusive subscription` : ''}`,
+      `## Lifecycle: messages of 1 KiB, batches of 10, ${lifecycle.warmupMessages > 0 ? `a warm-up of ${lifecycle.warmupMessages} through each path (not counted), then ` : ''}${lifecycle.rounds.length} rounds of ${perRound} (Shared, ${ackline.consumers} consumers, then bare SQS)${exclusive ? `, then ${exclusive.ackline.messages} on an Exclusive subscription` : ''}`,
       '',
       '| round | ackline msg/s | bare SQS msg/s | ratio | write units | read units | SQS requests |',
       '| --- | --- | --- | --- | --- | --- | --- |',

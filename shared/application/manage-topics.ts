@@ -79,6 +79,17 @@ export async function getPartitionedMetadata(
   return { partitions: resolved.record.partitions };
 }
 
+/** The topic records of a namespace: superusers only. */
+function namespaceTopics(
+  ports: UseCasePorts,
+  principal: Principal | undefined,
+  domain: TopicName['domain'],
+  namespaceName: string,
+) {
+  requireSuperuser(principal, 'listing topics');
+  return ports.catalog.listTopics(domain, namespaceName);
+}
+
 /** Full names of a namespace's partitioned topics, by their own names (Pulsar's getPartitionedTopicList). */
 export async function listPartitionedTopics(
   ports: UseCasePorts,
@@ -86,8 +97,7 @@ export async function listPartitionedTopics(
   domain: TopicName['domain'],
   namespaceName: string,
 ): Promise<string[]> {
-  requireSuperuser(principal, 'listing topics');
-  const records = await ports.catalog.listTopics(domain, namespaceName);
+  const records = await namespaceTopics(ports, principal, domain, namespaceName);
   return records
     .filter((record) => record.partitions > 0)
     .map((record) => record.topic.toString())
@@ -101,8 +111,7 @@ export async function listTopics(
   domain: TopicName['domain'],
   namespaceName: string,
 ): Promise<string[]> {
-  requireSuperuser(principal, 'listing topics');
-  const records = await ports.catalog.listTopics(domain, namespaceName);
+  const records = await namespaceTopics(ports, principal, domain, namespaceName);
   const names: string[] = [];
   for (const record of records) {
     if (record.partitions === 0) names.push(record.topic.toString());

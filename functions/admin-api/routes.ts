@@ -1,31 +1,40 @@
 import type { Dependencies } from '../../shared/adapters/create-dependencies.ts';
-import { acknowledgeMessage, readAcknowledgeAudit } from '../../shared/application/acknowledge-message.ts';
-import { clearBacklog } from '../../shared/application/clear-backlog.ts';
-import type { CursorOperationOutcome } from '../../shared/application/cursor-operation.ts';
-import { expireMessages } from '../../shared/application/expire-messages.ts';
+import {
+  acknowledgeMessage,
+  readAcknowledgeAudit,
+} from '../../shared/application/subscriptions/acknowledge-message.ts';
+import { clearBacklog } from '../../shared/application/subscriptions/clear-backlog.ts';
+import type { CursorOperationOutcome } from '../../shared/application/subscriptions/cursor-operation.ts';
+import { expireMessages } from '../../shared/application/subscriptions/expire-messages.ts';
+import {
+  createSubscription,
+  deleteSubscription,
+  listSubscriptions,
+} from '../../shared/application/subscriptions/manage-subscriptions.ts';
+import {
+  resetCursorToEdge,
+  resetCursorToMessageId,
+  resetCursorToTimestamp,
+} from '../../shared/application/subscriptions/reset-subscription.ts';
+import { skipByMessageIds, skipMessages } from '../../shared/application/subscriptions/skip-messages.ts';
 import {
   createNamespace,
   deleteNamespace,
   getNamespacePolicies,
   listNamespaces,
-} from '../../shared/application/manage-namespaces.ts';
+} from '../../shared/application/tenancy/manage-namespaces.ts';
 import {
   grantPermission,
   listPermissions,
   parseActions,
   revokePermission,
-} from '../../shared/application/manage-permissions.ts';
+} from '../../shared/application/tenancy/manage-permissions.ts';
 import {
   getPolicy,
   type PolicyTarget,
   setMessageTTL,
   setRetention,
-} from '../../shared/application/manage-policies.ts';
-import {
-  createSubscription,
-  deleteSubscription,
-  listSubscriptions,
-} from '../../shared/application/manage-subscriptions.ts';
+} from '../../shared/application/tenancy/manage-policies.ts';
 import {
   createTenant,
   deleteTenant,
@@ -33,22 +42,16 @@ import {
   listClusters,
   listTenants,
   tenantInfoOf,
-} from '../../shared/application/manage-tenants.ts';
+} from '../../shared/application/tenancy/manage-tenants.ts';
 import {
   createTopic,
   deleteTopic,
   getPartitionedMetadata,
   listPartitionedTopics,
   listTopics,
-} from '../../shared/application/manage-topics.ts';
-import { getMessageById, peekMessage } from '../../shared/application/read-messages.ts';
-import {
-  resetCursorToEdge,
-  resetCursorToMessageId,
-  resetCursorToTimestamp,
-} from '../../shared/application/reset-cursor.ts';
-import { skipByMessageIds, skipMessages } from '../../shared/application/skip-messages.ts';
-import { getInternalStats, getTopicStats } from '../../shared/application/topic-stats.ts';
+} from '../../shared/application/topics/manage-topics.ts';
+import { getMessageById, peekMessage } from '../../shared/application/topics/read-messages.ts';
+import { getInternalStats, getTopicStats } from '../../shared/application/topics/topic-stats.ts';
 import { NotAcceptableError, NotFoundError, ValidationError } from '../../shared/domain/errors.ts';
 import { NamespaceName } from '../../shared/domain/namespace-name.ts';
 import { Position } from '../../shared/domain/position.ts';

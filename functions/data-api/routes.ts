@@ -7,8 +7,8 @@ import {
 } from '../../shared/application/consumers/consumer-acks.ts';
 import { closeConsumer, keepAlive } from '../../shared/application/consumers/consumer-session.ts';
 import { receiveMessages } from '../../shared/application/consumers/receive-messages.ts';
-import { publishMessages } from '../../shared/application/publish-messages.ts';
-import { subscribeConsumer } from '../../shared/application/subscribe-consumer.ts';
+import { subscribeConsumer } from '../../shared/application/consumers/subscribe-consumer.ts';
+import { publishMessages } from '../../shared/application/producers/publish-messages.ts';
 import { NotFoundError, ValidationError } from '../../shared/domain/errors.ts';
 import { TopicName } from '../../shared/domain/topic-name.ts';
 import {

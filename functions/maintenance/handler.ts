@@ -1,11 +1,11 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
 import { createDependencies, type Dependencies } from '../../shared/adapters/create-dependencies.ts';
-import { enforcePolicies } from '../../shared/application/enforce-policies.ts';
+import { enforcePolicies } from '../../shared/application/maintenance/enforce-policies.ts';
 import {
   type MaintenanceSummary,
   maintainSubscriptions,
-} from '../../shared/application/maintain-subscriptions.ts';
+} from '../../shared/application/maintenance/maintain-subscriptions.ts';
 import { loadConfig, maintenanceMetricNames } from '../../shared/config/load-config.ts';
 
 export type MaintenanceHandler = (

@@ -1,7 +1,7 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { createDependencies, type Dependencies } from '../../shared/adapters/create-dependencies.ts';
 import { decodeJob } from '../../shared/adapters/sqs/sqs-scheduler.ts';
-import { runScheduledJob } from '../../shared/application/run-scheduled-job.ts';
+import { runScheduledJob } from '../../shared/application/maintenance/run-scheduled-job.ts';
 import { loadConfig } from '../../shared/config/load-config.ts';
 
 export type SchedulerHandler = (event: SQSEvent) => Promise<SQSBatchResponse>;

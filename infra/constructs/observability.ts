@@ -76,7 +76,7 @@ export const SUBSCRIPTION_BACKLOG_MAX_AGE_SECONDS = MAX_RETENTION_SECONDS / 2;
  *   rather than throwing, so its errors are failures only, as any function's;
  * - the subscription queues and cursors the control plane creates at run time,
  *   which no stack can name, through what the maintenance function reports
- *   each run (shared/application/maintain-subscriptions.ts): tokens in any
+ *   each run (shared/application/maintenance/maintain-subscriptions.ts): tokens in any
  *   subscription dead-letter queue > 0; a due message unacknowledged for more
  *   than SUBSCRIPTION_BACKLOG_MAX_AGE_SECONDS; and no completed maintenance run
  *   in MAINTENANCE_REPORT_PERIOD, without which those two would go quiet.

@@ -5,7 +5,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { EngineCursorView } from '../application/engine/cursor-view.ts';
 import { DEFAULT_ENGINE_LIMITS } from '../application/engine/engine-context.ts';
-import type { IdGenerator, UseCasePorts } from '../application/ports.ts';
+import type { IdGenerator, UseCasePorts } from '../application/use-case-ports.ts';
 import { type AcklineConfig, METRICS_NAMESPACE, serviceNameOf } from '../config/load-config.ts';
 import { RoundRobinRouter } from '../domain/message-router.ts';
 import { RedeliveryBackoffRegistry } from '../domain/redelivery-backoff-registry.ts';

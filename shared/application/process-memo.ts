@@ -3,7 +3,7 @@ import type { TopicName } from '../domain/topic-name.ts';
 import type { ConsumerRecord } from '../ports/consumer-registry.ts';
 import type { ManagedLedgerState } from '../ports/ledger.ts';
 import type { SubscriptionRecord, TopicRecord } from '../ports/topic-catalog.ts';
-import type { UseCasePorts } from './ports.ts';
+import type { UseCasePorts } from './use-case-ports.ts';
 
 /**
  * How long this process trusts a consumer or topic record it read: a consumer

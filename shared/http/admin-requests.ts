@@ -1,6 +1,6 @@
-import type { InitialPosition } from '../application/subscription-name.ts';
 import { ValidationError } from '../domain/errors.ts';
 import { Position } from '../domain/position.ts';
+import type { InitialPosition } from '../domain/subscription-name.ts';
 
 /** The body of a subscription's creation: `{"initialPosition":"Earliest"}`, absent meaning Latest. */
 export function initialPositionOf(body: unknown): InitialPosition {

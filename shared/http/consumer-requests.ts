@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { SubscribeRequest } from '../application/subscribe-consumer.ts';
+import type { SubscribeRequest } from '../application/consumers/subscribe-consumer.ts';
 import { MAX_CONSUMER_LEASE_MS, MIN_CONSUMER_LEASE_MS } from '../domain/consumer-lease.ts';
 import { ValidationError } from '../domain/errors.ts';
 import { parseSubscriptionType } from '../domain/subscription-type.ts';

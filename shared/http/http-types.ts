@@ -1,4 +1,4 @@
-import type { Principal } from '../application/principal.ts';
+import type { Principal } from '../application/tenancy/principal.ts';
 
 export type { Principal };
 

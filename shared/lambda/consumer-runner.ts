@@ -7,7 +7,7 @@ import {
   type ConsumerBatch,
   processQueueRecords,
   type QueueRecordsResult,
-} from '../application/process-queue-records.ts';
+} from '../application/consumers/process-queue-records.ts';
 import { ConfigurationError } from '../config/load-config.ts';
 import { FunctionInvocationError } from '../domain/errors.ts';
 import type { FunctionInvoker } from '../ports/function-invoker.ts';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { AdminApi, NamespaceRef, TopicRef, uniqueRole } from '../support/admin-fixtures.ts';
 
 // Issue 13, criterion 3: retention and message TTL policies on namespaces and topics, Pulsar's
-// paths over real HTTP (their enforcement is maintenance's: test/unit/application/enforce-policies).
+// paths over real HTTP (their enforcement is maintenance's: test/unit/application/maintenance/enforce-policies.test.ts).
 
 const api = AdminApi.shared();
 

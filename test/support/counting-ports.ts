@@ -1,4 +1,4 @@
-import type { UseCasePorts } from '../../shared/application/ports.ts';
+import type { UseCasePorts } from '../../shared/application/use-case-ports.ts';
 
 /** Port methods that read storage (the others write, or touch no storage). */
 const READ_METHOD =

@@ -1,6 +1,6 @@
 import { EngineCursorView } from '../../shared/application/engine/cursor-view.ts';
 import { DEFAULT_ENGINE_LIMITS } from '../../shared/application/engine/engine-context.ts';
-import type { UseCasePorts } from '../../shared/application/ports.ts';
+import type { UseCasePorts } from '../../shared/application/use-case-ports.ts';
 import { RedeliveryBackoffRegistry } from '../../shared/domain/redelivery-backoff-registry.ts';
 import type { CounterName } from '../../shared/ports/counters.ts';
 import { InMemoryActivityIndex } from './in-memory-activity-index.ts';

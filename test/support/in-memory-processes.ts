@@ -1,4 +1,4 @@
-import type { UseCasePorts } from '../../shared/application/ports.ts';
+import type { UseCasePorts } from '../../shared/application/use-case-ports.ts';
 import { InMemoryConsumerRegistry } from './in-memory-consumer-registry.ts';
 import { InMemoryDeliveryQueue } from './in-memory-delivery-queue.ts';
 import { InMemoryDispatchStore } from './in-memory-dispatch-store.ts';

@@ -1,7 +1,7 @@
 import { MAX_REQUEST_BODY_BYTES } from '../../infra/api-routes.ts';
-import { parseActions } from '../../shared/application/manage-permissions.ts';
-import { validateSubscriptionName } from '../../shared/application/subscription-name.ts';
+import { parseActions } from '../../shared/application/tenancy/manage-permissions.ts';
 import { MessageId } from '../../shared/domain/message-id.ts';
+import { validateSubscriptionName } from '../../shared/domain/subscription-name.ts';
 import { parseSubscriptionType } from '../../shared/domain/subscription-type.ts';
 import { TopicName } from '../../shared/domain/topic-name.ts';
 import { initialPositionOf, messageIdsOf, resetCursorBodyOf } from '../../shared/http/admin-requests.ts';

@@ -5,19 +5,19 @@ import { Position } from '../../domain/position.ts';
 import { isCumulativeAckType } from '../../domain/subscription-type.ts';
 import { TopicName } from '../../domain/topic-name.ts';
 import type { ConsumerPartition, ConsumerRecord } from '../../ports/consumer-registry.ts';
-import { negativeAckDelayMs } from '../consumer-policy.ts';
+import { cursorOf, engineOf } from '../engine/engine-ports.ts';
 import {
   acknowledge,
   acknowledgeCumulative as acknowledgeCumulativeOnCursor,
   type NackItem,
   negativeAcknowledge as nackOnCursor,
 } from '../engine/pending-acks.ts';
-import { cursorOf, engineOf } from '../engine-ports.ts';
-import type { UseCasePorts } from '../ports.ts';
-import type { Principal } from '../principal.ts';
 import { firstUnwritten } from '../process-memo.ts';
+import { deadLetterProducerOf } from '../producers/dead-letter-producer.ts';
+import type { Principal } from '../tenancy/principal.ts';
+import type { UseCasePorts } from '../use-case-ports.ts';
+import { negativeAckDelayMs } from './consumer-policy.ts';
 import { releaseConsumer, renewLease, requireConsumer } from './consumer-session.ts';
-import { deadLetterProducerOf } from './dead-letter-producer.ts';
 import { ringAll } from './doorbells.ts';
 
 /** A message id of this consumer's topic: 'L:E' or 'L:E:P', resolved to its partition. */

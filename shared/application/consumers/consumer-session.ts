@@ -4,17 +4,17 @@ import { Position } from '../../domain/position.ts';
 import { isCumulativeAckType } from '../../domain/subscription-type.ts';
 import { TopicName } from '../../domain/topic-name.ts';
 import type { ConsumerPartition, ConsumerRecord } from '../../ports/consumer-registry.ts';
-import { markConsumerActive } from '../activity.ts';
-import { requireAction, requirePrincipal } from '../authorization.ts';
-import { ackTimeoutDelayMs } from '../consumer-policy.ts';
 import { claimOwnership } from '../engine/dispatcher.ts';
 import type { DispatchConsumer, KeySharedMember } from '../engine/engine-context.ts';
+import { cursorOf, engineOf } from '../engine/engine-ports.ts';
 import { releaseConsumerStep, rewind } from '../engine/release.ts';
-import { cursorOf, engineOf } from '../engine-ports.ts';
-import type { UseCasePorts } from '../ports.ts';
-import type { Principal } from '../principal.ts';
+import { markConsumerActive } from '../maintenance/activity.ts';
 import { consumerRecord, forgetConsumer, renewals } from '../process-memo.ts';
-import { deadLetterProducerOf } from './dead-letter-producer.ts';
+import { deadLetterProducerOf } from '../producers/dead-letter-producer.ts';
+import { requireAction, requirePrincipal } from '../tenancy/authorization.ts';
+import type { Principal } from '../tenancy/principal.ts';
+import type { UseCasePorts } from '../use-case-ports.ts';
+import { ackTimeoutDelayMs } from './consumer-policy.ts';
 import { ringAt } from './doorbells.ts';
 
 /** A consumer that makes no call for this long is gone (Pulsar: its connection dropped). */

@@ -1,9 +1,9 @@
 import { NotFoundError } from '../../domain/errors.ts';
 import type { TopicName } from '../../domain/topic-name.ts';
 import type { SubscriptionQueue } from '../../ports/delivery-queue.ts';
-import { markSubscriptionActive } from '../activity.ts';
-import type { UseCasePorts } from '../ports.ts';
+import { markSubscriptionActive } from '../maintenance/activity.ts';
 import { subscriptionsAt } from '../process-memo.ts';
+import type { UseCasePorts } from '../use-case-ports.ts';
 
 /** A subscription's doorbell queue (standard SQS: rings carry nothing, order does not matter). */
 export function doorbellOf(cursorId: string): SubscriptionQueue {

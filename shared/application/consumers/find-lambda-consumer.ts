@@ -1,5 +1,5 @@
 import { ConflictError, NotFoundError } from '../../domain/errors.ts';
-import type { UseCasePorts } from '../ports.ts';
+import type { UseCasePorts } from '../use-case-ports.ts';
 import { subscriptionKey } from './consumer-session.ts';
 
 /** The subscription an event-driven consumer was subscribed to, by name. */

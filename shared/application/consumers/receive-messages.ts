@@ -3,10 +3,10 @@ import { DeadLetterRefusedError, NotFoundError } from '../../domain/errors.ts';
 import type { ConsumerPartition, ConsumerRecord } from '../../ports/consumer-registry.ts';
 import { dispatch } from '../engine/dispatcher.ts';
 import type { Delivery } from '../engine/engine-context.ts';
-import { cursorOf, engineOf } from '../engine-ports.ts';
-import type { UseCasePorts } from '../ports.ts';
-import type { Principal } from '../principal.ts';
+import { cursorOf, engineOf } from '../engine/engine-ports.ts';
 import { caughtUpMarks } from '../process-memo.ts';
+import type { Principal } from '../tenancy/principal.ts';
+import type { UseCasePorts } from '../use-case-ports.ts';
 import type { ConsumerMessage } from './consumer-message.ts';
 import {
   dispatchConsumerOf,

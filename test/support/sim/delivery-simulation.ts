@@ -24,7 +24,7 @@ import {
   resetCursor,
 } from '../../../shared/application/engine/reset-cursor.ts';
 import { createSubscriptionCursor } from '../../../shared/application/engine/subscription-cursor.ts';
-import { endOfLog } from '../../../shared/application/find-by-publish-time.ts';
+import { endOfLog } from '../../../shared/application/topics/find-by-publish-time.ts';
 import type { DeliveryRun } from '../../../shared/domain/delivery-run.ts';
 import type { DispatchHead } from '../../../shared/domain/dispatch-head.ts';
 import { Position } from '../../../shared/domain/position.ts';

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import type { UseCasePorts } from '../../../shared/application/ports.ts';
 import {
   consumerRecord,
   firstUnwritten,
   forgetConsumer,
   RECORD_TTL_MS,
 } from '../../../shared/application/process-memo.ts';
+import type { UseCasePorts } from '../../../shared/application/use-case-ports.ts';
 import { Position } from '../../../shared/domain/position.ts';
 import { TopicName } from '../../../shared/domain/topic-name.ts';
 import type { ConsumerRecord } from '../../../shared/ports/consumer-registry.ts';

@@ -4,11 +4,11 @@
 // the mark's life (5 s) that process-memo.ts promises.
 import { describe, expect, it } from 'vitest';
 import { receiveMessages } from '../../../shared/application/consumers/receive-messages.ts';
-import type { UseCasePorts } from '../../../shared/application/ports.ts';
-import type { Principal } from '../../../shared/application/principal.ts';
+import { subscribeConsumer } from '../../../shared/application/consumers/subscribe-consumer.ts';
 import { RECORD_TTL_MS } from '../../../shared/application/process-memo.ts';
-import { publishMessages } from '../../../shared/application/publish-messages.ts';
-import { subscribeConsumer } from '../../../shared/application/subscribe-consumer.ts';
+import { publishMessages } from '../../../shared/application/producers/publish-messages.ts';
+import type { Principal } from '../../../shared/application/tenancy/principal.ts';
+import type { UseCasePorts } from '../../../shared/application/use-case-ports.ts';
 import { RoundRobinRouter } from '../../../shared/domain/message-router.ts';
 import { TopicName } from '../../../shared/domain/topic-name.ts';
 import type { SubscriptionQueue } from '../../../shared/ports/delivery-queue.ts';

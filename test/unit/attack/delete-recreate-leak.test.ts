@@ -5,10 +5,10 @@
 // and queue are never purged either). Fixed: a new subscription is made only after a strong read
 // finds the topic, and one whose ledger was detached meanwhile is taken back.
 import { describe, expect, it } from 'vitest';
-import { createTopic, deleteTopic } from '../../../shared/application/manage-topics.ts';
-import type { UseCasePorts } from '../../../shared/application/ports.ts';
-import type { Principal } from '../../../shared/application/principal.ts';
-import { subscribeConsumer } from '../../../shared/application/subscribe-consumer.ts';
+import { subscribeConsumer } from '../../../shared/application/consumers/subscribe-consumer.ts';
+import type { Principal } from '../../../shared/application/tenancy/principal.ts';
+import { createTopic, deleteTopic } from '../../../shared/application/topics/manage-topics.ts';
+import type { UseCasePorts } from '../../../shared/application/use-case-ports.ts';
 import { TopicName } from '../../../shared/domain/topic-name.ts';
 import { twoProcesses } from '../../support/in-memory-processes.ts';
 

@@ -5,11 +5,11 @@
 import { describe, expect, it } from 'vitest';
 import { subscriptionKey } from '../../../shared/application/consumers/consumer-session.ts';
 import { receiveMessages } from '../../../shared/application/consumers/receive-messages.ts';
+import { subscribeConsumer } from '../../../shared/application/consumers/subscribe-consumer.ts';
 import { DEFAULT_ENGINE_LIMITS } from '../../../shared/application/engine/engine-context.ts';
-import type { UseCasePorts } from '../../../shared/application/ports.ts';
-import type { Principal } from '../../../shared/application/principal.ts';
-import { publishMessages } from '../../../shared/application/publish-messages.ts';
-import { subscribeConsumer } from '../../../shared/application/subscribe-consumer.ts';
+import { publishMessages } from '../../../shared/application/producers/publish-messages.ts';
+import type { Principal } from '../../../shared/application/tenancy/principal.ts';
+import type { UseCasePorts } from '../../../shared/application/use-case-ports.ts';
 import { MIN_CONSUMER_LEASE_MS } from '../../../shared/domain/consumer-lease.ts';
 import { RoundRobinRouter } from '../../../shared/domain/message-router.ts';
 import type { SubscriptionType } from '../../../shared/domain/subscription-type.ts';

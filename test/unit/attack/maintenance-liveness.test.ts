@@ -7,13 +7,13 @@
 // found the backlog and rang (STALE_BACKLOG_MS). Fixed: publish marks the partition's
 // subscriptions active before it writes the entries.
 import { describe, expect, it } from 'vitest';
-import { MARK_EVERY_MS } from '../../../shared/application/activity.ts';
-import { maintainSubscriptions } from '../../../shared/application/maintain-subscriptions.ts';
-import { createTopic } from '../../../shared/application/manage-topics.ts';
-import type { Principal } from '../../../shared/application/principal.ts';
-import { publishMessages } from '../../../shared/application/publish-messages.ts';
-import { skipMessages } from '../../../shared/application/skip-messages.ts';
-import { subscribeConsumer } from '../../../shared/application/subscribe-consumer.ts';
+import { subscribeConsumer } from '../../../shared/application/consumers/subscribe-consumer.ts';
+import { MARK_EVERY_MS } from '../../../shared/application/maintenance/activity.ts';
+import { maintainSubscriptions } from '../../../shared/application/maintenance/maintain-subscriptions.ts';
+import { publishMessages } from '../../../shared/application/producers/publish-messages.ts';
+import { skipMessages } from '../../../shared/application/subscriptions/skip-messages.ts';
+import type { Principal } from '../../../shared/application/tenancy/principal.ts';
+import { createTopic } from '../../../shared/application/topics/manage-topics.ts';
 import { RoundRobinRouter } from '../../../shared/domain/message-router.ts';
 import { TopicName } from '../../../shared/domain/topic-name.ts';
 import { InMemoryActivityIndex } from '../../support/in-memory-activity-index.ts';

@@ -3,12 +3,12 @@
 // left pointing at deleted entries: what the reset re-delivers is what retention kept, at once.
 import { describe, expect, it } from 'vitest';
 import { receiveMessages } from '../../../shared/application/consumers/receive-messages.ts';
-import { enforcePolicies } from '../../../shared/application/enforce-policies.ts';
-import { maintainSubscriptions } from '../../../shared/application/maintain-subscriptions.ts';
-import { setRetention } from '../../../shared/application/manage-policies.ts';
-import type { Principal } from '../../../shared/application/principal.ts';
-import { resetCursorToEdge } from '../../../shared/application/reset-cursor.ts';
-import { getTopicStats } from '../../../shared/application/topic-stats.ts';
+import { enforcePolicies } from '../../../shared/application/maintenance/enforce-policies.ts';
+import { maintainSubscriptions } from '../../../shared/application/maintenance/maintain-subscriptions.ts';
+import { resetCursorToEdge } from '../../../shared/application/subscriptions/reset-subscription.ts';
+import { setRetention } from '../../../shared/application/tenancy/manage-policies.ts';
+import type { Principal } from '../../../shared/application/tenancy/principal.ts';
+import { getTopicStats } from '../../../shared/application/topics/topic-stats.ts';
 import { TopicName } from '../../../shared/domain/topic-name.ts';
 import { InMemoryConsumerRegistry } from '../../support/in-memory-consumer-registry.ts';
 import { inMemoryPorts } from '../../support/in-memory-ports.ts';

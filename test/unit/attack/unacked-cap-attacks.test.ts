@@ -5,7 +5,9 @@
 import { describe, expect, it } from 'vitest';
 import { closeConsumer } from '../../../shared/application/consumers/consumer-session.ts';
 import { doorbellOf } from '../../../shared/application/consumers/doorbells.ts';
+import { processQueueRecords } from '../../../shared/application/consumers/process-queue-records.ts';
 import { receiveMessages } from '../../../shared/application/consumers/receive-messages.ts';
+import { subscribeConsumer } from '../../../shared/application/consumers/subscribe-consumer.ts';
 import { claimOwnership, dispatch } from '../../../shared/application/engine/dispatcher.ts';
 import {
   DEFAULT_ENGINE_LIMITS,
@@ -14,18 +16,16 @@ import {
   type EngineContext,
   type PartitionCursor,
 } from '../../../shared/application/engine/engine-context.ts';
+import { engineOf } from '../../../shared/application/engine/engine-ports.ts';
 import { keySharedJoinMark, memberForKey } from '../../../shared/application/engine/key-shared-routing.ts';
 import { acknowledge, negativeAcknowledge } from '../../../shared/application/engine/pending-acks.ts';
 import { pendingSummary } from '../../../shared/application/engine/pending-summary.ts';
 import { rewind } from '../../../shared/application/engine/release.ts';
 import { createSubscriptionCursor } from '../../../shared/application/engine/subscription-cursor.ts';
-import { engineOf } from '../../../shared/application/engine-ports.ts';
-import { createTopic } from '../../../shared/application/manage-topics.ts';
-import type { UseCasePorts } from '../../../shared/application/ports.ts';
-import type { Principal } from '../../../shared/application/principal.ts';
-import { processQueueRecords } from '../../../shared/application/process-queue-records.ts';
-import { publishMessages } from '../../../shared/application/publish-messages.ts';
-import { subscribeConsumer } from '../../../shared/application/subscribe-consumer.ts';
+import { publishMessages } from '../../../shared/application/producers/publish-messages.ts';
+import type { Principal } from '../../../shared/application/tenancy/principal.ts';
+import { createTopic } from '../../../shared/application/topics/manage-topics.ts';
+import type { UseCasePorts } from '../../../shared/application/use-case-ports.ts';
 import { RoundRobinRouter } from '../../../shared/domain/message-router.ts';
 import type { Position } from '../../../shared/domain/position.ts';
 import type { SubscriptionType } from '../../../shared/domain/subscription-type.ts';

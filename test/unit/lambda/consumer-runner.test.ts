@@ -6,15 +6,18 @@ import { describe, expect, it } from 'vitest';
 import type { Dependencies } from '../../../shared/adapters/create-dependencies.ts';
 import { InProcessFunctionInvoker } from '../../../shared/adapters/lambda/in-process-function-invoker.ts';
 import type { ConsumerMessage } from '../../../shared/application/consumers/consumer-message.ts';
-import { receiveMessages } from '../../../shared/application/consumers/receive-messages.ts';
-import type { UseCasePorts } from '../../../shared/application/ports.ts';
-import type { Principal } from '../../../shared/application/principal.ts';
 import {
   processQueueRecords,
   type QueueRecordsResult,
-} from '../../../shared/application/process-queue-records.ts';
-import { publishMessages } from '../../../shared/application/publish-messages.ts';
-import { type SubscribeRequest, subscribeConsumer } from '../../../shared/application/subscribe-consumer.ts';
+} from '../../../shared/application/consumers/process-queue-records.ts';
+import { receiveMessages } from '../../../shared/application/consumers/receive-messages.ts';
+import {
+  type SubscribeRequest,
+  subscribeConsumer,
+} from '../../../shared/application/consumers/subscribe-consumer.ts';
+import { publishMessages } from '../../../shared/application/producers/publish-messages.ts';
+import type { Principal } from '../../../shared/application/tenancy/principal.ts';
+import type { UseCasePorts } from '../../../shared/application/use-case-ports.ts';
 import { FunctionInvocationError } from '../../../shared/domain/errors.ts';
 import { RoundRobinRouter } from '../../../shared/domain/message-router.ts';
 import type { SubscriptionType } from '../../../shared/domain/subscription-type.ts';

@@ -5,11 +5,11 @@
 import { describe, expect, it } from 'vitest';
 import { acknowledgeMessages } from '../../../../shared/application/consumers/consumer-acks.ts';
 import { receiveMessages } from '../../../../shared/application/consumers/receive-messages.ts';
+import { subscribeConsumer } from '../../../../shared/application/consumers/subscribe-consumer.ts';
 import { memberForKey } from '../../../../shared/application/engine/key-shared-routing.ts';
-import type { UseCasePorts } from '../../../../shared/application/ports.ts';
-import type { Principal } from '../../../../shared/application/principal.ts';
-import { publishMessages } from '../../../../shared/application/publish-messages.ts';
-import { subscribeConsumer } from '../../../../shared/application/subscribe-consumer.ts';
+import { publishMessages } from '../../../../shared/application/producers/publish-messages.ts';
+import type { Principal } from '../../../../shared/application/tenancy/principal.ts';
+import type { UseCasePorts } from '../../../../shared/application/use-case-ports.ts';
 import { RoundRobinRouter } from '../../../../shared/domain/message-router.ts';
 import { Position } from '../../../../shared/domain/position.ts';
 import type { SubscriptionType } from '../../../../shared/domain/subscription-type.ts';

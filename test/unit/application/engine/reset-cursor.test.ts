@@ -14,7 +14,7 @@ import {
   resetCursor,
 } from '../../../../shared/application/engine/reset-cursor.ts';
 import { createSubscriptionCursor } from '../../../../shared/application/engine/subscription-cursor.ts';
-import { firstPublishedAtOrAfter } from '../../../../shared/application/find-by-publish-time.ts';
+import { firstPublishedAtOrAfter } from '../../../../shared/application/topics/find-by-publish-time.ts';
 import type { Position } from '../../../../shared/domain/position.ts';
 import type { SubscriptionType } from '../../../../shared/domain/subscription-type.ts';
 import { TopicName } from '../../../../shared/domain/topic-name.ts';

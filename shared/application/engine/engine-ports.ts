@@ -1,0 +1,37 @@
+import { TopicName } from '../../domain/topic-name.ts';
+import type { ConsumerPartition, ConsumerRecord } from '../../ports/consumer-registry.ts';
+import { addHandedOut, recentLedgerState, recentUnackedByConsumer } from '../process-memo.ts';
+import type { UseCasePorts } from '../use-case-ports.ts';
+import { heldAgainstCap } from './consumer-cap.ts';
+import { DEFAULT_ENGINE_LIMITS, type EngineContext, type PartitionCursor } from './engine-context.ts';
+import { pendingSummary } from './pending-summary.ts';
+
+/** The delivery engine's context over the use cases' ports. */
+export function engineOf(ports: UseCasePorts): EngineContext {
+  const ctx: EngineContext = {
+    store: ports.dispatch,
+    ledger: ports.ledger,
+    clock: ports.clock,
+    limits: ports.engineLimits ?? DEFAULT_ENGINE_LIMITS,
+    recentState: (partition) => recentLedgerState(ports, partition),
+    unackedByConsumer: (cursor, maxAgeMs) =>
+      recentUnackedByConsumer(ports, cursor.cursorId, maxAgeMs, async () => {
+        return heldAgainstCap(await pendingSummary(ctx, cursor));
+      }),
+    handedTo: (cursor, consumerId, count) => addHandedOut(ports, cursor.cursorId, consumerId, count),
+    ...(ports.pauseAfterConflict ? { pauseAfterConflict: ports.pauseAfterConflict } : {}),
+  };
+  return ctx;
+}
+
+/** One partition of a consumer's subscription, as the engine addresses it. */
+export function cursorOf(
+  consumer: Pick<ConsumerRecord, 'subscriptionType'>,
+  partition: ConsumerPartition,
+): PartitionCursor {
+  return {
+    partition: TopicName.parse(partition.topic),
+    cursorId: partition.cursorId,
+    type: consumer.subscriptionType,
+  };
+}

@@ -1,0 +1,58 @@
+import type { TopicName } from '../../domain/topic-name.ts';
+import type { IndexedSubscription } from '../../ports/activity-index.ts';
+import type { ConsumerRecord } from '../../ports/consumer-registry.ts';
+import type { SubscriptionRecord } from '../../ports/topic-catalog.ts';
+import { activityMarks, knownSubscriptions } from '../process-memo.ts';
+import type { UseCasePorts } from '../use-case-ports.ts';
+
+/**
+ * A process marks one subscription active at most this often. Maintenance removes an entry only
+ * when it was marked at least this long ago, so activity this process did not write (its mark was
+ * recent) cannot fall between a removal and the next mark.
+ */
+export const MARK_EVERY_MS = 60_000;
+
+/**
+ * Marks the subscription active in the activity index (maintenance looks at it on its next run),
+ * at most once per MARK_EVERY_MS per process: one write per subscription and minute, whatever
+ * the traffic.
+ */
+export async function markActive(ports: UseCasePorts, subscription: IndexedSubscription): Promise<void> {
+  const now = ports.clock.nowMs();
+  const marks = activityMarks(ports);
+  if ((marks.get(subscription.cursorId) ?? Number.NEGATIVE_INFINITY) > now - MARK_EVERY_MS) return;
+  await ports.activity.mark(subscription, now);
+  marks.set(subscription.cursorId, now);
+}
+
+/** {@link markActive} for a subscription record of a partition. */
+export function markSubscriptionActive(
+  ports: UseCasePorts,
+  partition: TopicName,
+  subscription: Pick<SubscriptionRecord, 'name' | 'cursorId' | 'type'>,
+): Promise<void> {
+  return markActive(ports, {
+    cursorId: subscription.cursorId,
+    partition: partition.toString(),
+    subscription: subscription.name,
+    type: subscription.type,
+  });
+}
+
+/** {@link markActive} for every partition a consumer reads. */
+export async function markConsumerActive(ports: UseCasePorts, consumer: ConsumerRecord): Promise<void> {
+  for (const partition of consumer.partitions) {
+    await markActive(ports, {
+      cursorId: partition.cursorId,
+      partition: partition.topic,
+      subscription: consumer.subscription,
+      type: consumer.subscriptionType,
+    });
+  }
+}
+
+/** {@link markActive} for every subscription of a partition (as this process knows them). */
+export async function markPartitionActive(ports: UseCasePorts, partition: TopicName): Promise<void> {
+  const subscriptions = await knownSubscriptions(ports, partition);
+  for (const subscription of subscriptions) await markSubscriptionActive(ports, partition, subscription);
+}

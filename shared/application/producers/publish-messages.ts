@@ -1,0 +1,84 @@
+import { partitionForKey, type RoundRobinRouter } from '../../domain/message-router.ts';
+import type { TopicName } from '../../domain/topic-name.ts';
+import type { NewEntry } from '../../ports/ledger.ts';
+import { ringSubscriptions } from '../consumers/doorbells.ts';
+import { markPartitionActive } from '../maintenance/activity.ts';
+import { requireAction } from '../tenancy/authorization.ts';
+import type { Principal } from '../tenancy/principal.ts';
+import { ensureTopic, requirePersistent } from '../topics/topic-lookup.ts';
+import type { UseCasePorts } from '../use-case-ports.ts';
+
+export interface PublishResult {
+  readonly messageId: string;
+  readonly errorCode: number;
+}
+
+/**
+ * Publish messages to a topic (Pulsar's REST produce).
+ * 1. The caller needs `produce` on the topic or its namespace.
+ * 2. A topic that does not exist is created non-partitioned, as Pulsar's
+ *    default `allowAutoTopicCreation` does.
+ * 3. Route each message to a partition (key hash, else round-robin) and append
+ *    each partition's messages as one batch: one counter update (which also
+ *    answers the subscriptions version) and one chunk write per partition.
+ * 4. Ring every subscription's doorbell (waiting receivers wake; delayed messages set a timer
+ *    for their deliverAt); the list of subscriptions is read only when their version changed.
+ *    Nothing is fanned out: each subscription's dispatcher reads the ledger, so a publish that
+ *    dies after writing loses no delivery (a missed ring delays a waiting receiver by one poll).
+ * 5. Answer the MessageIds in the order the messages came.
+ */
+export async function publishMessages(
+  ports: UseCasePorts,
+  principal: Principal | undefined,
+  topic: TopicName,
+  messages: readonly NewEntry[],
+  router: RoundRobinRouter,
+): Promise<PublishResult[]> {
+  requirePersistent(topic);
+  await requireAction(ports.permissions, principal, topic, ['produce']);
+  const record = await ensureTopic(ports, topic);
+  const byPartition = new Map<number, { partition: TopicName; indexes: number[]; entries: NewEntry[] }>();
+  messages.forEach((message, index) => {
+    const partitionIndex = topic.isPartition
+      ? topic.partitionIndex
+      : record.partitions === 0
+        ? -1
+        : message.key !== undefined
+          ? partitionForKey(message.key, record.partitions)
+          : router.choose(record.partitions);
+    const group = byPartition.get(partitionIndex) ?? {
+      partition: partitionIndex === -1 || topic.isPartition ? topic : topic.partition(partitionIndex),
+      indexes: [],
+      entries: [],
+    };
+    group.indexes.push(index);
+    group.entries.push(message);
+    byPartition.set(partitionIndex, group);
+  });
+  const results: PublishResult[] = new Array(messages.length);
+  const publishTimeMs = ports.clock.nowMs();
+  await Promise.all(
+    [...byPartition.values()].map(async (group) => {
+      // The subscriptions go into the activity index before the entries are written: a publish
+      // that dies after writing, before it rang, leaves them where maintenance looks (it rings a
+      // backlog it finds; an event-driven consumer runs only when rung). At most one write per
+      // subscription and minute in this process.
+      await markPartitionActive(ports, group.partition);
+      const { positions, subscriptionsVersion } = await ports.ledger.append(
+        group.partition,
+        group.entries,
+        publishTimeMs,
+        principal ? { producerName: principal.role } : {},
+      );
+      const dues = group.entries.map((entry) => Math.max(publishTimeMs, entry.deliverAtMs ?? 0));
+      await ringSubscriptions(ports, group.partition, subscriptionsVersion, dues);
+      positions.forEach((position, i) => {
+        results[group.indexes[i] as number] = {
+          messageId: `${position.toString()}:${group.partition.partitionIndex}`,
+          errorCode: 0,
+        };
+      });
+    }),
+  );
+  return results;
+}

@@ -1,0 +1,86 @@
+import { SubscriptionAlreadyExistsError } from '../../domain/catalog-errors.ts';
+import { type InitialPosition, validateSubscriptionName } from '../../domain/subscription-name.ts';
+import type { SubscriptionType } from '../../domain/subscription-type.ts';
+import type { TopicName } from '../../domain/topic-name.ts';
+import { requireNoConnectedConsumers } from '../consumers/live-consumers.ts';
+import { ensureSubscriptions } from '../consumers/subscribe-consumer.ts';
+import { startSubscriptionDeletion } from '../maintenance/deletion-jobs.ts';
+import { requireAction, requireSuperuser } from '../tenancy/authorization.ts';
+import type { Principal } from '../tenancy/principal.ts';
+import { requireSubscription, resolveTopic } from '../topics/topic-lookup.ts';
+import type { UseCasePorts } from '../use-case-ports.ts';
+
+/**
+ * Create a subscription on every partition the call addresses.
+ * 1. Only superusers manage subscriptions; the topic must exist.
+ * 2. Refuse when it exists on any partition (409), before writing anything.
+ * 3. Per partition: its queue, its cursor (Earliest: before the first entry;
+ *    Latest: at the last written entry), the record, then the backlog it owes
+ *    onto its queue (see ensureSubscription).
+ */
+export async function createSubscription(
+  ports: UseCasePorts,
+  principal: Principal | undefined,
+  topic: TopicName,
+  name: string,
+  type: SubscriptionType,
+  initialPosition: InitialPosition,
+): Promise<void> {
+  requireSuperuser(principal, 'creating a subscription');
+  validateSubscriptionName(name);
+  const resolved = await resolveTopic(ports, topic);
+  for (const partition of resolved.partitions) {
+    if (await ports.catalog.getSubscription(partition, name)) {
+      throw new SubscriptionAlreadyExistsError(topic.toString(), name);
+    }
+  }
+  // Concurrent creations all pass the check above: the one that made the first partition's
+  // subscription answers 204, the others (after making sure every partition has it) 409, as Pulsar
+  // answers a creation of a subscription that exists; theirs may have asked another position.
+  const created = new Set<string>();
+  await ensureSubscriptions(ports, resolved.partitions, name, type, initialPosition, created);
+  if (!created.has((resolved.partitions[0] as TopicName).toString())) {
+    throw new SubscriptionAlreadyExistsError(topic.toString(), name);
+  }
+}
+
+/** Subscription names of the topic (of its first partition: they are created on all of them). */
+export async function listSubscriptions(
+  ports: UseCasePorts,
+  principal: Principal | undefined,
+  topic: TopicName,
+): Promise<string[]> {
+  await requireAction(ports.permissions, principal, topic, ['consume', 'produce', 'acknowledge_message']);
+  const resolved = await resolveTopic(ports, topic);
+  const names = new Set<string>();
+  for (const partition of resolved.partitions) {
+    for (const subscription of await ports.catalog.listSubscriptions(partition)) names.add(subscription.name);
+  }
+  return [...names].sort();
+}
+
+/**
+ * Delete the subscription on every partition. Returns within a few seconds whatever the backlog
+ * (see startSubscriptionDeletion): the records go at once (publishers are told; a subscription
+ * created again under the name gets a new cursor), and deletion jobs purge the cursors, queues
+ * and consumers page by page. As Pulsar: 412 while consumers are connected, unless `force`
+ * (which disconnects them: their next call answers 404).
+ */
+export async function deleteSubscription(
+  ports: UseCasePorts,
+  principal: Principal | undefined,
+  topic: TopicName,
+  name: string,
+  options: { readonly force?: boolean } = {},
+): Promise<void> {
+  requireSuperuser(principal, 'deleting a subscription');
+  const resolved = await resolveTopic(ports, topic);
+  const subscriptions = await Promise.all(
+    resolved.partitions.map(async (partition) => ({
+      partition,
+      subscription: await requireSubscription(ports, partition, name),
+    })),
+  );
+  if (!options.force) await requireNoConnectedConsumers(ports, topic, [name], 'Subscription');
+  await startSubscriptionDeletion(ports, subscriptions);
+}

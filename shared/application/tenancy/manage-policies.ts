@@ -1,0 +1,82 @@
+import {
+  appliedPolicies,
+  type Policies,
+  type RetentionPolicies,
+  validateMessageTTL,
+  validateRetention,
+} from '../../domain/policies.ts';
+import type { TopicName } from '../../domain/topic-name.ts';
+import type { PolicyChange, PolicyScope } from '../../ports/policy-store.ts';
+import { resolveTopic } from '../topics/topic-lookup.ts';
+import type { UseCasePorts } from '../use-case-ports.ts';
+import { requireSuperuser } from './authorization.ts';
+import type { Principal } from './principal.ts';
+
+/** A namespace (`tenant/namespace`), or a topic (a partition names its partitioned topic). */
+export type PolicyTarget = { readonly namespace: string } | { readonly topic: TopicName };
+
+/**
+ * Pulsar's namespace and topic policies ackline enforces: retention and message TTL. Reading and
+ * changing them needs a superuser (Pulsar: the tenant's admin). A topic must exist (404) and be
+ * persistent (405). Without `applied`, reading answers what is set on that scope (undefined: not
+ * set, 204); with it, what is in force on the topic (its own, else its namespace's, else the
+ * defaults: retention -1/-1, keep everything; no TTL).
+ */
+export async function getPolicy<K extends keyof Policies>(
+  ports: UseCasePorts,
+  principal: Principal | undefined,
+  target: PolicyTarget,
+  name: K,
+  options: { readonly applied?: boolean } = {},
+): Promise<Policies[K] | undefined> {
+  requireSuperuser(principal, `reading ${name}`);
+  const scope = await scopeOf(ports, target);
+  const own = await ports.policies.get(scope);
+  if (!options.applied) return own?.[name];
+  const namespace =
+    'topic' in target ? await ports.policies.get({ namespace: target.topic.namespaceName }) : undefined;
+  return appliedPolicies(own, 'topic' in target ? namespace : own)[name] as Policies[K];
+}
+
+/** Sets (a value) or removes (null) retention on the scope. */
+export async function setRetention(
+  ports: UseCasePorts,
+  principal: Principal | undefined,
+  target: PolicyTarget,
+  retention: RetentionPolicies | null,
+): Promise<void> {
+  requireSuperuser(principal, 'changing retention');
+  if (retention) validateRetention(retention);
+  await update(ports, target, { retention });
+}
+
+/** Sets (a value) or removes (null) the message TTL on the scope. */
+export async function setMessageTTL(
+  ports: UseCasePorts,
+  principal: Principal | undefined,
+  target: PolicyTarget,
+  seconds: number | null,
+): Promise<void> {
+  requireSuperuser(principal, 'changing the message TTL');
+  if (seconds !== null) validateMessageTTL(seconds);
+  await update(ports, target, { messageTTLInSeconds: seconds });
+}
+
+async function update(ports: UseCasePorts, target: PolicyTarget, change: PolicyChange): Promise<void> {
+  await ports.policies.update(await scopeOf(ports, target), change);
+}
+
+async function scopeOf(ports: UseCasePorts, target: PolicyTarget): Promise<PolicyScope> {
+  if ('namespace' in target) return { namespace: target.namespace };
+  const resolved = await resolveTopic(ports, target.topic);
+  return { topic: resolved.record.topic.toString() };
+}
+
+/** The policies in force on a partition (its topic's, else its namespace's, else the defaults). Two reads. */
+export async function policiesInForce(ports: UseCasePorts, partition: TopicName) {
+  const [topic, namespace] = await Promise.all([
+    ports.policies.get({ topic: partition.partitionedTopicName.toString() }),
+    ports.policies.get({ namespace: partition.namespaceName }),
+  ]);
+  return appliedPolicies(topic, namespace);
+}

@@ -1,12 +1,13 @@
 import { access, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { AcklineError } from '../../shared/domain/errors.ts';
 
 /** The layout of what the embedded stack stores: 2 is the delivery engine (heads, pages, tracker). */
 export const DATA_FORMAT = '2';
 const FORMAT_FILE = 'ackline-format';
 
 /** A data directory written by another version of ackline's storage layout. */
-export class DataFormatError extends Error {}
+export class DataFormatError extends AcklineError {}
 
 /**
  * Refuses a data directory whose stored cursors this version cannot read: one with DynamoDB data

@@ -15,6 +15,7 @@ import { restoreDoorbells } from '../../shared/application/maintenance/restore-d
 import type { UseCasePorts } from '../../shared/application/use-case-ports.ts';
 import { loadConfig, tokenPublicKeyEnv, tokenSecretEnv } from '../../shared/config/load-config.ts';
 import { schedulerQueue } from '../../shared/config/resources.ts';
+import { AcklineError } from '../../shared/domain/errors.ts';
 import { MAINTENANCE_INTERVAL_MS, MAINTENANCE_TIMEOUT_SECONDS } from '../api-routes.ts';
 import {
   type BackgroundRetry,
@@ -197,7 +198,8 @@ export async function loadOrCreateTokenSecret(dataDir: string): Promise<string> 
   return (await readFile(file, 'utf8')).trim();
 }
 
-export class DataDirInUseError extends Error {}
+/** Another live ackline process holds the data directory. */
+export class DataDirInUseError extends AcklineError {}
 
 /**
  * One embedded stack per data directory: leveldb allows a single owner. The

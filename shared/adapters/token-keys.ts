@@ -1,6 +1,7 @@
 import { createPrivateKey, createPublicKey, createSecretKey, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { AcklineError } from '../domain/errors.ts';
 
 /**
  * The signature algorithms ackline verifies, as Pulsar's token authentication
@@ -16,12 +17,7 @@ export interface TokenKey {
 }
 
 /** Key material that cannot be read or is not a key ackline can use. Carries `cause`. */
-export class InvalidTokenKeyError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'InvalidTokenKeyError';
-  }
-}
+export class InvalidTokenKeyError extends AcklineError {}
 
 /** RSA keys shorter than this are refused (jose, and RFC 7518 section 3.3). */
 const MIN_RSA_MODULUS_BITS = 2048;

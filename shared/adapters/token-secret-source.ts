@@ -5,6 +5,7 @@ import {
 } from '@aws-sdk/client-secrets-manager';
 import { GetParameterCommand, type GetParameterCommandOutput, ParameterNotFound } from '@aws-sdk/client-ssm';
 import type { TokenSecretSource } from '../config/load-config.ts';
+import { AcklineError } from '../domain/errors.ts';
 
 /**
  * Reads the key material that verifies bearer tokens (the HS256 secret, or a
@@ -27,12 +28,7 @@ export interface ParameterClient {
 }
 
 /** The secret could not be read: missing, empty, not a string, or access denied. Carries `cause`. */
-export class TokenSecretUnavailableError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'TokenSecretUnavailableError';
-  }
-}
+export class TokenSecretUnavailableError extends AcklineError {}
 
 /** A Secrets Manager secret (ARN or name) whose SecretString is the key material itself. */
 export class SecretsManagerTokenSecret implements TokenSecretReader {

@@ -1,5 +1,6 @@
 import type { AcklineAdmin } from '../client/admin-client.ts';
 import type { FetchFunction } from '../client/admin-http.ts';
+import { AcklineError } from '../domain/errors.ts';
 
 /** Somewhere to write text: `process.stdout`, or a buffer in tests. */
 export interface TextSink {
@@ -36,9 +37,4 @@ export interface CliContext {
 }
 
 /** A failure the CLI reports as one line on stderr (no stack), e.g. a missing token secret. */
-export class CliError extends Error {
-  constructor(message: string, options?: { readonly cause?: unknown }) {
-    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
-    this.name = new.target.name;
-  }
-}
+export class CliError extends AcklineError {}

@@ -3,9 +3,9 @@
  * `PulsarClient`) and the admin client (`AcklineAdmin`, Pulsar's `PulsarAdmin`).
  */
 
-// Thrown by the backoff builders and MessageId.parse, which SDK users call.
-export { InvalidPositionError, InvalidRedeliveryBackoffError } from '../domain/errors.ts';
 export { MessageId } from '../domain/message-id.ts';
+// Thrown by the backoff builders and MessageId.parse, which SDK users call.
+export { InvalidPositionError } from '../domain/non-negative-id.ts';
 export {
   DEFAULT_FIXED_DELAY_MS,
   DEFAULT_MAX_DELAY_MS,
@@ -13,6 +13,7 @@ export {
   DEFAULT_MULTIPLIER,
   FixedRedeliveryBackoff,
   FixedRedeliveryBackoffBuilder,
+  InvalidRedeliveryBackoffError,
   MultiplierRedeliveryBackoff,
   MultiplierRedeliveryBackoffBuilder,
   type RedeliveryBackoff,

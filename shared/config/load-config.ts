@@ -1,4 +1,5 @@
 import { DEFAULT_ENGINE_LIMITS } from '../application/engine/engine-context.ts';
+import { AcklineError } from '../domain/errors.ts';
 import { DEFAULT_AUDIT_RETENTION_DAYS } from '../ports/audit-log.ts';
 import { catalogTable, cursorsTable, entriesTable, schedulerQueue } from './resources.ts';
 
@@ -38,12 +39,8 @@ export interface AcklineConfig {
   readonly maxUnackedPerSubscription: number;
 }
 
-export class ConfigurationError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ConfigurationError';
-  }
-}
+/** A required setting is missing or malformed; the message names the variable. */
+export class ConfigurationError extends AcklineError {}
 
 type Env = Readonly<Record<string, string | undefined>>;
 

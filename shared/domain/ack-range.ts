@@ -1,4 +1,4 @@
-import { InvalidPositionError } from './errors.ts';
+import { InvalidPositionError } from './non-negative-id.ts';
 import { Position } from './position.ts';
 import { quote } from './quote.ts';
 

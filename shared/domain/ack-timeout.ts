@@ -1,6 +1,9 @@
-import { InvalidAckTimeoutError } from './errors.ts';
+import { ValidationError } from './errors.ts';
 import { quote } from './quote.ts';
 import type { RedeliveryBackoff } from './redelivery-backoff.ts';
+
+/** An ack timeout is neither 0 (disabled) nor a whole number of milliseconds >= 1000. */
+export class InvalidAckTimeoutError extends ValidationError {}
 
 /** Pulsar's smallest ack timeout (`ConsumerBuilder.ackTimeout`): 1 s. */
 export const MIN_ACK_TIMEOUT_MS = 1000;

@@ -1,7 +1,8 @@
 import type { AckRange } from './ack-range.ts';
 import { AckRangeSet } from './ack-range-set.ts';
-import { InvalidPositionError, PositionNotFoundError, ValidationError } from './errors.ts';
-import { LedgerIndex, type LedgerLayout } from './ledger-layout.ts';
+import { ValidationError } from './errors.ts';
+import { LedgerIndex, type LedgerLayout, PositionNotFoundError } from './ledger-layout.ts';
+import { InvalidPositionError } from './non-negative-id.ts';
 import { Position } from './position.ts';
 import { quote } from './quote.ts';
 

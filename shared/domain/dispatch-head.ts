@@ -1,5 +1,5 @@
 import type { DeliveryRun } from './delivery-run.ts';
-import { Position } from './position.ts';
+import { nextInLedger, Position } from './position.ts';
 import { decodeRateCounter, encodeRateCounter, type RateCounter } from './rate-counter.ts';
 
 /**
@@ -51,6 +51,35 @@ export interface DispatchHead {
 /** The head of a new cursor: nothing dispatched after `markDelete`. */
 export function newDispatchHead(markDelete: Position, readPosition: Position): DispatchHead {
   return { markDelete, readPosition, runs: [], epoch: 0 };
+}
+
+/**
+ * The head with mark-delete moved to `position` (never back) and the runs it passed dropped. A
+ * replay behind it starts after it (what it passed is acknowledged: replaying it would hand out
+ * nothing, one page per receive), and ends when that reaches the read position.
+ */
+export function markDeleteTo(head: DispatchHead, position: Position): DispatchHead {
+  if (position.compareTo(head.markDelete) <= 0) return head;
+  const runs = head.runs.filter((run) => {
+    const last = Position.of(run.ledgerId, run.entryId + BigInt(run.n - 1));
+    return last.compareTo(position) > 0;
+  });
+  const afterMarkDelete = nextInLedger(position);
+  const readPosition = head.readPosition.compareTo(afterMarkDelete) < 0 ? afterMarkDelete : head.readPosition;
+  const { replayFrom: replay, ...rest } = head;
+  const replayFrom = replay && replay.compareTo(afterMarkDelete) < 0 ? afterMarkDelete : replay;
+  return {
+    ...rest,
+    markDelete: position,
+    runs,
+    readPosition,
+    ...(replayFrom && replayFrom.compareTo(readPosition) < 0 ? { replayFrom } : {}),
+  };
+}
+
+/** Whether a reset's resetter is overdue (died): then whoever finds it finishes it. */
+export function resetOverdue(head: DispatchHead, nowMs: number): boolean {
+  return head.resetting !== undefined && head.resetting.untilMs <= nowMs;
 }
 
 /**

@@ -1,6 +1,8 @@
 /**
  * The errors of ackline. One root, {@link AcklineError}; families by HTTP meaning, which the HTTP
- * layer maps to a status by `instanceof` (never by name); specific errors below their family.
+ * layer maps to a status by `instanceof` (never by name). A specific error extends its family and
+ * lives with its concept (InvalidTopicNameError in topic-name.ts, ConsumerFencedError in
+ * ownership.ts, the catalog's in catalog-errors.ts).
  * Every message says what is wrong and quotes the offending input.
  */
 
@@ -49,50 +51,3 @@ export class PreconditionFailedError extends AcklineError {}
 
 /** The request or message is larger than allowed (413). */
 export class PayloadTooLargeError extends AcklineError {}
-
-// Specific errors.
-
-/** A topic name, or one of its parts, does not follow Pulsar's naming rules. */
-export class InvalidTopicNameError extends ValidationError {}
-
-/**
- * A position, message id or ledger/entry id is not a valid non-negative 64-bit id.
- * @example
- * try { MessageId.parse('1:x:-1'); } catch (error) { console.log(error instanceof InvalidPositionError); } // true
- */
-export class InvalidPositionError extends ValidationError {}
-
-/**
- * A redelivery backoff's parameters are out of range or of the wrong type.
- * @example
- * try { FixedRedeliveryBackoff.builder().delayMs(-1).build(); }
- * catch (error) { console.log(error instanceof InvalidRedeliveryBackoffError); } // true
- */
-export class InvalidRedeliveryBackoffError extends ValidationError {}
-
-/** No redelivery backoff is registered under the given class name. */
-export class UnknownRedeliveryBackoffClassError extends ValidationError {}
-
-/** A redelivery backoff class name is registered twice. */
-export class DuplicateRedeliveryBackoffClassError extends ConflictError {}
-
-/** An ack timeout is neither 0 (disabled) nor a whole number of milliseconds >= 1000. */
-export class InvalidAckTimeoutError extends ValidationError {}
-
-/** A subscription type is not one of Pulsar's (Exclusive, Failover, Shared, Key_Shared). */
-export class InvalidSubscriptionTypeError extends ValidationError {}
-
-/** A position names no entry of the topic partition (its ledger is unknown or it was never written). */
-export class PositionNotFoundError extends NotFoundError {}
-
-/**
- * A ledger layout breaks an invariant (ledger ids not ascending, negative entry counts, no ledger).
- * Internal: the layout comes from storage, not from a user, so this maps to 500.
- */
-export class InvalidLedgerLayoutError extends AcklineError {}
-
-/**
- * A function invocation that did not answer: the function threw, timed out or crashed, or the
- * invocation was refused. Not in a family: it never answers an HTTP request.
- */
-export class FunctionInvocationError extends AcklineError {}

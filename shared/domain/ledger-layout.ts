@@ -1,6 +1,15 @@
-import { InvalidLedgerLayoutError } from './errors.ts';
+import { AcklineError, NotFoundError } from './errors.ts';
 import { Position } from './position.ts';
 import { quote } from './quote.ts';
+
+/**
+ * A ledger layout breaks an invariant (ledger ids not ascending, negative entry counts, no ledger).
+ * Internal: the layout comes from storage, not from a user, so this maps to 500.
+ */
+export class InvalidLedgerLayoutError extends AcklineError {}
+
+/** A position names no entry of the topic partition (its ledger is unknown or it was never written). */
+export class PositionNotFoundError extends NotFoundError {}
 
 /** One ledger of a topic partition: its id and how many entries were written to it so far. */
 export interface LedgerInfo {

@@ -1,5 +1,4 @@
-import { InvalidPositionError } from './errors.ts';
-import { parseNonNegativeId } from './non-negative-id.ts';
+import { InvalidPositionError, parseNonNegativeId } from './non-negative-id.ts';
 import { Position } from './position.ts';
 import { quote } from './quote.ts';
 

@@ -1,5 +1,12 @@
-import { InvalidPositionError } from './errors.ts';
+import { ValidationError } from './errors.ts';
 import { quote } from './quote.ts';
+
+/**
+ * A position, message id or ledger/entry id is not a valid non-negative 64-bit id.
+ * @example
+ * try { MessageId.parse('1:x:-1'); } catch (error) { console.log(error instanceof InvalidPositionError); } // true
+ */
+export class InvalidPositionError extends ValidationError {}
 
 /** The largest id Pulsar can hold: ledger and entry ids are Java `long`s (2^63 - 1). */
 export const MAX_ID = (1n << 63n) - 1n;

@@ -1,5 +1,4 @@
-import { InvalidPositionError } from './errors.ts';
-import { MAX_ID, parseNonNegativeId } from './non-negative-id.ts';
+import { InvalidPositionError, MAX_ID, parseNonNegativeId } from './non-negative-id.ts';
 import { quote } from './quote.ts';
 
 /**
@@ -111,4 +110,16 @@ export class Position {
   toJSON(): string {
     return this.toString();
   }
+}
+
+/** The position right after `position` in the same ledger. */
+export function nextInLedger(position: Position): Position {
+  return Position.of(position.ledgerId, position.entryId + 1n);
+}
+
+/** The position before `position` in its ledger (`L:-1` before the first entry). */
+export function positionBefore(position: Position): Position {
+  return position.entryId === 0n
+    ? Position.beforeFirst(position.ledgerId)
+    : Position.ofStored(position.ledgerId, position.entryId - 1n);
 }

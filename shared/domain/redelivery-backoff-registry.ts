@@ -1,8 +1,4 @@
-import {
-  DuplicateRedeliveryBackoffClassError,
-  InvalidRedeliveryBackoffError,
-  UnknownRedeliveryBackoffClassError,
-} from './errors.ts';
+import { ConflictError, ValidationError } from './errors.ts';
 import { quote } from './quote.ts';
 import {
   DEFAULT_FIXED_DELAY_MS,
@@ -11,10 +7,17 @@ import {
   DEFAULT_MULTIPLIER,
   FIXED_REDELIVERY_BACKOFF,
   FixedRedeliveryBackoff,
+  InvalidRedeliveryBackoffError,
   MULTIPLIER_REDELIVERY_BACKOFF,
   MultiplierRedeliveryBackoff,
   type RedeliveryBackoff,
 } from './redelivery-backoff.ts';
+
+/** A redelivery backoff class name is registered twice. */
+export class DuplicateRedeliveryBackoffClassError extends ConflictError {}
+
+/** No redelivery backoff is registered under the given class name. */
+export class UnknownRedeliveryBackoffClassError extends ValidationError {}
 
 /**
  * Builds a backoff from its JSON parameters (`undefined` when the JSON had none). It must validate

@@ -1,5 +1,13 @@
-import { InvalidRedeliveryBackoffError } from './errors.ts';
+import { ValidationError } from './errors.ts';
 import { quote } from './quote.ts';
+
+/**
+ * A redelivery backoff's parameters are out of range or of the wrong type.
+ * @example
+ * try { FixedRedeliveryBackoff.builder().delayMs(-1).build(); }
+ * catch (error) { console.log(error instanceof InvalidRedeliveryBackoffError); } // true
+ */
+export class InvalidRedeliveryBackoffError extends ValidationError {}
 
 /** A JSON value, as a backoff's parameters are stored and sent. */
 export type JsonValue =

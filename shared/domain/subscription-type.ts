@@ -1,5 +1,8 @@
-import { InvalidSubscriptionTypeError } from './errors.ts';
+import { ValidationError } from './errors.ts';
 import { quote } from './quote.ts';
+
+/** A subscription type is not one of Pulsar's (Exclusive, Failover, Shared, Key_Shared). */
+export class InvalidSubscriptionTypeError extends ValidationError {}
 
 /** Pulsar's subscription types, spelled as Pulsar spells them. Fixed when a subscription is created. */
 export type SubscriptionType = 'Exclusive' | 'Failover' | 'Shared' | 'Key_Shared';

@@ -1,6 +1,9 @@
-import { InvalidTopicNameError } from './errors.ts';
+import { ValidationError } from './errors.ts';
 import { isWellFormed, MAX_TOPIC_NAME_BYTES, utf8Bytes } from './name-limits.ts';
 import { quote } from './quote.ts';
+
+/** A topic name, or one of its parts, does not follow Pulsar's naming rules. */
+export class InvalidTopicNameError extends ValidationError {}
 
 /** Pulsar's topic domains. */
 export type TopicDomain = 'persistent' | 'non-persistent';

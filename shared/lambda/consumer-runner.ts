@@ -9,8 +9,8 @@ import {
   type QueueRecordsResult,
 } from '../application/consumers/process-queue-records.ts';
 import { ConfigurationError } from '../config/load-config.ts';
-import { FunctionInvocationError } from '../domain/errors.ts';
 import type { FunctionInvoker } from '../ports/function-invoker.ts';
+import { FunctionInvocationError } from '../ports/function-invoker.ts';
 import { type AcklineBatchEvent, isAcklineBatchResponse } from './consumer-batch.ts';
 import { CONSUMER_ID_ENV, CONSUMER_NAME_ENV, SUBSCRIPTION_ENV, TOPIC_ENV } from './consumer-env.ts';
 import type { InvocationContext, SqsBatchResponse, SqsEvent } from './sqs-event.ts';

@@ -1,3 +1,10 @@
+import { AcklineError } from '../domain/errors.ts';
+
+/**
+ * A function invocation that did not answer: the function threw, timed out or crashed, or the
+ * invocation was refused. Not in a family: it never answers an HTTP request.
+ */
+export class FunctionInvocationError extends AcklineError {}
 /**
  * Invokes a function synchronously (Lambda's `RequestResponse`): the consumer runner hands the
  * user's function a batch through it.

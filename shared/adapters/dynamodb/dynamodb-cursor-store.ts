@@ -5,7 +5,8 @@ import {
   PutItemCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import { ConflictError, InvalidPositionError } from '../../domain/errors.ts';
+import { ConflictError } from '../../domain/errors.ts';
+import { InvalidPositionError } from '../../domain/non-negative-id.ts';
 import { Position } from '../../domain/position.ts';
 import type {
   CursorStore,

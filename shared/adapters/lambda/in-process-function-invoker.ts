@@ -1,5 +1,5 @@
-import { FunctionInvocationError } from '../../domain/errors.ts';
 import type { FunctionInvoker } from '../../ports/function-invoker.ts';
+import { FunctionInvocationError } from '../../ports/function-invoker.ts';
 
 /**
  * A function handler called in this process, as Lambda would invoke it: the payload and the

@@ -1,6 +1,6 @@
 import { InvokeCommand, type InvokeCommandOutput, LambdaClient } from '@aws-sdk/client-lambda';
-import { FunctionInvocationError } from '../../domain/errors.ts';
 import type { FunctionInvoker } from '../../ports/function-invoker.ts';
+import { FunctionInvocationError } from '../../ports/function-invoker.ts';
 
 /** What {@link LambdaFunctionInvoker} needs. */
 export interface LambdaFunctionInvokerOptions {

@@ -1,5 +1,6 @@
 import { decodeDeliveryHandle } from '../../domain/delivery-token.ts';
-import { PositionNotFoundError, PreconditionFailedError, ValidationError } from '../../domain/errors.ts';
+import { PreconditionFailedError, ValidationError } from '../../domain/errors.ts';
+import { PositionNotFoundError } from '../../domain/ledger-layout.ts';
 import { MessageId } from '../../domain/message-id.ts';
 import { Position } from '../../domain/position.ts';
 import { isCumulativeAckType } from '../../domain/subscription-type.ts';

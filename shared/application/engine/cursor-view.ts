@@ -1,11 +1,12 @@
+import { markDeleteTo } from '../../domain/dispatch-head.ts';
 import { NotFoundError } from '../../domain/errors.ts';
-import { Position } from '../../domain/position.ts';
+import { nextInLedger, Position } from '../../domain/position.ts';
 import type { CursorStore, DeliveryState, StoredCursor } from '../../ports/cursor-store.ts';
 import { DISPATCH_PAGE_SIZE } from '../../ports/dispatch-store.ts';
 import { windowPages } from './cursor-window.ts';
 import type { EngineContext, PartitionCursor } from './engine-context.ts';
-import { acknowledge, markDeleteTo } from './pending-acks.ts';
-import { isAcknowledged, nextInLedger, readPagesOf } from './pending-state.ts';
+import { acknowledge } from './pending-acks.ts';
+import { isAcknowledged, readPagesOf } from './pending-state.ts';
 import { createSubscriptionCursor } from './subscription-cursor.ts';
 
 /** Pages `load` reads at most (1,000,000 entries after mark-delete). */

@@ -1,7 +1,9 @@
 import { type DeliveryRun, runCovers, runEnd } from '../../domain/delivery-run.ts';
 import type { DispatchHead } from '../../domain/dispatch-head.ts';
+import { resetOverdue } from '../../domain/dispatch-head.ts';
 import { ConflictError, DeadLetterRefusedError, NotFoundError } from '../../domain/errors.ts';
-import { Position } from '../../domain/position.ts';
+import { ConsumerFencedError, decideOwnership, type Ownership } from '../../domain/ownership.ts';
+import { nextInLedger, Position } from '../../domain/position.ts';
 import { bump } from '../../domain/rate-counter.ts';
 import { isCumulativeAckType } from '../../domain/subscription-type.ts';
 import type { HeadRecord, TrackerEntry } from '../../ports/dispatch-store.ts';
@@ -17,22 +19,15 @@ import type {
 } from './engine-context.ts';
 import { foldStep } from './fold.ts';
 import { routesTo } from './key-shared-routing.ts';
-import { isAcknowledged, nextInLedger, type PageMap, readPagesOf, spillIfFull } from './pending-state.ts';
+import { isAcknowledged, type PageMap, readPagesOf, spillIfFull } from './pending-state.ts';
 import { pickUpDue } from './redelivery-tracker.ts';
 import { replayStep } from './replay.ts';
-import { finishReset, resetOverdue } from './reset-cursor.ts';
+import { finishReset } from './reset-cursor.ts';
 
 /** Most entries one receive hands out from one partition (a run stays within two pages). */
 export const MAX_DISPATCH = 100;
 /** Ids a dead publisher allocated that one receive acknowledges at most (the next one goes on). */
 const MAX_ABANDONED_PER_CALL = 10_000;
-/** An owner's lease is written again only when less than this is left of a full lease. */
-const OWNER_RENEW_AFTER_MS = 5_000;
-/** How many replaced owners the head remembers, to refuse their calls (I6). */
-const FENCED_REMEMBERED = 4;
-
-/** A replaced Exclusive/Failover owner, or a second Exclusive consumer: its calls are refused (409). */
-export class ConsumerFencedError extends ConflictError {}
 
 export type DispatchResult =
   /**
@@ -320,58 +315,6 @@ export async function claimOwnership(
     if ((await ctx.store.casHead(cursor.cursorId, record.version, head)).ok) return true;
   }
   return false;
-}
-
-type Ownership =
-  | { readonly kind: 'owner'; readonly renewal?: Partial<DispatchHead> }
-  | { readonly kind: 'takeover'; readonly head: DispatchHead }
-  | { readonly kind: 'standby' };
-
-/**
- * Exclusive/Failover: the owner renews its lease; a consumer finding no live owner takes over
- * (new epoch, the old owner fenced, a replay from mark-delete so that its held entries come back
- * in order); anyone else waits (Failover) or is refused (Exclusive, or a replaced owner).
- */
-export function decideOwnership(
-  head: DispatchHead,
-  consumer: DispatchConsumer,
-  type: PartitionCursor['type'],
-  nowMs: number,
-): Ownership {
-  const me = consumer.consumerId;
-  if (head.fenced?.includes(me)) {
-    throw new ConsumerFencedError(
-      `Consumer ${me} was replaced as the active consumer (epoch ${head.epoch}): subscribe again`,
-    );
-  }
-  if (head.owner?.consumerId === me) {
-    if (head.owner.leaseUntilMs - nowMs >= consumer.leaseMs - OWNER_RENEW_AFTER_MS) return { kind: 'owner' };
-    return { kind: 'owner', renewal: { owner: { consumerId: me, leaseUntilMs: nowMs + consumer.leaseMs } } };
-  }
-  if (head.owner && head.owner.leaseUntilMs > nowMs) {
-    if (type === 'Exclusive') {
-      throw new ConsumerFencedError(`Exclusive subscription already has an active consumer`);
-    }
-    return { kind: 'standby' };
-  }
-  const afterMarkDelete = nextInLedger(head.markDelete);
-  const dispatchedBefore = head.readPosition.compareTo(afterMarkDelete) > 0;
-  const replayFrom =
-    head.replayFrom && head.replayFrom.compareTo(afterMarkDelete) < 0 ? head.replayFrom : afterMarkDelete;
-  const fenced = head.owner
-    ? [...(head.fenced ?? []), head.owner.consumerId].slice(-FENCED_REMEMBERED)
-    : head.fenced;
-  const { replayFrom: _dropped, ...rest } = head;
-  return {
-    kind: 'takeover',
-    head: {
-      ...rest,
-      epoch: head.epoch + 1,
-      owner: { consumerId: me, leaseUntilMs: nowMs + consumer.leaseMs },
-      ...(fenced ? { fenced } : {}),
-      ...(dispatchedBefore || head.replayFrom ? { replayFrom } : {}),
-    },
-  };
 }
 
 type ClaimOutcome =

@@ -1,11 +1,11 @@
-import { Position } from '../../domain/position.ts';
+import { markDeleteTo, resetOverdue } from '../../domain/dispatch-head.ts';
+import { nextInLedger, Position } from '../../domain/position.ts';
 import { DISPATCH_PAGE_SIZE } from '../../ports/dispatch-store.ts';
 import { windowPages } from './cursor-window.ts';
 import type { EngineContext, PartitionCursor } from './engine-context.ts';
-import { markDeleteTo } from './pending-acks.ts';
-import { nextInLedger, readPagesOf, runPagesOf } from './pending-state.ts';
+import { readPagesOf, runPagesOf } from './pending-state.ts';
 import { judgeTrackerEntry } from './redelivery-tracker.ts';
-import { finishReset, resetOverdue } from './reset-cursor.ts';
+import { finishReset } from './reset-cursor.ts';
 
 /** Pages one fold step reads at most (10,000 entries). */
 export const FOLD_PAGES_PER_STEP = 100;

@@ -1,15 +1,15 @@
 import { carveRun, type DeliveryRun, runPositions } from '../../domain/delivery-run.ts';
 import type { DispatchHead } from '../../domain/dispatch-head.ts';
+import { markDeleteTo } from '../../domain/dispatch-head.ts';
 import { PreconditionFailedError } from '../../domain/errors.ts';
-import { Position } from '../../domain/position.ts';
+import { ConsumerFencedError } from '../../domain/ownership.ts';
+import { nextInLedger, Position } from '../../domain/position.ts';
 import type { HeadRecord, TrackerEntry } from '../../ports/dispatch-store.ts';
-import { ConsumerFencedError } from './dispatcher.ts';
 import type { EngineContext, PartitionCursor } from './engine-context.ts';
 import {
   isAcknowledged,
   type LocatedRun,
   locateRun,
-  nextInLedger,
   readPagesOf,
   runPagesOf,
   writeRuns,
@@ -68,30 +68,6 @@ export async function acknowledgeCumulative(
     record = written.current;
   }
   if (record) throw new PreconditionFailedError('The subscription is busy: acknowledge again');
-}
-
-/**
- * The head with mark-delete moved to `position` (never back) and the runs it passed dropped. A
- * replay behind it starts after it (what it passed is acknowledged: replaying it would hand out
- * nothing, one page per receive), and ends when that reaches the read position.
- */
-export function markDeleteTo(head: DispatchHead, position: Position): DispatchHead {
-  if (position.compareTo(head.markDelete) <= 0) return head;
-  const runs = head.runs.filter((run) => {
-    const last = Position.of(run.ledgerId, run.entryId + BigInt(run.n - 1));
-    return last.compareTo(position) > 0;
-  });
-  const afterMarkDelete = nextInLedger(position);
-  const readPosition = head.readPosition.compareTo(afterMarkDelete) < 0 ? afterMarkDelete : head.readPosition;
-  const { replayFrom: replay, ...rest } = head;
-  const replayFrom = replay && replay.compareTo(afterMarkDelete) < 0 ? afterMarkDelete : replay;
-  return {
-    ...rest,
-    markDelete: position,
-    runs,
-    readPosition,
-    ...(replayFrom && replayFrom.compareTo(readPosition) < 0 ? { replayFrom } : {}),
-  };
 }
 
 /** One message to nack: its position and, with a delivery handle, the count it was handed with. */

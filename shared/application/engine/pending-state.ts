@@ -31,11 +31,6 @@ function offsetOf(position: Position): number {
   return Number(position.entryId % DISPATCH_PAGE_SIZE);
 }
 
-/** The position right after `position` in the same ledger. */
-export function nextInLedger(position: Position): Position {
-  return Position.of(position.ledgerId, position.entryId + 1n);
-}
-
 /** Pages read for one decision, by key. */
 export type PageMap = ReadonlyMap<string, PageState>;
 

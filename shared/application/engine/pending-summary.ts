@@ -1,8 +1,8 @@
 import { runPositions } from '../../domain/delivery-run.ts';
-import { Position } from '../../domain/position.ts';
+import { nextInLedger, Position } from '../../domain/position.ts';
 import { windowPages } from './cursor-window.ts';
 import type { EngineContext, PartitionCursor } from './engine-context.ts';
-import { isAcknowledged, locateRun, nextInLedger, pageKey } from './pending-state.ts';
+import { isAcknowledged, locateRun, pageKey } from './pending-state.ts';
 
 /** Pages a summary reads at most (200,000 entries: the subscription's unacknowledged cap). */
 export const SUMMARY_PAGES = 2_000;

@@ -1,12 +1,12 @@
 import type { DeliveryRun } from '../../domain/delivery-run.ts';
 import type { DispatchHead } from '../../domain/dispatch-head.ts';
-import { Position } from '../../domain/position.ts';
+import { ConsumerFencedError } from '../../domain/ownership.ts';
+import { nextInLedger, Position } from '../../domain/position.ts';
 import type { TrackerEntry } from '../../ports/dispatch-store.ts';
 import { windowPages } from './cursor-window.ts';
-import { ConsumerFencedError } from './dispatcher.ts';
 import type { EngineContext, PartitionCursor } from './engine-context.ts';
 import { lowerTrackerDue } from './pending-acks.ts';
-import { nextInLedger, withRunsReplaced } from './pending-state.ts';
+import { withRunsReplaced } from './pending-state.ts';
 
 /** Pages one release step walks before it returns where it stopped. */
 export const RELEASE_PAGES_PER_STEP = 50;

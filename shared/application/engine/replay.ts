@@ -1,6 +1,6 @@
 import { carveRun, type DeliveryRun } from '../../domain/delivery-run.ts';
 import type { DispatchHead } from '../../domain/dispatch-head.ts';
-import { Position } from '../../domain/position.ts';
+import { nextInLedger, Position } from '../../domain/position.ts';
 import {
   DISPATCH_PAGE_SIZE,
   type HeadRecord,
@@ -12,7 +12,6 @@ import {
   isAcknowledged,
   type LocatedRun,
   locateRun,
-  nextInLedger,
   pageKey,
   readPagesOf,
   runPagesOf,

@@ -1,12 +1,11 @@
 import { runEnd } from '../../domain/delivery-run.ts';
 import type { DispatchHead } from '../../domain/dispatch-head.ts';
+import { markDeleteTo } from '../../domain/dispatch-head.ts';
 import { NotFoundError, PreconditionFailedError } from '../../domain/errors.ts';
-import { Position } from '../../domain/position.ts';
+import { nextInLedger, Position, positionBefore } from '../../domain/position.ts';
 import { DISPATCH_PAGE_SIZE, type HeadRecord, type PageState } from '../../ports/dispatch-store.ts';
 import { windowPages } from './cursor-window.ts';
 import type { EngineContext, PartitionCursor } from './engine-context.ts';
-import { markDeleteTo } from './pending-acks.ts';
-import { nextInLedger } from './pending-state.ts';
 
 /**
  * Pages one reset rewrites at most (500,000 entries): a reset further back than this answers 412
@@ -23,13 +22,6 @@ export interface CursorMove {
   readonly readPosition: Position;
   readonly newMarkDeletePosition: Position;
   readonly newReadPosition: Position;
-}
-
-/** The position before `position` in its ledger (`L:-1` before the first entry). */
-export function positionBefore(position: Position): Position {
-  return position.entryId === 0n
-    ? Position.beforeFirst(position.ledgerId)
-    : Position.ofStored(position.ledgerId, position.entryId - 1n);
 }
 
 /** How long a resetter has to clear the pages before anyone who finds its reset finishes it. */
@@ -136,11 +128,6 @@ export async function finishReset(ctx: EngineContext, cursor: PartitionCursor): 
     const { resetting: _done, ...head } = current.head;
     if ((await ctx.store.casHead(cursor.cursorId, current.version, head)).ok) return;
   }
-}
-
-/** Whether a reset's resetter is overdue (died): then whoever finds it finishes it. */
-export function resetOverdue(head: DispatchHead, nowMs: number): boolean {
-  return head.resetting !== undefined && head.resetting.untilMs <= nowMs;
 }
 
 async function pagesBetween(

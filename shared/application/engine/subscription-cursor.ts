@@ -1,9 +1,8 @@
 import { Cursor } from '../../domain/cursor.ts';
 import { newDispatchHead } from '../../domain/dispatch-head.ts';
 import type { Position } from '../../domain/position.ts';
+import { nextInLedger, positionBefore } from '../../domain/position.ts';
 import type { EngineContext, PartitionCursor } from './engine-context.ts';
-import { nextInLedger } from './pending-state.ts';
-import { positionBefore } from './reset-cursor.ts';
 
 /**
  * Creates a subscription cursor's head on one partition at Earliest (every entry kept is backlog),

@@ -1,11 +1,12 @@
 import { keepsEverything } from '../../domain/policies.ts';
 import type { Position } from '../../domain/position.ts';
+import { positionBefore } from '../../domain/position.ts';
 import { TopicName } from '../../domain/topic-name.ts';
 import { DISPATCH_PAGE_SIZE, type PageRef } from '../../ports/dispatch-store.ts';
 import type { LedgerInfo } from '../../ports/ledger.ts';
 import type { TopicRecord } from '../../ports/topic-catalog.ts';
 import { engineOf } from '../engine/engine-ports.ts';
-import { markDeleteForward, positionBefore } from '../engine/reset-cursor.ts';
+import { markDeleteForward } from '../engine/reset-cursor.ts';
 import { policiesInForce } from '../tenancy/manage-policies.ts';
 import { endOfLog, firstPublishedAtOrAfter } from '../topics/find-by-publish-time.ts';
 import type { UseCasePorts } from '../use-case-ports.ts';

@@ -1,6 +1,6 @@
 import { SubscriptionNotFoundError } from '../../domain/catalog-errors.ts';
 import { MAX_CONSUMER_LEASE_MS } from '../../domain/consumer-lease.ts';
-import { Position } from '../../domain/position.ts';
+import { nextInLedger, Position } from '../../domain/position.ts';
 import { TopicName } from '../../domain/topic-name.ts';
 import type { ActiveSubscription } from '../../ports/activity-index.ts';
 import type { ManagedLedgerState } from '../../ports/ledger.ts';
@@ -9,7 +9,6 @@ import { releaseConsumer, scheduleSecondPass, subscriptionKey } from '../consume
 import { doorbellOf } from '../consumers/doorbells.ts';
 import { engineOf } from '../engine/engine-ports.ts';
 import { foldStep } from '../engine/fold.ts';
-import { nextInLedger } from '../engine/pending-state.ts';
 import type { UseCasePorts } from '../use-case-ports.ts';
 import { MARK_EVERY_MS } from './activity.ts';
 import { resumeStaleDeletions } from './deletion-jobs.ts';

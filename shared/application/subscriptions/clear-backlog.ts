@@ -1,5 +1,6 @@
+import { positionBefore } from '../../domain/position.ts';
 import { engineOf } from '../engine/engine-ports.ts';
-import { markDeleteForward, positionBefore } from '../engine/reset-cursor.ts';
+import { markDeleteForward } from '../engine/reset-cursor.ts';
 import { endOfLog } from '../topics/find-by-publish-time.ts';
 import type { UseCasePorts } from '../use-case-ports.ts';
 import {

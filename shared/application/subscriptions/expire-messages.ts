@@ -1,9 +1,9 @@
 import { ValidationError } from '../../domain/errors.ts';
-import { Position } from '../../domain/position.ts';
+import { Position, positionBefore } from '../../domain/position.ts';
 import type { TopicName } from '../../domain/topic-name.ts';
 import type { SubscriptionRecord } from '../../ports/topic-catalog.ts';
 import { engineOf } from '../engine/engine-ports.ts';
-import { type CursorMove, markDeleteForward, positionBefore } from '../engine/reset-cursor.ts';
+import { type CursorMove, markDeleteForward } from '../engine/reset-cursor.ts';
 import { firstPublishedAtOrAfter } from '../topics/find-by-publish-time.ts';
 import type { UseCasePorts } from '../use-case-ports.ts';
 import {

@@ -5,7 +5,8 @@ import {
   TopicNotFoundError,
 } from '../../domain/catalog-errors.ts';
 import { Cursor } from '../../domain/cursor.ts';
-import { PositionNotFoundError, PreconditionFailedError } from '../../domain/errors.ts';
+import { PreconditionFailedError } from '../../domain/errors.ts';
+import { PositionNotFoundError } from '../../domain/ledger-layout.ts';
 import type { Position } from '../../domain/position.ts';
 import type { TopicName } from '../../domain/topic-name.ts';
 import type { ManagedLedgerState } from '../../ports/ledger.ts';

@@ -18,16 +18,12 @@ import {
 } from '../../../shared/application/engine/pending-acks.ts';
 import { pendingSummary } from '../../../shared/application/engine/pending-summary.ts';
 import { releaseConsumerStep, rewind } from '../../../shared/application/engine/release.ts';
-import {
-  markDeleteForward,
-  positionBefore,
-  resetCursor,
-} from '../../../shared/application/engine/reset-cursor.ts';
+import { markDeleteForward, resetCursor } from '../../../shared/application/engine/reset-cursor.ts';
 import { createSubscriptionCursor } from '../../../shared/application/engine/subscription-cursor.ts';
 import { endOfLog } from '../../../shared/application/topics/find-by-publish-time.ts';
 import type { DeliveryRun } from '../../../shared/domain/delivery-run.ts';
 import type { DispatchHead } from '../../../shared/domain/dispatch-head.ts';
-import { Position } from '../../../shared/domain/position.ts';
+import { Position, positionBefore } from '../../../shared/domain/position.ts';
 import type { SubscriptionType } from '../../../shared/domain/subscription-type.ts';
 import { TopicName } from '../../../shared/domain/topic-name.ts';
 import type { DispatchStore, PageRef, TrackerEntry } from '../../../shared/ports/dispatch-store.ts';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AckRange } from '../../../shared/domain/ack-range.ts';
 import { AckRangeSet } from '../../../shared/domain/ack-range-set.ts';
-import { InvalidPositionError } from '../../../shared/domain/errors.ts';
+import { InvalidPositionError } from '../../../shared/domain/non-negative-id.ts';
 import { Position } from '../../../shared/domain/position.ts';
 import { Random } from '../../support/random.ts';
 

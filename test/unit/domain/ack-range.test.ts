@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AckRange } from '../../../shared/domain/ack-range.ts';
-import { InvalidPositionError } from '../../../shared/domain/errors.ts';
+import { InvalidPositionError } from '../../../shared/domain/non-negative-id.ts';
 import { Position } from '../../../shared/domain/position.ts';
 
 describe('AckRange', () => {

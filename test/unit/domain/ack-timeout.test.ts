@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import {
   AckTimeoutPolicy,
   ackTimeoutRedeliveryDelayMs,
+  InvalidAckTimeoutError,
   validateAckTimeoutMs,
 } from '../../../shared/domain/ack-timeout.ts';
-import { InvalidAckTimeoutError } from '../../../shared/domain/errors.ts';
 import {
   FixedRedeliveryBackoff,
   MultiplierRedeliveryBackoff,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Cursor } from '../../../shared/domain/cursor.ts';
-import { PositionNotFoundError } from '../../../shared/domain/errors.ts';
 import type { LedgerLayout } from '../../../shared/domain/ledger-layout.ts';
+import { PositionNotFoundError } from '../../../shared/domain/ledger-layout.ts';
 import { Position } from '../../../shared/domain/position.ts';
 import { Random } from '../../support/random.ts';
 

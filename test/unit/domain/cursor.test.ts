@@ -2,13 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { AckRange } from '../../../shared/domain/ack-range.ts';
 import { AckRangeSet } from '../../../shared/domain/ack-range-set.ts';
 import { Cursor } from '../../../shared/domain/cursor.ts';
-import {
-  InvalidLedgerLayoutError,
-  InvalidPositionError,
-  PositionNotFoundError,
-  ValidationError,
-} from '../../../shared/domain/errors.ts';
+import { ValidationError } from '../../../shared/domain/errors.ts';
 import type { LedgerLayout } from '../../../shared/domain/ledger-layout.ts';
+import { InvalidLedgerLayoutError, PositionNotFoundError } from '../../../shared/domain/ledger-layout.ts';
+import { InvalidPositionError } from '../../../shared/domain/non-negative-id.ts';
 import { Position } from '../../../shared/domain/position.ts';
 
 /** `'3:5'`, or `'3:-1'` for "before the first entry of ledger 3". */

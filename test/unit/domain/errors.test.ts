@@ -1,24 +1,25 @@
 import { describe, expect, it } from 'vitest';
+import { InvalidAckTimeoutError } from '../../../shared/domain/ack-timeout.ts';
 import {
   AcklineError,
   ConflictError,
-  DuplicateRedeliveryBackoffClassError,
   ForbiddenError,
-  InvalidAckTimeoutError,
-  InvalidLedgerLayoutError,
-  InvalidPositionError,
-  InvalidRedeliveryBackoffError,
-  InvalidSubscriptionTypeError,
-  InvalidTopicNameError,
   MethodNotAllowedError,
   NotFoundError,
   PayloadTooLargeError,
-  PositionNotFoundError,
   PreconditionFailedError,
   UnauthorizedError,
-  UnknownRedeliveryBackoffClassError,
   ValidationError,
 } from '../../../shared/domain/errors.ts';
+import { InvalidLedgerLayoutError, PositionNotFoundError } from '../../../shared/domain/ledger-layout.ts';
+import { InvalidPositionError } from '../../../shared/domain/non-negative-id.ts';
+import { InvalidRedeliveryBackoffError } from '../../../shared/domain/redelivery-backoff.ts';
+import {
+  DuplicateRedeliveryBackoffClassError,
+  UnknownRedeliveryBackoffClassError,
+} from '../../../shared/domain/redelivery-backoff-registry.ts';
+import { InvalidSubscriptionTypeError } from '../../../shared/domain/subscription-type.ts';
+import { InvalidTopicNameError } from '../../../shared/domain/topic-name.ts';
 
 type ErrorClass = new (message: string, options?: { cause?: unknown }) => AcklineError;
 

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidLedgerLayoutError } from '../../../shared/domain/errors.ts';
-import { LedgerIndex, type LedgerLayout } from '../../../shared/domain/ledger-layout.ts';
+import {
+  InvalidLedgerLayoutError,
+  LedgerIndex,
+  type LedgerLayout,
+} from '../../../shared/domain/ledger-layout.ts';
 import { Position } from '../../../shared/domain/position.ts';
 
 // Ledger 3: entries 0..2; ledger 5: empty; ledger 8: entries 0..1; ledger 9: empty (current).

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidPositionError } from '../../../shared/domain/errors.ts';
 import { MessageId, parseNonNegativeId } from '../../../shared/domain/message-id.ts';
+import { InvalidPositionError } from '../../../shared/domain/non-negative-id.ts';
 import { Position } from '../../../shared/domain/position.ts';
 
 describe('MessageId', () => {

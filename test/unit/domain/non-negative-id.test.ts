@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidPositionError } from '../../../shared/domain/errors.ts';
-import { MAX_ID, parseNonNegativeId } from '../../../shared/domain/non-negative-id.ts';
+import { InvalidPositionError, MAX_ID, parseNonNegativeId } from '../../../shared/domain/non-negative-id.ts';
 
 describe('parseNonNegativeId', () => {
   it.each<[string | number | bigint, bigint]>([

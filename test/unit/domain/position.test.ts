@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidPositionError } from '../../../shared/domain/errors.ts';
-import { Position } from '../../../shared/domain/position.ts';
+import { InvalidPositionError } from '../../../shared/domain/non-negative-id.ts';
+import { nextInLedger, Position, positionBefore } from '../../../shared/domain/position.ts';
 
 describe('Position', () => {
   it.each([
@@ -100,5 +100,29 @@ describe('Position', () => {
     expect(() => Position.ofStored('3', '-2')).toThrow(InvalidPositionError);
     expect(() => Position.parseStored('7:-1:0')).toThrow(InvalidPositionError);
     expect(() => Position.parseStored('x:-1')).toThrow(InvalidPositionError);
+  });
+});
+
+describe('position steps within a ledger', () => {
+  it.each([
+    ['3:0', '3:1'],
+    ['3:-1', '3:0'],
+    ['3:41', '3:42'],
+  ])('nextInLedger(%s) is %s', (from, next) => {
+    const position = from.endsWith(':-1') ? Position.beforeFirst(3n) : Position.parse(from);
+    expect(nextInLedger(position).toString()).toBe(next);
+  });
+
+  it.each([
+    ['3:0', '3:-1'],
+    ['3:1', '3:0'],
+    ['3:42', '3:41'],
+  ])('positionBefore(%s) is %s', (from, before) => {
+    expect(positionBefore(Position.parse(from)).toString()).toBe(before);
+  });
+
+  it('positionBefore undoes nextInLedger', () => {
+    const position = Position.parse('7:9');
+    expect(positionBefore(nextInLedger(position)).equals(position)).toBe(true);
   });
 });

@@ -1,17 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import {
-  DuplicateRedeliveryBackoffClassError,
-  InvalidRedeliveryBackoffError,
-  UnknownRedeliveryBackoffClassError,
-  ValidationError,
-} from '../../../shared/domain/errors.ts';
+import { ValidationError } from '../../../shared/domain/errors.ts';
 import {
   FixedRedeliveryBackoff,
+  InvalidRedeliveryBackoffError,
   MultiplierRedeliveryBackoff,
   type RedeliveryBackoff,
   type RedeliveryBackoffJson,
 } from '../../../shared/domain/redelivery-backoff.ts';
-import { RedeliveryBackoffRegistry } from '../../../shared/domain/redelivery-backoff-registry.ts';
+import {
+  DuplicateRedeliveryBackoffClassError,
+  RedeliveryBackoffRegistry,
+  UnknownRedeliveryBackoffClassError,
+} from '../../../shared/domain/redelivery-backoff-registry.ts';
 
 const COUNTS = [-1, 0, 1, 2, 3, 5, 8, 13, 100, 2 ** 31 - 1];
 

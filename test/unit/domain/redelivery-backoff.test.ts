@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidRedeliveryBackoffError } from '../../../shared/domain/errors.ts';
 import {
   FixedRedeliveryBackoff,
+  InvalidRedeliveryBackoffError,
   MultiplierRedeliveryBackoff,
 } from '../../../shared/domain/redelivery-backoff.ts';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidSubscriptionTypeError } from '../../../shared/domain/errors.ts';
 import {
+  InvalidSubscriptionTypeError,
   isCumulativeAckType,
   parseSubscriptionType,
   SUBSCRIPTION_TYPES,

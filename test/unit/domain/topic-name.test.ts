@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidTopicNameError } from '../../../shared/domain/errors.ts';
-import { TopicName } from '../../../shared/domain/topic-name.ts';
+import { InvalidTopicNameError, TopicName } from '../../../shared/domain/topic-name.ts';
 
 describe('TopicName.parse', () => {
   it.each([

@@ -18,7 +18,6 @@ import {
 import { publishMessages } from '../../../shared/application/producers/publish-messages.ts';
 import type { Principal } from '../../../shared/application/tenancy/principal.ts';
 import type { UseCasePorts } from '../../../shared/application/use-case-ports.ts';
-import { FunctionInvocationError } from '../../../shared/domain/errors.ts';
 import { RoundRobinRouter } from '../../../shared/domain/message-router.ts';
 import type { SubscriptionType } from '../../../shared/domain/subscription-type.ts';
 import { TopicName } from '../../../shared/domain/topic-name.ts';
@@ -30,6 +29,7 @@ import {
   makeConsumerRunner,
 } from '../../../shared/lambda/consumer-runner.ts';
 import type { FunctionInvoker } from '../../../shared/ports/function-invoker.ts';
+import { FunctionInvocationError } from '../../../shared/ports/function-invoker.ts';
 import { twoProcesses } from '../../support/in-memory-processes.ts';
 import type { ManualClock } from '../../support/manual-clock.ts';
 import { overtakingLedger } from '../../support/overtaking-ledger.ts';

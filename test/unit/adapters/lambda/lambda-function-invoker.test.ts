@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LambdaFunctionInvoker } from '../../../../shared/adapters/lambda/lambda-function-invoker.ts';
-import { FunctionInvocationError } from '../../../../shared/domain/errors.ts';
+import { FunctionInvocationError } from '../../../../shared/ports/function-invoker.ts';
 
 interface Seen {
   readonly method: string;

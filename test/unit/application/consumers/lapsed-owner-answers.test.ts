@@ -4,12 +4,12 @@
 import { describe, expect, it } from 'vitest';
 import { receiveMessages } from '../../../../shared/application/consumers/receive-messages.ts';
 import { subscribeConsumer } from '../../../../shared/application/consumers/subscribe-consumer.ts';
-import { ConsumerFencedError } from '../../../../shared/application/engine/dispatcher.ts';
 import { maintainSubscriptions } from '../../../../shared/application/maintenance/maintain-subscriptions.ts';
 import { publishMessages } from '../../../../shared/application/producers/publish-messages.ts';
 import type { Principal } from '../../../../shared/application/tenancy/principal.ts';
 import { NotFoundError } from '../../../../shared/domain/errors.ts';
 import { RoundRobinRouter } from '../../../../shared/domain/message-router.ts';
+import { ConsumerFencedError } from '../../../../shared/domain/ownership.ts';
 import { TopicName } from '../../../../shared/domain/topic-name.ts';
 import { InMemoryConsumerRegistry } from '../../../support/in-memory-consumer-registry.ts';
 import { inMemoryPorts } from '../../../support/in-memory-ports.ts';

@@ -9,13 +9,13 @@ import { foldStep } from '../../../../shared/application/engine/fold.ts';
 import { acknowledge, negativeAcknowledge } from '../../../../shared/application/engine/pending-acks.ts';
 import {
   markDeleteForward,
-  positionBefore,
   RESET_TIMEOUT_MS,
   resetCursor,
 } from '../../../../shared/application/engine/reset-cursor.ts';
 import { createSubscriptionCursor } from '../../../../shared/application/engine/subscription-cursor.ts';
 import { firstPublishedAtOrAfter } from '../../../../shared/application/topics/find-by-publish-time.ts';
 import type { Position } from '../../../../shared/domain/position.ts';
+import { positionBefore } from '../../../../shared/domain/position.ts';
 import type { SubscriptionType } from '../../../../shared/domain/subscription-type.ts';
 import { TopicName } from '../../../../shared/domain/topic-name.ts';
 import type { DispatchStore } from '../../../../shared/ports/dispatch-store.ts';

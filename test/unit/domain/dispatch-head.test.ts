@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import type { DeliveryRun } from '../../../shared/domain/delivery-run.ts';
+import {
+  type DispatchHead,
+  markDeleteTo,
+  newDispatchHead,
+  resetOverdue,
+} from '../../../shared/domain/dispatch-head.ts';
+import { Position } from '../../../shared/domain/position.ts';
+
+const at = (text: string) => Position.parse(text);
+const released = (entryId: number, n: number): DeliveryRun => ({
+  ledgerId: 1n,
+  entryId: BigInt(entryId),
+  n,
+  deliveries: 1,
+  state: { kind: 'released', dueAtMs: 0 },
+});
+
+describe('markDeleteTo', () => {
+  const head: DispatchHead = {
+    ...newDispatchHead(at('1:4'), at('1:20')),
+    runs: [released(5, 3), released(8, 4), released(15, 2)],
+  };
+
+  it.each([
+    { to: '1:3', markDelete: '1:4', runs: 3 },
+    { to: '1:4', markDelete: '1:4', runs: 3 },
+    { to: '1:7', markDelete: '1:7', runs: 2 },
+    { to: '1:10', markDelete: '1:10', runs: 2 },
+    { to: '1:11', markDelete: '1:11', runs: 1 },
+    { to: '1:16', markDelete: '1:16', runs: 0 },
+  ])('to $to: mark-delete $markDelete, $runs runs left (never back, the runs it passed dropped)', (row) => {
+    const next = markDeleteTo(head, at(row.to));
+    expect(next.markDelete.toString()).toBe(row.markDelete);
+    expect(next.runs).toHaveLength(row.runs);
+  });
+
+  it('returns the same head when it would not move', () => {
+    expect(markDeleteTo(head, at('1:2'))).toBe(head);
+  });
+
+  it('pulls the read position along when mark-delete passes it', () => {
+    expect(markDeleteTo(head, at('1:30')).readPosition.toString()).toBe('1:31');
+    expect(markDeleteTo(head, at('1:10')).readPosition.toString()).toBe('1:20');
+  });
+
+  it('starts a replay after the new mark-delete, and drops it once it reaches the read position', () => {
+    const replaying: DispatchHead = { ...head, replayFrom: at('1:5') };
+    expect(markDeleteTo(replaying, at('1:9')).replayFrom?.toString()).toBe('1:10');
+    expect(markDeleteTo(replaying, at('1:19')).replayFrom).toBeUndefined();
+    expect(markDeleteTo({ ...head, replayFrom: at('1:12') }, at('1:9')).replayFrom?.toString()).toBe('1:12');
+  });
+});
+
+describe('resetOverdue', () => {
+  const head = newDispatchHead(at('1:4'), at('1:5'));
+  it.each([
+    { resetting: undefined, nowMs: 10_000, overdue: false },
+    { resetting: { end: at('1:9'), untilMs: 5_000 }, nowMs: 4_999, overdue: false },
+    { resetting: { end: at('1:9'), untilMs: 5_000 }, nowMs: 5_000, overdue: true },
+    { resetting: { end: at('1:9'), untilMs: 5_000 }, nowMs: 9_000, overdue: true },
+  ])('until $resetting.untilMs at $nowMs: $overdue', ({ resetting, nowMs, overdue }) => {
+    expect(resetOverdue(resetting ? { ...head, resetting } : head, nowMs)).toBe(overdue);
+  });
+});

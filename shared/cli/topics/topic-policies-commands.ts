@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
-import type { CliContext } from './cli-context.ts';
-import { withExamples } from './help-examples.ts';
-import { type RetentionOptions, retentionOf, ttlSecondsOf } from './policy-options.ts';
-import { fullName, TOPIC_ARGUMENT } from './topics-commands.ts';
+import type { CliContext } from '../cli-context.ts';
+import { withExamples } from '../help-examples.ts';
+import { type RetentionOptions, retentionOf, ttlSecondsOf } from '../policy-options.ts';
+import { fullName, TOPIC_ARGUMENT } from './topic-arguments.ts';
 
 interface AppliedOption {
   readonly applied?: boolean;
@@ -13,7 +13,7 @@ interface AppliedOption {
  * a topic's own retention and message TTL, over its namespace's, with pulsar-admin's names and flags.
  *
  * @example
- * registerTopicPoliciesCommands(registerTopicsCommands(program, context), context);
+ * registerTopicPoliciesCommands(topics, context);
  * // $ ackline-admin topics set-retention my-tenant/my-ns/orders -s 10G -t 3d
  */
 export function registerTopicPoliciesCommands(topics: Command, context: CliContext): void {

@@ -4,7 +4,7 @@ import { AcklineAdminError } from '../client/errors.ts';
 import { AcklineError } from '../domain/errors.ts';
 import { type AdminConnection, resolveAdminConnection } from './admin-connection.ts';
 import { type CliContext, CliError, type CliIo } from './cli-context.ts';
-import { registerNamespacesCommands } from './namespaces-commands.ts';
+import { registerNamespacesCommands } from './namespaces/namespaces-commands.ts';
 import { registerTenantsCommands } from './tenants-commands.ts';
 import { registerTokensCommands } from './tokens-commands.ts';
 import { registerTopicsCommands } from './topics/topics-commands.ts';

@@ -4,11 +4,10 @@ import { AcklineAdminError } from '../client/errors.ts';
 import { AcklineError } from '../domain/errors.ts';
 import { type AdminConnection, resolveAdminConnection } from './admin-connection.ts';
 import { type CliContext, CliError, type CliIo } from './cli-context.ts';
-import { registerNamespacesCommands } from './namespaces-commands.ts';
+import { registerNamespacesCommands } from './namespaces/namespaces-commands.ts';
 import { registerTenantsCommands } from './tenants-commands.ts';
 import { registerTokensCommands } from './tokens-commands.ts';
-import { registerTopicPoliciesCommands } from './topic-policies-commands.ts';
-import { registerTopicsCommands } from './topics-commands.ts';
+import { registerTopicsCommands } from './topics/topics-commands.ts';
 
 export type { CliIo, TextSink } from './cli-context.ts';
 
@@ -108,7 +107,7 @@ export function createProgram(io: CliIo): Command {
     cwd: io.cwd ?? process.cwd(),
     nowMs: io.nowMs ?? Date.now,
   };
-  registerTopicPoliciesCommands(registerTopicsCommands(program, context), context);
+  registerTopicsCommands(program, context);
   registerNamespacesCommands(program, context);
   registerTenantsCommands(program, context);
   registerTokensCommands(program, context);

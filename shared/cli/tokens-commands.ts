@@ -54,7 +54,12 @@ export function registerTokensCommands(program: Command, context: CliContext): v
   const tokens = program
     .command('tokens')
     .description('Create authentication keys and tokens (offline, no server needed)');
+  registerCreateToken(tokens, context);
+  registerCreateSecretKey(tokens, context);
+  registerCreateKeyPair(tokens, context);
+}
 
+function registerCreateToken(tokens: Command, context: CliContext): void {
   withExamples(
     tokens
       .command('create')
@@ -80,21 +85,7 @@ export function registerTokensCommands(program: Command, context: CliContext): v
       )
       .option('--audience <audience>', 'the aud claim, for a server with ACKLINE_TOKEN_AUDIENCE')
       .action(async (options: CreateTokenOptions) => {
-        if (options.privateKey !== undefined && options.secretKey !== undefined) {
-          throw new CliError('Give --private-key or --secret-key, not both');
-        }
-        const key = keyOrCliError(() =>
-          options.privateKey === undefined
-            ? secretKeyFrom(
-                findTokenSecret({ secretKey: options.secretKey, env: context.env, cwd: context.cwd }),
-              )
-            : privateKeyFrom(options.privateKey),
-        );
-        if (options.signatureAlgorithm !== undefined && options.signatureAlgorithm !== key.algorithm) {
-          throw new CliError(
-            `--signature-algorithm ${options.signatureAlgorithm} does not match the key, which signs ${key.algorithm}`,
-          );
-        }
+        const key = signingKeyOf(options, context);
         const claims: TokenClaims = {
           sub: options.subject,
           ...(options.expiryTime === undefined
@@ -109,7 +100,27 @@ export function registerTokensCommands(program: Command, context: CliContext): v
     'tokens create --subject admin --secret-key "$ACKLINE_TOKEN_SECRET"',
     'tokens create --subject ops --private-key file:///keys/my-private.key',
   );
+}
 
+/** The key `tokens create` signs with: --private-key, else the secret; checked against --signature-algorithm. */
+function signingKeyOf(options: CreateTokenOptions, context: CliContext): TokenKey {
+  if (options.privateKey !== undefined && options.secretKey !== undefined) {
+    throw new CliError('Give --private-key or --secret-key, not both');
+  }
+  const key = keyOrCliError(() =>
+    options.privateKey === undefined
+      ? secretKeyFrom(findTokenSecret({ secretKey: options.secretKey, env: context.env, cwd: context.cwd }))
+      : privateKeyFrom(options.privateKey),
+  );
+  if (options.signatureAlgorithm !== undefined && options.signatureAlgorithm !== key.algorithm) {
+    throw new CliError(
+      `--signature-algorithm ${options.signatureAlgorithm} does not match the key, which signs ${key.algorithm}`,
+    );
+  }
+  return key;
+}
+
+function registerCreateSecretKey(tokens: Command, context: CliContext): void {
   withExamples(
     tokens
       .command('create-secret-key')
@@ -131,7 +142,9 @@ export function registerTokensCommands(program: Command, context: CliContext): v
     'tokens create-secret-key --output my-secret.key',
     'tokens create-secret-key --output my-secret.key --base64',
   );
+}
 
+function registerCreateKeyPair(tokens: Command, context: CliContext): void {
   withExamples(
     tokens
       .command('create-key-pair')

@@ -1,33 +1,22 @@
-import { type DeliveryRun, runCovers, runEnd } from '../../domain/delivery-run.ts';
+import { runCovers } from '../../domain/delivery-run.ts';
 import type { DispatchHead } from '../../domain/dispatch-head.ts';
-import { resetOverdue } from '../../domain/dispatch-head.ts';
-import { ConflictError, DeadLetterRefusedError, NotFoundError } from '../../domain/errors.ts';
+import { DeadLetterRefusedError, NotFoundError } from '../../domain/errors.ts';
 import { ConsumerFencedError, decideOwnership, type Ownership } from '../../domain/ownership.ts';
-import { nextInLedger, Position } from '../../domain/position.ts';
-import { bump } from '../../domain/rate-counter.ts';
 import { isCumulativeAckType } from '../../domain/subscription-type.ts';
-import type { HeadRecord, TrackerEntry } from '../../ports/dispatch-store.ts';
-import type { StoredEntry } from '../../ports/ledger.ts';
+import type { HeadRecord } from '../../ports/dispatch-store.ts';
 import { consumerRoom } from './consumer-cap.ts';
-import { windowSize } from './dispatcher-window.ts';
-import type {
-  Delivery,
-  DispatchConsumer,
-  EngineContext,
-  KeySharedMember,
-  PartitionCursor,
+import {
+  bytesOf,
+  type Delivery,
+  type DispatchConsumer,
+  type EngineContext,
+  type KeySharedMember,
+  MAX_DISPATCH,
+  type PartitionCursor,
 } from './engine-context.ts';
-import { foldStep } from './fold.ts';
-import { routesTo } from './key-shared-routing.ts';
-import { isAcknowledged, type PageMap, readPagesOf, spillIfFull } from './pending-state.ts';
+import { type ClaimOutcome, claimFirstDeliveries } from './first-deliveries.ts';
 import { pickUpDue } from './redelivery-tracker.ts';
 import { replayStep } from './replay.ts';
-import { finishReset } from './reset-cursor.ts';
-
-/** Most entries one receive hands out from one partition (a run stays within two pages). */
-export const MAX_DISPATCH = 100;
-/** Ids a dead publisher allocated that one receive acknowledges at most (the next one goes on). */
-const MAX_ABANDONED_PER_CALL = 10_000;
 
 export type DispatchResult =
   /**
@@ -81,162 +70,254 @@ export interface DispatchRequest {
  * @throws NotFoundError when the cursor is gone; ConsumerFencedError (I6).
  */
 export async function dispatch(ctx: EngineContext, request: DispatchRequest): Promise<DispatchResult> {
-  const { cursor, consumer } = request;
-  const max = Math.min(MAX_DISPATCH, Math.max(1, Math.floor(request.max)));
-  // An eventually consistent read (half a read unit): an earlier head only makes the claim's
-  // compare-and-set fail, and that failure answers the current head. A step that would end with
-  // nothing done on such a head (nothing to read, window full, standby, deleted) reads it again,
-  // strongly, before it concludes: a ring it consumed must not be wasted on an old view.
-  let record = await ctx.store.readHead(cursor.cursorId, { consistent: false });
-  let fresh = false;
-  const readFresh = async () => {
-    record = await ctx.store.readHead(cursor.cursorId);
-    fresh = true;
-  };
-  /** Reads the head strongly; true when the head read before was already the current one. */
-  const confirm = async (): Promise<boolean> => {
-    const seen = record?.version;
-    await readFresh();
-    return record !== undefined && record.version === seen;
-  };
-  if (!record) await readFresh();
-  const delivered: Delivery[] = [];
+  return new DispatchCall(ctx, request).run();
+}
+
+/** What one attempt of a dispatch call concluded: try again, stop with what it has, or an answer. */
+type AttemptOutcome = 'retry' | 'done' | { readonly kind: 'blocked' } | { readonly kind: 'standby' };
+
+/** One dispatch call's state across its attempts: the head it works on and what it handed out. */
+class DispatchCall {
+  private record: HeadRecord | undefined;
+  /** The head was read strongly (or written) by this call. */
+  private fresh = false;
+  private readonly delivered: Delivery[] = [];
   /** Deliveries not made by a claim (tracker pickups, replays): counted beside the head. */
-  const outside: Delivery[] = [];
-  const timers: number[] = [];
-  let atEnd = false;
-  let contended = false;
+  private readonly outside: Delivery[] = [];
+  private readonly timers: number[] = [];
+  private atEnd = false;
+  private contended = false;
+  private readonly max: number;
+
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly request: DispatchRequest,
+  ) {
+    this.max = Math.min(MAX_DISPATCH, Math.max(1, Math.floor(request.max)));
+  }
+
+  private get cursor(): PartitionCursor {
+    return this.request.cursor;
+  }
+
+  async run(): Promise<DispatchResult> {
+    const { ctx, cursor } = this;
+    // An eventually consistent read (half a read unit): an earlier head only makes the claim's
+    // compare-and-set fail, and that failure answers the current head. A step that would end with
+    // nothing done on such a head (nothing to read, window full, standby, deleted) reads it again,
+    // strongly, before it concludes: a ring it consumed must not be wasted on an old view.
+    this.record = await ctx.store.readHead(cursor.cursorId, { consistent: false });
+    if (!this.record) await this.readFresh();
+    for (let attempt = 0; attempt <= ctx.limits.casAttempts && this.record; attempt++) {
+      if (attempt === ctx.limits.casAttempts) {
+        // Out of attempts: one more only when nothing was done and the head was never fresh.
+        if (this.delivered.length > 0 || this.fresh) break;
+        await this.readFresh();
+        if (!this.record) break;
+      }
+      const outcome = await this.attempt(this.record, attempt);
+      if (outcome === 'retry') continue;
+      if (outcome === 'done') break;
+      return outcome;
+    }
+    return this.finish();
+  }
+
+  private async attempt(record: HeadRecord, attempt: number): Promise<AttemptOutcome> {
+    const room = await this.capRoom(record);
+    if (room <= 0) return this.delivered.length > 0 ? 'done' : { kind: 'blocked' };
+    const limit = Math.min(this.max, this.delivered.length + room);
+    const now = this.ctx.clock.nowMs();
+    let ownerChanges: Partial<DispatchHead> = {};
+    if (isCumulativeAckType(this.cursor.type)) {
+      const owned = await this.ownership(record, now);
+      if (owned.kind === 'outcome') return owned.outcome;
+      ownerChanges = owned.changes;
+    }
+    // During an Exclusive/Failover replay the tracker waits: the replay hands out, in order,
+    // whatever the tracker would (held runs, released ones when due) before anything else.
+    const replaying = record.head.replayFrom !== undefined && isCumulativeAckType(this.cursor.type);
+    if (!replaying && record.head.trackerDueAtMs !== undefined && record.head.trackerDueAtMs <= now) {
+      const picked = await this.pickUpDue(record, limit, now);
+      if (picked === 'done') return 'done';
+    }
+    const current = this.record;
+    if (!current) return 'done';
+    if (current.head.replayFrom && isCumulativeAckType(this.cursor.type)) return this.replay(current, limit);
+    return this.claim({ record: current, limit, ownerChanges, attempt });
+  }
+
+  /**
+   * Exclusive/Failover: whether this consumer owns the partition now (with the lease renewal to
+   * write with its claim), or what the attempt concludes (a takeover written, standby, refused).
+   */
+  private async ownership(
+    record: HeadRecord,
+    now: number,
+  ): Promise<
+    | { readonly kind: 'owner'; readonly changes: Partial<DispatchHead> }
+    | { readonly kind: 'outcome'; readonly outcome: AttemptOutcome }
+  > {
+    let ownership: Ownership;
+    try {
+      ownership = decideOwnership(record.head, this.request.consumer, this.cursor.type, now);
+    } catch (error) {
+      // A refusal only on the current head: an old one may name the owner this consumer
+      // replaced a moment ago (a 409 to the subscription's new Exclusive owner).
+      if (error instanceof ConsumerFencedError && !this.fresh) {
+        await this.readFresh();
+        return { kind: 'outcome', outcome: 'retry' };
+      }
+      throw error;
+    }
+    if (ownership.kind === 'standby') {
+      const standby = this.fresh || (await this.confirm());
+      return { kind: 'outcome', outcome: standby ? { kind: 'standby' } : 'retry' };
+    }
+    if (ownership.kind === 'takeover') {
+      const taken = await this.ctx.store.casHead(this.cursor.cursorId, record.version, ownership.head);
+      this.record = taken.ok
+        ? { ...record, head: ownership.head, version: record.version + 1 }
+        : taken.current;
+      this.fresh = true;
+      return { kind: 'outcome', outcome: 'retry' };
+    }
+    return { kind: 'owner', changes: ownership.renewal ?? {} };
+  }
+
+  /** Due redeliveries from the tracker; 'done' when the call stops with what it has. */
+  private async pickUpDue(record: HeadRecord, limit: number, now: number): Promise<'done' | 'go on'> {
+    let picked: Awaited<ReturnType<typeof pickUpDue>>;
+    try {
+      picked = await pickUpDue(this.ctx, {
+        cursor: this.cursor,
+        consumer: this.request.consumer,
+        record,
+        max: limit - this.delivered.length,
+        ...(this.request.members ? { members: this.request.members } : {}),
+      });
+    } catch (error) {
+      // A refused dead letter after a lost race: what an earlier attempt took is held, return it
+      // (with a timer, so the next receive looks again and answers the refusal).
+      if (error instanceof DeadLetterRefusedError && this.delivered.length > 0) {
+        this.timers.push(now);
+        return 'done';
+      }
+      throw error;
+    }
+    this.delivered.push(...picked.deliveries);
+    this.outside.push(...picked.deliveries);
+    this.timers.push(...picked.timers);
+    this.record = picked.record;
+    return !this.record || this.delivered.length >= limit ? 'done' : 'go on';
+  }
+
+  /** An Exclusive/Failover rewind's replay, in order. */
+  private async replay(record: HeadRecord, limit: number): Promise<AttemptOutcome> {
+    const replayed = await replayStep(this.ctx, {
+      cursor: this.cursor,
+      consumer: this.request.consumer,
+      record,
+      max: limit - this.delivered.length,
+    });
+    this.delivered.push(...replayed.deliveries);
+    this.outside.push(...replayed.deliveries);
+    this.timers.push(...replayed.timers);
+    if (replayed.kind === 'conflict') {
+      this.record = replayed.current;
+      this.fresh = true;
+      return 'retry';
+    }
+    if (this.delivered.length === 0 && !this.fresh && !(await this.confirm())) return 'retry';
+    return 'done';
+  }
+
+  /** First deliveries from the read position. */
+  private async claim(input: {
+    readonly record: HeadRecord;
+    readonly limit: number;
+    readonly ownerChanges: Partial<DispatchHead>;
+    readonly attempt: number;
+  }): Promise<AttemptOutcome> {
+    const { cursor, request } = this;
+    const claimed = await claimFirstDeliveries(this.ctx, {
+      cursor,
+      consumer: request.consumer,
+      record: input.record,
+      max: input.limit - this.delivered.length,
+      ownerChanges: input.ownerChanges,
+      ...(request.members ? { members: request.members } : {}),
+    });
+    if (claimed.kind === 'conflict') {
+      this.record = claimed.current;
+      this.fresh = true;
+      if (
+        this.delivered.length === 0 &&
+        giveUpAfterLostClaim(cursor, request.consumer, claimed, this.record)
+      ) {
+        this.contended = true;
+        return 'done';
+      }
+      await this.ctx.pauseAfterConflict?.(input.attempt);
+      return 'retry';
+    }
+    this.delivered.push(...claimed.deliveries);
+    this.timers.push(...claimed.timers);
+    if (this.delivered.length === 0 && !this.fresh && !(await this.confirm())) return 'retry';
+    this.atEnd = claimed.atEnd && this.delivered.length === 0;
+    return 'done';
+  }
+
+  private async finish(): Promise<DispatchResult> {
+    const { ctx, cursor, delivered } = this;
+    if (!this.record && delivered.length === 0) {
+      throw new NotFoundError(
+        `The subscription of cursor ${cursor.cursorId} on ${cursor.partition.toString()} was deleted`,
+      );
+    }
+    await countOutside(ctx, cursor, this.outside);
+    ctx.handedTo?.(cursor, this.request.consumer.consumerId, delivered.length);
+    const head = this.record?.head;
+    const caughtUp =
+      this.atEnd &&
+      head !== undefined &&
+      head.replayFrom === undefined &&
+      (head.trackerDueAtMs === undefined || head.trackerDueAtMs > ctx.clock.nowMs());
+    return {
+      kind: 'delivered',
+      deliveries: delivered,
+      timers: this.timers,
+      caughtUp,
+      contended: this.contended,
+    };
+  }
+
+  private async readFresh(): Promise<void> {
+    this.record = await this.ctx.store.readHead(this.cursor.cursorId);
+    this.fresh = true;
+  }
+
+  /** Reads the head strongly; true when the head read before was already the current one. */
+  private async confirm(): Promise<boolean> {
+    const seen = this.record?.version;
+    await this.readFresh();
+    return this.record !== undefined && this.record.version === seen;
+  }
+
   /**
    * Shared/Key_Shared: how many more this call may hand out within the consumer's cap, judged on
    * the head it is about to write on (an eventually consistent head may be versions behind: its
    * shorter window let a consumer pass its cap several times over). What this call handed out
    * already counts against it.
    */
-  const capRoom = async (current: HeadRecord): Promise<number> =>
-    isCumulativeAckType(cursor.type)
-      ? Number.POSITIVE_INFINITY
-      : (await consumerRoom(ctx, cursor, current.head, consumer.consumerId, max - delivered.length)) -
-        delivered.length;
-  for (let attempt = 0; attempt <= ctx.limits.casAttempts && record; attempt++) {
-    if (attempt === ctx.limits.casAttempts) {
-      // Out of attempts: one more only when nothing was done and the head was never fresh.
-      if (delivered.length > 0 || fresh) break;
-      await readFresh();
-      if (!record) break;
-    }
-    const room = await capRoom(record);
-    if (room <= 0) {
-      if (delivered.length > 0) break;
-      return { kind: 'blocked' };
-    }
-    const limit = Math.min(max, delivered.length + room);
-    const now = ctx.clock.nowMs();
-    let ownerChanges: Partial<DispatchHead> = {};
-    if (isCumulativeAckType(cursor.type)) {
-      let ownership: Ownership;
-      try {
-        ownership = decideOwnership(record.head, consumer, cursor.type, now);
-      } catch (error) {
-        // A refusal only on the current head: an old one may name the owner this consumer
-        // replaced a moment ago (a 409 to the subscription's new Exclusive owner).
-        if (error instanceof ConsumerFencedError && !fresh) {
-          await readFresh();
-          continue;
-        }
-        throw error;
-      }
-      if (ownership.kind === 'standby') {
-        if (fresh || (await confirm())) return { kind: 'standby' };
-        continue;
-      }
-      if (ownership.kind === 'takeover') {
-        const taken = await ctx.store.casHead(cursor.cursorId, record.version, ownership.head);
-        record = taken.ok ? { ...record, head: ownership.head, version: record.version + 1 } : taken.current;
-        fresh = true;
-        continue;
-      }
-      ownerChanges = ownership.renewal ?? {};
-    }
-    const head = record.head;
-    // During an Exclusive/Failover replay the tracker waits: the replay hands out, in order,
-    // whatever the tracker would (held runs, released ones when due) before anything else.
-    const replaying = head.replayFrom !== undefined && isCumulativeAckType(cursor.type);
-    if (!replaying && head.trackerDueAtMs !== undefined && head.trackerDueAtMs <= now) {
-      let picked: Awaited<ReturnType<typeof pickUpDue>>;
-      try {
-        picked = await pickUpDue(ctx, {
-          cursor,
-          consumer,
-          record,
-          max: limit - delivered.length,
-          ...(request.members ? { members: request.members } : {}),
-        });
-      } catch (error) {
-        // A refused dead letter after a lost race: what an earlier attempt took is held, return it
-        // (with a timer, so the next receive looks again and answers the refusal).
-        if (error instanceof DeadLetterRefusedError && delivered.length > 0) {
-          timers.push(now);
-          break;
-        }
-        throw error;
-      }
-      delivered.push(...picked.deliveries);
-      outside.push(...picked.deliveries);
-      timers.push(...picked.timers);
-      record = picked.record;
-      if (!record || delivered.length >= limit) break;
-    }
-    if (record.head.replayFrom && isCumulativeAckType(cursor.type)) {
-      const replayed = await replayStep(ctx, { cursor, consumer, record, max: limit - delivered.length });
-      delivered.push(...replayed.deliveries);
-      outside.push(...replayed.deliveries);
-      timers.push(...replayed.timers);
-      if (replayed.kind === 'conflict') {
-        record = replayed.current;
-        fresh = true;
-        continue;
-      }
-      if (delivered.length === 0 && !fresh && !(await confirm())) continue;
-      break;
-    }
-    const claimed = await claimFirstDeliveries(ctx, {
-      cursor,
-      consumer,
-      record,
-      max: limit - delivered.length,
-      ownerChanges,
-      ...(request.members ? { members: request.members } : {}),
-    });
-    if (claimed.kind === 'conflict') {
-      record = claimed.current;
-      fresh = true;
-      if (delivered.length === 0 && giveUpAfterLostClaim(cursor, consumer, claimed, record)) {
-        contended = true;
-        break;
-      }
-      await ctx.pauseAfterConflict?.(attempt);
-      continue;
-    }
-    delivered.push(...claimed.deliveries);
-    timers.push(...claimed.timers);
-    if (delivered.length === 0 && !fresh && !(await confirm())) continue;
-    atEnd = claimed.atEnd && delivered.length === 0;
-    break;
-  }
-  if (!record && delivered.length === 0) {
-    throw new NotFoundError(
-      `The subscription of cursor ${cursor.cursorId} on ${cursor.partition.toString()} was deleted`,
+  private async capRoom(current: HeadRecord): Promise<number> {
+    if (isCumulativeAckType(this.cursor.type)) return Number.POSITIVE_INFINITY;
+    const { consumerId } = this.request.consumer;
+    const want = this.max - this.delivered.length;
+    return (
+      (await consumerRoom(this.ctx, this.cursor, current.head, consumerId, want)) - this.delivered.length
     );
   }
-  await countOutside(ctx, cursor, outside);
-  ctx.handedTo?.(cursor, consumer.consumerId, delivered.length);
-  const head = record?.head;
-  const caughtUp =
-    atEnd &&
-    head !== undefined &&
-    head.replayFrom === undefined &&
-    (head.trackerDueAtMs === undefined || head.trackerDueAtMs > ctx.clock.nowMs());
-  return { kind: 'delivered', deliveries: delivered, timers, caughtUp, contended };
 }
 
 /**
@@ -266,10 +347,6 @@ function giveUpAfterLostClaim(
 }
 
 /** The byte size a delivery counts for in throughput (its payload, as Pulsar's msgThroughputOut). */
-function bytesOf(deliveries: readonly Delivery[]): number {
-  return deliveries.reduce((sum, delivery) => sum + Buffer.byteLength(delivery.entry.payload), 0);
-}
-
 /**
  * Counts deliveries not made by a claim (whose head write counts them): one write per dispatch call
  * that made any (redeliveries, delayed and routed entries, replays), none otherwise.
@@ -315,327 +392,4 @@ export async function claimOwnership(
     if ((await ctx.store.casHead(cursor.cursorId, record.version, head)).ok) return true;
   }
   return false;
-}
-
-type ClaimOutcome =
-  | {
-      readonly kind: 'claimed';
-      readonly deliveries: readonly Delivery[];
-      readonly timers: readonly number[];
-      /** Nothing was found at the read position (it is at the end of what is written). */
-      readonly atEnd: boolean;
-    }
-  | {
-      readonly kind: 'conflict';
-      readonly current: HeadRecord | undefined;
-      /** The first entry the lost compare-and-set would have handed out (none: no claim was tried). */
-      readonly wanted?: Position;
-    };
-
-interface ClaimRequest {
-  readonly cursor: PartitionCursor;
-  readonly consumer: DispatchConsumer;
-  readonly record: HeadRecord;
-  readonly max: number;
-  readonly ownerChanges: Partial<DispatchHead>;
-  readonly members?: readonly KeySharedMember[];
-}
-
-/**
- * First deliveries from the read position, in log order: one compare-and-set of the head moves
- * the read position past what it considered and records it as held by this consumer (delayed
- * entries and, on Key_Shared, entries of other members' keys as released to the tracker).
- */
-async function claimFirstDeliveries(ctx: EngineContext, request: ClaimRequest): Promise<ClaimOutcome> {
-  const { cursor, consumer, record } = request;
-  const head = record.head;
-  const now = ctx.clock.nowMs();
-  if (head.resetting) {
-    // A reset is clearing the pages it rewound over: nothing is handed out until it is done (its
-    // resetter died: finish it here).
-    if (!resetOverdue(head, now)) return renewOnly(ctx, request, false);
-    await finishReset(ctx, cursor);
-    return { kind: 'conflict', current: await ctx.store.readHead(cursor.cursorId) };
-  }
-  const room = await windowRoom(ctx, cursor, head);
-  if (room <= 0) {
-    // At the cap: fold what was acknowledged (maintenance would, within a minute), then go on
-    // with the folded head, or pause while the window really is full (I7).
-    const folded = await foldStep(ctx, cursor);
-    if (!folded.markDelete) return renewOnly(ctx, request, false);
-    return { kind: 'conflict', current: await ctx.store.readHead(cursor.cursorId) };
-  }
-  const max = Math.min(request.max, room);
-  const found = await entriesAtReadPosition(ctx, cursor, head, Math.min(MAX_DISPATCH, max));
-  if (found.entries.length === 0 && found.readPosition.equals(head.readPosition)) {
-    return renewOnly(ctx, request, true);
-  }
-  let pages: PageMap = new Map();
-  const positions = found.entries.map((entry) => entry.position);
-  if (record.aheadAck && positions.some((position) => position.compareTo(record.aheadAck as Position) <= 0)) {
-    pages = await readPagesOf(ctx.store, cursor.cursorId, positions);
-  }
-  const plan = planFirstDeliveries({
-    head,
-    pages,
-    entries: found.entries,
-    max,
-    consumer,
-    type: cursor.type,
-    nowMs: now,
-    maxNewRuns: ctx.limits.maxHeadRuns,
-    ...(request.members ? { members: request.members } : {}),
-  });
-  const readPosition = plan.nextReadPosition ?? found.readPosition;
-  await ctx.store.putTracker(cursor.cursorId, plan.trackerEntries);
-  const dues = plan.trackerEntries.map((entry) => entry.dueAtMs);
-  const trackerDueAtMs = minDue(head.trackerDueAtMs, ...dues);
-  const next: DispatchHead = {
-    ...head,
-    ...request.ownerChanges,
-    readPosition,
-    runs: [...head.runs, ...plan.runs].sort((a, b) =>
-      a.ledgerId !== b.ledgerId
-        ? a.ledgerId < b.ledgerId
-          ? -1
-          : 1
-        : a.entryId < b.entryId
-          ? -1
-          : a.entryId > b.entryId
-            ? 1
-            : 0,
-    ),
-    ...(trackerDueAtMs !== undefined ? { trackerDueAtMs } : {}),
-    ...(plan.routedAtMs !== undefined ? { routedAtMs: plan.routedAtMs } : {}),
-    // Counted in the claim's own write: first deliveries cost no write of their own.
-    ...(plan.deliveries.length > 0
-      ? { delivered: bump(head.delivered, plan.deliveries.length, bytesOf(plan.deliveries), now) }
-      : {}),
-  };
-  const written = await ctx.store.casHead(cursor.cursorId, record.version, next);
-  if (!written.ok) {
-    const wanted = found.entries[0]?.position;
-    return { kind: 'conflict', current: written.current, ...(wanted ? { wanted } : {}) };
-  }
-  await spillIfFull(
-    ctx.store,
-    cursor.cursorId,
-    { ...record, head: next, version: record.version + 1 },
-    ctx.limits.maxHeadRuns,
-  );
-  return { kind: 'claimed', deliveries: plan.deliveries, timers: dues, atEnd: false };
-}
-
-async function renewOnly(ctx: EngineContext, request: ClaimRequest, atEnd: boolean): Promise<ClaimOutcome> {
-  const nothing: ClaimOutcome = { kind: 'claimed', deliveries: [], timers: [], atEnd };
-  if (Object.keys(request.ownerChanges).length === 0) return nothing;
-  const next = { ...request.record.head, ...request.ownerChanges };
-  const written = await ctx.store.casHead(request.cursor.cursorId, request.record.version, next);
-  return written.ok ? nothing : { kind: 'conflict', current: written.current };
-}
-
-/**
- * How many more entries first deliveries may hand out before the subscription reaches its cap
- * of unacknowledged entries (Pulsar's maxUnackedMessagesPerSubscription), measured by the window
- * from mark-delete to the read position (windowSize: conservative, a message stuck at mark-delete
- * pauses dispatch once the cap more were dispatched). On Exclusive and Failover the one active
- * consumer holds the whole window, so Pulsar's maxUnackedMessagesPerConsumer caps it too.
- */
-async function windowRoom(ctx: EngineContext, cursor: PartitionCursor, head: DispatchHead): Promise<number> {
-  const cap = isCumulativeAckType(cursor.type)
-    ? Math.min(ctx.limits.maxUnackedPerSubscription, ctx.limits.maxUnackedPerConsumer)
-    : ctx.limits.maxUnackedPerSubscription;
-  return cap - (await windowSize(ctx, cursor, head));
-}
-
-function minDue(...dues: (number | undefined)[]): number | undefined {
-  const defined = dues.filter((due): due is number => due !== undefined);
-  return defined.length === 0 ? undefined : Math.min(...defined);
-}
-
-/**
- * The written entries from the read position on, contiguous, at most `window`: across ledgers
- * rolled over, and past ids allocated but never written once an entry written after them is
- * `abandonedIdMs` old (those are acknowledged here, before the read position passes them).
- * `readPosition` is where those entries start (the head's, or later past rolled ledgers and
- * abandoned ids).
- */
-async function entriesAtReadPosition(
-  ctx: EngineContext,
-  cursor: PartitionCursor,
-  head: DispatchHead,
-  window: number,
-): Promise<{ readPosition: Position; entries: StoredEntry[] }> {
-  let readPosition = maxPosition(head.readPosition, nextInLedger(head.markDelete));
-  for (let hops = 0; hops < 8; hops++) {
-    const read = await ctx.ledger.readEntries(
-      readPosition.ledgerId,
-      readPosition.entryId,
-      readPosition.entryId + BigInt(window) - 1n,
-      { consistent: false },
-    );
-    const entries = contiguousFrom(readPosition, read);
-    if (entries.length > 0) return { readPosition, entries };
-    const state = await (ctx.recentState ?? ((partition) => ctx.ledger.state(partition)))(cursor.partition);
-    const ledgers = state?.ledgers ?? [];
-    const index = ledgers.findIndex((ledger) => ledger.ledgerId === readPosition.ledgerId);
-    const ledger = ledgers[index];
-    if (!ledger) {
-      // The read position names a ledger before the first one kept (or none yet): start at the first.
-      const first = ledgers.find((candidate) => candidate.ledgerId > readPosition.ledgerId);
-      if (!first) return { readPosition, entries: [] };
-      readPosition = Position.of(first.ledgerId, 0n);
-      continue;
-    }
-    if (readPosition.entryId >= ledger.entries) {
-      const following = ledgers[index + 1];
-      if (!following) return { readPosition, entries: [] }; // caught up
-      readPosition = Position.of(following.ledgerId, 0n);
-      continue;
-    }
-    // Allocated, not visible: being written, or its publisher died. The first entry written
-    // after it (in this ledger, or in a later one when this one was rolled over) tells which.
-    let later = read[0] ?? (await ctx.ledger.firstWrittenAfter(readPosition.ledgerId, readPosition.entryId));
-    for (const following of ledgers.slice(index + 1)) {
-      if (later) break;
-      later = await ctx.ledger.firstWrittenAfter(following.ledgerId, -1n);
-    }
-    if (!later || later.publishTimeMs > ctx.clock.nowMs() - ctx.limits.abandonedIdMs) {
-      return { readPosition, entries: [] };
-    }
-    const abandoned: Position[] = [];
-    const holeEnd =
-      later.position.ledgerId === readPosition.ledgerId ? later.position.entryId : ledger.entries;
-    for (let id = readPosition.entryId; id < holeEnd && abandoned.length < MAX_ABANDONED_PER_CALL; id++) {
-      abandoned.push(Position.of(readPosition.ledgerId, id));
-    }
-    await ctx.store.acknowledge(cursor.cursorId, abandoned);
-    readPosition = nextInLedger(abandoned[abandoned.length - 1] as Position);
-  }
-  return { readPosition, entries: [] };
-}
-
-function contiguousFrom(start: Position, read: readonly StoredEntry[]): StoredEntry[] {
-  const entries: StoredEntry[] = [];
-  let expected = start.entryId;
-  for (const entry of [...read].sort((a, b) => Position.compare(a.position, b.position))) {
-    if (entry.position.ledgerId !== start.ledgerId || entry.position.entryId !== expected) break;
-    entries.push(entry);
-    expected += 1n;
-  }
-  return entries;
-}
-
-function maxPosition(a: Position, b: Position): Position {
-  return a.compareTo(b) >= 0 ? a : b;
-}
-
-export interface FirstDeliveryPlan {
-  /** New runs for the head, in position order. */
-  readonly runs: DeliveryRun[];
-  readonly deliveries: Delivery[];
-  readonly trackerEntries: TrackerEntry[];
-  /** The read position after what was considered; undefined when nothing was. */
-  readonly nextReadPosition?: Position;
-  readonly routedAtMs?: number;
-}
-
-/**
- * What a claim of first deliveries records (pure): entries in order, acknowledged ones skipped,
- * up to `max` handed to the consumer as one held run per stretch; on Shared and Key_Shared,
- * delayed entries released to the tracker for their deliverAt (Exclusive and Failover ignore
- * deliverAt, as Pulsar does); on Key_Shared, entries of another member's key (or of a recently
- * joined member, Pulsar's rule) released to the tracker for that member.
- */
-export function planFirstDeliveries(input: {
-  readonly head: DispatchHead;
-  readonly pages: PageMap;
-  readonly entries: readonly StoredEntry[];
-  readonly max: number;
-  readonly consumer: DispatchConsumer;
-  readonly type: PartitionCursor['type'];
-  readonly nowMs: number;
-  readonly members?: readonly KeySharedMember[];
-  readonly maxNewRuns: number;
-}): FirstDeliveryPlan {
-  const { head, pages, entries, max, consumer, type, nowMs } = input;
-  const runs: DeliveryRun[] = [];
-  const deliveries: Delivery[] = [];
-  const trackerEntries: TrackerEntry[] = [];
-  let routedAtMs: number | undefined;
-  let last: Position | undefined;
-  const timeoutMs = consumer.ackTimeoutMs(0);
-  const held = (): DeliveryRun['state'] => ({
-    kind: 'held',
-    consumerId: consumer.consumerId,
-    deliveredAtMs: nowMs,
-    ...(timeoutMs > 0 ? { timeoutAtMs: nowMs + timeoutMs } : {}),
-  });
-  const append = (position: Position, state: DeliveryRun['state'], deliveries: number) => {
-    const previous = runs[runs.length - 1];
-    if (
-      previous &&
-      previous.ledgerId === position.ledgerId &&
-      runEnd(previous) === position.entryId &&
-      previous.deliveries === deliveries &&
-      JSON.stringify(previous.state) === JSON.stringify(state)
-    ) {
-      runs[runs.length - 1] = { ...previous, n: previous.n + 1 };
-    } else {
-      runs.push({ ledgerId: position.ledgerId, entryId: position.entryId, n: 1, deliveries, state });
-    }
-  };
-  for (const entry of entries) {
-    if (deliveries.length >= max) break;
-    // A claim adds at most maxNewRuns runs (delayed and routed entries each may start one), so
-    // the head stays within a fixed size whatever the mix of entries.
-    if (runs.length >= input.maxNewRuns) break;
-    const position = entry.position;
-    last = position;
-    if (isAcknowledged(head, pages, position)) continue;
-    const delayed =
-      type !== 'Exclusive' &&
-      type !== 'Failover' &&
-      entry.deliverAtMs !== undefined &&
-      entry.deliverAtMs > nowMs;
-    if (delayed) {
-      append(position, { kind: 'released', dueAtMs: entry.deliverAtMs as number }, 0);
-      continue;
-    }
-    if (
-      type === 'Key_Shared' &&
-      input.members &&
-      !routesTo(input.members, consumer.consumerId, entry, head)
-    ) {
-      routedAtMs ??= Math.max(nowMs, head.routedAtMs ?? 0);
-      append(position, { kind: 'released', dueAtMs: routedAtMs }, 0);
-      continue;
-    }
-    append(position, held(), 1);
-    deliveries.push({ position, redeliveryCount: 0, entry });
-  }
-  for (const run of runs) {
-    if (run.state.kind === 'released') {
-      trackerEntries.push({
-        dueAtMs: run.state.dueAtMs,
-        position: Position.of(run.ledgerId, run.entryId),
-        deliveries: 0,
-        n: run.n,
-      });
-    } else if (run.state.timeoutAtMs !== undefined) {
-      trackerEntries.push({
-        dueAtMs: run.state.timeoutAtMs,
-        position: Position.of(run.ledgerId, run.entryId),
-        deliveries: 1,
-        n: run.n,
-      });
-    }
-  }
-  return {
-    runs,
-    deliveries,
-    trackerEntries,
-    ...(last ? { nextReadPosition: nextInLedger(last) } : {}),
-    ...(routedAtMs !== undefined ? { routedAtMs } : {}),
-  };
 }

@@ -110,3 +110,11 @@ export interface Delivery {
   readonly redeliveryCount: number;
   readonly entry: StoredEntry;
 }
+
+/** Most entries one receive hands out from one partition (a run stays within two pages). */
+export const MAX_DISPATCH = 100;
+
+/** The payload bytes of `deliveries` (what the delivered counters add). */
+export function bytesOf(deliveries: readonly Delivery[]): number {
+  return deliveries.reduce((sum, delivery) => sum + Buffer.byteLength(delivery.entry.payload), 0);
+}

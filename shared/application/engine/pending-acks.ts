@@ -1,9 +1,8 @@
 import { carveRun, type DeliveryRun, runPositions } from '../../domain/delivery-run.ts';
-import type { DispatchHead } from '../../domain/dispatch-head.ts';
 import { markDeleteTo } from '../../domain/dispatch-head.ts';
 import { PreconditionFailedError } from '../../domain/errors.ts';
 import { ConsumerFencedError } from '../../domain/ownership.ts';
-import { nextInLedger, Position } from '../../domain/position.ts';
+import { Position } from '../../domain/position.ts';
 import type { HeadRecord, TrackerEntry } from '../../ports/dispatch-store.ts';
 import type { EngineContext, PartitionCursor } from './engine-context.ts';
 import {

@@ -126,7 +126,7 @@ export class StatefulStack extends Stack {
         reason:
           'No automatic rotation: rotating the HS256 signing secret invalidates every token minted with it ' +
           '(tokens, as in Pulsar, need not expire), so rotation is an operator procedure ' +
-          '(docs/deploy-to-aws.md), done together with re-issuing tokens.',
+          '(docs/operations.md#rotating-the-token-secret), done together with re-issuing tokens.',
       },
     ]);
     return secret;

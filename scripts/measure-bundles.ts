@@ -8,7 +8,7 @@
  * median of `--runs` cold processes, each timing only the import, with
  * NODE_OPTIONS=--enable-source-maps as the functions run on Lambda, and
  * without it for comparison. Prints a Markdown table for
- * docs/deploy-to-aws.md. Offline; writes to a temp dir only.
+ * docs/deploying.md#bundles-and-cold-start. Offline; writes to a temp dir only.
  *
  * Caveats: this machine's Node (not Lambda's nodejs22.x on arm64) and its
  * CPU; Lambda adds its own runtime start and, at 512-1024 MB, less CPU.

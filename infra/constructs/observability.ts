@@ -235,7 +235,7 @@ export class Observability extends Construct {
       names.map((name) => metric(functions[name]).with({ label: name }));
     this.dashboard.addWidgets(
       new TextWidget({
-        markdown: `# ackline ${stage}\nAlarms, the REST API, the functions, the scheduler queue and the subscriptions (as maintenance reports them). Runbook: docs/deploy-to-aws.md.`,
+        markdown: `# ackline ${stage}\nAlarms, the REST API, the functions, the scheduler queue and the subscriptions (as maintenance reports them). Runbook: docs/operations.md#logs-metrics-alarms.`,
         width: 24,
         height: 2,
       }),

@@ -29,7 +29,7 @@ export interface UseCasePorts {
   readonly ledger: Ledger;
   /** The cursor as admin paths read and write it (mark-delete, acks): a view of `dispatch`. */
   readonly cursors: CursorStore;
-  /** The delivery engine's cursor state (head, pages, redelivery tracker); see the README's "Delivery engine". */
+  /** The delivery engine's cursor state (head, pages, redelivery tracker); see docs/design/delivery-engine.md#items. */
   readonly dispatch: DispatchStore;
   readonly permissions: PermissionStore;
   readonly audit: AuditLog;

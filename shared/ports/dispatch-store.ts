@@ -58,8 +58,8 @@ export type DeliveryCounterName = 'out' | 'redelivered';
 export type CasOutcome<T> = { readonly ok: true } | { readonly ok: false; readonly current: T | undefined };
 
 /**
- * A subscription cursor's durable state on one partition, as the delivery engine keeps it (see the
- * README's "Delivery engine"): the head, the pages (acks and spilled runs) and the redelivery
+ * A subscription cursor's durable state on one partition, as the delivery engine keeps it (see
+ * docs/design/delivery-engine.md#items): the head, the pages (acks and spilled runs) and the redelivery
  * tracker, all in the cursor's own partition of one table. Every method is one request, or says
  * how many; every state change is one single-item write, conditional where it says so.
  */

@@ -18,8 +18,8 @@ import { storageBackends, useStorage } from '../support/storage-backends.ts';
 // What it found: the head is one write unit up to 13 held runs (11 with ack timeouts); at the
 // engine's 16 (maxHeadRuns) it is 1.1-1.3 KB, two write units per casHead or raiseAheadAck. A page
 // whose runs document holds 10 held runs with ack timeouts costs two write units per ack once it
-// holds more than 80 acks. The README's "about 0.6-0.9 KB, so 1 write unit" holds for smaller
-// heads only.
+// holds more than 80 acks. The design notes' earlier "about 0.6-0.9 KB, so 1 write unit" (now
+// docs/design/delivery-engine.md#items) holds for smaller heads only.
 const LEDGER = 42n;
 const FIRST_ENTRY = 1_000_000n;
 const T0 = 1_767_225_600_000;

@@ -197,7 +197,7 @@ describe('namespaces', () => {
     });
   });
 
-  it('still takes topics in a namespace nobody created (auto-created namespaces, see the README)', async () => {
+  it('still takes topics in a namespace nobody created (auto-created namespaces, see docs/admin-api.md#tenants-and-namespaces)', async () => {
     const namespace = NamespaceRef.unique('implicit');
 
     const created = await api.send('PUT', namespace.topic('t').adminPath);

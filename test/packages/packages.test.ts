@@ -129,11 +129,20 @@ describe('the packages a user installs', () => {
     expect(paths(byName('@ackline/cdk')).filter((path) => /stack|functions\/|adapters\//.test(path))).toEqual(
       [],
     );
-    // The server: handlers, CLI, embedded stack; no tests, bench, scripts or packages.
+    // The server: handlers, CLI, embedded stack, and the guide with the docs/ it links to (not the
+    // generated docs/api/); no tests, bench, scripts or packages.
     const serverPaths = paths(server);
     expect(serverPaths).toEqual(
-      expect.arrayContaining(['bin/ackline-admin.js', 'bin/ackline-local.js', 'infra/local/main.ts']),
+      expect.arrayContaining([
+        'bin/ackline-admin.js',
+        'bin/ackline-local.js',
+        'infra/local/main.ts',
+        'README.md',
+        'docs/sdk.md',
+        'docs/design/invariants.md',
+      ]),
     );
+    expect(serverPaths.filter((path) => path.startsWith('docs/api/'))).toEqual([]);
     expect(
       serverPaths.filter((path) => /^(test|bench|scripts|packages|\.ci)\/|\.test\.ts$/.test(path)),
     ).toEqual([]);

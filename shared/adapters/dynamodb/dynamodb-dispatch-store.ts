@@ -67,7 +67,7 @@ const MAX_BATCH_GET_ATTEMPTS = 10;
 
 /**
  * DispatchStore on DynamoDB: the delivery engine's items in the cursor's own partition of the
- * Cursors table (see the README's "Delivery engine").
+ * Cursors table (see docs/design/delivery-engine.md#items).
  *
  * Item layout (table Cursors, one partition per cursor, pk = cursorId):
  *

@@ -14,7 +14,7 @@ import type { Principal } from './principal.ts';
  * Namespaces as resources (Pulsar's `/admin/v2/namespaces/{tenant}[/{namespace}]`): created in an
  * existing tenant by a superuser or one of the tenant's admin roles, listed, read, deleted when
  * empty. `public/default` always exists. A topic may still be created in a namespace nobody
- * created (the README's "Tenants and namespaces" says why); such a namespace is not listed, and
+ * created (docs/admin-api.md#tenants-and-namespaces says why); such a namespace is not listed, and
  * creating it later adopts its topics.
  */
 

@@ -84,7 +84,7 @@ export interface TopicStats {
 }
 
 /**
- * Pulsar's topic stats (field names kept); see the README's "Topic stats" for how each field is
+ * Pulsar's topic stats (field names kept); see docs/admin-api.md#topic-stats for how each field is
  * measured. A partitioned topic answers the sum over its partitions, with `metadata.partitions`
  * and each partition's own stats under `partitions`, as Pulsar's partitioned-stats do.
  */

@@ -31,10 +31,9 @@ type UnackedByConsumer = NonNullable<EngineContext['unackedByConsumer']>;
 export async function consumerRoom(
   ctx: EngineContext,
   cursor: PartitionCursor,
-  head: DispatchHead,
-  consumerId: string,
-  wanted: number,
+  ask: { readonly head: DispatchHead; readonly consumerId: string; readonly wanted: number },
 ): Promise<number> {
+  const { head, consumerId, wanted } = ask;
   const cap = ctx.limits.maxUnackedPerConsumer;
   const size = await windowSize(ctx, cursor, head);
   // Whatever it holds lies in the window: with `wanted` more it stays within the cap.

@@ -315,7 +315,8 @@ class DispatchCall {
     const { consumerId } = this.request.consumer;
     const want = this.max - this.delivered.length;
     return (
-      (await consumerRoom(this.ctx, this.cursor, current.head, consumerId, want)) - this.delivered.length
+      (await consumerRoom(this.ctx, this.cursor, { head: current.head, consumerId, wanted: want })) -
+      this.delivered.length
     );
   }
 }

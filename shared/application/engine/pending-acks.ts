@@ -159,8 +159,12 @@ export async function negativeAcknowledge(
       await ctx.store.putTracker(cursor.cursorId, entries);
       const home = located.home.kind === 'head' ? located.home : located.home;
       const trackerDueAtMs = Math.min(current.head.trackerDueAtMs ?? Infinity, dueAtMs);
-      const written = await writeRuns(ctx.store, cursor.cursorId, current, home, [run], pieces, {
-        trackerDueAtMs,
+      const written = await writeRuns(ctx.store, cursor.cursorId, {
+        record: current,
+        home,
+        replaced: [run],
+        by: pieces,
+        headChanges: { trackerDueAtMs },
       });
       if (!written) {
         conflict = true;

@@ -115,20 +115,23 @@ function runIdentity(run: DeliveryRun): string {
   return `${run.ledgerId}:${run.entryId}:${run.n}:${run.deliveries}:${JSON.stringify(run.state)}`;
 }
 
+/** Runs to replace where they live: `replaced` by `by`, on the head or page they were read from. */
+export interface RunsWrite {
+  readonly record: HeadRecord;
+  readonly home: RunHome;
+  readonly replaced: readonly DeliveryRun[];
+  readonly by: readonly DeliveryRun[];
+  /** Other changes to the head, written with the runs when they live in the head. */
+  readonly headChanges?: Partial<DispatchHead>;
+}
+
 /**
  * Replaces runs where they live, with one compare-and-set: the head's (keeping everything else of
  * `head`, which the caller may have changed too) or one page's.
  * @returns false when the head or the page changed since it was read (nothing written).
  */
-export async function writeRuns(
-  store: DispatchStore,
-  cursorId: string,
-  record: HeadRecord,
-  home: RunHome,
-  replaced: readonly DeliveryRun[],
-  by: readonly DeliveryRun[],
-  headChanges: Partial<DispatchHead> = {},
-): Promise<boolean> {
+export async function writeRuns(store: DispatchStore, cursorId: string, write: RunsWrite): Promise<boolean> {
+  const { record, home, replaced, by, headChanges = {} } = write;
   const present = (runs: readonly DeliveryRun[]) => {
     const ids = new Set(runs.map(runIdentity));
     return replaced.every((run) => ids.has(runIdentity(run)));

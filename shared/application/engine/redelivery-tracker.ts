@@ -17,6 +17,7 @@ import {
   locateRun,
   type PageMap,
   pageKey,
+  type RunHome,
   readPagesOf,
   runPagesOf,
   withRunsReplaced,
@@ -221,10 +222,13 @@ type TakeOutcome =
   /** The head or page changed meanwhile: leave the entry for the next receive. */
   | { readonly kind: 'conflict' };
 
-async function takeTrackerEntry(
-  ctx: EngineContext,
-  request: PickUpRequest & { readonly pages: PageMap; readonly entry: TrackerEntry; readonly nowMs: number },
-): Promise<TakeOutcome> {
+type TakeRequest = PickUpRequest & {
+  readonly pages: PageMap;
+  readonly entry: TrackerEntry;
+  readonly nowMs: number;
+};
+
+async function takeTrackerEntry(ctx: EngineContext, request: TakeRequest): Promise<TakeOutcome> {
   const { cursor, consumer, record, pages, entry, nowMs } = request;
   const segments = judgeTrackerEntry(record.head, pages, entry, nowMs);
   const chosen = segments.find((segment) => segment.verdict === 'due');
@@ -254,6 +258,18 @@ async function takeTrackerEntry(
     await ctx.store.acknowledge(cursor.cursorId, unacked);
     return { kind: 'deadLettered' };
   }
+  const taken = takeableFrom(request, unacked, entries);
+  if (taken.length === 0) return { kind: cursor.type === 'Key_Shared' ? 'notMine' : 'conflict' };
+  return holdTaken(ctx, { request, run, home, slice, others, taken });
+}
+
+/** The unacknowledged positions of the run this call may take, in order, with their entries. */
+function takeableFrom(
+  request: TakeRequest,
+  unacked: readonly Position[],
+  entries: ReadonlyMap<string, StoredEntry>,
+): { position: Position; entry: StoredEntry }[] {
+  const { cursor, consumer, record } = request;
   const taken: { position: Position; entry: StoredEntry }[] = [];
   for (const position of unacked) {
     if (taken.length >= request.max) break;
@@ -268,7 +284,26 @@ async function takeTrackerEntry(
     }
     taken.push({ position, entry: stored });
   }
-  if (taken.length === 0) return { kind: cursor.type === 'Key_Shared' ? 'notMine' : 'conflict' };
+  return taken;
+}
+
+/**
+ * Records what was taken as held by the consumer (count + 1, its ack timeout in the tracker), in
+ * the one conditional write of the run's home (head or page), and deletes the tracker entry.
+ */
+async function holdTaken(
+  ctx: EngineContext,
+  input: {
+    readonly request: TakeRequest;
+    readonly run: DeliveryRun;
+    readonly home: RunHome;
+    readonly slice: DeliveryRun;
+    readonly others: readonly TrackerEntry[];
+    readonly taken: readonly { position: Position; entry: StoredEntry }[];
+  },
+): Promise<TakeOutcome> {
+  const { request, run, home, taken } = input;
+  const { cursor, consumer, record, pages, entry, nowMs } = request;
   const takenIds = new Set(taken.map(({ position }) => position.entryId));
   const timeoutMs = consumer.ackTimeoutMs(run.deliveries);
   const heldState: DeliveryRun['state'] = {
@@ -279,17 +314,7 @@ async function takeTrackerEntry(
   };
   const replacement = carveRun(run, takenIds, () => ({ deliveries: run.deliveries + 1, state: heldState }));
   const lastTaken = (taken[taken.length - 1] as { position: Position }).position.entryId;
-  const trackerEntries: TrackerEntry[] = [...others];
-  const sliceEnd = runEnd(slice);
-  if (lastTaken + 1n < sliceEnd) {
-    // The rest of this entry's slice keeps its state and its due time.
-    trackerEntries.push({
-      dueAtMs: entry.dueAtMs,
-      position: Position.of(slice.ledgerId, lastTaken + 1n),
-      deliveries: entry.deliveries,
-      n: Number(sliceEnd - lastTaken - 1n),
-    });
-  }
+  const trackerEntries = trackerAfterTake({ entry, slice: input.slice, others: input.others, lastTaken });
   for (const piece of replacement) {
     if (piece.state === heldState && heldState.kind === 'held' && heldState.timeoutAtMs !== undefined) {
       trackerEntries.push({
@@ -301,7 +326,12 @@ async function takeTrackerEntry(
     }
   }
   await ctx.store.putTracker(cursor.cursorId, trackerEntries);
-  const written = await writeRuns(ctx.store, cursor.cursorId, record, home, [run], replacement);
+  const written = await writeRuns(ctx.store, cursor.cursorId, {
+    record,
+    home,
+    replaced: [run],
+    by: replacement,
+  });
   if (!written) return { kind: 'conflict' };
   await ctx.store.deleteTracker(cursor.cursorId, [entry]);
   const deliveries = taken.map(({ position, entry: stored }) => ({
@@ -309,12 +339,13 @@ async function takeTrackerEntry(
     redeliveryCount: run.deliveries,
     entry: stored,
   }));
+  const timers = trackerEntries.map((e) => e.dueAtMs);
   if (home.kind === 'head') {
     const head = { ...record.head, runs: withRunsReplaced(record.head.runs, [run], replacement) };
     return {
       kind: 'taken',
       deliveries,
-      timers: trackerEntries.map((e) => e.dueAtMs),
+      timers,
       record: { ...record, head, version: record.version + 1 },
       pages,
     };
@@ -324,13 +355,29 @@ async function takeTrackerEntry(
     runs: withRunsReplaced(home.page.runs, [run], replacement),
     version: home.page.version + 1,
   };
-  return {
-    kind: 'taken',
-    deliveries,
-    timers: trackerEntries.map((e) => e.dueAtMs),
-    record,
-    pages: new Map(pages).set(pageKey(page), page),
-  };
+  return { kind: 'taken', deliveries, timers, record, pages: new Map(pages).set(pageKey(page), page) };
+}
+
+/** The tracker entries that stay: the others, and the rest of this entry's slice past what was taken. */
+function trackerAfterTake(input: {
+  readonly entry: TrackerEntry;
+  readonly slice: DeliveryRun;
+  readonly others: readonly TrackerEntry[];
+  readonly lastTaken: bigint;
+}): TrackerEntry[] {
+  const { entry, slice, lastTaken } = input;
+  const trackerEntries: TrackerEntry[] = [...input.others];
+  const sliceEnd = runEnd(slice);
+  if (lastTaken + 1n < sliceEnd) {
+    // The rest of this entry's slice keeps its state and its due time.
+    trackerEntries.push({
+      dueAtMs: entry.dueAtMs,
+      position: Position.of(slice.ledgerId, lastTaken + 1n),
+      deliveries: entry.deliveries,
+      n: Number(sliceEnd - lastTaken - 1n),
+    });
+  }
+  return trackerEntries;
 }
 
 /** The stored entries at `positions`, strongly consistent (they are before the read position). */

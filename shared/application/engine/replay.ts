@@ -7,11 +7,13 @@ import {
   type PageState,
   type TrackerEntry,
 } from '../../ports/dispatch-store.ts';
+import type { StoredEntry } from '../../ports/ledger.ts';
 import type { Delivery, DispatchConsumer, EngineContext, PartitionCursor } from './engine-context.ts';
 import {
   isAcknowledged,
   type LocatedRun,
   locateRun,
+  type PageMap,
   pageKey,
   readPagesOf,
   runPagesOf,
@@ -57,18 +59,73 @@ export async function replayStep(
   const to = head.readPosition;
   const positions = stepPositions(from, to, await ledgerSize(ctx, cursor, from.ledgerId));
   if (positions.length === 0) return finish(ctx, cursor, record, from.compareTo(to) >= 0 ? undefined : from);
-  let pages = await readPagesOf(ctx.store, cursor.cursorId, positions.flatMap(runPagesOf));
+  const pages = await readPagesOf(ctx.store, cursor.cursorId, positions.flatMap(runPagesOf));
   const entries = await readEntriesAt(ctx, positions);
-  const taken: { position: Position; located: LocatedRun | undefined }[] = [];
+  const { taken, consumedUpTo } = chooseReplayed({
+    head,
+    pages,
+    entries,
+    positions,
+    max: request.max,
+    nowMs,
+  });
+  const carved = carveReplayed({ head, taken, from, consumer, nowMs });
+  await ctx.store.putTracker(cursor.cursorId, carved.trackerEntries);
+  for (const { page, runs } of carved.pageChanges.values()) {
+    if (!(await ctx.store.casPage(cursor.cursorId, page, page.version, { runs }))) {
+      return {
+        kind: 'conflict',
+        deliveries: [],
+        timers: [],
+        current: await ctx.store.readHead(cursor.cursorId),
+      };
+    }
+  }
+  const next = consumedUpTo ? nextInLedger(consumedUpTo) : from;
+  const { replayFrom: _old, ...rest } = head;
+  const nextHead: DispatchHead = {
+    ...rest,
+    runs: carved.headRuns,
+    ...(next.compareTo(to) < 0 ? { replayFrom: next } : {}),
+  };
+  const written = await ctx.store.casHead(cursor.cursorId, record.version, nextHead);
+  if (!written.ok) return { kind: 'conflict', deliveries: [], timers: [], current: written.current };
+  const deliveries = taken.map(({ position, located }) => ({
+    position,
+    redeliveryCount: located?.run.deliveries ?? 0,
+    entry: entries.get(position.toString()) as NonNullable<ReturnType<typeof entries.get>>,
+  }));
+  return { kind: 'replayed', deliveries, timers: carved.trackerEntries.map((entry) => entry.dueAtMs) };
+}
+
+interface Replayed {
+  readonly position: Position;
+  readonly located: LocatedRun | undefined;
+}
+
+/**
+ * The entries of one step handed out again, in log order: every unacknowledged one that is held or
+ * released and due, stopping at one not yet visible; and how far the step got.
+ */
+function chooseReplayed(input: {
+  readonly head: DispatchHead;
+  readonly pages: PageMap;
+  readonly entries: ReadonlyMap<string, StoredEntry>;
+  readonly positions: readonly Position[];
+  readonly max: number;
+  readonly nowMs: number;
+}): { taken: Replayed[]; consumedUpTo: Position | undefined } {
+  const { head, pages, entries } = input;
+  const taken: Replayed[] = [];
   let consumedUpTo: Position | undefined;
-  for (const position of positions) {
-    if (taken.length >= request.max) break;
+  for (const position of input.positions) {
+    if (taken.length >= input.max) break;
     if (isAcknowledged(head, pages, position)) {
       consumedUpTo = position;
       continue;
     }
     const located = locateRun(head, pages, position);
-    if (located?.run.state.kind === 'released' && located.run.state.dueAtMs > nowMs) {
+    if (located?.run.state.kind === 'released' && located.run.state.dueAtMs > input.nowMs) {
       consumedUpTo = position;
       continue;
     }
@@ -76,21 +133,40 @@ export async function replayStep(
     taken.push({ position, located });
     consumedUpTo = position;
   }
-  const timeoutFor = (deliveries: number) => consumer.ackTimeoutMs(deliveries);
+  return { taken, consumedUpTo };
+}
+
+/**
+ * The runs after the step: each run the taken entries come from carved once, the taken part held
+ * by the owner with its count + 1 (in the head, or in the page the run lives in), and the tracker
+ * entries of their ack timeouts.
+ */
+function carveReplayed(input: {
+  readonly head: DispatchHead;
+  readonly taken: readonly Replayed[];
+  readonly from: Position;
+  readonly consumer: DispatchConsumer;
+  readonly nowMs: number;
+}): {
+  headRuns: readonly DeliveryRun[];
+  pageChanges: Map<string, { page: PageState; runs: readonly DeliveryRun[] }>;
+  trackerEntries: TrackerEntry[];
+} {
+  const { consumer, nowMs } = input;
   // Group the taken entries by the run they come from, and carve each run once.
   const byRun = new Map<DeliveryRun | undefined, { located: LocatedRun | undefined; ids: Set<bigint> }>();
-  for (const { position, located } of taken) {
+  for (const { position, located } of input.taken) {
     const key = located?.run;
     const group = byRun.get(key) ?? { located, ids: new Set<bigint>() };
     group.ids.add(position.entryId);
     byRun.set(key, group);
   }
-  let headRuns = head.runs;
+  let headRuns = input.head.runs;
   const pageChanges = new Map<string, { page: PageState; runs: readonly DeliveryRun[] }>();
   const trackerEntries: TrackerEntry[] = [];
   for (const [run, { located, ids }] of byRun) {
     const deliveries = run?.deliveries ?? 0;
-    const timeoutMs = timeoutFor(deliveries);
+    const timeoutMs = consumer.ackTimeoutMs(deliveries);
     const held: DeliveryRun['state'] = {
       kind: 'held',
       consumerId: consumer.consumerId,
@@ -98,7 +174,7 @@ export async function replayStep(
       ...(timeoutMs > 0 ? { timeoutAtMs: nowMs + timeoutMs } : {}),
     };
     const source: DeliveryRun = run ?? {
-      ledgerId: from.ledgerId,
+      ledgerId: input.from.ledgerId,
       entryId: [...ids][0] as bigint,
       n: ids.size,
       deliveries: 0,
@@ -126,33 +202,7 @@ export async function replayStep(
       });
     }
   }
-  await ctx.store.putTracker(cursor.cursorId, trackerEntries);
-  for (const { page, runs } of pageChanges.values()) {
-    if (!(await ctx.store.casPage(cursor.cursorId, page, page.version, { runs }))) {
-      return {
-        kind: 'conflict',
-        deliveries: [],
-        timers: [],
-        current: await ctx.store.readHead(cursor.cursorId),
-      };
-    }
-    pages = new Map(pages).set(pageKey(page), { ...page, runs, version: page.version + 1 });
-  }
-  const next = consumedUpTo ? nextInLedger(consumedUpTo) : from;
-  const { replayFrom: _old, ...rest } = head;
-  const nextHead: DispatchHead = {
-    ...rest,
-    runs: headRuns,
-    ...(next.compareTo(to) < 0 ? { replayFrom: next } : {}),
-  };
-  const written = await ctx.store.casHead(cursor.cursorId, record.version, nextHead);
-  if (!written.ok) return { kind: 'conflict', deliveries: [], timers: [], current: written.current };
-  const deliveries = taken.map(({ position, located }) => ({
-    position,
-    redeliveryCount: located?.run.deliveries ?? 0,
-    entry: entries.get(position.toString()) as NonNullable<ReturnType<typeof entries.get>>,
-  }));
-  return { kind: 'replayed', deliveries, timers: trackerEntries.map((entry) => entry.dueAtMs) };
+  return { headRuns, pageChanges, trackerEntries };
 }
 
 async function finish(

@@ -356,140 +356,191 @@ function consumerRefusal({ decoded }: Target, fixture: FuzzFixture): string | un
   return decoded.consumerId === fixture.consumerId ? undefined : 'no such consumer (404)';
 }
 
+/** What the route checks below read of one request. */
+interface RouteInput {
+  readonly target: Target;
+  readonly fixture: FuzzFixture;
+  /** The last segment of the route's path, e.g. `ack` or `{subscription}`. */
+  readonly tail: string;
+  /** The last value of a query parameter. */
+  readonly last: (name: string) => string | undefined;
+  /** The body as JSON, undefined when blank; throws when it is not JSON. */
+  readonly json: () => unknown;
+  /** Whether `parse` refuses the body (a body that is not JSON included). */
+  readonly bodyRefused: (parse: (body: unknown) => unknown) => boolean;
+}
+
 function routeRefusal(
   target: Target,
   bodyText: string | undefined,
   fixture: FuzzFixture,
 ): string | undefined {
-  const { route, decoded, query } = target;
-  const last = (name: string) => query.getAll(name).at(-1);
   const json = (): unknown =>
     bodyText === undefined || bodyText.trim() === '' ? undefined : JSON.parse(bodyText);
-  const bodyRefused = (parse: (body: unknown) => unknown) => refusedBy(() => parse(json()));
-  const ids = (text: string | undefined) =>
-    text === undefined || !/^\d{1,19}$/.test(text) || BigInt(text) > 2n ** 63n - 1n;
-  const path = route.path;
-  const tail = path.slice(path.lastIndexOf('/') + 1);
-  switch (route.method) {
+  const path = target.route.path;
+  const input: RouteInput = {
+    target,
+    fixture,
+    tail: path.slice(path.lastIndexOf('/') + 1),
+    last: (name) => target.query.getAll(name).at(-1),
+    json,
+    bodyRefused: (parse) => refusedBy(() => parse(json())),
+  };
+  switch (target.route.method) {
     case 'PUT':
-      if (tail === 'partitions') {
-        return bodyRefused((n) => {
-          if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 1) throw new Error('not a count');
-        })
-          ? 'partitions body refused (400)'
-          : undefined;
-      }
-      if (tail === '{subscription}') {
-        if (refusedBy(() => parseSubscriptionType(last('subscriptionType') ?? 'Exclusive'))) {
-          return 'subscriptionType refused (400)';
-        }
-        if (refusedBy(() => validateSubscriptionName(decoded.subscription as string))) {
-          return 'subscription name refused (400)';
-        }
-        return bodyRefused(initialPositionOf) ? 'initialPosition refused (400)' : undefined;
-      }
-      return undefined;
-    case 'POST': {
-      if (path === '/topics/{domain}/{tenant}/{namespace}/{topic}') {
-        return bodyRefused((body) => parseProduceRequest(body, Date.now()))
-          ? 'produce body refused (400/413)'
-          : undefined;
-      }
-      if (path.startsWith('/consumers/{domain}/')) {
-        if (refusedBy(() => validateSubscriptionName(decoded.subscription as string))) {
-          return 'subscription name refused (400)';
-        }
-        return bodyRefused((body) => parseSubscribeRequest(TopicName.parse('persistent://t/n/x'), 's', body))
-          ? 'subscribe body refused (400)'
-          : undefined;
-      }
-      if (tail === 'receive') {
-        const bad = (value: string | undefined, max: number) =>
-          value !== undefined && value !== '' && (!/^\d{1,6}$/.test(value) || Number(value) > max);
-        return bad(last('maxMessages'), 100) || last('maxMessages') === '0' || bad(last('waitMs'), 20_000)
-          ? 'maxMessages or waitMs refused (400)'
-          : undefined;
-      }
-      if (tail === 'ack' || tail === 'nack') {
-        if (bodyRefused(parseIdsBody)) return 'ids body refused (400)';
-        const { messageIds } = parseIdsBody(json());
-        if (messageIds.some((id) => refusedBy(() => MessageId.parse(id)))) return 'message id refused (400)';
-        // An ack naming an unwritten entry is refused before anything is written (requireWritten).
-        // A nack of one is not (it answers 204 and does nothing), so it does not count here.
-        const unwritten = messageIds.some(
-          (id) => !fixture.writtenPositions.has(MessageId.parse(id).position.toString()),
-        );
-        return tail === 'ack' && unwritten ? 'unwritten position (404)' : undefined;
-      }
-      if (tail === 'ack-cumulative') {
-        // The fixture consumer is Shared: acknowledgeCumulative refuses it (412) before reading the id.
-        return 'cumulative ack on a Shared consumer (412), or body refused';
-      }
-      if (tail === 'redeliver-unacknowledged') {
-        return bodyRefused(parseOptionalHandles) ? 'redeliver body refused (400)' : undefined;
-      }
-      if (tail === '{role}') return bodyRefused(parseActions) ? 'actions refused (400)' : undefined;
-      // Cursor operations (reset-cursor, skip_all, expireMessages): every parameter is parsed
-      // before the first write (an audit record of a refusal included).
-      const booleanRefused = (name: string) => {
-        const value = last(name);
-        return value !== undefined && !['', 'true', 'false'].includes(value);
-      };
-      const cursorOperation =
-        tail === 'resetcursor' ||
-        tail === 'skip_all' ||
-        path.endsWith('/resetcursor/{timestamp}') ||
-        path.endsWith('/expireMessages/{expireTimeInSeconds}');
-      if (cursorOperation) {
-        if (tail === 'resetcursor' && bodyRefused(resetCursorBodyOf)) return 'resetcursor body refused (400)';
-        if (booleanRefused('authoritative') || booleanRefused('dryRun')) return 'a boolean refused (400)';
-        if (tail === 'resetcursor' && booleanRefused('isExcluded')) return 'isExcluded refused (400)';
-        const number = decoded.timestamp ?? decoded.expireTimeInSeconds;
-        if (tail !== 'resetcursor' && tail !== 'skip_all' && !/^\d{1,15}$/.test(number ?? '')) {
-          return 'timestamp or expireTimeInSeconds refused (400)';
-        }
-        return undefined;
-      }
-      if (tail === '{count}')
-        return /^\d{1,15}$/.test(decoded.count ?? '') ? undefined : 'count refused (400)';
-      if (tail === 'skipByMessageIds') {
-        if (bodyRefused(messageIdsOf)) return 'skipByMessageIds body refused (400)';
-        const unwritten = messageIdsOf(json()).some((p) => !fixture.writtenPositions.has(p.toString()));
-        return unwritten ? 'unwritten position (404)' : undefined;
-      }
-      if (tail === 'acknowledgeMessage') {
-        if (
-          query.has('subscriptionNames') &&
-          query
-            .getAll('subscriptionNames')
-            .join(',')
-            .split(',')
-            .every((n) => n.trim() === '')
-        ) {
-          return 'empty subscriptionNames (400)';
-        }
-        if (
-          query
-            .getAll('subscriptionNames')
-            .some((names) => names.split(',').some((n) => Buffer.byteLength(n.trim()) > MAX_NAME_BYTES))
-        ) {
-          return 'subscription name too long (400)';
-        }
-        const dryRun = last('dryRun');
-        if (dryRun !== undefined && !['', 'true', 'false'].includes(dryRun)) return 'dryRun refused (400)';
-        const ledgerId = last('ledgerId');
-        const entryId = last('entryId');
-        if (ids(ledgerId) || ids(entryId)) return 'ids refused (412, audited)';
-        // resolvePosition: a position no fixture topic wrote is not a message of any topic the
-        // generator can name (it creates none), 404 (audited).
-        const position = `${BigInt(ledgerId as string)}:${BigInt(entryId as string)}`;
-        return fixture.writtenPositions.has(position) ? undefined : 'unwritten position (404, audited)';
-      }
-      return undefined;
-    }
+      return putRefusal(input);
+    case 'POST':
+      return postRefusal(input);
     default:
       return undefined;
   }
+}
+
+/** Creating partitions or a subscription. */
+function putRefusal({ target, tail, last, bodyRefused }: RouteInput): string | undefined {
+  if (tail === 'partitions') {
+    return bodyRefused((n) => {
+      if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 1) throw new Error('not a count');
+    })
+      ? 'partitions body refused (400)'
+      : undefined;
+  }
+  if (tail === '{subscription}') {
+    if (refusedBy(() => parseSubscriptionType(last('subscriptionType') ?? 'Exclusive'))) {
+      return 'subscriptionType refused (400)';
+    }
+    if (refusedBy(() => validateSubscriptionName(target.decoded.subscription as string))) {
+      return 'subscription name refused (400)';
+    }
+    return bodyRefused(initialPositionOf) ? 'initialPosition refused (400)' : undefined;
+  }
+  return undefined;
+}
+
+function postRefusal(input: RouteInput): string | undefined {
+  const { target, tail, bodyRefused } = input;
+  const path = target.route.path;
+  if (path === '/topics/{domain}/{tenant}/{namespace}/{topic}') {
+    return bodyRefused((body) => parseProduceRequest(body, Date.now()))
+      ? 'produce body refused (400/413)'
+      : undefined;
+  }
+  if (path.startsWith('/consumers/{domain}/')) return subscribeRefusal(input);
+  if (tail === 'receive') return receiveRefusal(input);
+  if (tail === 'ack' || tail === 'nack') return ackRefusal(input);
+  if (tail === 'ack-cumulative') {
+    // The fixture consumer is Shared: acknowledgeCumulative refuses it (412) before reading the id.
+    return 'cumulative ack on a Shared consumer (412), or body refused';
+  }
+  if (tail === 'redeliver-unacknowledged') {
+    return bodyRefused(parseOptionalHandles) ? 'redeliver body refused (400)' : undefined;
+  }
+  if (tail === '{role}') return bodyRefused(parseActions) ? 'actions refused (400)' : undefined;
+  if (isCursorOperation(path, tail)) return cursorRefusal(input);
+  if (tail === '{count}')
+    return /^\d{1,15}$/.test(target.decoded.count ?? '') ? undefined : 'count refused (400)';
+  if (tail === 'skipByMessageIds') return skipByMessageIdsRefusal(input);
+  if (tail === 'acknowledgeMessage') return acknowledgeMessageRefusal(input);
+  return undefined;
+}
+
+/** POST /consumers/{domain}/.../subscription/{subscription}: subscribing. */
+function subscribeRefusal({ target, bodyRefused }: RouteInput): string | undefined {
+  if (refusedBy(() => validateSubscriptionName(target.decoded.subscription as string))) {
+    return 'subscription name refused (400)';
+  }
+  return bodyRefused((body) => parseSubscribeRequest(TopicName.parse('persistent://t/n/x'), 's', body))
+    ? 'subscribe body refused (400)'
+    : undefined;
+}
+
+function receiveRefusal({ last }: RouteInput): string | undefined {
+  const bad = (value: string | undefined, max: number) =>
+    value !== undefined && value !== '' && (!/^\d{1,6}$/.test(value) || Number(value) > max);
+  return bad(last('maxMessages'), 100) || last('maxMessages') === '0' || bad(last('waitMs'), 20_000)
+    ? 'maxMessages or waitMs refused (400)'
+    : undefined;
+}
+
+/** POST /consumers/{consumerId}/ack and /nack. */
+function ackRefusal({ tail, fixture, json, bodyRefused }: RouteInput): string | undefined {
+  if (bodyRefused(parseIdsBody)) return 'ids body refused (400)';
+  const { messageIds } = parseIdsBody(json());
+  if (messageIds.some((id) => refusedBy(() => MessageId.parse(id)))) return 'message id refused (400)';
+  // An ack naming an unwritten entry is refused before anything is written (requireWritten).
+  // A nack of one is not (it answers 204 and does nothing), so it does not count here.
+  const unwritten = messageIds.some(
+    (id) => !fixture.writtenPositions.has(MessageId.parse(id).position.toString()),
+  );
+  return tail === 'ack' && unwritten ? 'unwritten position (404)' : undefined;
+}
+
+/** Cursor operations: reset-cursor, skip_all, expireMessages. */
+function isCursorOperation(path: string, tail: string): boolean {
+  return (
+    tail === 'resetcursor' ||
+    tail === 'skip_all' ||
+    path.endsWith('/resetcursor/{timestamp}') ||
+    path.endsWith('/expireMessages/{expireTimeInSeconds}')
+  );
+}
+
+/** Every parameter of a cursor operation is parsed before the first write (an audit record of a refusal included). */
+function cursorRefusal({ target, tail, last, bodyRefused }: RouteInput): string | undefined {
+  const booleanRefused = (name: string) => {
+    const value = last(name);
+    return value !== undefined && !['', 'true', 'false'].includes(value);
+  };
+  if (tail === 'resetcursor' && bodyRefused(resetCursorBodyOf)) return 'resetcursor body refused (400)';
+  if (booleanRefused('authoritative') || booleanRefused('dryRun')) return 'a boolean refused (400)';
+  if (tail === 'resetcursor' && booleanRefused('isExcluded')) return 'isExcluded refused (400)';
+  const number = target.decoded.timestamp ?? target.decoded.expireTimeInSeconds;
+  if (tail !== 'resetcursor' && tail !== 'skip_all' && !/^\d{1,15}$/.test(number ?? '')) {
+    return 'timestamp or expireTimeInSeconds refused (400)';
+  }
+  return undefined;
+}
+
+function skipByMessageIdsRefusal({ fixture, json, bodyRefused }: RouteInput): string | undefined {
+  if (bodyRefused(messageIdsOf)) return 'skipByMessageIds body refused (400)';
+  const unwritten = messageIdsOf(json()).some((p) => !fixture.writtenPositions.has(p.toString()));
+  return unwritten ? 'unwritten position (404)' : undefined;
+}
+
+/** A ledger or entry id the admin acknowledge refuses: missing, not 1 to 19 digits, or past 2^63 - 1. */
+function idRefused(text: string | undefined): boolean {
+  return text === undefined || !/^\d{1,19}$/.test(text) || BigInt(text) > 2n ** 63n - 1n;
+}
+
+/** POST .../acknowledgeMessage (PIP-423). */
+function acknowledgeMessageRefusal({ target, fixture, last }: RouteInput): string | undefined {
+  const { query } = target;
+  if (
+    query.has('subscriptionNames') &&
+    query
+      .getAll('subscriptionNames')
+      .join(',')
+      .split(',')
+      .every((n) => n.trim() === '')
+  ) {
+    return 'empty subscriptionNames (400)';
+  }
+  if (
+    query
+      .getAll('subscriptionNames')
+      .some((names) => names.split(',').some((n) => Buffer.byteLength(n.trim()) > MAX_NAME_BYTES))
+  ) {
+    return 'subscription name too long (400)';
+  }
+  const dryRun = last('dryRun');
+  if (dryRun !== undefined && !['', 'true', 'false'].includes(dryRun)) return 'dryRun refused (400)';
+  const ledgerId = last('ledgerId');
+  const entryId = last('entryId');
+  if (idRefused(ledgerId) || idRefused(entryId)) return 'ids refused (412, audited)';
+  // resolvePosition: a position no fixture topic wrote is not a message of any topic the
+  // generator can name (it creates none), 404 (audited).
+  const position = `${BigInt(ledgerId as string)}:${BigInt(entryId as string)}`;
+  return fixture.writtenPositions.has(position) ? undefined : 'unwritten position (404, audited)';
 }
 
 /**

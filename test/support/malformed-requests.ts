@@ -356,140 +356,207 @@ function consumerRefusal({ decoded }: Target, fixture: FuzzFixture): string | un
   return decoded.consumerId === fixture.consumerId ? undefined : 'no such consumer (404)';
 }
 
+/** What the route checks below read of one request. */
+interface RouteInput {
+  readonly target: Target;
+  readonly fixture: FuzzFixture;
+  /** The last segment of the route's path, e.g. `ack` or `{subscription}`. */
+  readonly tail: string;
+  /** The last value of a query parameter. */
+  readonly last: (name: string) => string | undefined;
+  /** The body as JSON, undefined when blank; throws when it is not JSON. */
+  readonly json: () => unknown;
+  /** Whether `parse` refuses the body (a body that is not JSON included). */
+  readonly bodyRefused: (parse: (body: unknown) => unknown) => boolean;
+}
+
 function routeRefusal(
   target: Target,
   bodyText: string | undefined,
   fixture: FuzzFixture,
 ): string | undefined {
-  const { route, decoded, query } = target;
-  const last = (name: string) => query.getAll(name).at(-1);
   const json = (): unknown =>
     bodyText === undefined || bodyText.trim() === '' ? undefined : JSON.parse(bodyText);
-  const bodyRefused = (parse: (body: unknown) => unknown) => refusedBy(() => parse(json()));
-  const ids = (text: string | undefined) =>
-    text === undefined || !/^\d{1,19}$/.test(text) || BigInt(text) > 2n ** 63n - 1n;
-  const path = route.path;
-  const tail = path.slice(path.lastIndexOf('/') + 1);
-  switch (route.method) {
+  const path = target.route.path;
+  const input: RouteInput = {
+    target,
+    fixture,
+    tail: path.slice(path.lastIndexOf('/') + 1),
+    last: (name) => target.query.getAll(name).at(-1),
+    json,
+    bodyRefused: (parse) => refusedBy(() => parse(json())),
+  };
+  switch (target.route.method) {
     case 'PUT':
-      if (tail === 'partitions') {
-        return bodyRefused((n) => {
-          if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 1) throw new Error('not a count');
-        })
-          ? 'partitions body refused (400)'
-          : undefined;
-      }
-      if (tail === '{subscription}') {
-        if (refusedBy(() => parseSubscriptionType(last('subscriptionType') ?? 'Exclusive'))) {
-          return 'subscriptionType refused (400)';
-        }
-        if (refusedBy(() => validateSubscriptionName(decoded.subscription as string))) {
-          return 'subscription name refused (400)';
-        }
-        return bodyRefused(initialPositionOf) ? 'initialPosition refused (400)' : undefined;
-      }
-      return undefined;
-    case 'POST': {
-      if (path === '/topics/{domain}/{tenant}/{namespace}/{topic}') {
-        return bodyRefused((body) => parseProduceRequest(body, Date.now()))
-          ? 'produce body refused (400/413)'
-          : undefined;
-      }
-      if (path.startsWith('/consumers/{domain}/')) {
-        if (refusedBy(() => validateSubscriptionName(decoded.subscription as string))) {
-          return 'subscription name refused (400)';
-        }
-        return bodyRefused((body) => parseSubscribeRequest(TopicName.parse('persistent://t/n/x'), 's', body))
-          ? 'subscribe body refused (400)'
-          : undefined;
-      }
-      if (tail === 'receive') {
-        const bad = (value: string | undefined, max: number) =>
-          value !== undefined && value !== '' && (!/^\d{1,6}$/.test(value) || Number(value) > max);
-        return bad(last('maxMessages'), 100) || last('maxMessages') === '0' || bad(last('waitMs'), 20_000)
-          ? 'maxMessages or waitMs refused (400)'
-          : undefined;
-      }
-      if (tail === 'ack' || tail === 'nack') {
-        if (bodyRefused(parseIdsBody)) return 'ids body refused (400)';
-        const { messageIds } = parseIdsBody(json());
-        if (messageIds.some((id) => refusedBy(() => MessageId.parse(id)))) return 'message id refused (400)';
-        // An ack naming an unwritten entry is refused before anything is written (requireWritten).
-        // A nack of one is not (it answers 204 and does nothing), so it does not count here.
-        const unwritten = messageIds.some(
-          (id) => !fixture.writtenPositions.has(MessageId.parse(id).position.toString()),
-        );
-        return tail === 'ack' && unwritten ? 'unwritten position (404)' : undefined;
-      }
-      if (tail === 'ack-cumulative') {
-        // The fixture consumer is Shared: acknowledgeCumulative refuses it (412) before reading the id.
-        return 'cumulative ack on a Shared consumer (412), or body refused';
-      }
-      if (tail === 'redeliver-unacknowledged') {
-        return bodyRefused(parseOptionalHandles) ? 'redeliver body refused (400)' : undefined;
-      }
-      if (tail === '{role}') return bodyRefused(parseActions) ? 'actions refused (400)' : undefined;
-      // Cursor operations (reset-cursor, skip_all, expireMessages): every parameter is parsed
-      // before the first write (an audit record of a refusal included).
-      const booleanRefused = (name: string) => {
-        const value = last(name);
-        return value !== undefined && !['', 'true', 'false'].includes(value);
-      };
-      const cursorOperation =
-        tail === 'resetcursor' ||
-        tail === 'skip_all' ||
-        path.endsWith('/resetcursor/{timestamp}') ||
-        path.endsWith('/expireMessages/{expireTimeInSeconds}');
-      if (cursorOperation) {
-        if (tail === 'resetcursor' && bodyRefused(resetCursorBodyOf)) return 'resetcursor body refused (400)';
-        if (booleanRefused('authoritative') || booleanRefused('dryRun')) return 'a boolean refused (400)';
-        if (tail === 'resetcursor' && booleanRefused('isExcluded')) return 'isExcluded refused (400)';
-        const number = decoded.timestamp ?? decoded.expireTimeInSeconds;
-        if (tail !== 'resetcursor' && tail !== 'skip_all' && !/^\d{1,15}$/.test(number ?? '')) {
-          return 'timestamp or expireTimeInSeconds refused (400)';
-        }
-        return undefined;
-      }
-      if (tail === '{count}')
-        return /^\d{1,15}$/.test(decoded.count ?? '') ? undefined : 'count refused (400)';
-      if (tail === 'skipByMessageIds') {
-        if (bodyRefused(messageIdsOf)) return 'skipByMessageIds body refused (400)';
-        const unwritten = messageIdsOf(json()).some((p) => !fixture.writtenPositions.has(p.toString()));
-        return unwritten ? 'unwritten position (404)' : undefined;
-      }
-      if (tail === 'acknowledgeMessage') {
-        if (
-          query.has('subscriptionNames') &&
-          query
-            .getAll('subscriptionNames')
-            .join(',')
-            .split(',')
-            .every((n) => n.trim() === '')
-        ) {
-          return 'empty subscriptionNames (400)';
-        }
-        if (
-          query
-            .getAll('subscriptionNames')
-            .some((names) => names.split(',').some((n) => Buffer.byteLength(n.trim()) > MAX_NAME_BYTES))
-        ) {
-          return 'subscription name too long (400)';
-        }
-        const dryRun = last('dryRun');
-        if (dryRun !== undefined && !['', 'true', 'false'].includes(dryRun)) return 'dryRun refused (400)';
-        const ledgerId = last('ledgerId');
-        const entryId = last('entryId');
-        if (ids(ledgerId) || ids(entryId)) return 'ids refused (412, audited)';
-        // resolvePosition: a position no fixture topic wrote is not a message of any topic the
-        // generator can name (it creates none), 404 (audited).
-        const position = `${BigInt(ledgerId as string)}:${BigInt(entryId as string)}`;
-        return fixture.writtenPositions.has(position) ? undefined : 'unwritten position (404, audited)';
-      }
-      return undefined;
-    }
+      return putRefusal(input);
+    case 'POST':
+      return postRefusal(input);
     default:
       return undefined;
   }
+}
+
+/** Creating partitions or a subscription. */
+function putRefusal({ target, tail, last, bodyRefused }: RouteInput): string | undefined {
+  if (tail === 'partitions') {
+    return bodyRefused((n) => {
+      if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 1) throw new Error('not a count');
+    })
+      ? 'partitions body refused (400)'
+      : undefined;
+  }
+  if (tail === '{subscription}') {
+    if (refusedBy(() => parseSubscriptionType(last('subscriptionType') ?? 'Exclusive'))) {
+      return 'subscriptionType refused (400)';
+    }
+    if (refusedBy(() => validateSubscriptionName(target.decoded.subscription as string))) {
+      return 'subscription name refused (400)';
+    }
+    return bodyRefused(initialPositionOf) ? 'initialPosition refused (400)' : undefined;
+  }
+  return undefined;
+}
+
+function postRefusal(input: RouteInput): string | undefined {
+  const { target, tail, bodyRefused } = input;
+  const path = target.route.path;
+  if (path === '/topics/{domain}/{tenant}/{namespace}/{topic}') {
+    return bodyRefused((body) => parseProduceRequest(body, Date.now()))
+      ? 'produce body refused (400/413)'
+      : undefined;
+  }
+  if (path.startsWith('/consumers/{domain}/')) return subscribeRefusal(input);
+  if (tail === 'receive') return receiveRefusal(input);
+  if (tail === 'ack' || tail === 'nack') return ackRefusal(input);
+  if (tail === 'ack-cumulative') {
+    // The fixture consumer is Shared: acknowledgeCumulative refuses it (412) before reading the id.
+    return 'cumulative ack on a Shared consumer (412), or body refused';
+  }
+  if (tail === 'redeliver-unacknowledged') {
+    return bodyRefused(parseOptionalHandles) ? 'redeliver body refused (400)' : undefined;
+  }
+  if (tail === '{role}') return bodyRefused(parseActions) ? 'actions refused (400)' : undefined;
+  if (isCursorOperation(path, tail)) return cursorRefusal(input);
+  if (tail === '{count}')
+    return /^\d{1,15}$/.test(target.decoded.count ?? '') ? undefined : 'count refused (400)';
+  if (tail === 'skipByMessageIds') return skipByMessageIdsRefusal(input);
+  if (tail === 'acknowledgeMessage') return acknowledgeMessageRefusal(input);
+  return undefined;
+}
+
+/** POST /consumers/{domain}/.../subscription/{subscription}: subscribing. */
+function subscribeRefusal({ target, bodyRefused }: RouteInput): string | undefined {
+  if (refusedBy(() => validateSubscriptionName(target.decoded.subscription as string))) {
+    return 'subscription name refused (400)';
+  }
+  return bodyRefused((body) => parseSubscribeRequest(TopicName.parse('persistent://t/n/x'), 's', body))
+    ? 'subscribe body refused (400)'
+    : undefined;
+}
+
+function receiveRefusal({ last }: RouteInput): string | undefined {
+  const bad = (value: string | undefined, max: number) =>
+    value !== undefined && value !== '' && (!/^\d{1,6}$/.test(value) || Number(value) > max);
+  return bad(last('maxMessages'), 100) || last('maxMessages') === '0' || bad(last('waitMs'), 20_000)
+    ? 'maxMessages or waitMs refused (400)'
+    : undefined;
+}
+
+/** POST /consumers/{consumerId}/ack and /nack. */
+function ackRefusal({ tail, fixture, json, bodyRefused }: RouteInput): string | undefined {
+  if (bodyRefused(parseIdsBody)) return 'ids body refused (400)';
+  const { messageIds } = parseIdsBody(json());
+  if (messageIds.some((id) => refusedBy(() => MessageId.parse(id)))) return 'message id refused (400)';
+  // An ack naming an unwritten entry is refused before anything is written (requireWritten).
+  // A nack of one is not (it answers 204 and does nothing), so it does not count here.
+  const unwritten = messageIds.some(
+    (id) => !fixture.writtenPositions.has(MessageId.parse(id).position.toString()),
+  );
+  return tail === 'ack' && unwritten ? 'unwritten position (404)' : undefined;
+}
+
+/** Cursor operations: reset-cursor, skip_all, expireMessages. */
+function isCursorOperation(path: string, tail: string): boolean {
+  return (
+    tail === 'resetcursor' ||
+    tail === 'skip_all' ||
+    path.endsWith('/resetcursor/{timestamp}') ||
+    path.endsWith('/expireMessages/{expireTimeInSeconds}')
+  );
+}
+
+/**
+ * Every parameter of a cursor operation is parsed before the first write (an audit record of a
+ * refusal included).
+ */
+function cursorRefusal({ target, tail, last, bodyRefused }: RouteInput): string | undefined {
+  const booleanRefused = (name: string) => {
+    const value = last(name);
+    return value !== undefined && !['', 'true', 'false'].includes(value);
+  };
+  if (tail === 'resetcursor' && bodyRefused(resetCursorBodyOf)) return 'resetcursor body refused (400)';
+  if (booleanRefused('authoritative') || booleanRefused('dryRun')) return 'a boolean refused (400)';
+  if (tail === 'resetcursor' && booleanRefused('isExcluded')) return 'isExcluded refused (400)';
+  const number = target.decoded.timestamp ?? target.decoded.expireTimeInSeconds;
+  if (tail !== 'resetcursor' && tail !== 'skip_all' && !/^\d{1,15}$/.test(number ?? '')) {
+    return 'timestamp or expireTimeInSeconds refused (400)';
+  }
+  return undefined;
+}
+
+function skipByMessageIdsRefusal({ fixture, json, bodyRefused }: RouteInput): string | undefined {
+  if (bodyRefused(messageIdsOf)) return 'skipByMessageIds body refused (400)';
+  const unwritten = messageIdsOf(json()).some((p) => !fixture.writtenPositions.has(p.toString()));
+  return unwritten ? 'unwritten position (404)' : undefined;
+}
+
+/** A ledger or entry id the admin acknowledge refuses: missing, not 1 to 19 digits, or past 2^63 - 1. */
+function idRefused(text: string | undefined): boolean {
+  return text === undefined || !/^\d{1,19}$/.test(text) || BigInt(text) > 2n ** 63n - 1n;
+}
+
+/** POST .../acknowledgeMessage (PIP-423). */
+function acknowledgeMessageRefusal({ target, fixture, last }: RouteInput): string | undefined {
+  const { query } = target;
+  if (
+    query.has('subscriptionNames') &&
+    query
+      .getAll('subscriptionNames')
+      .join(',')
+      .split(',')
+      .every((n) => n.trim() === '')
+  ) {
+    return 'empty subscriptionNames (400)';
+  }
+  if (
+    query
+      .getAll('subscriptionNames')
+      .some((names) => names.split(',').some((n) => Buffer.byteLength(n.trim()) > MAX_NAME_BYTES))
+  ) {
+    return 'subscription name too long (400)';
+  }
+  const dryRun = last('dryRun');
+  if (dryRun !== undefined && !['', 'true', 'false'].includes(dryRun)) return 'dryRun refused (400)';
+  const ledgerId = last('ledgerId');
+  const entryId = last('entryId');
+  if (idRefused(ledgerId) || idRefused(entryId)) return 'ids refused (412, audited)';
+  // resolvePosition: a position no fixture topic wrote is not a message of any topic the
+  // generator can name (it creates none), 404 (audited).
+  const position = `${BigInt(ledgerId as string)}:${BigInt(entryId as string)}`;
+  return fixture.writtenPositions.has(position) ? undefined : 'unwritten position (404, audited)';
+}
+
+/** A curated request: described as `curated METHOD target` unless it says otherwise. */
+type CuratedRequest = Omit<FuzzRequest, 'description'> & { description?: string };
+
+/** What most curated requests aim at: the first fixture topic, as the superuser. */
+interface CuratedTargets {
+  /** The topic's admin path. */
+  readonly topic: string;
+  /** The topic's produce path (data API). */
+  readonly produce: string;
+  /** The superuser's Authorization and a JSON Content-Type. */
+  readonly auth: (readonly [string, string | Buffer])[];
 }
 
 /**
@@ -943,164 +1010,197 @@ export class MalformedRequests {
   /** The same edge cases every run: big numbers in every numeric slot, oversized bodies, protocol garbage. */
   private curated(): FuzzRequest[] {
     const f = this.fixture;
-    const topic = `/admin/v2/persistent/${f.tenant}/${f.namespaces[0]}/${f.topics[0]}`;
-    const produce = `/topics/persistent/${f.tenant}/${f.namespaces[0]}/${f.topics[0]}`;
-    const auth = this.authorized([['Content-Type', 'application/json']]);
-    const list: FuzzRequest[] = [];
-    const add = (request: Omit<FuzzRequest, 'description'> & { description?: string }) =>
-      list.push({
-        description: `curated ${request.method} ${String(request.target).slice(0, 120)}`,
-        ...request,
-      });
-    for (const n of NUMBERS) {
-      const e = encodeSegment(n);
-      add({ method: 'GET', target: `${topic}/ledger/${e}/entry/0`, headers: auth });
-      add({ method: 'GET', target: `${topic}/ledger/1/entry/${e}`, headers: auth });
-      add({
+    const at: CuratedTargets = {
+      topic: `/admin/v2/persistent/${f.tenant}/${f.namespaces[0]}/${f.topics[0]}`,
+      produce: `/topics/persistent/${f.tenant}/${f.namespaces[0]}/${f.topics[0]}`,
+      auth: this.authorized([['Content-Type', 'application/json']]),
+    };
+    const requests: CuratedRequest[] = [
+      ...NUMBERS.flatMap((n) => this.curatedNumber(n, at)),
+      ...this.curatedBodies(at),
+      ...this.curatedRefusedAuthorizations(at),
+      // Names longer than storage keys hold, in every place a name arrives.
+      ...[MAX_NAME_BYTES + 1, 1_100, 3_000].flatMap((length) => this.curatedLongName('n'.repeat(length), at)),
+      ...this.curatedNameLimits(at),
+      ...this.curatedSpecialNamesAndHeaders(at),
+      ...this.curatedUnparsable(at),
+      ...this.curatedGatewayRefusals(at),
+    ];
+    return requests.map((request) => ({
+      description: `curated ${request.method} ${String(request.target).slice(0, 120)}`,
+      ...request,
+    }));
+  }
+
+  /** One number (of {@link NUMBERS}) in every numeric slot: path ids, query ids, body ids and times. */
+  private curatedNumber(n: string, { topic, produce, auth }: CuratedTargets): CuratedRequest[] {
+    const f = this.fixture;
+    const e = encodeSegment(n);
+    return [
+      { method: 'GET', target: `${topic}/ledger/${e}/entry/0`, headers: auth },
+      { method: 'GET', target: `${topic}/ledger/1/entry/${e}`, headers: auth },
+      {
         method: 'GET',
         target: `${topic}/subscription/${f.subscriptions[0]}/position/${e}`,
         headers: auth,
-      });
-      add({ method: 'POST', target: `${topic}/subscription/${f.subscriptions[0]}/skip/${e}`, headers: auth });
-      add({
+      },
+      { method: 'POST', target: `${topic}/subscription/${f.subscriptions[0]}/skip/${e}`, headers: auth },
+      {
         method: 'POST',
         target: `${topic}/acknowledgeMessage?ledgerId=${encodeQueryPart(n)}&entryId=0`,
         headers: auth,
-      });
-      add({
+      },
+      {
         method: 'POST',
         target: `${topic}/acknowledgeMessage?ledgerId=1&entryId=${encodeQueryPart(n)}`,
         headers: auth,
-      });
-      add({
+      },
+      {
         method: 'POST',
         target: `/consumers/${f.consumerId}/receive?maxMessages=${encodeQueryPart(n)}`,
         headers: auth,
-      });
-      add({
+      },
+      {
         method: 'POST',
         target: `/consumers/${f.consumerId}/receive?waitMs=${encodeQueryPart(n)}`,
         headers: auth,
-      });
-      add({
+      },
+      {
         method: 'POST',
         target: `/consumers/${f.consumerId}/ack`,
         headers: auth,
         body: JSON.stringify({ messageIds: [`${n}:0:-1`] }),
-      });
-      add({ method: 'PUT', target: `${topic}-new/partitions`, headers: auth, body: n });
-      add({
+      },
+      { method: 'PUT', target: `${topic}-new/partitions`, headers: auth, body: n },
+      {
         method: 'POST',
         target: `${topic}/subscription/${f.subscriptions[0]}/skipByMessageIds`,
         headers: auth,
         body: `{"messageIds":[{"ledgerId":${/^-?\d+(\.\d+)?(e\d+)?$/.test(n) ? n : JSON.stringify(n)},"entryId":0}]}`,
-      });
-      add({
+      },
+      {
         method: 'POST',
         target: produce,
         headers: auth,
         body: `{"messages":[{"payload":"a","eventTime":${/^-?\d+(\.\d+)?(e\d+)?$/.test(n) ? n : JSON.stringify(n)}}]}`,
-      });
-    }
-    // Bodies: over the 256 KiB payload limit, a few MiB, over the gateway's 10 MiB.
+      },
+    ];
+  }
+
+  /**
+   * Bodies over the 256 KiB payload limit, of a few MiB and over the gateway's 10 MiB; too many
+   * messages; too big a message.
+   */
+  private curatedBodies({ topic, produce, auth }: CuratedTargets): CuratedRequest[] {
     const payload = (bytes: number) => JSON.stringify({ messages: [{ payload: 'x'.repeat(bytes) }] });
-    add({ method: 'POST', target: produce, headers: auth, body: payload(256 * 1024 + 1) });
-    add({ method: 'POST', target: produce, headers: auth, body: payload(3 * 1024 * 1024) });
-    add({ method: 'POST', target: produce, headers: auth, body: payload(11 * 1024 * 1024) });
-    add({ method: 'PUT', target: `${topic}-big`, headers: auth, body: Buffer.alloc(11 * 1024 * 1024, 0x7b) });
-    add({
-      method: 'POST',
-      target: `/consumers/${f.consumerId}/ack`,
-      headers: auth,
-      body: Buffer.alloc(4 * 1024 * 1024, 0x5b),
-    });
-    add({
-      method: 'POST',
-      target: produce,
-      headers: auth,
-      body: JSON.stringify({ messages: Array.from({ length: 1001 }, () => ({ payload: 'p' })) }),
-    });
-    add({
-      method: 'POST',
-      target: produce,
-      headers: auth,
-      body: JSON.stringify({
-        messages: [
-          {
-            payload: 'a',
-            key: 'k'.repeat(1024),
-            properties: {
-              p: 'v'.repeat(16_384),
-              q: 'v'.repeat(16_384),
-              r: 'v'.repeat(16_384),
-              s: 'v'.repeat(16_384),
+    return [
+      { method: 'POST', target: produce, headers: auth, body: payload(256 * 1024 + 1) },
+      { method: 'POST', target: produce, headers: auth, body: payload(3 * 1024 * 1024) },
+      { method: 'POST', target: produce, headers: auth, body: payload(11 * 1024 * 1024) },
+      { method: 'PUT', target: `${topic}-big`, headers: auth, body: Buffer.alloc(11 * 1024 * 1024, 0x7b) },
+      {
+        method: 'POST',
+        target: `/consumers/${this.fixture.consumerId}/ack`,
+        headers: auth,
+        body: Buffer.alloc(4 * 1024 * 1024, 0x5b),
+      },
+      {
+        method: 'POST',
+        target: produce,
+        headers: auth,
+        body: JSON.stringify({ messages: Array.from({ length: 1001 }, () => ({ payload: 'p' })) }),
+      },
+      {
+        method: 'POST',
+        target: produce,
+        headers: auth,
+        body: JSON.stringify({
+          messages: [
+            {
+              payload: 'a',
+              key: 'k'.repeat(1024),
+              properties: {
+                p: 'v'.repeat(16_384),
+                q: 'v'.repeat(16_384),
+                r: 'v'.repeat(16_384),
+                s: 'v'.repeat(16_384),
+              },
             },
-          },
-        ],
-      }),
-    });
-    add({
-      method: 'POST',
-      target: produce,
-      headers: auth,
-      body: '{"messages":[{"payload":"a","properties":{"__proto__":"x"}}]}',
-    });
-    // Valid requests but for the Authorization header: refused (401 or 403), nothing written.
-    for (const authorization of f.refusedAuthorizations) {
+          ],
+        }),
+      },
+      {
+        method: 'POST',
+        target: produce,
+        headers: auth,
+        body: '{"messages":[{"payload":"a","properties":{"__proto__":"x"}}]}',
+      },
+    ];
+  }
+
+  /** Valid requests but for the Authorization header: refused (401 or 403), nothing written. */
+  private curatedRefusedAuthorizations({ topic, produce }: CuratedTargets): CuratedRequest[] {
+    const f = this.fixture;
+    return f.refusedAuthorizations.flatMap((authorization): CuratedRequest[] => {
       const headers: [string, string][] = [
         ['Authorization', authorization],
         ['Content-Type', 'application/json'],
       ];
-      add({ method: 'GET', target: `${topic}/stats`, headers, refusedAuthorization: true });
-      add({
-        method: 'POST',
-        target: produce,
-        headers,
-        body: '{"messages":[{"payload":"a"}]}',
-        refusedAuthorization: true,
-      });
-      add({
-        method: 'POST',
-        target: `/consumers/${f.consumerId}/receive?maxMessages=10`,
-        headers,
-        refusedAuthorization: true,
-      });
-      add({ method: 'DELETE', target: topic, headers, refusedAuthorization: true });
-    }
-    // Names longer than storage keys hold, in every place a name arrives.
-    for (const length of [MAX_NAME_BYTES + 1, 1_100, 3_000]) {
-      const long = 'n'.repeat(length);
-      const ns = `/admin/v2/persistent/${f.tenant}/${f.namespaces[0]}`;
-      add({ method: 'GET', target: `${ns}/${long}/stats`, headers: auth });
-      add({
+      return [
+        { method: 'GET', target: `${topic}/stats`, headers, refusedAuthorization: true },
+        {
+          method: 'POST',
+          target: produce,
+          headers,
+          body: '{"messages":[{"payload":"a"}]}',
+          refusedAuthorization: true,
+        },
+        {
+          method: 'POST',
+          target: `/consumers/${f.consumerId}/receive?maxMessages=10`,
+          headers,
+          refusedAuthorization: true,
+        },
+        { method: 'DELETE', target: topic, headers, refusedAuthorization: true },
+      ];
+    });
+  }
+
+  /** A name longer than storage keys hold (`long`), in every place a name arrives. */
+  private curatedLongName(long: string, { topic, auth }: CuratedTargets): CuratedRequest[] {
+    const f = this.fixture;
+    const ns = `/admin/v2/persistent/${f.tenant}/${f.namespaces[0]}`;
+    return [
+      { method: 'GET', target: `${ns}/${long}/stats`, headers: auth },
+      {
         method: 'GET',
         target: `/admin/v2/persistent/${long}/${f.namespaces[0]}/${f.topics[0]}/stats`,
         headers: auth,
-      });
-      add({ method: 'GET', target: `/admin/v2/persistent/${f.tenant}/${long}`, headers: auth });
-      add({ method: 'GET', target: `${topic}/subscription/${long}/position/1`, headers: auth });
-      add({ method: 'PUT', target: `${ns}/${long}`, headers: auth });
-      add({ method: 'PUT', target: `${topic}/subscription/${long}?subscriptionType=Shared`, headers: auth });
-      add({ method: 'DELETE', target: `${topic}/permissions/${long}`, headers: auth });
-      add({ method: 'POST', target: `${topic}/permissions/${long}`, headers: auth, body: '["produce"]' });
-      add({
+      },
+      { method: 'GET', target: `/admin/v2/persistent/${f.tenant}/${long}`, headers: auth },
+      { method: 'GET', target: `${topic}/subscription/${long}/position/1`, headers: auth },
+      { method: 'PUT', target: `${ns}/${long}`, headers: auth },
+      { method: 'PUT', target: `${topic}/subscription/${long}?subscriptionType=Shared`, headers: auth },
+      { method: 'DELETE', target: `${topic}/permissions/${long}`, headers: auth },
+      { method: 'POST', target: `${topic}/permissions/${long}`, headers: auth, body: '["produce"]' },
+      {
         method: 'POST',
         target: `${topic}/acknowledgeMessage?ledgerId=1&entryId=0&subscriptionNames=${long}`,
         headers: auth,
-      });
-      add({
+      },
+      {
         method: 'POST',
         target: `/topics/persistent/${f.tenant}/${f.namespaces[0]}/${long}`,
         headers: auth,
         body: '{"messages":[{"payload":"a"}]}',
-      });
-      add({
+      },
+      {
         method: 'POST',
         target: `/consumers/persistent/${f.tenant}/${f.namespaces[0]}/${f.topics[0]}/subscription/${long}`,
         headers: auth,
         body: '{"subscriptionType":"Shared"}',
-      });
-      add({
+      },
+      {
         method: 'POST',
         target: `/consumers/persistent/${f.tenant}/${f.namespaces[0]}/${f.topics[0]}/subscription/${f.subscriptions[0]}`,
         headers: auth,
@@ -1108,8 +1208,8 @@ export class MalformedRequests {
           subscriptionType: 'Shared',
           deadLetterPolicy: { maxRedeliverCount: 2, initialSubscriptionName: long },
         }),
-      });
-      add({
+      },
+      {
         method: 'POST',
         target: `/consumers/persistent/${f.tenant}/${f.namespaces[0]}/${f.topics[0]}/subscription/${f.subscriptions[0]}`,
         headers: auth,
@@ -1120,9 +1220,13 @@ export class MalformedRequests {
             deadLetterTopic: `persistent://${f.tenant}/${f.namespaces[0]}/${long}`,
           },
         }),
-      });
-    }
-    // Names at and past the domain's limits, and dead-letter policy variants (criterion 7).
+      },
+    ];
+  }
+
+  /** Names at and past the domain's limits, and dead-letter policy variants (criterion 7). */
+  private curatedNameLimits({ topic, auth }: CuratedTargets): CuratedRequest[] {
+    const f = this.fixture;
     const subscribe = `/consumers/persistent/${f.tenant}/${f.namespaces[0]}/${f.topics[0]}/subscription/${f.subscriptions[0]}`;
     const dlqPrefix = `persistent://${f.tenant}/${f.namespaces[0]}/`;
     const policies: unknown[] = [
@@ -1142,62 +1246,83 @@ export class MalformedRequests {
       { maxRedeliverCount: 2, initialSubscriptionName: '' },
       { maxRedeliverCount: 2, unknownField: true },
     ];
-    for (const deadLetterPolicy of policies) {
-      add({
-        method: 'POST',
-        target: subscribe,
-        headers: auth,
-        // A lone surrogate goes out as JSON's `\ud800` escape.
-        body: JSON.stringify({ subscriptionType: 'Shared', deadLetterPolicy }),
-      });
-    }
     const pastCharLimit = 's'.repeat(257);
-    add({ method: 'PUT', target: `${topic}/subscription/${pastCharLimit}`, headers: auth });
-    add({
-      method: 'POST',
-      target: `/consumers/persistent/${f.tenant}/${f.namespaces[0]}/${f.topics[0]}/subscription/${pastCharLimit}`,
-      headers: auth,
-      body: '{"subscriptionType":"Shared"}',
-    });
-    add({
-      method: 'GET',
-      target: `${topic}/subscription/${'%F0%9F%92%A5'.repeat(256)}/position/1`,
-      headers: auth,
-    });
-    // Names JavaScript objects treat specially, as query and header names.
-    add({ method: 'GET', target: `${topic}/stats?__proto__=x&constructor=y&toString=z`, headers: auth });
-    add({
-      method: 'POST',
-      target: `${topic}/acknowledgeMessage?__proto__=1&ledgerId=-1&entryId=0`,
-      headers: auth,
-    });
-    add({
-      method: 'GET',
-      target: `${topic}/stats`,
-      headers: this.authorized([
-        ['__proto__', 'x'],
-        ['constructor', 'y'],
-      ]),
-    });
-    // Headers: over Node's 16 KiB limit, repeated Authorization.
-    add({
-      method: 'GET',
-      target: `${topic}/stats`,
-      headers: this.authorized([['X-Huge', 'a'.repeat(20_000)]]),
-    });
-    add({
-      method: 'PUT',
-      target: `${topic}-huge`,
-      headers: this.authorized([['X-Huge', 'a'.repeat(20_000)]]),
-    });
-    add({
-      method: 'PUT',
-      target: `${topic}-twice`,
-      headers: this.authorized([['Authorization', `Bearer ${f.superuserToken}`]]),
-      refusedAuthorization: true,
-    });
-    // Bytes Node refuses: the local gateway must answer them with a JSON reason too.
-    const unparsable: [string, RawRequest][] = [
+    return [
+      ...policies.map(
+        (deadLetterPolicy): CuratedRequest => ({
+          method: 'POST',
+          target: subscribe,
+          headers: auth,
+          // A lone surrogate goes out as JSON's `\ud800` escape.
+          body: JSON.stringify({ subscriptionType: 'Shared', deadLetterPolicy }),
+        }),
+      ),
+      { method: 'PUT', target: `${topic}/subscription/${pastCharLimit}`, headers: auth },
+      {
+        method: 'POST',
+        target: `/consumers/persistent/${f.tenant}/${f.namespaces[0]}/${f.topics[0]}/subscription/${pastCharLimit}`,
+        headers: auth,
+        body: '{"subscriptionType":"Shared"}',
+      },
+      {
+        method: 'GET',
+        target: `${topic}/subscription/${'%F0%9F%92%A5'.repeat(256)}/position/1`,
+        headers: auth,
+      },
+    ];
+  }
+
+  /**
+   * Names JavaScript objects treat specially, as query and header names; headers over Node's 16 KiB
+   * limit; a repeated Authorization.
+   */
+  private curatedSpecialNamesAndHeaders({ topic, auth }: CuratedTargets): CuratedRequest[] {
+    return [
+      { method: 'GET', target: `${topic}/stats?__proto__=x&constructor=y&toString=z`, headers: auth },
+      {
+        method: 'POST',
+        target: `${topic}/acknowledgeMessage?__proto__=1&ledgerId=-1&entryId=0`,
+        headers: auth,
+      },
+      {
+        method: 'GET',
+        target: `${topic}/stats`,
+        headers: this.authorized([
+          ['__proto__', 'x'],
+          ['constructor', 'y'],
+        ]),
+      },
+      {
+        method: 'GET',
+        target: `${topic}/stats`,
+        headers: this.authorized([['X-Huge', 'a'.repeat(20_000)]]),
+      },
+      {
+        method: 'PUT',
+        target: `${topic}-huge`,
+        headers: this.authorized([['X-Huge', 'a'.repeat(20_000)]]),
+      },
+      {
+        method: 'PUT',
+        target: `${topic}-twice`,
+        headers: this.authorized([['Authorization', `Bearer ${this.fixture.superuserToken}`]]),
+        refusedAuthorization: true,
+      },
+    ];
+  }
+
+  /** Bytes Node refuses: the local gateway must answer them with a JSON reason too. */
+  private curatedUnparsable(at: CuratedTargets): CuratedRequest[] {
+    return [...this.unparsableRequestLines(at), ...this.unparsableFraming(at)].map(([what, request]) => ({
+      ...request,
+      unparsable: true,
+      description: `curated unparsable: ${what}`,
+    }));
+  }
+
+  /** A bad method, version, header or target. */
+  private unparsableRequestLines({ topic, auth }: CuratedTargets): [string, RawRequest][] {
+    return [
       ['lower-case method', { method: 'put', target: `${topic}-lower`, headers: auth }],
       ['unknown method token', { method: 'FOO', target: topic, headers: auth }],
       ['bad version', { method: 'PUT', target: `${topic}-version`, headers: auth, version: 'HTTP/9.9' }],
@@ -1209,6 +1334,12 @@ export class MalformedRequests {
         'space before colon',
         { method: 'PUT', target: `${topic}-space`, headers: this.authorized([['X-A ', 'b']]) },
       ],
+    ];
+  }
+
+  /** Bad body framing (chunks, Content-Length, Transfer-Encoding), then bad bytes in the target. */
+  private unparsableFraming({ topic, produce, auth }: CuratedTargets): [string, RawRequest][] {
+    return [
       [
         'bad chunk size',
         {
@@ -1265,22 +1396,24 @@ export class MalformedRequests {
         },
       ],
     ];
-    for (const [what, request] of unparsable)
-      add({ ...request, unparsable: true, description: `curated unparsable: ${what}` });
-    // Parsed by Node, refused by the gateway.
-    add({ method: 'PUT', target: 'http://[::1', headers: auth });
-    add({ method: 'PUT', target: 'http://x:99999/admin/v2', headers: auth });
-    add({ method: 'PUT', target: `${topic}-nohost`, headers: auth, omitHost: true });
-    add({ method: 'GET', target: `${topic}/stats`, headers: this.authorized([['Expect', 'something']]) });
-    add({ method: 'GET', target: `http://evil.example${topic}/stats`, headers: auth });
-    add({ method: 'GET', target: '*', headers: auth });
-    add({ method: 'CONNECT', target: '127.0.0.1:80', headers: auth });
-    add({
-      method: 'POST',
-      target: produce,
-      headers: this.authorized([['Transfer-Encoding', 'chunked']]),
-      body: '5\r\n{"mes\r\n0\r\n\r\n',
-    });
-    return list;
+  }
+
+  /** Parsed by Node, refused by the gateway. */
+  private curatedGatewayRefusals({ topic, produce, auth }: CuratedTargets): CuratedRequest[] {
+    return [
+      { method: 'PUT', target: 'http://[::1', headers: auth },
+      { method: 'PUT', target: 'http://x:99999/admin/v2', headers: auth },
+      { method: 'PUT', target: `${topic}-nohost`, headers: auth, omitHost: true },
+      { method: 'GET', target: `${topic}/stats`, headers: this.authorized([['Expect', 'something']]) },
+      { method: 'GET', target: `http://evil.example${topic}/stats`, headers: auth },
+      { method: 'GET', target: '*', headers: auth },
+      { method: 'CONNECT', target: '127.0.0.1:80', headers: auth },
+      {
+        method: 'POST',
+        target: produce,
+        headers: this.authorized([['Transfer-Encoding', 'chunked']]),
+        body: '5\r\n{"mes\r\n0\r\n\r\n',
+      },
+    ];
   }
 }

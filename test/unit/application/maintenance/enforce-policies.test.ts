@@ -93,8 +93,12 @@ describe('message TTL', () => {
     const { clock, ports, run } = world();
     const topic = TopicName.parse('persistent://tenant/ns/ttl');
     await createTopic(ports, admin, topic, 0);
-    await createSubscription(ports, admin, topic, 'a', 'Shared', 'Earliest');
-    await createSubscription(ports, admin, topic, 'b', 'Exclusive', 'Earliest');
+    await createSubscription(ports, admin, topic, { name: 'a', type: 'Shared', initialPosition: 'Earliest' });
+    await createSubscription(ports, admin, topic, {
+      name: 'b',
+      type: 'Exclusive',
+      initialPosition: 'Earliest',
+    });
     await publishPayloads(ports, admin, topic, ['o1', 'o2', 'o3']);
     clock.advance(120_000);
     await publishPayloads(ports, admin, topic, ['n1', 'n2']);
@@ -109,7 +113,7 @@ describe('message TTL', () => {
     expect(stats.subscriptions.b?.msgBacklog).toBe(2);
     // A topic's own TTL wins over its namespace's.
     await setMessageTTL(ports, admin, { topic }, 0);
-    expect(await getPolicy(ports, admin, { topic }, 'messageTTLInSeconds', { applied: true })).toBe(0);
+    expect(await getPolicy(ports, admin, { topic }, { name: 'messageTTLInSeconds', applied: true })).toBe(0);
     clock.advance(120_000);
     expect((await run()).expiredCursors).toBe(0);
   });
@@ -163,7 +167,11 @@ describe('retention', () => {
       pages.every((page) => page.version === 0 && page.acked.size === 0 && page.floor === undefined),
     ).toBe(true);
     // A subscription created now at Earliest starts at the first entry kept.
-    await createSubscription(ports, admin, topic, 'late', 'Shared', 'Earliest');
+    await createSubscription(ports, admin, topic, {
+      name: 'late',
+      type: 'Shared',
+      initialPosition: 'Earliest',
+    });
     expect((await getTopicStats(ports, admin, topic)).subscriptions.late?.msgBacklog).toBe(51);
     // A second run deletes nothing more (the rest is within the time limit or unread).
     expect((await run()).trimmedEntries).toBe(0);
@@ -232,18 +240,15 @@ describe('retention', () => {
     for (const [index, rewind] of rewinds.entries()) {
       await rewind();
       expect((await getTopicStats(ports, admin, topic)).subscriptions.sub?.msgBacklog).toBe(2);
-      const again = await receiveMessages(ports, admin, consumerId, 100, 0);
+      const again = await receiveMessages(ports, admin, consumerId, { maxMessages: 100 });
       expect(
         again.map((m) => m.payload),
         `rewind ${index}`,
       ).toEqual(['kept-0', 'kept-1']);
-      await acknowledgeMessages(
-        ports,
-        admin,
-        consumerId,
-        [],
-        again.map((m) => m.deliveryHandle),
-      );
+      await acknowledgeMessages(ports, admin, consumerId, {
+        messageIds: [],
+        deliveryHandles: again.map((m) => m.deliveryHandle),
+      });
     }
     await resetCursorToEdge(ports, { ...request, edge: 'latest' });
     expect((await getTopicStats(ports, admin, topic)).subscriptions.sub?.msgBacklog).toBe(0);

@@ -60,13 +60,43 @@ describe('planRetention (Pulsar: deleted when consumed and past the time or over
   });
   const batches = [batch(0, 0), batch(1, 60_000), batch(2, 120_000), batch(3, 180_000)];
   it.each([
-    ['0/0: everything consumed goes', 0, 0, 3, 4],
-    ['0/0: nothing past what is consumed', 0, 0, 1, 2],
-    ['time 1 min: what is older', 60_000, -1, 3, 3],
-    ['size 20 B: the oldest until 20 B are left', -1, 20, 3, 2],
-    ['size 25 B and time 2 min: whichever lets more go', 120_000, 25, 3, 2],
-    ['-1/-1: nothing', -1, -1, 3, 0],
-  ])('%s', (_label, retentionTimeMs, retentionSizeBytes, consumed, expected) => {
+    {
+      label: '0/0: everything consumed goes',
+      retentionTimeMs: 0,
+      retentionSizeBytes: 0,
+      consumed: 3,
+      expected: 4,
+    },
+    {
+      label: '0/0: nothing past what is consumed',
+      retentionTimeMs: 0,
+      retentionSizeBytes: 0,
+      consumed: 1,
+      expected: 2,
+    },
+    {
+      label: 'time 1 min: what is older',
+      retentionTimeMs: 60_000,
+      retentionSizeBytes: -1,
+      consumed: 3,
+      expected: 3,
+    },
+    {
+      label: 'size 20 B: the oldest until 20 B are left',
+      retentionTimeMs: -1,
+      retentionSizeBytes: 20,
+      consumed: 3,
+      expected: 2,
+    },
+    {
+      label: 'size 25 B and time 2 min: whichever lets more go',
+      retentionTimeMs: 120_000,
+      retentionSizeBytes: 25,
+      consumed: 3,
+      expected: 2,
+    },
+    { label: '-1/-1: nothing', retentionTimeMs: -1, retentionSizeBytes: -1, consumed: 3, expected: 0 },
+  ])('$label', ({ retentionTimeMs, retentionSizeBytes, consumed, expected }) => {
     const plan = planRetention(batches, 40, {
       consumedUpTo: Position.of(1n, BigInt(consumed)),
       retentionTimeMs,

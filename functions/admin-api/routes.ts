@@ -105,13 +105,13 @@ export function adminRoutes(deps: Dependencies): Route[] {
     if (domain !== 'persistent' && domain !== 'non-persistent') {
       throw new NotFoundError(`No route for ${request.method} ${request.path}`);
     }
-    const v1 = TopicName.fromRestV1(
+    const v1 = TopicName.fromRestV1({
       domain,
-      decode(property),
-      decode(cluster),
-      decode(namespace),
-      topic as string,
-    );
+      property: decode(property),
+      cluster: decode(cluster),
+      namespace: decode(namespace),
+      encodedTopic: topic as string,
+    });
     if (v1.cluster !== ports.settings.clusterName) {
       throw new NotFoundError(
         `Cluster ${v1.cluster} does not exist: this ackline is the cluster ${ports.settings.clusterName}`,
@@ -150,7 +150,8 @@ export function adminRoutes(deps: Dependencies): Route[] {
     const read =
       (name: 'retention' | 'messageTTLInSeconds') =>
       async (request: HttpRequest): Promise<HttpResponse> => {
-        const value = await getPolicy(ports, request.principal, targetOf(request), name, {
+        const value = await getPolicy(ports, request.principal, targetOf(request), {
+          name,
           applied: queryBoolean(request, 'applied'),
         });
         // Pulsar answers a policy never set with no content.
@@ -286,13 +287,10 @@ export function adminRoutes(deps: Dependencies): Route[] {
       path: `${NAMESPACE_PERMISSIONS}/{role}`,
       handler: async (request) => {
         const actions = parseActions(jsonBody(request));
-        await grantPermission(
-          ports,
-          request.principal,
-          namespaceOf(request),
-          request.params.role as string,
+        await grantPermission(ports, request.principal, namespaceOf(request), {
+          role: request.params.role as string,
           actions,
-        );
+        });
         return noContent();
       },
     },
@@ -376,14 +374,11 @@ export function adminRoutes(deps: Dependencies): Route[] {
       path: `${TOPIC}/subscription/{subscription}`,
       handler: async (request) => {
         const type = parseSubscriptionType(queryValue(request, 'subscriptionType') ?? 'Exclusive');
-        await createSubscription(
-          ports,
-          request.principal,
-          topicOf(request),
-          request.params.subscription as string,
+        await createSubscription(ports, request.principal, topicOf(request), {
+          name: request.params.subscription as string,
           type,
-          initialPositionOf(jsonBody(request)),
-        );
+          initialPosition: initialPositionOf(jsonBody(request)),
+        });
         return noContent();
       },
     },
@@ -391,13 +386,10 @@ export function adminRoutes(deps: Dependencies): Route[] {
       method: 'DELETE',
       path: `${TOPIC}/subscription/{subscription}`,
       handler: async (request) => {
-        await deleteSubscription(
-          ports,
-          request.principal,
-          topicOf(request),
-          request.params.subscription as string,
-          { force: queryBoolean(request, 'force') },
-        );
+        await deleteSubscription(ports, request.principal, topicOf(request), {
+          name: request.params.subscription as string,
+          force: queryBoolean(request, 'force'),
+        });
         return noContent();
       },
     },
@@ -436,13 +428,10 @@ export function adminRoutes(deps: Dependencies): Route[] {
       path: `${TOPIC}/subscription/{subscription}/position/{position}`,
       handler: async (request) =>
         ok(
-          await peekMessage(
-            ports,
-            request.principal,
-            topicOf(request),
-            request.params.subscription as string,
-            safeInteger(request.params.position, 'Message position', 1),
-          ),
+          await peekMessage(ports, request.principal, topicOf(request), {
+            subscriptionName: request.params.subscription as string,
+            messagePosition: safeInteger(request.params.position, 'Message position', 1),
+          }),
         ),
     },
     {
@@ -462,13 +451,10 @@ export function adminRoutes(deps: Dependencies): Route[] {
       method: 'POST',
       path: `${TOPIC}/subscription/{subscription}/skip/{count}`,
       handler: async (request) => {
-        await skipMessages(
-          ports,
-          request.principal,
-          topicOf(request),
-          request.params.subscription as string,
-          safeInteger(request.params.count, 'Number of messages'),
-        );
+        await skipMessages(ports, request.principal, topicOf(request), {
+          subscriptionName: request.params.subscription as string,
+          numMessages: safeInteger(request.params.count, 'Number of messages'),
+        });
         return noContent();
       },
     },
@@ -476,13 +462,10 @@ export function adminRoutes(deps: Dependencies): Route[] {
       method: 'POST',
       path: `${TOPIC}/subscription/{subscription}/skipByMessageIds`,
       handler: async (request) => {
-        await skipByMessageIds(
-          ports,
-          request.principal,
-          topicOf(request),
-          request.params.subscription as string,
-          messageIdsOf(jsonBody(request)),
-        );
+        await skipByMessageIds(ports, request.principal, topicOf(request), {
+          subscriptionName: request.params.subscription as string,
+          positions: messageIdsOf(jsonBody(request)),
+        });
         return noContent();
       },
     },
@@ -584,8 +567,7 @@ export function adminRoutes(deps: Dependencies): Route[] {
           ports,
           request.principal,
           { topic: topicOf(request) },
-          request.params.role as string,
-          actions,
+          { role: request.params.role as string, actions },
         );
         return noContent();
       },

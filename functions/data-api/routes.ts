@@ -36,7 +36,10 @@ export function dataRoutes(deps: Dependencies): Route[] {
         }
         const name = TopicName.fromRest(domain, tenant as string, namespace as string, topic as string);
         const messages = parseProduceRequest(jsonBody(request), ports.clock.nowMs());
-        const results = await publishMessages(ports, request.principal, name, messages, deps.router);
+        const results = await publishMessages(ports, request.principal, name, {
+          messages,
+          router: deps.router,
+        });
         return ok({ messagePublishResults: results, schemaVersion: 0 });
       },
     },
@@ -60,7 +63,10 @@ export function dataRoutes(deps: Dependencies): Route[] {
       handler: async (request) => {
         const max = optionalInteger(queryValue(request, 'maxMessages'), 'maxMessages', 1, 100, 1);
         const waitMs = optionalInteger(queryValue(request, 'waitMs'), 'waitMs', 0, 20_000, 0);
-        const messages = await receiveMessages(ports, request.principal, consumerIdOf(request), max, waitMs);
+        const messages = await receiveMessages(ports, request.principal, consumerIdOf(request), {
+          maxMessages: max,
+          waitMs,
+        });
         return ok({ messages });
       },
     },
@@ -68,14 +74,8 @@ export function dataRoutes(deps: Dependencies): Route[] {
       method: 'POST',
       path: '/consumers/{consumerId}/ack',
       handler: async (request) => {
-        const { messageIds, deliveryHandles } = parseIdsBody(jsonBody(request));
-        await acknowledgeMessages(
-          ports,
-          request.principal,
-          consumerIdOf(request),
-          messageIds,
-          deliveryHandles,
-        );
+        const targets = parseIdsBody(jsonBody(request));
+        await acknowledgeMessages(ports, request.principal, consumerIdOf(request), targets);
         return noContent();
       },
     },
@@ -92,14 +92,8 @@ export function dataRoutes(deps: Dependencies): Route[] {
       method: 'POST',
       path: '/consumers/{consumerId}/nack',
       handler: async (request) => {
-        const { messageIds, deliveryHandles } = parseIdsBody(jsonBody(request));
-        await negativeAcknowledge(
-          ports,
-          request.principal,
-          consumerIdOf(request),
-          messageIds,
-          deliveryHandles,
-        );
+        const targets = parseIdsBody(jsonBody(request));
+        await negativeAcknowledge(ports, request.principal, consumerIdOf(request), targets);
         return noContent();
       },
     },

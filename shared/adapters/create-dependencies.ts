@@ -77,12 +77,11 @@ export function createDependencies(config: AcklineConfig, serviceName: string): 
     meter.attachDynamoDb(dynamodb);
     meter.attachSqs(sqs);
   }
-  const ledger = new DynamoDbLedger(
-    dynamodb,
-    config.tables.catalog,
-    config.tables.entries,
-    config.maxEntriesPerLedger,
-  );
+  const ledger = new DynamoDbLedger(dynamodb, {
+    catalogTable: config.tables.catalog,
+    entriesTable: config.tables.entries,
+    maxEntriesPerLedger: config.maxEntriesPerLedger,
+  });
   const dispatch = new DynamoDbDispatchStore(dynamodb, config.tables.cursors);
   const engineLimits = {
     ...DEFAULT_ENGINE_LIMITS,

@@ -1,6 +1,17 @@
 import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { QueueDefinition } from '../config/resources.ts';
 
+/** What ensureQueueWithDeadLetter adds to a queue definition. */
+export interface EnsureQueueOptions {
+  /**
+   * SQS attributes set on the queue over the definition's (e.g. `{ FifoQueue: 'true' }`); its
+   * `FifoQueue`, when given, goes to the dead-letter queue too. Default: none.
+   */
+  readonly extraAttributes?: Record<string, string>;
+  /** The dead-letter queue's name (default: `<name>-dlq`). */
+  readonly deadLetterName?: string;
+}
+
 /**
  * Creates `name` and its dead-letter queue `name-dlq` from a queue definition
  * (idempotent: CreateQueue with the same attributes returns the existing URL).
@@ -11,9 +22,9 @@ export async function ensureQueueWithDeadLetter(
   client: SQSClient,
   name: string,
   definition: QueueDefinition,
-  extraAttributes: Record<string, string> = {},
-  deadLetterName = `${name}-dlq`,
+  options: EnsureQueueOptions = {},
 ): Promise<string> {
+  const { extraAttributes = {}, deadLetterName = `${name}-dlq` } = options;
   const dlq = await client.send(
     new CreateQueueCommand({
       QueueName: deadLetterName,

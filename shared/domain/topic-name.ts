@@ -23,6 +23,32 @@ const MAX_LONG = 2n ** 63n - 1n;
 const PUBLIC_TENANT = 'public';
 const DEFAULT_NAMESPACE = 'default';
 
+/** The parts of a topic name, each as it reads in the full name. */
+interface TopicNameParts {
+  readonly domain: TopicDomain;
+  readonly tenant: string;
+  /** Only for legacy (v1) names. */
+  readonly cluster: string | undefined;
+  readonly namespace: string;
+  /** The name inside the namespace, with any `-partition-N` suffix. */
+  readonly localName: string;
+}
+
+/**
+ * The path parameters of a legacy (v1) Pulsar admin REST route,
+ * `/admin/{domain}/{property}/{cluster}/{namespace}/{encodedTopic}`, as the route received them.
+ */
+export interface TopicRestPathV1 {
+  /** `persistent` or `non-persistent`. */
+  readonly domain: string;
+  /** The tenant, in v1 terms. */
+  readonly property: string;
+  readonly cluster: string;
+  readonly namespace: string;
+  /** The topic part, still URL-encoded (`%XX` escapes, `+` as a space). */
+  readonly encodedTopic: string;
+}
+
 /**
  * A Pulsar topic name, parsed and validated. Immutable.
  *
@@ -48,17 +74,35 @@ const DEFAULT_NAMESPACE = 'default';
  * name.partitionedTopicName.toString(); // 'persistent://my-tenant/my-ns/orders'
  */
 export class TopicName {
-  private constructor(
-    readonly domain: TopicDomain,
-    readonly tenant: string,
-    /** Only for legacy (v1) names. */
-    readonly cluster: string | undefined,
-    readonly namespace: string,
-    /** The name inside the namespace, with any `-partition-N` suffix. */
-    readonly localName: string,
-    /** The partition index, or -1 when this is not a partition. */
-    readonly partitionIndex: number,
-  ) {}
+  readonly domain: TopicDomain;
+  readonly tenant: string;
+  /** Only for legacy (v1) names. */
+  readonly cluster: string | undefined;
+  readonly namespace: string;
+  /** The name inside the namespace, with any `-partition-N` suffix. */
+  readonly localName: string;
+  /** The partition index, or -1 when this is not a partition. */
+  readonly partitionIndex: number;
+
+  private constructor(parts: TopicNameParts, partitionIndex: number) {
+    this.domain = parts.domain;
+    this.tenant = parts.tenant;
+    this.cluster = parts.cluster;
+    this.namespace = parts.namespace;
+    this.localName = parts.localName;
+    this.partitionIndex = partitionIndex;
+  }
+
+  /** The parts this name was built from (a copy: the name stays immutable). */
+  private get parts(): TopicNameParts {
+    return {
+      domain: this.domain,
+      tenant: this.tenant,
+      cluster: this.cluster,
+      namespace: this.namespace,
+      localName: this.localName,
+    };
+  }
 
   /**
    * Parses a topic name in any of the accepted forms.
@@ -81,14 +125,32 @@ export class TopicName {
     const domain = parseDomain(domainText, name);
     const parts = rest.split('/');
     if (separator < 0 && parts.length === 1) {
-      return TopicName.build(name, domain, PUBLIC_TENANT, undefined, DEFAULT_NAMESPACE, parts[0]!);
+      return TopicName.build(name, {
+        domain,
+        tenant: PUBLIC_TENANT,
+        cluster: undefined,
+        namespace: DEFAULT_NAMESPACE,
+        localName: parts[0]!,
+      });
     }
     if (parts.length === 3) {
-      return TopicName.build(name, domain, parts[0]!, undefined, parts[1]!, parts[2]!);
+      return TopicName.build(name, {
+        domain,
+        tenant: parts[0]!,
+        cluster: undefined,
+        namespace: parts[1]!,
+        localName: parts[2]!,
+      });
     }
     if (separator >= 0 && parts.length >= 4) {
       // Pulsar splits at most 4 ways: the legacy topic part keeps any further '/'.
-      return TopicName.build(name, domain, parts[0]!, parts[1]!, parts[2]!, parts.slice(3).join('/'));
+      return TopicName.build(name, {
+        domain,
+        tenant: parts[0]!,
+        cluster: parts[1]!,
+        namespace: parts[2]!,
+        localName: parts.slice(3).join('/'),
+      });
     }
     const expected =
       separator < 0
@@ -107,46 +169,40 @@ export class TopicName {
    */
   static fromRest(domain: string, tenant: string, namespace: string, encodedTopic: string): TopicName {
     const display = `${domain}/${tenant}/${namespace}/${encodedTopic}`;
-    return TopicName.build(
-      display,
-      parseDomain(domain, display),
+    return TopicName.build(display, {
+      domain: parseDomain(domain, display),
       tenant,
-      undefined,
+      cluster: undefined,
       namespace,
-      decodeTopic(encodedTopic, display),
-    );
+      localName: decodeTopic(encodedTopic, display),
+    });
   }
 
   /**
    * As {@link TopicName.fromRest} for the legacy v1 routes
    * (`/admin/{domain}/{property}/{cluster}/{namespace}/{topic}`).
+   * @example
+   * TopicName.fromRestV1({ domain: 'persistent', property: 'p', cluster: 'c', namespace: 'ns', encodedTopic: 'a%20b' });
+   * // persistent://p/c/ns/a b
    */
-  static fromRestV1(
-    domain: string,
-    property: string,
-    cluster: string,
-    namespace: string,
-    encodedTopic: string,
-  ): TopicName {
+  static fromRestV1(path: TopicRestPathV1): TopicName {
+    const { domain, property, cluster, namespace, encodedTopic } = path;
     const display = `${domain}/${property}/${cluster}/${namespace}/${encodedTopic}`;
-    return TopicName.build(
-      display,
-      parseDomain(domain, display),
-      property,
+    return TopicName.build(display, {
+      domain: parseDomain(domain, display),
+      tenant: property,
       cluster,
       namespace,
-      decodeTopic(encodedTopic, display),
-    );
+      localName: decodeTopic(encodedTopic, display),
+    });
   }
 
-  private static build(
-    input: string,
-    domain: TopicDomain,
-    tenant: string,
-    cluster: string | undefined,
-    namespace: string,
-    localName: string,
-  ): TopicName {
+  /**
+   * Validates the parts and builds the name.
+   * @param input the text the parts came from, quoted in errors.
+   */
+  private static build(input: string, parts: TopicNameParts): TopicName {
+    const { tenant, cluster, namespace, localName } = parts;
     checkNamedEntity(tenant, 'tenant', input);
     if (cluster !== undefined) {
       checkNamedEntity(cluster, 'cluster', input);
@@ -169,7 +225,7 @@ export class TopicName {
       );
     }
     const partitionIndex = parsePartitionIndex(localName, input);
-    const name = new TopicName(domain, tenant, cluster, namespace, localName, partitionIndex);
+    const name = new TopicName(parts, partitionIndex);
     checkNameLimits(name.toString(), input);
     return name;
   }
@@ -180,14 +236,7 @@ export class TopicName {
    */
   withoutCluster(): TopicName {
     if (this.cluster === undefined) return this;
-    return TopicName.build(
-      this.toString(),
-      this.domain,
-      this.tenant,
-      undefined,
-      this.namespace,
-      this.localName,
-    );
+    return TopicName.build(this.toString(), { ...this.parts, cluster: undefined });
   }
 
   /**
@@ -213,14 +262,7 @@ export class TopicName {
     const baseName = this.localName.slice(0, at);
     let partitionedTopic: TopicName | undefined;
     try {
-      partitionedTopic = TopicName.build(
-        this.toString(),
-        this.domain,
-        this.tenant,
-        this.cluster,
-        this.namespace,
-        baseName,
-      );
+      partitionedTopic = TopicName.build(this.toString(), { ...this.parts, localName: baseName });
     } catch {
       // An empty or blank text before '-partition-' names no topic, partitioned or not.
       partitionedTopic = undefined;
@@ -250,7 +292,7 @@ export class TopicName {
       return this;
     }
     const base = this.localName.slice(0, this.localName.lastIndexOf(PARTITION_SUFFIX));
-    return new TopicName(this.domain, this.tenant, this.cluster, this.namespace, base, -1);
+    return new TopicName({ ...this.parts, localName: base }, -1);
   }
 
   /**
@@ -265,11 +307,7 @@ export class TopicName {
     }
     const base = this.partitionedTopicName;
     const partition = new TopicName(
-      base.domain,
-      base.tenant,
-      base.cluster,
-      base.namespace,
-      `${base.localName}${PARTITION_SUFFIX}${index}`,
+      { ...base.parts, localName: `${base.localName}${PARTITION_SUFFIX}${index}` },
       index,
     );
     checkNameLimits(partition.toString(), partition.toString());

@@ -33,6 +33,19 @@ export interface FeedProgress {
 }
 
 /**
+ * A claim on a subscription's feed progress (see TopicCatalog.recordFeedProgress): it holds while
+ * the subscription has cursor `cursorId` and its progress names job `expectedJobId`.
+ */
+export interface FeedProgressClaim {
+  /** The subscription's cursor: a subscription recreated since (another cursor) refuses the claim. */
+  readonly cursorId: string;
+  /** The job the recorded progress must name; undefined for a feed starting over (any, or none). */
+  readonly expectedJobId: string | undefined;
+  /** What to record when the claim holds. */
+  readonly progress: FeedProgress;
+}
+
+/**
  * Topics and subscriptions. Creation is conditional: creating what exists
  * throws TopicAlreadyExistsError / SubscriptionAlreadyExistsError.
  */
@@ -67,16 +80,10 @@ export interface TopicCatalog {
   getFeedProgress(partition: TopicName, name: string, cursorId: string): Promise<FeedProgress | undefined>;
   /**
    * Records the feeder's progress, as a claim: only while the subscription has
-   * cursor `cursorId` and its progress names job `expectedJobId`, or whatever
-   * it names when `expectedJobId` is undefined (a feed starting over). One
-   * conditional write: of two jobs claiming from one job, one wins.
+   * cursor `claim.cursorId` and its progress names job `claim.expectedJobId`, or
+   * whatever it names when `expectedJobId` is undefined (a feed starting over).
+   * One conditional write: of two jobs claiming from one job, one wins.
    * @returns false (nothing written) when the condition does not hold.
    */
-  recordFeedProgress(
-    partition: TopicName,
-    name: string,
-    cursorId: string,
-    expectedJobId: string | undefined,
-    progress: FeedProgress,
-  ): Promise<boolean>;
+  recordFeedProgress(partition: TopicName, name: string, claim: FeedProgressClaim): Promise<boolean>;
 }

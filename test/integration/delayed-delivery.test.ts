@@ -23,18 +23,28 @@ import {
 /** How late a delayed message may arrive. */
 const MAX_LATENESS_MS = 1500;
 
+/** A publish through `api` and the consumer that waits for its messages. */
+interface PublishAndReceive {
+  readonly api: AdminApi;
+  readonly topic: TopicRef;
+  readonly consumer: TestConsumer;
+  readonly messages: readonly NewMessage[];
+  /** How long the consumer polls for them all. */
+  readonly timeoutMs: number;
+}
+
 /**
- * Publishes `messages` and polls the consumer until `count` messages arrived (or `timeoutMs`).
+ * Publishes `messages` and polls the consumer until as many messages arrived (or `timeoutMs`).
  * Returns them with `publishedAtMs`, the client time just before the publish request left: no
  * server can have computed a due time earlier than `publishedAtMs + deliverAfterMs`.
  */
-async function publishAndReceive(
-  api: AdminApi,
-  topic: TopicRef,
-  consumer: TestConsumer,
-  messages: readonly NewMessage[],
-  timeoutMs: number,
-): Promise<{ publishedAtMs: number; received: TimedMessage[] }> {
+async function publishAndReceive({
+  api,
+  topic,
+  consumer,
+  messages,
+  timeoutMs,
+}: PublishAndReceive): Promise<{ publishedAtMs: number; received: TimedMessage[] }> {
   const publishedAtMs = Date.now();
   await api.produce(topic, messages);
   const received = await consumer.receiveN(messages.length, timeoutMs, 500);
@@ -58,16 +68,16 @@ describe('delayed delivery on the shared stack', () => {
     const topic = TopicRef.unique('delayafter');
     const consumer = await consumers.subscribe(topic, 'sub', { subscriptionType: type });
 
-    const { publishedAtMs, received } = await publishAndReceive(
-      admin,
+    const { publishedAtMs, received } = await publishAndReceive({
+      api: admin,
       topic,
       consumer,
-      [
+      messages: [
         { payload: 'now', key: 'k1' },
         { payload: 'later', key: 'k1', deliverAfterMs: delayMs },
       ],
-      delayMs + 4000,
-    );
+      timeoutMs: delayMs + 4000,
+    });
 
     expect(arrival(received, 'now') - publishedAtMs).toBeLessThan(1000);
     expect(arrival(received, 'later')).toBeGreaterThanOrEqual(publishedAtMs + delayMs);
@@ -82,13 +92,13 @@ describe('delayed delivery on the shared stack', () => {
     const consumer = await consumers.subscribe(topic, 'sub', { subscriptionType: type });
     const deliverAt = Date.now() + inMs;
 
-    const { received } = await publishAndReceive(
-      admin,
+    const { received } = await publishAndReceive({
+      api: admin,
       topic,
       consumer,
-      [{ payload: 'due', key: 'k', deliverAt }],
-      inMs + 4000,
-    );
+      messages: [{ payload: 'due', key: 'k', deliverAt }],
+      timeoutMs: inMs + 4000,
+    });
 
     expect(arrival(received, 'due')).toBeGreaterThanOrEqual(deliverAt);
     expect(arrival(received, 'due')).toBeLessThanOrEqual(deliverAt + MAX_LATENESS_MS);
@@ -98,17 +108,17 @@ describe('delayed delivery on the shared stack', () => {
     const topic = TopicRef.unique('delaymix');
     const consumer = await consumers.subscribe(topic, 'sub', { subscriptionType: 'Shared' });
 
-    const { publishedAtMs, received } = await publishAndReceive(
-      admin,
+    const { publishedAtMs, received } = await publishAndReceive({
+      api: admin,
       topic,
       consumer,
-      [
+      messages: [
         { payload: 'three', deliverAfterMs: 3000 },
         { payload: 'one', deliverAfterMs: 1000 },
         { payload: 'two', deliverAfterMs: 2000 },
       ],
-      7000,
-    );
+      timeoutMs: 7000,
+    });
 
     const lateness = Object.fromEntries(
       (
@@ -150,17 +160,17 @@ describe('delayed delivery on the shared stack', () => {
     const topic = TopicRef.unique('delayexcl');
     const consumer = await consumers.subscribe(topic, 'sub', { subscriptionType: type });
 
-    const { publishedAtMs, received } = await publishAndReceive(
-      admin,
+    const { publishedAtMs, received } = await publishAndReceive({
+      api: admin,
       topic,
       consumer,
-      [
+      messages: [
         { payload: 'a', deliverAfterMs: 3000 },
         { payload: 'b' },
         { payload: 'c', deliverAt: Date.now() + 3000 },
       ],
-      2500,
-    );
+      timeoutMs: 2500,
+    });
 
     expect(received.map((m) => m.payload)).toEqual(['a', 'b', 'c']);
     expect(arrival(received, 'c') - publishedAtMs).toBeLessThan(1500);
@@ -191,16 +201,16 @@ describe('delays longer than one SQS hop (ACKLINE_MAX_DELAY_SECONDS=2)', () => {
     const topic = TopicRef.unique('delaychain');
     const consumer = await consumers.subscribe(topic, 'sub', { subscriptionType: type });
 
-    const { publishedAtMs, received } = await publishAndReceive(
-      admin,
+    const { publishedAtMs, received } = await publishAndReceive({
+      api: admin,
       topic,
       consumer,
-      [
+      messages: [
         { payload: 'far', key: 'k', deliverAfterMs: 5000 },
         { payload: 'near', key: 'k' },
       ],
-      10_000,
-    );
+      timeoutMs: 10_000,
+    });
 
     expect(arrival(received, 'near') - publishedAtMs).toBeLessThan(1000);
     expect(arrival(received, 'far')).toBeGreaterThanOrEqual(publishedAtMs + 5000);

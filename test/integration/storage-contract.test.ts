@@ -56,6 +56,12 @@ interface HeldFields {
   readonly timeoutAtMs: number;
 }
 
+interface ReleasedFields {
+  readonly dueAtMs: number;
+  /** Default 1. */
+  readonly deliveries?: number;
+}
+
 function sha256(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }
@@ -419,22 +425,33 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
       // or a redelivery record on such a page must not make its other entries unacknowledged
       // again: the check with individualAcksOnly reads that page alone.
       it.each([
-        ['a short fold within a ledger', entries(7, 450), pos(7, 449), [pos(7, 5), pos(7, 250)], pos(7, 450)],
-        [
-          'a fold over more than four pages',
-          entries(7, 1250),
-          pos(7, 1249),
-          [pos(7, 5), pos(7, 1010)],
-          pos(7, 1250),
-        ],
-        [
-          'a fold across a ledger boundary',
-          [...entries(7, 250), ...entries(8, 10)],
-          pos(8, 9),
-          [pos(7, 5), pos(7, 210)],
-          pos(8, 10),
-        ],
-      ])('after %s, a late ack and a redelivery record on folded pages bring none of their entries back', async (_, acknowledged, markDelete, late, next) => {
+        {
+          name: 'a short fold within a ledger',
+          acknowledged: entries(7, 450),
+          markDelete: pos(7, 449),
+          late: [pos(7, 5), pos(7, 250)],
+          next: pos(7, 450),
+        },
+        {
+          name: 'a fold over more than four pages',
+          acknowledged: entries(7, 1250),
+          markDelete: pos(7, 1249),
+          late: [pos(7, 5), pos(7, 1010)],
+          next: pos(7, 1250),
+        },
+        {
+          name: 'a fold across a ledger boundary',
+          acknowledged: [...entries(7, 250), ...entries(8, 10)],
+          markDelete: pos(8, 9),
+          late: [pos(7, 5), pos(7, 210)],
+          next: pos(8, 10),
+        },
+      ])('after $name, a late ack and a redelivery record on folded pages bring none of their entries back', async ({
+        acknowledged,
+        markDelete,
+        late,
+        next,
+      }) => {
         const { cursorStore } = storage();
         const cursorId = uniqueId('cursor');
         await cursorStore.create(cursorId, Position.beforeFirst(7n));
@@ -516,8 +533,7 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
       ledgerId: bigint,
       entryId: bigint,
       n: number,
-      dueAtMs: number,
-      deliveries = 1,
+      { dueAtMs, deliveries = 1 }: ReleasedFields,
     ): DeliveryRun => ({
       ledgerId,
       entryId,
@@ -561,7 +577,7 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
           readPosition: pos(8, 3),
           runs: [
             held(7n, 42n, 10, { consumerId: 'c-1', deliveredAtMs: T0 + 1, timeoutAtMs: T0 + 30_000 }),
-            released(7n, 52n, 5, T0 + 5_000, 2),
+            released(7n, 52n, 5, { dueAtMs: T0 + 5_000, deliveries: 2 }),
             held(8n, 0n, 3, { consumerId: 'c-2', deliveries: 4 }),
           ],
           trackerDueAtMs: T0 + 5_000,
@@ -733,7 +749,7 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
         const { dispatchStore } = storage();
         const cursorId = uniqueId('dispatch');
         await dispatchStore.acknowledge(cursorId, [pos(5, 102), pos(5, 150)]);
-        const runs = [held(5n, 100n, 10), released(5n, 150n, 20, T0 + 3_000, 2)];
+        const runs = [held(5n, 100n, 10), released(5n, 150n, 20, { dueAtMs: T0 + 3_000, deliveries: 2 })];
 
         const written = await dispatchStore.casPage(cursorId, ref(5n, 1n), 0, { runs });
         const [page] = await dispatchStore.readPages(cursorId, [ref(5n, 1n)]);
@@ -817,7 +833,7 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
         const [before] = await dispatchStore.readPages(cursorId, [ref(5n, 0n)]);
 
         const written = await dispatchStore.casPage(cursorId, ref(5n, 0n), expected, {
-          runs: [released(5n, 9n, 1, T0)],
+          runs: [released(5n, 9n, 1, { dueAtMs: T0 })],
           floor: 99,
           clearAcks: true,
         });
@@ -835,7 +851,7 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
         const runs = [
           held(ledgerId, first, 2, { consumerId: 'c#1:x', deliveredAtMs: T0, timeoutAtMs: T0 + 1 }),
           held(ledgerId, first + 2n, 3, { deliveries: 7 }),
-          released(ledgerId, first + 5n, 2, T0 + 10, 0),
+          released(ledgerId, first + 5n, 2, { dueAtMs: T0 + 10, deliveries: 0 }),
         ];
 
         await dispatchStore.acknowledge(cursorId, [Position.of(ledgerId, MAX_ID)]);
@@ -1795,26 +1811,31 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
       const { cursorId } = record;
       const none = await topicCatalog.getFeedProgress(partition, 'sub', cursorId);
 
-      const started = await topicCatalog.recordFeedProgress(partition, 'sub', cursorId, undefined, {
-        jobId: 'j1',
-        after: pos(3, 999),
+      const started = await topicCatalog.recordFeedProgress(partition, 'sub', {
+        cursorId,
+        expectedJobId: undefined,
+        progress: { jobId: 'j1', after: pos(3, 999) },
       });
-      const fromAnother = await topicCatalog.recordFeedProgress(partition, 'sub', cursorId, 'j0', {
-        jobId: 'x',
-        after: pos(4, 5),
+      const fromAnother = await topicCatalog.recordFeedProgress(partition, 'sub', {
+        cursorId,
+        expectedJobId: 'j0',
+        progress: { jobId: 'x', after: pos(4, 5) },
       });
-      const claimed = await topicCatalog.recordFeedProgress(partition, 'sub', cursorId, 'j1', {
-        jobId: 'j2',
-        after: pos(4, 1_999),
+      const claimed = await topicCatalog.recordFeedProgress(partition, 'sub', {
+        cursorId,
+        expectedJobId: 'j1',
+        progress: { jobId: 'j2', after: pos(4, 1_999) },
       });
-      const claimedAgain = await topicCatalog.recordFeedProgress(partition, 'sub', cursorId, 'j1', {
-        jobId: 'j2-copy',
-        after: pos(4, 1_999),
+      const claimedAgain = await topicCatalog.recordFeedProgress(partition, 'sub', {
+        cursorId,
+        expectedJobId: 'j1',
+        progress: { jobId: 'j2-copy', after: pos(4, 1_999) },
       });
       const progress = await topicCatalog.getFeedProgress(partition, 'sub', cursorId);
-      const restarted = await topicCatalog.recordFeedProgress(partition, 'sub', cursorId, undefined, {
-        jobId: 'k1',
-        after: pos(3, 10),
+      const restarted = await topicCatalog.recordFeedProgress(partition, 'sub', {
+        cursorId,
+        expectedJobId: undefined,
+        progress: { jobId: 'k1', after: pos(3, 10) },
       });
 
       expect(none).toBeUndefined();
@@ -1841,9 +1862,10 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
       const record = subscription('sub');
       await topicCatalog.createSubscription(partition, record);
 
-      await topicCatalog.recordFeedProgress(partition, 'sub', record.cursorId, undefined, {
-        jobId: 'j1',
-        after: Position.beforeFirst(7n),
+      await topicCatalog.recordFeedProgress(partition, 'sub', {
+        cursorId: record.cursorId,
+        expectedJobId: undefined,
+        progress: { jobId: 'j1', after: Position.beforeFirst(7n) },
       });
 
       const progress = await topicCatalog.getFeedProgress(partition, 'sub', record.cursorId);
@@ -1856,16 +1878,18 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
       const partition = uniquePartition();
       const record = subscription('sub');
       await topicCatalog.createSubscription(partition, record);
-      await topicCatalog.recordFeedProgress(partition, 'sub', record.cursorId, undefined, {
-        jobId: 'j',
-        after: pos(1, 0),
+      await topicCatalog.recordFeedProgress(partition, 'sub', {
+        cursorId: record.cursorId,
+        expectedJobId: undefined,
+        progress: { jobId: 'j', after: pos(1, 0) },
       });
 
       const claims = await Promise.all(
         [1, 2, 3, 4, 5, 6, 7, 8].map((n) =>
-          topicCatalog.recordFeedProgress(partition, 'sub', record.cursorId, 'j', {
-            jobId: `next-${n}`,
-            after: pos(1, n),
+          topicCatalog.recordFeedProgress(partition, 'sub', {
+            cursorId: record.cursorId,
+            expectedJobId: 'j',
+            progress: { jobId: `next-${n}`, after: pos(1, n) },
           }),
         ),
       );
@@ -1884,27 +1908,24 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
       const first = subscription('sub');
       await topicCatalog.createSubscription(partition, first);
       const big = Position.of(MAX_ID, (1n << 53n) + 1n);
-      await topicCatalog.recordFeedProgress(partition, 'sub', first.cursorId, undefined, {
-        jobId: 'j',
-        after: big,
+      await topicCatalog.recordFeedProgress(partition, 'sub', {
+        cursorId: first.cursorId,
+        expectedJobId: undefined,
+        progress: { jobId: 'j', after: big },
       });
 
       const otherCursor = await topicCatalog.getFeedProgress(partition, 'sub', 'another-cursor');
-      const recordedByOther = await topicCatalog.recordFeedProgress(
-        partition,
-        'sub',
-        'another-cursor',
-        undefined,
-        {
-          jobId: 'k',
-          after: pos(1, 1),
-        },
-      );
+      const recordedByOther = await topicCatalog.recordFeedProgress(partition, 'sub', {
+        cursorId: 'another-cursor',
+        expectedJobId: undefined,
+        progress: { jobId: 'k', after: pos(1, 1) },
+      });
       const kept = await topicCatalog.getFeedProgress(partition, 'sub', first.cursorId);
       await topicCatalog.deleteSubscription(partition, 'sub');
-      const afterDelete = await topicCatalog.recordFeedProgress(partition, 'sub', first.cursorId, undefined, {
-        jobId: 'j',
-        after: pos(1, 1),
+      const afterDelete = await topicCatalog.recordFeedProgress(partition, 'sub', {
+        cursorId: first.cursorId,
+        expectedJobId: undefined,
+        progress: { jobId: 'j', after: pos(1, 1) },
       });
       const again = subscription('sub');
       await topicCatalog.createSubscription(partition, again);

@@ -5,6 +5,7 @@ import {
 import type { TopicName } from '../../shared/domain/topic-name.ts';
 import type {
   FeedProgress,
+  FeedProgressClaim,
   SubscriptionRecord,
   TopicCatalog,
   TopicRecord,
@@ -109,14 +110,9 @@ export class InMemoryTopicCatalog implements TopicCatalog {
     return progress === undefined ? undefined : { ...progress };
   }
 
-  async recordFeedProgress(
-    partition: TopicName,
-    name: string,
-    cursorId: string,
-    expectedJobId: string | undefined,
-    progress: FeedProgress,
-  ): Promise<boolean> {
+  async recordFeedProgress(partition: TopicName, name: string, claim: FeedProgressClaim): Promise<boolean> {
     await this.faults.enter('recordFeedProgress');
+    const { cursorId, expectedJobId, progress } = claim;
     const record = this.subscriptions.get(partition.toString())?.get(name);
     if (record?.cursorId !== cursorId) return false;
     if (expectedJobId !== undefined && this.feeds.get(record)?.jobId !== expectedJobId) return false;

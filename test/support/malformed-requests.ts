@@ -328,13 +328,13 @@ function nameRefusal({ route, raw, decoded }: Target, fixture: FuzzFixture): str
   }
   const invalid = refusedBy(() => {
     if (route.params.includes('property')) {
-      const v1 = TopicName.fromRestV1(
-        raw.domain as string,
-        decoded.property as string,
-        decoded.cluster as string,
-        decoded.namespace as string,
-        raw.topic as string,
-      );
+      const v1 = TopicName.fromRestV1({
+        domain: raw.domain as string,
+        property: decoded.property as string,
+        cluster: decoded.cluster as string,
+        namespace: decoded.namespace as string,
+        encodedTopic: raw.topic as string,
+      });
       if (v1.cluster !== fixture.cluster) throw new Error('unknown cluster (404)');
     } else if (route.params.includes('topic')) {
       TopicName.fromRest(

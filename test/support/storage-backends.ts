@@ -166,7 +166,11 @@ async function dynamoDbStores(
     policyStore: new DynamoDbPolicyStore(client, catalog),
     consumerRegistry: new DynamoDbConsumerRegistry(client, catalog),
     ledger: (maxEntriesPerLedger) =>
-      new DynamoDbLedger(client, catalog, physicalTableName(stage, entriesTable), maxEntriesPerLedger),
+      new DynamoDbLedger(client, {
+        catalogTable: catalog,
+        entriesTable: physicalTableName(stage, entriesTable),
+        maxEntriesPerLedger,
+      }),
     meter,
     close: async () => {
       client.destroy();

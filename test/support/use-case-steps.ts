@@ -14,13 +14,10 @@ export async function publishPayloads(
   topic: TopicName,
   payloads: readonly string[],
 ): Promise<void> {
-  await publishMessages(
-    ports,
-    principal,
-    topic,
-    payloads.map((payload) => ({ payload, properties: {} })),
-    new RoundRobinRouter(0),
-  );
+  await publishMessages(ports, principal, topic, {
+    messages: payloads.map((payload) => ({ payload, properties: {} })),
+    router: new RoundRobinRouter(0),
+  });
 }
 
 /** Receives (short polls) and acknowledges everything there is for the consumer. */
@@ -30,15 +27,12 @@ export async function consumeAll(
   consumerId: string,
 ): Promise<void> {
   for (;;) {
-    const batch = await receiveMessages(ports, principal, consumerId, 100, 0);
+    const batch = await receiveMessages(ports, principal, consumerId, { maxMessages: 100 });
     if (batch.length === 0) return;
-    await acknowledgeMessages(
-      ports,
-      principal,
-      consumerId,
-      [],
-      batch.map((m) => m.deliveryHandle),
-    );
+    await acknowledgeMessages(ports, principal, consumerId, {
+      messageIds: [],
+      deliveryHandles: batch.map((m) => m.deliveryHandle),
+    });
   }
 }
 

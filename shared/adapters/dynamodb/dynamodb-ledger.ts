@@ -46,6 +46,18 @@ const ENTRY_OVERHEAD_BYTES = 40;
 const STATE_SK = 'M';
 const LEDGER_COUNTER_KEY = { pk: S('C#ledgerId'), sk: S(STATE_SK) };
 
+/** The tables of a DynamoDbLedger, and when its ledgers roll over. */
+export interface DynamoDbLedgerOptions {
+  /** The catalog table: managed-ledger state, the ledger index and the ledgerId counter. */
+  readonly catalogTable: string;
+  /** The entries table: one item per chunk of a publish batch. */
+  readonly entriesTable: string;
+  /** Entries a ledger holds before the next append rolls over to a new ledger. */
+  readonly maxEntriesPerLedger: number;
+  /** The chunk cache to use (default: a new one for this ledger; it lives as long as the process). */
+  readonly chunks?: EntryChunkCache;
+}
+
 /**
  * Ledgers on DynamoDB.
  *
@@ -70,14 +82,21 @@ const LEDGER_COUNTER_KEY = { pk: S('C#ledgerId'), sk: S(STATE_SK) };
  * race retries in the winner's ledger).
  */
 export class DynamoDbLedger implements Ledger {
+  private readonly catalogTable: string;
+  private readonly entriesTable: string;
+  private readonly maxEntriesPerLedger: number;
+  /** The chunks this process wrote or read (entries never change once written). */
+  private readonly chunks: EntryChunkCache;
+
   constructor(
     private readonly client: DynamoDBClient,
-    private readonly catalogTable: string,
-    private readonly entriesTable: string,
-    private readonly maxEntriesPerLedger: number,
-    /** The chunks this process wrote or read (entries never change once written). */
-    private readonly chunks = new EntryChunkCache(),
-  ) {}
+    options: DynamoDbLedgerOptions,
+  ) {
+    this.catalogTable = options.catalogTable;
+    this.entriesTable = options.entriesTable;
+    this.maxEntriesPerLedger = options.maxEntriesPerLedger;
+    this.chunks = options.chunks ?? new EntryChunkCache();
+  }
 
   async initialize(partition: TopicName): Promise<ManagedLedgerState> {
     const existing = await this.state(partition);

@@ -13,6 +13,7 @@ import { parseSubscriptionType } from '../../domain/subscription-type.ts';
 import { TopicName } from '../../domain/topic-name.ts';
 import type {
   FeedProgress,
+  FeedProgressClaim,
   SubscriptionRecord,
   TopicCatalog,
   TopicRecord,
@@ -202,13 +203,8 @@ export class DynamoDbTopicCatalog implements TopicCatalog {
   }
 
   /** One conditional UpdateItem; it never creates the item (the cursorId condition needs it). */
-  async recordFeedProgress(
-    partition: TopicName,
-    name: string,
-    cursorId: string,
-    expectedJobId: string | undefined,
-    progress: FeedProgress,
-  ): Promise<boolean> {
+  async recordFeedProgress(partition: TopicName, name: string, claim: FeedProgressClaim): Promise<boolean> {
+    const { cursorId, expectedJobId, progress } = claim;
     try {
       await this.client.send(
         new UpdateItemCommand({

@@ -43,13 +43,10 @@ export class SqsDeliveryQueue implements DeliveryQueue {
   }
 
   async create(queue: SubscriptionQueue): Promise<void> {
-    const url = await ensureQueueWithDeadLetter(
-      this.client,
-      this.queueName(queue),
-      this.template,
-      queue.ordered ? { FifoQueue: 'true' } : {},
-      this.deadLetterName(queue),
-    );
+    const url = await ensureQueueWithDeadLetter(this.client, this.queueName(queue), this.template, {
+      extraAttributes: queue.ordered ? { FifoQueue: 'true' } : {},
+      deadLetterName: this.deadLetterName(queue),
+    });
     this.urls.set(this.queueName(queue), url);
   }
 

@@ -62,6 +62,21 @@ async function requireWritten(
     throw new PositionNotFoundError(`Message ${missing.toString()} not found in topic ${partition.topic}`);
 }
 
+/** The messages an acknowledgement names: by message id ('L:E' or 'L:E:P') and/or by delivery handle. */
+export interface AcknowledgeTargets {
+  readonly messageIds: readonly string[];
+  readonly deliveryHandles: readonly string[];
+}
+
+/** The messages a negative acknowledgement names, and whether they come back at once. */
+export interface NegativeAcknowledgeTargets extends AcknowledgeTargets {
+  /**
+   * Redeliver at once (redeliverUnacknowledged): no backoff delay and no dead-letter topic.
+   * Default false: the consumer's nack backoff.
+   */
+  readonly immediate?: boolean;
+}
+
 type Targets = Map<string, { partition: ConsumerPartition; byHandle: NackItem[]; byId: Position[] }>;
 
 /** Every id and handle resolved before anything is written: one bad one is a 4xx with no partial write. */
@@ -98,8 +113,7 @@ export async function acknowledgeMessages(
   ports: UseCasePorts,
   principal: Principal | undefined,
   consumerId: string,
-  messageIds: readonly string[],
-  deliveryHandles: readonly string[],
+  { messageIds, deliveryHandles }: AcknowledgeTargets,
 ): Promise<void> {
   const consumer = await requireConsumer(ports, principal, consumerId);
   const targets = await targetsOf(ports, consumer, messageIds, deliveryHandles);
@@ -149,9 +163,7 @@ export async function negativeAcknowledge(
   ports: UseCasePorts,
   principal: Principal | undefined,
   consumerId: string,
-  messageIds: readonly string[],
-  deliveryHandles: readonly string[],
-  options: { readonly immediate?: boolean } = {},
+  { messageIds, deliveryHandles, immediate = false }: NegativeAcknowledgeTargets,
 ): Promise<void> {
   const consumer = await requireConsumer(ports, principal, consumerId);
   const targets = await targetsOf(ports, consumer, messageIds, deliveryHandles);
@@ -163,9 +175,8 @@ export async function negativeAcknowledge(
       cursor: cursorOf(consumer, partition),
       consumerId,
       items: [...byHandle, ...byId.map((position) => ({ position }))],
-      delayMs: (count) =>
-        options.immediate ? 0 : negativeAckDelayMs(ports.backoffs, consumer.policy, count),
-      ...(producer && !options.immediate
+      delayMs: (count) => (immediate ? 0 : negativeAckDelayMs(ports.backoffs, consumer.policy, count)),
+      ...(producer && !immediate
         ? {
             maxRedeliverCount: producer.maxRedeliverCount,
             deadLetter: async (positions: readonly Position[], count: number) => {
@@ -197,7 +208,11 @@ export async function redeliverUnacknowledged(
   deliveryHandles: readonly string[],
 ): Promise<void> {
   if (deliveryHandles.length > 0) {
-    await negativeAcknowledge(ports, principal, consumerId, [], deliveryHandles, { immediate: true });
+    await negativeAcknowledge(ports, principal, consumerId, {
+      messageIds: [],
+      deliveryHandles,
+      immediate: true,
+    });
     return;
   }
   const consumer = await requireConsumer(ports, principal, consumerId);

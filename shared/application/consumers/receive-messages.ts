@@ -130,8 +130,17 @@ const IDLE_RECHECK_MS = 1_000;
  */
 const CONTENDED_RECHECK_MS = 100;
 
+/** How much one receive call takes, and how long it waits for the first message. */
+export interface ReceiveOptions {
+  /** At most this many messages. */
+  readonly maxMessages: number;
+  /** How long to wait for the first message when none is there (a long poll); default 0. */
+  readonly waitMs?: number;
+}
+
 /**
- * Receive up to `max` messages, waiting up to `waitMs` for the first (Pulsar's receive over HTTP).
+ * Receive up to `maxMessages` messages, waiting up to `waitMs` for the first (Pulsar's receive
+ * over HTTP).
  * 1. The consumer's lease is renewed (every call renews it, and a call that waits renews it after
  *    each wait, which lasts at most longestWaitMs: a consumer that keeps calling is never gone).
  * 2. The dispatcher hands out due redeliveries, a replay, then first deliveries, each recorded as
@@ -147,8 +156,7 @@ export async function receiveMessages(
   ports: UseCasePorts,
   principal: Principal | undefined,
   consumerId: string,
-  max: number,
-  waitMs: number,
+  { maxMessages, waitMs = 0 }: ReceiveOptions,
 ): Promise<DeliveredMessage[]> {
   let consumer = await requireConsumer(ports, principal, consumerId);
   await renewLease(ports, consumer);
@@ -164,7 +172,7 @@ export async function receiveMessages(
     const rung = shortPolled ? await ports.deliveryQueue.waitForRing(doorbellOf(single.cursorId), 0) : true;
     if (shortPolled && rung) tookRing = single.cursorId;
     const { taken, caughtUp, blocked, standby, contended } = rung
-      ? await dispatchEach(ports, consumer, max)
+      ? await dispatchEach(ports, consumer, maxMessages)
       : {
           taken: [],
           caughtUp: new Set<string>(),

@@ -67,13 +67,11 @@ export async function subscribeConsumer(
     : record.partitions === 0
       ? [record.topic]
       : Array.from({ length: record.partitions }, (_, i) => record.topic.partition(i));
-  const subscriptions = await ensureSubscriptions(
-    ports,
-    partitionNames,
-    request.subscription,
-    request.subscriptionType,
-    request.initialPosition,
-  );
+  const subscriptions = await ensureSubscriptions(ports, partitionNames, {
+    name: request.subscription,
+    type: request.subscriptionType,
+    initialPosition: request.initialPosition,
+  });
   const partitions: ConsumerPartition[] = partitionNames.map((partition, index) => ({
     topic: partition.toString(),
     partitionIndex: partition.partitionIndex,
@@ -83,13 +81,11 @@ export async function subscribeConsumer(
   if (deadLetter?.initialSubscriptionName) {
     const deadLetterTopic = TopicName.parse(deadLetter.deadLetterTopic);
     await ensureTopic(ports, deadLetterTopic);
-    await ensureSubscription(
-      ports,
-      deadLetterTopic,
-      deadLetter.initialSubscriptionName,
-      'Shared',
-      'Earliest',
-    );
+    await ensureSubscription(ports, deadLetterTopic, {
+      name: deadLetter.initialSubscriptionName,
+      type: 'Shared',
+      initialPosition: 'Earliest',
+    });
   }
   const joinedAfter: Record<string, string> = {};
   if (request.subscriptionType === 'Key_Shared') {
@@ -141,6 +137,21 @@ export async function subscribeConsumer(
   return { consumerId };
 }
 
+/** A subscription to have on a partition: the one of that name, or a new one made with these. */
+export interface SubscriptionSpec {
+  readonly name: string;
+  /** The type the subscription has; an existing one of another type is a conflict. */
+  readonly type: SubscriptionType;
+  /** Where a subscription this call creates starts (an existing one keeps its cursor). */
+  readonly initialPosition: InitialPosition;
+}
+
+/** ensureSubscription's subscription, and where it reports what it made. */
+export interface EnsureSubscriptionOptions extends SubscriptionSpec {
+  /** When given, receives the name of each partition whose subscription this call made. */
+  readonly created?: Set<string>;
+}
+
 /**
  * The subscription of one partition, created when missing: its doorbell queue, its cursor head
  * (mark-delete at Earliest or Latest; dispatch reads the ledger from there, so there is nothing to
@@ -153,11 +164,9 @@ export async function subscribeConsumer(
 export async function ensureSubscription(
   ports: UseCasePorts,
   partition: TopicName,
-  name: string,
-  type: SubscriptionType,
-  initialPosition: InitialPosition,
-  created?: Set<string>,
+  options: EnsureSubscriptionOptions,
 ): Promise<SubscriptionRecord> {
+  const { name, type, initialPosition, created } = options;
   const existing = await ports.catalog.getSubscription(partition, name);
   if (existing) {
     if (existing.type !== type) {
@@ -185,7 +194,7 @@ export async function ensureSubscription(
     // Another consumer created it meanwhile: use theirs, drop ours.
     await ports.dispatch.deleteCursor(cursorId);
     await ports.deliveryQueue.delete(doorbellOf(cursorId));
-    return ensureSubscription(ports, partition, name, type, initialPosition);
+    return ensureSubscription(ports, partition, { name, type, initialPosition });
   }
   try {
     await ports.ledger.announceSubscriptions(partition);
@@ -216,10 +225,7 @@ export const PARTITION_CONCURRENCY = 8;
 export async function ensureSubscriptions(
   ports: UseCasePorts,
   partitions: readonly TopicName[],
-  name: string,
-  type: SubscriptionType,
-  initialPosition: InitialPosition,
-  created?: Set<string>,
+  options: EnsureSubscriptionOptions,
 ): Promise<SubscriptionRecord[]> {
   const subscriptions: SubscriptionRecord[] = new Array(partitions.length);
   let next = 0;
@@ -228,14 +234,7 @@ export async function ensureSubscriptions(
     while (failure === undefined && next < partitions.length) {
       const index = next++;
       try {
-        subscriptions[index] = await ensureSubscription(
-          ports,
-          partitions[index] as TopicName,
-          name,
-          type,
-          initialPosition,
-          created,
-        );
+        subscriptions[index] = await ensureSubscription(ports, partitions[index] as TopicName, options);
       } catch (error) {
         failure ??= { error };
       }

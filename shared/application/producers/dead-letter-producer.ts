@@ -28,11 +28,8 @@ export function deadLetterProducerOf(
     publish: async (entries: readonly StoredEntry[]) => {
       const principal = { role: consumer.role, superuser: consumer.superuser === true };
       try {
-        await publishMessages(
-          ports,
-          principal,
-          TopicName.parse(policy.deadLetterTopic),
-          entries.map((entry) => ({
+        await publishMessages(ports, principal, TopicName.parse(policy.deadLetterTopic), {
+          messages: entries.map((entry) => ({
             payload: entry.payload,
             ...(entry.key !== undefined ? { key: entry.key } : {}),
             ...(entry.eventTimeMs !== undefined ? { eventTimeMs: entry.eventTimeMs } : {}),
@@ -43,8 +40,8 @@ export function deadLetterProducerOf(
               REAL_SUBSCRIPTION: consumer.subscription,
             },
           })),
-          deadLetterRouter,
-        );
+          router: deadLetterRouter,
+        });
       } catch (error) {
         if (error instanceof ForbiddenError) {
           throw new DeadLetterRefusedError(

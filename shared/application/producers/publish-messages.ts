@@ -13,6 +13,14 @@ export interface PublishResult {
   readonly errorCode: number;
 }
 
+/** What publishMessages publishes, and how it spreads the messages without a key. */
+export interface PublishRequest {
+  /** The messages, in the order the answer's MessageIds follow. */
+  readonly messages: readonly NewEntry[];
+  /** Picks the partition of a message without a key, on a partitioned topic (round-robin). */
+  readonly router: RoundRobinRouter;
+}
+
 /**
  * Publish messages to a topic (Pulsar's REST produce).
  * 1. The caller needs `produce` on the topic or its namespace.
@@ -31,9 +39,9 @@ export async function publishMessages(
   ports: UseCasePorts,
   principal: Principal | undefined,
   topic: TopicName,
-  messages: readonly NewEntry[],
-  router: RoundRobinRouter,
+  request: PublishRequest,
 ): Promise<PublishResult[]> {
+  const { messages, router } = request;
   requirePersistent(topic);
   await requireAction(ports.permissions, principal, topic, ['produce']);
   const record = await ensureTopic(ports, topic);

@@ -95,20 +95,20 @@ export async function acknowledgeMessage(
     const messageId = `${position.toString()}:${partition.partitionIndex}`;
     if (request.dryRun) {
       const outcome = await dryRun(ports, messageId, position, subscriptions);
-      await audit(ports, request, caller, position, subscriptions, 'dry run');
+      await audit(ports, request, { caller, position, subscriptions, outcome: 'dry run' });
       return outcome;
     }
     const target = position;
     await Promise.all(subscriptions.map((s) => ports.cursors.acknowledge(s.cursorId, [target])));
     // Maintenance folds what the acknowledgement completed.
     for (const subscription of subscriptions) await markSubscriptionActive(ports, partition, subscription);
-    await audit(ports, request, caller, position, subscriptions, 'acknowledged');
+    await audit(ports, request, { caller, position, subscriptions, outcome: 'acknowledged' });
     return undefined;
   } catch (error) {
     // Refusals of authorized callers are audited too (an operator's failed attempt matters);
     // callers without the permission never reach here, so they cannot write to the log.
     if (error instanceof AcklineError) {
-      await audit(ports, request, caller, position, subscriptions, `refused: ${error.message}`);
+      await audit(ports, request, { caller, position, subscriptions, outcome: `refused: ${error.message}` });
     }
     throw error;
   }
@@ -136,13 +136,21 @@ async function dryRun(
   return result;
 }
 
+/** What one call did, as its audit record states it. */
+interface AcknowledgeAudit {
+  readonly caller: Principal;
+  /** Undefined when the ids did not parse: the record shows them as the request gave them. */
+  readonly position: Position | undefined;
+  /** The subscriptions resolved so far; none: the record names those the request named. */
+  readonly subscriptions: readonly SubscriptionRecord[];
+  /** `dry run`, `acknowledged` or `refused: <reason>`. */
+  readonly outcome: string;
+}
+
 async function audit(
   ports: UseCasePorts,
   request: AcknowledgeMessageRequest,
-  caller: Principal,
-  position: Position | undefined,
-  subscriptions: readonly SubscriptionRecord[],
-  outcome: string,
+  { caller, position, subscriptions, outcome }: AcknowledgeAudit,
 ): Promise<void> {
   await ports.audit.record({
     atMs: ports.clock.nowMs(),

@@ -105,23 +105,30 @@ export async function runCursorOperation(
       });
       outcome.subscriptions[target.subscription.name] = list;
     }
-    await audit(ports, request, caller, spec, targets, request.dryRun ? 'dry run' : 'done');
+    await audit(ports, request, { caller, spec, targets, outcome: request.dryRun ? 'dry run' : 'done' });
     return outcome;
   } catch (error) {
     if (error instanceof AcklineError) {
-      await audit(ports, request, caller, spec, targets, `refused: ${error.message}`);
+      await audit(ports, request, { caller, spec, targets, outcome: `refused: ${error.message}` });
     }
     throw error;
   }
 }
 
+/** What one operation did, as its audit record states it. */
+interface CursorOperationAudit {
+  readonly caller: Principal;
+  readonly spec: CursorOperationSpec;
+  /** The cursors resolved so far; none: the record names the subscription the request named, if any. */
+  readonly targets: readonly CursorTarget[];
+  /** `dry run`, `done` or `refused: <reason>`. */
+  readonly outcome: string;
+}
+
 async function audit(
   ports: UseCasePorts,
   request: CursorOperationRequest,
-  caller: Principal,
-  spec: CursorOperationSpec,
-  targets: readonly CursorTarget[],
-  outcome: string,
+  { caller, spec, targets, outcome }: CursorOperationAudit,
 ): Promise<void> {
   const names = [...new Set(targets.map((target) => target.subscription.name))];
   await ports.audit.record({

@@ -1,9 +1,8 @@
 import { SubscriptionAlreadyExistsError } from '../../domain/catalog-errors.ts';
-import { type InitialPosition, validateSubscriptionName } from '../../domain/subscription-name.ts';
-import type { SubscriptionType } from '../../domain/subscription-type.ts';
+import { validateSubscriptionName } from '../../domain/subscription-name.ts';
 import type { TopicName } from '../../domain/topic-name.ts';
 import { requireNoConnectedConsumers } from '../consumers/live-consumers.ts';
-import { ensureSubscriptions } from '../consumers/subscribe-consumer.ts';
+import { ensureSubscriptions, type SubscriptionSpec } from '../consumers/subscribe-consumer.ts';
 import { startSubscriptionDeletion } from '../maintenance/deletion-jobs.ts';
 import { requireAction, requireSuperuser } from '../tenancy/authorization.ts';
 import type { Principal } from '../tenancy/principal.ts';
@@ -22,10 +21,9 @@ export async function createSubscription(
   ports: UseCasePorts,
   principal: Principal | undefined,
   topic: TopicName,
-  name: string,
-  type: SubscriptionType,
-  initialPosition: InitialPosition,
+  subscription: SubscriptionSpec,
 ): Promise<void> {
+  const { name } = subscription;
   requireSuperuser(principal, 'creating a subscription');
   validateSubscriptionName(name);
   const resolved = await resolveTopic(ports, topic);
@@ -38,7 +36,7 @@ export async function createSubscription(
   // subscription answers 204, the others (after making sure every partition has it) 409, as Pulsar
   // answers a creation of a subscription that exists; theirs may have asked another position.
   const created = new Set<string>();
-  await ensureSubscriptions(ports, resolved.partitions, name, type, initialPosition, created);
+  await ensureSubscriptions(ports, resolved.partitions, { ...subscription, created });
   if (!created.has((resolved.partitions[0] as TopicName).toString())) {
     throw new SubscriptionAlreadyExistsError(topic.toString(), name);
   }
@@ -59,6 +57,13 @@ export async function listSubscriptions(
   return [...names].sort();
 }
 
+/** The subscription deleteSubscription deletes, and whether its connected consumers stop it. */
+export interface DeleteSubscriptionOptions {
+  readonly name: string;
+  /** Delete even while consumers are connected, disconnecting them (default false: 412). */
+  readonly force?: boolean;
+}
+
 /**
  * Delete the subscription on every partition. Returns within a few seconds whatever the backlog
  * (see startSubscriptionDeletion): the records go at once (publishers are told; a subscription
@@ -70,9 +75,9 @@ export async function deleteSubscription(
   ports: UseCasePorts,
   principal: Principal | undefined,
   topic: TopicName,
-  name: string,
-  options: { readonly force?: boolean } = {},
+  options: DeleteSubscriptionOptions,
 ): Promise<void> {
+  const { name, force = false } = options;
   requireSuperuser(principal, 'deleting a subscription');
   const resolved = await resolveTopic(ports, topic);
   const subscriptions = await Promise.all(
@@ -81,6 +86,6 @@ export async function deleteSubscription(
       subscription: await requireSubscription(ports, partition, name),
     })),
   );
-  if (!options.force) await requireNoConnectedConsumers(ports, topic, [name], 'Subscription');
+  if (!force) await requireNoConnectedConsumers(ports, topic, [name], 'Subscription');
   await startSubscriptionDeletion(ports, subscriptions);
 }

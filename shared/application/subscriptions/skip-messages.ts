@@ -14,24 +14,38 @@ import {
 import type { UseCasePorts } from '../use-case-ports.ts';
 import { withCursorLease } from './cursor-lease.ts';
 
+/** What skipMessages skips: the first `numMessages` of the subscription's backlog. */
+export interface SkipMessagesRequest {
+  readonly subscriptionName: string;
+  /** How many messages to skip (an integer >= 0; 0 skips nothing). */
+  readonly numMessages: number;
+}
+
+/** What skipByMessageIds skips: the named messages, on one subscription. */
+export interface SkipByMessageIdsRequest {
+  readonly subscriptionName: string;
+  /** The messages, by `ledgerId:entryId`; each must be a written message of the topic. */
+  readonly positions: readonly Position[];
+}
+
 /**
- * Skip the first `count` messages of the subscription's backlog. As Pulsar's
+ * Skip the first `numMessages` messages of the subscription's backlog. As Pulsar's
  * `internalSkipMessages`, a partitioned topic's own name answers 405 (skip one
  * of its partitions by the partition's name): "the first N" has no order across
  * partitions, and skipping N on each would skip N times the partitions.
  * Under the cursor's lease (concurrent skips must not pick the same entries):
- * 1. load the cursor, 2. acknowledge the first `count` backlog entries,
+ * 1. load the cursor, 2. acknowledge the first `numMessages` backlog entries,
  * 3. persist the advanced mark-delete position.
  */
 export async function skipMessages(
   ports: UseCasePorts,
   principal: Principal | undefined,
   topic: TopicName,
-  subscriptionName: string,
-  count: number,
+  request: SkipMessagesRequest,
 ): Promise<void> {
-  if (!Number.isSafeInteger(count) || count < 0) {
-    throw new ValidationError(`Number of messages to skip must be an integer >= 0, got ${count}`);
+  const { subscriptionName, numMessages } = request;
+  if (!Number.isSafeInteger(numMessages) || numMessages < 0) {
+    throw new ValidationError(`Number of messages to skip must be an integer >= 0, got ${numMessages}`);
   }
   await requireAction(ports.permissions, principal, topic, ['consume']);
   const resolved = await resolveTopic(ports, topic);
@@ -49,7 +63,7 @@ export async function skipMessages(
   for (const { partition, subscription } of subscriptions) {
     await withCursorLease(ports, subscription.cursorId, async () => {
       const loaded = await loadCursor(ports, partition, subscription);
-      const positions = loaded.cursor.firstBacklogPositions(count);
+      const positions = loaded.cursor.firstBacklogPositions(numMessages);
       if (positions.length === 0) return;
       await ports.cursors.acknowledge(subscription.cursorId, positions);
       for (const position of positions) loaded.cursor.acknowledge(position);
@@ -69,9 +83,9 @@ export async function skipByMessageIds(
   ports: UseCasePorts,
   principal: Principal | undefined,
   topic: TopicName,
-  subscriptionName: string,
-  positions: readonly Position[],
+  request: SkipByMessageIdsRequest,
 ): Promise<void> {
+  const { subscriptionName, positions } = request;
   await requireAction(ports.permissions, principal, topic, ['consume']);
   const resolved = await resolveTopic(ports, topic);
   await Promise.all(

@@ -27,14 +27,22 @@ export function parseActions(value: unknown): AuthAction[] {
   return [...new Set(value as AuthAction[])].sort();
 }
 
+/** A grant: the actions a role may take on a resource. */
+export interface PermissionGrant {
+  /** The role (a token's subject): 1 to 256 characters, no control characters. */
+  readonly role: string;
+  /** What the role may do there; none revokes what it held. */
+  readonly actions: readonly AuthAction[];
+}
+
 /** Grant `actions` to `role` on the resource, replacing what the role held there. Superusers only. */
 export async function grantPermission(
   ports: UseCasePorts,
   principal: Principal | undefined,
   resource: PermissionResource,
-  role: string,
-  actions: readonly AuthAction[],
+  grant: PermissionGrant,
 ): Promise<void> {
+  const { role, actions } = grant;
   requireSuperuser(principal, 'granting permissions');
   if (!ROLE.test(role)) throw new ValidationError(`Invalid role '${role}'`);
   await ports.permissions.grant(resourceKey(resource), role, actions);

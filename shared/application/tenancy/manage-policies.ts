@@ -15,6 +15,16 @@ import type { Principal } from './principal.ts';
 /** A namespace (`tenant/namespace`), or a topic (a partition names its partitioned topic). */
 export type PolicyTarget = { readonly namespace: string } | { readonly topic: TopicName };
 
+/** Which policy getPolicy reads, and whether as set or as in force. */
+export interface PolicyQuery<K extends keyof Policies> {
+  readonly name: K;
+  /**
+   * Answer what is in force on the topic (its own, else its namespace's, else the defaults);
+   * default false: what is set on that scope.
+   */
+  readonly applied?: boolean;
+}
+
 /**
  * Pulsar's namespace and topic policies ackline enforces: retention and message TTL. Reading and
  * changing them needs a superuser (Pulsar: the tenant's admin). A topic must exist (404) and be
@@ -26,13 +36,13 @@ export async function getPolicy<K extends keyof Policies>(
   ports: UseCasePorts,
   principal: Principal | undefined,
   target: PolicyTarget,
-  name: K,
-  options: { readonly applied?: boolean } = {},
+  query: PolicyQuery<K>,
 ): Promise<Policies[K] | undefined> {
+  const { name, applied = false } = query;
   requireSuperuser(principal, `reading ${name}`);
   const scope = await scopeOf(ports, target);
   const own = await ports.policies.get(scope);
-  if (!options.applied) return own?.[name];
+  if (!applied) return own?.[name];
   const namespace =
     'topic' in target ? await ports.policies.get({ namespace: target.topic.namespaceName }) : undefined;
   return appliedPolicies(own, 'topic' in target ? namespace : own)[name] as Policies[K];

@@ -8,6 +8,13 @@ import type { UseCasePorts } from '../use-case-ports.ts';
 import { type MessageView, messageView } from './message-view.ts';
 import { loadCursor, requireSubscription, resolvePosition, resolveTopic } from './topic-lookup.ts';
 
+/** Which message peekMessage reads: the `messagePosition`-th of a subscription's backlog. */
+export interface PeekMessageRequest {
+  readonly subscriptionName: string;
+  /** 1-based: 1 is the first message of the backlog (Pulsar's peekNthMessage `messagePosition`). */
+  readonly messagePosition: number;
+}
+
 /**
  * Peek the n-th message (1-based) of a subscription's backlog without
  * consuming it. A partitioned topic's backlog is read partition after
@@ -17,9 +24,9 @@ export async function peekMessage(
   ports: UseCasePorts,
   principal: Principal | undefined,
   topic: TopicName,
-  subscriptionName: string,
-  n: number,
+  request: PeekMessageRequest,
 ): Promise<MessageView> {
+  const { subscriptionName, messagePosition: n } = request;
   if (!Number.isSafeInteger(n) || n < 1) {
     throw new ValidationError(`Message position must be an integer >= 1, got ${n}`);
   }

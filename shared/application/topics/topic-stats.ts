@@ -255,7 +255,10 @@ async function subscriptionStats(
         ? Math.min(maxUnackedPerConsumer, maxUnackedPerSubscription) - window
         : maxUnackedPerConsumer - (held.get(consumerId) ?? 0),
     );
-  const consumers = await consumersOf(ports, partition, subscription, summary.unackedByConsumer, permitsOf);
+  const consumers = await consumersOf(ports, partition, subscription, {
+    unacked: summary.unackedByConsumer,
+    permitsOf,
+  });
   return {
     type: subscription.type,
     msgBacklog,
@@ -281,6 +284,14 @@ function newest(...counters: (RateCounter | undefined)[]): number | undefined {
   return times.length > 0 ? Math.max(...times) : undefined;
 }
 
+/** What each consumer of a subscription holds on a partition, as subscriptionStats counted it. */
+interface ConsumerHoldings {
+  /** Entries delivered and not acknowledged, per consumerId. */
+  readonly unacked: ReadonlyMap<string, number>;
+  /** Entries the consumer may still take before its cap (Pulsar's availablePermits). */
+  readonly permitsOf: (consumerId: string) => number;
+}
+
 /**
  * The subscription's live consumers that read this partition, from the consumer registry (its
  * members' leases, and one record per member).
@@ -289,8 +300,7 @@ async function consumersOf(
   ports: UseCasePorts,
   partition: TopicName,
   subscription: SubscriptionRecord,
-  unacked: ReadonlyMap<string, number>,
-  permitsOf: (consumerId: string) => number,
+  { unacked, permitsOf }: ConsumerHoldings,
 ): Promise<ConsumerStats[]> {
   const key = subscriptionKey(partition.partitionedTopicName.toString(), subscription.name);
   const now = ports.clock.nowMs();

@@ -171,9 +171,27 @@ describe('httpApi with observed routes', () => {
 
 describe('data-api and admin-api handlers', () => {
   it.each([
-    ['data-api', makeDataHandler, 'POST', '/topics/persistent/t/ns/orders', { messages: [{ payload: 'a' }] }],
-    ['admin-api', makeAdminHandler, 'PUT', '/admin/v2/persistent/t/ns/orders', undefined],
-  ])('%s logs an unexpected error as JSON with the Lambda and API request ids, and adds no metric', async (name, make, method, path, body) => {
+    {
+      name: 'data-api',
+      make: makeDataHandler,
+      method: 'POST',
+      path: '/topics/persistent/t/ns/orders',
+      body: { messages: [{ payload: 'a' }] },
+    },
+    {
+      name: 'admin-api',
+      make: makeAdminHandler,
+      method: 'PUT',
+      path: '/admin/v2/persistent/t/ns/orders',
+      body: undefined,
+    },
+  ])('$name logs an unexpected error as JSON with the Lambda and API request ids, and adds no metric', async ({
+    name,
+    make,
+    method,
+    path,
+    body,
+  }) => {
     const { deps, logger, metrics } = dependencies(name);
     const event = proxyEvent(method, path, body);
 

@@ -66,26 +66,23 @@ describe('caught-up mark and long polls', () => {
     const a = await subscribe(first);
     const b = await subscribe(second);
     // Both processes see the subscription caught up (their marks are set).
-    expect(await receiveMessages(first, admin, a, 10, 0)).toEqual([]);
-    expect(await receiveMessages(second, admin, b, 10, 0)).toEqual([]);
+    expect(await receiveMessages(first, admin, a, { maxMessages: 10 })).toEqual([]);
+    expect(await receiveMessages(second, admin, b, { maxMessages: 10 })).toEqual([]);
     // One publish of two messages: one ring, taken by the first process (its receive asks the
     // doorbell first), which takes one message.
-    await publishMessages(
-      first,
-      admin,
-      topic,
-      [
+    await publishMessages(first, admin, topic, {
+      messages: [
         { payload: 'p0', properties: {} },
         { payload: 'p1', properties: {} },
       ],
-      new RoundRobinRouter(0),
-    );
-    const taken = await receiveMessages(first, admin, a, 1, 0);
+      router: new RoundRobinRouter(0),
+    });
+    const taken = await receiveMessages(first, admin, a, { maxMessages: 1 });
     expect(taken.map((message) => message.payload)).toEqual(['p0']);
 
     // p1 is there; a long poll of the second process must find it within the mark's life.
     const started = clock.nowMs();
-    const found = await receiveMessages(second, admin, b, 10, 30_000);
+    const found = await receiveMessages(second, admin, b, { maxMessages: 10, waitMs: 30_000 });
     expect(found.map((message) => message.payload)).toEqual(['p1']);
     expect(clock.nowMs() - started).toBeLessThanOrEqual(RECORD_TTL_MS);
   });

@@ -80,7 +80,12 @@ describe('a consumer that keeps calling is never gone', () => {
     });
     const end = w.clock.nowMs() + 120_000;
     for (let call = 0; w.clock.nowMs() < end; call++) {
-      expect(await receiveMessages(w.ports, admin, id, 10, polls[call % polls.length] as number)).toEqual([]);
+      expect(
+        await receiveMessages(w.ports, admin, id, {
+          maxMessages: 10,
+          waitMs: polls[call % polls.length] as number,
+        }),
+      ).toEqual([]);
     }
     expect(lapses).toEqual([]);
   });
@@ -94,9 +99,9 @@ describe('a consumer that keeps calling is never gone', () => {
       if ((await w.consumers.expired(key, w.clock.nowMs())).includes(id)) lapses.push(w.clock.nowMs());
     });
     for (let round = 0; round < 4; round++) {
-      expect(await receiveMessages(w.ports, admin, id, 10, 0)).toEqual([]); // renews
+      expect(await receiveMessages(w.ports, admin, id, { maxMessages: 10 })).toEqual([]); // renews
       await w.pass(5_500); // the client works
-      expect(await receiveMessages(w.ports, admin, id, 10, 20_000)).toEqual([]);
+      expect(await receiveMessages(w.ports, admin, id, { maxMessages: 10, waitMs: 20_000 })).toEqual([]);
     }
     expect(lapses).toEqual([]);
   });
@@ -114,31 +119,32 @@ describe('a consumer that keeps calling is never gone', () => {
       }
     });
     const end = w.clock.nowMs() + 120_000;
-    while (w.clock.nowMs() < end) await receiveMessages(w.ports, admin, owner, 10, 20_000);
+    while (w.clock.nowMs() < end)
+      await receiveMessages(w.ports, admin, owner, { maxMessages: 10, waitMs: 20_000 });
     expect(lapses).toEqual([]);
   });
 
   it('a consumer blocked at its cap, waiting in its receive, keeps its membership', async () => {
     const w = steppingWorld(1);
     const id = await subscribe(w.ports, 'Shared', MIN_CONSUMER_LEASE_MS);
-    await publishMessages(
-      w.ports,
-      admin,
-      topic,
-      [
+    await publishMessages(w.ports, admin, topic, {
+      messages: [
         { payload: 'p0', properties: {} },
         { payload: 'p1', properties: {} },
       ],
-      new RoundRobinRouter(0),
-    );
-    expect((await receiveMessages(w.ports, admin, id, 10, 0)).map((m) => m.payload)).toEqual(['p0']);
+      router: new RoundRobinRouter(0),
+    });
+    expect((await receiveMessages(w.ports, admin, id, { maxMessages: 10 })).map((m) => m.payload)).toEqual([
+      'p0',
+    ]);
     const key = subscriptionKey(topic.toString(), 'sub');
     const lapses: number[] = [];
     w.probes.push(async () => {
       if ((await w.consumers.expired(key, w.clock.nowMs())).includes(id)) lapses.push(w.clock.nowMs());
     });
     const end = w.clock.nowMs() + 60_000;
-    while (w.clock.nowMs() < end) expect(await receiveMessages(w.ports, admin, id, 10, 20_000)).toEqual([]);
+    while (w.clock.nowMs() < end)
+      expect(await receiveMessages(w.ports, admin, id, { maxMessages: 10, waitMs: 20_000 })).toEqual([]);
     expect(lapses).toEqual([]);
   });
 });

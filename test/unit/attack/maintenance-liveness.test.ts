@@ -49,14 +49,11 @@ describe('maintenance rings for a backlog whose publish died before ringing', ()
       policy: {},
       lambda: { functionTimeoutMs: 10_000 },
     });
-    await publishMessages(
-      ports,
-      admin,
-      topic,
-      [{ payload: 'first', properties: {} }],
-      new RoundRobinRouter(0),
-    );
-    await skipMessages(ports, admin, topic, 'fn', 1);
+    await publishMessages(ports, admin, topic, {
+      messages: [{ payload: 'first', properties: {} }],
+      router: new RoundRobinRouter(0),
+    });
+    await skipMessages(ports, admin, topic, { subscriptionName: 'fn', numMessages: 1 });
     clock.advance(MARK_EVERY_MS);
     await maintainSubscriptions(ports, { deadlineMs: Number.MAX_SAFE_INTEGER });
     expect(activity.entries.size).toBe(0);
@@ -75,7 +72,10 @@ describe('maintenance rings for a backlog whose publish died before ringing', ()
       }),
     };
     await expect(
-      publishMessages(dying, admin, topic, [{ payload: 'orphan', properties: {} }], new RoundRobinRouter(0)),
+      publishMessages(dying, admin, topic, {
+        messages: [{ payload: 'orphan', properties: {} }],
+        router: new RoundRobinRouter(0),
+      }),
     ).rejects.toThrow('killed after the append');
     expect(deliveryQueue.rings.get(cursorId) ?? []).toEqual([]);
 

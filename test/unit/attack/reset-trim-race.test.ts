@@ -73,11 +73,11 @@ describe('reset to earliest racing a retention run', () => {
     expect((await ledger.state(topic))?.firstKept?.toString()).toMatch(/:5$/);
 
     // At once (no wait for deleted ids to count as abandoned): nothing deleted, nothing kept.
-    const again = await receiveMessages(ports, admin, consumerId, 100, 0);
+    const again = await receiveMessages(ports, admin, consumerId, { maxMessages: 100 });
     expect(again.map((m) => m.payload)).toEqual([]);
     expect((await getTopicStats(ports, admin, topic)).subscriptions.sub?.msgBacklog).toBe(0);
     await publishPayloads(ports, admin, topic, ['new']);
-    const next = await receiveMessages(ports, admin, consumerId, 100, 0);
+    const next = await receiveMessages(ports, admin, consumerId, { maxMessages: 100 });
     expect(next.map((m) => m.payload)).toEqual(['new']);
   });
 });

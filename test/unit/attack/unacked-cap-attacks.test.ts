@@ -149,13 +149,10 @@ describe('per-consumer cap: event-driven (Lambda) consumers', () => {
       policy: {},
       lambda: { functionTimeoutMs: 60_000 },
     });
-    await publishMessages(
-      ports,
-      admin,
-      lambdaTopic,
-      Array.from({ length: 12 }, (_, i) => ({ payload: `p${i}`, properties: {} })),
-      new RoundRobinRouter(0),
-    );
+    await publishMessages(ports, admin, lambdaTopic, {
+      messages: Array.from({ length: 12 }, (_, i) => ({ payload: `p${i}`, properties: {} })),
+      router: new RoundRobinRouter(0),
+    });
     const consumer = await ports.consumers.get(consumerId);
     const cursorId = consumer?.partitions[0]?.cursorId as string;
     const seen: string[] = [];
@@ -193,9 +190,12 @@ describe('per-consumer cap: a blocked consumer leaves the doorbell to the others
     const a = await subscribe();
     await subscribe(); // b: waits on the doorbells too (another process)
     const publishToFirst = (payload: string) =>
-      publishMessages(ports, admin, topic, [{ payload, properties: {} }], new RoundRobinRouter(0));
+      publishMessages(ports, admin, topic, {
+        messages: [{ payload, properties: {} }],
+        router: new RoundRobinRouter(0),
+      });
     await publishToFirst('p0');
-    const taken = await receiveMessages(ports, admin, a, 10, 0);
+    const taken = await receiveMessages(ports, admin, a, { maxMessages: 10 });
     expect(taken.map((m) => m.payload)).toEqual(['p0']);
     const consumer = await ports.consumers.get(a);
     const first = consumer?.partitions.find((p) => p.partitionIndex === 0)?.cursorId as string;
@@ -205,7 +205,7 @@ describe('per-consumer cap: a blocked consumer leaves the doorbell to the others
     // a is at its cap on partition 0, caught up on partition 1. A publish to partition 0 rings
     // for b; a's long poll must leave that ring.
     await publishToFirst('p1');
-    expect(await receiveMessages(ports, admin, a, 10, 3_000)).toEqual([]);
+    expect(await receiveMessages(ports, admin, a, { maxMessages: 10, waitMs: 3_000 })).toEqual([]);
     expect(await ports.deliveryQueue.waitForRing(doorbellOf(first), 0)).toBe(true);
   });
 });
@@ -349,21 +349,17 @@ describe('per-consumer cap: a close while blocked', () => {
       initialPosition: 'Earliest',
       policy: {},
     });
-    await publishMessages(
-      first,
-      admin,
-      lambdaTopic,
-      Array.from({ length: 6 }, (_, i) => ({ payload: `c${i}`, properties: {} })),
-      new RoundRobinRouter(0),
-    );
-    expect((await receiveMessages(first, admin, consumerId, 10, 0)).map((m) => m.payload)).toEqual([
-      'c0',
-      'c1',
-    ]);
+    await publishMessages(first, admin, lambdaTopic, {
+      messages: Array.from({ length: 6 }, (_, i) => ({ payload: `c${i}`, properties: {} })),
+      router: new RoundRobinRouter(0),
+    });
+    expect(
+      (await receiveMessages(first, admin, consumerId, { maxMessages: 10 })).map((m) => m.payload),
+    ).toEqual(['c0', 'c1']);
     // Blocked: while the receive waits, the consumer is closed in another process (what it held
     // is released, so it would no longer be blocked).
     onSleep = async () => closeConsumer(second, admin, consumerId);
-    expect(await receiveMessages(first, admin, consumerId, 10, 5_000)).toEqual([]);
+    expect(await receiveMessages(first, admin, consumerId, { maxMessages: 10, waitMs: 5_000 })).toEqual([]);
     const summary = await pendingSummary(engineOf(first), {
       partition: lambdaTopic,
       cursorId: (await first.catalog.listSubscriptions(lambdaTopic))[0]?.cursorId as string,
@@ -389,15 +385,18 @@ describe('Failover standby and the doorbell', () => {
       ).consumerId;
     const active = await subscribe();
     const standby = await subscribe();
-    expect(await receiveMessages(ports, admin, active, 10, 0)).toEqual([]);
+    expect(await receiveMessages(ports, admin, active, { maxMessages: 10 })).toEqual([]);
     const consumer = await ports.consumers.get(active);
     const cursorId = consumer?.partitions[0]?.cursorId as string;
     while (await ports.deliveryQueue.waitForRing(doorbellOf(cursorId), 0)) {
       // drained
     }
-    await publishMessages(ports, admin, topic, [{ payload: 'f0', properties: {} }], new RoundRobinRouter(0));
+    await publishMessages(ports, admin, topic, {
+      messages: [{ payload: 'f0', properties: {} }],
+      router: new RoundRobinRouter(0),
+    });
     // The standby polls first: it must not take the ring the active consumer's poll waits for.
-    expect(await receiveMessages(ports, admin, standby, 10, 3_000)).toEqual([]);
+    expect(await receiveMessages(ports, admin, standby, { maxMessages: 10, waitMs: 3_000 })).toEqual([]);
     expect(await ports.deliveryQueue.waitForRing(doorbellOf(cursorId), 0)).toBe(true);
   });
 });
@@ -440,11 +439,16 @@ describe('a blocked consumer and the caught-up mark', () => {
     const a = await subscribe();
     const b = await subscribe();
     const publish = (payload: string) =>
-      publishMessages(ports, admin, topic, [{ payload, properties: {} }], new RoundRobinRouter(0));
+      publishMessages(ports, admin, topic, {
+        messages: [{ payload, properties: {} }],
+        router: new RoundRobinRouter(0),
+      });
     await publish('m0');
-    expect((await receiveMessages(ports, admin, a, 10, 0)).map((m) => m.payload)).toEqual(['m0']);
+    expect((await receiveMessages(ports, admin, a, { maxMessages: 10 })).map((m) => m.payload)).toEqual([
+      'm0',
+    ]);
     // b finds the subscription caught up: this process marks it so (a is at its cap of 1).
-    expect(await receiveMessages(ports, admin, b, 10, 0)).toEqual([]);
+    expect(await receiveMessages(ports, admin, b, { maxMessages: 10 })).toEqual([]);
     const cursorId = (await ports.consumers.get(a))?.partitions[0]?.cursorId as string;
     while (await ports.deliveryQueue.waitForRing(doorbellOf(cursorId), 0)) {
       // drained
@@ -453,7 +457,7 @@ describe('a blocked consumer and the caught-up mark', () => {
     duringWait = async () => {
       await publish('m1');
     };
-    expect(await receiveMessages(ports, admin, a, 10, 3_000)).toEqual([]);
+    expect(await receiveMessages(ports, admin, a, { maxMessages: 10, waitMs: 3_000 })).toEqual([]);
     // That ring is b's to wake on.
     expect(await ports.deliveryQueue.waitForRing(doorbellOf(cursorId), 0)).toBe(true);
   });

@@ -31,79 +31,85 @@ describe('AcklineAdmin topics(): requests', () => {
   const topic = 'persistent://my-tenant/my-ns/orders';
 
   it.each([
-    [
-      'createNonPartitionedTopic',
-      (a: AcklineAdmin) => a.topics().createNonPartitionedTopic(topic),
-      'PUT',
-      TOPIC_PATH,
-      undefined,
-    ],
-    [
-      'createPartitionedTopic',
-      (a: AcklineAdmin) => a.topics().createPartitionedTopic(topic, 4),
-      'PUT',
-      `${TOPIC_PATH}/partitions`,
-      '4',
-    ],
-    ['delete', (a: AcklineAdmin) => a.topics().delete(topic), 'DELETE', TOPIC_PATH, undefined],
-    [
-      'createSubscription with type and position',
-      (a: AcklineAdmin) =>
+    {
+      name: 'createNonPartitionedTopic',
+      call: (a: AcklineAdmin) => a.topics().createNonPartitionedTopic(topic),
+      method: 'PUT',
+      path: TOPIC_PATH,
+      body: undefined,
+    },
+    {
+      name: 'createPartitionedTopic',
+      call: (a: AcklineAdmin) => a.topics().createPartitionedTopic(topic, 4),
+      method: 'PUT',
+      path: `${TOPIC_PATH}/partitions`,
+      body: '4',
+    },
+    {
+      name: 'delete',
+      call: (a: AcklineAdmin) => a.topics().delete(topic),
+      method: 'DELETE',
+      path: TOPIC_PATH,
+      body: undefined,
+    },
+    {
+      name: 'createSubscription with type and position',
+      call: (a: AcklineAdmin) =>
         a.topics().createSubscription(topic, 'billing', {
           subscriptionType: 'Key_Shared',
           initialPosition: 'Earliest',
         }),
-      'PUT',
-      `${TOPIC_PATH}/subscription/billing?subscriptionType=Key_Shared`,
-      '{"initialPosition":"Earliest"}',
-    ],
-    [
-      'createSubscription without options',
-      (a: AcklineAdmin) => a.topics().createSubscription(topic, 'billing'),
-      'PUT',
-      `${TOPIC_PATH}/subscription/billing`,
-      undefined,
-    ],
-    [
-      'deleteSubscription',
-      (a: AcklineAdmin) => a.topics().deleteSubscription(topic, 'bill ing/x'),
-      'DELETE',
-      `${TOPIC_PATH}/subscription/bill%20ing%2Fx`,
-      undefined,
-    ],
-    [
-      'skipMessages',
-      (a: AcklineAdmin) => a.topics().skipMessages(topic, 'billing', 7),
-      'POST',
-      `${TOPIC_PATH}/subscription/billing/skip/7`,
-      undefined,
-    ],
-    [
-      'skipMessagesByIds keeps 64-bit ids exact',
-      (a: AcklineAdmin) =>
+      method: 'PUT',
+      path: `${TOPIC_PATH}/subscription/billing?subscriptionType=Key_Shared`,
+      body: '{"initialPosition":"Earliest"}',
+    },
+    {
+      name: 'createSubscription without options',
+      call: (a: AcklineAdmin) => a.topics().createSubscription(topic, 'billing'),
+      method: 'PUT',
+      path: `${TOPIC_PATH}/subscription/billing`,
+      body: undefined,
+    },
+    {
+      name: 'deleteSubscription',
+      call: (a: AcklineAdmin) => a.topics().deleteSubscription(topic, 'bill ing/x'),
+      method: 'DELETE',
+      path: `${TOPIC_PATH}/subscription/bill%20ing%2Fx`,
+      body: undefined,
+    },
+    {
+      name: 'skipMessages',
+      call: (a: AcklineAdmin) => a.topics().skipMessages(topic, 'billing', 7),
+      method: 'POST',
+      path: `${TOPIC_PATH}/subscription/billing/skip/7`,
+      body: undefined,
+    },
+    {
+      name: 'skipMessagesByIds keeps 64-bit ids exact',
+      call: (a: AcklineAdmin) =>
         a.topics().skipMessagesByIds(topic, 'billing', [
           { ledgerId: BIG_ID, entryId: 3n },
           { ledgerId: 12, entryId: '4' },
         ]),
-      'POST',
-      `${TOPIC_PATH}/subscription/billing/skipByMessageIds`,
-      `{"type":"messageId","messageIds":[{"ledgerId":${BIG_ID},"entryId":3},{"ledgerId":12,"entryId":4}]}`,
-    ],
-    [
-      'grantPermission',
-      (a: AcklineAdmin) => a.topics().grantPermission(topic, 'ops', ['consume', 'acknowledge_message']),
-      'POST',
-      `${TOPIC_PATH}/permissions/ops`,
-      '["consume","acknowledge_message"]',
-    ],
-    [
-      'revokePermissions',
-      (a: AcklineAdmin) => a.topics().revokePermissions(topic, 'ops'),
-      'DELETE',
-      `${TOPIC_PATH}/permissions/ops`,
-      undefined,
-    ],
-  ])('%s', async (_name, call, method, path, body) => {
+      method: 'POST',
+      path: `${TOPIC_PATH}/subscription/billing/skipByMessageIds`,
+      body: `{"type":"messageId","messageIds":[{"ledgerId":${BIG_ID},"entryId":3},{"ledgerId":12,"entryId":4}]}`,
+    },
+    {
+      name: 'grantPermission',
+      call: (a: AcklineAdmin) => a.topics().grantPermission(topic, 'ops', ['consume', 'acknowledge_message']),
+      method: 'POST',
+      path: `${TOPIC_PATH}/permissions/ops`,
+      body: '["consume","acknowledge_message"]',
+    },
+    {
+      name: 'revokePermissions',
+      call: (a: AcklineAdmin) => a.topics().revokePermissions(topic, 'ops'),
+      method: 'DELETE',
+      path: `${TOPIC_PATH}/permissions/ops`,
+      body: undefined,
+    },
+  ])('$name', async ({ call, method, path, body }) => {
     const { admin, requests } = adminWith();
 
     await call(admin);

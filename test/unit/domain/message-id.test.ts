@@ -5,12 +5,24 @@ import { Position } from '../../../shared/domain/position.ts';
 
 describe('MessageId', () => {
   it.each([
-    ['1:2', 1n, 2n, -1, '1:2:-1'],
-    ['1:2:-1', 1n, 2n, -1, '1:2:-1'],
-    ['1:2:0', 1n, 2n, 0, '1:2:0'],
-    ['9007199254740993:5:3', 9007199254740993n, 5n, 3, '9007199254740993:5:3'],
-    ['1:2:2147483647', 1n, 2n, 2147483647, '1:2:2147483647'],
-  ])('parses %s', (text, ledgerId, entryId, partitionIndex, rendered) => {
+    { text: '1:2', ledgerId: 1n, entryId: 2n, partitionIndex: -1, rendered: '1:2:-1' },
+    { text: '1:2:-1', ledgerId: 1n, entryId: 2n, partitionIndex: -1, rendered: '1:2:-1' },
+    { text: '1:2:0', ledgerId: 1n, entryId: 2n, partitionIndex: 0, rendered: '1:2:0' },
+    {
+      text: '9007199254740993:5:3',
+      ledgerId: 9007199254740993n,
+      entryId: 5n,
+      partitionIndex: 3,
+      rendered: '9007199254740993:5:3',
+    },
+    {
+      text: '1:2:2147483647',
+      ledgerId: 1n,
+      entryId: 2n,
+      partitionIndex: 2147483647,
+      rendered: '1:2:2147483647',
+    },
+  ])('parses $text', ({ text, ledgerId, entryId, partitionIndex, rendered }) => {
     // Act
     const id = MessageId.parse(text);
 

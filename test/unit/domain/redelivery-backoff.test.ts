@@ -15,28 +15,39 @@ function backoff(minDelayMs: number, maxDelayMs: number, multiplier: number): Mu
 
 describe('MultiplierRedeliveryBackoff', () => {
   it.each([
-    // min, max, multiplier, redeliveryCount, delayMs
-    [1000, 600_000, 2, -1, 1000],
-    [1000, 600_000, 2, 0, 1000],
-    [1000, 600_000, 2, 1, 2000],
-    [1000, 600_000, 2, 4, 16_000],
-    [1000, 600_000, 2, 100, 600_000],
-    [2000, 6_000_000, 5, 1, 10_000],
-    [2000, 6_000_000, 5, 2, 50_000],
-    [2000, 6_000_000, 5, 4, 1_250_000],
-    [2000, 6_000_000, 5, 100, 6_000_000],
-    [1000, 60_000, 1.5, 1, 1500],
-    [1000, 60_000, 1.5, 2, 2250],
-    [1000, 60_000, 1.5, 3, 3375],
-    [1000, 60_000, 1.1, 1, 1100],
-    [1, 1000, 1.5, 1, 1], // 1.5 ms truncates to 1
-    [3, 1000, 1.5, 3, 10], // 10.125 ms truncates to 10
-    [0, 1000, 2, 5, 0],
-    [500, 500, 3, 7, 500],
-    [1000, 600_000, 2, 2 ** 31 - 1, 600_000],
-    [1, Number.MAX_SAFE_INTEGER, 1.0001, 2 ** 31 - 1, Number.MAX_SAFE_INTEGER],
-  ])('B(%i, %i, %d).next(%i) = %i', (min, max, multiplier, count, expected) => {
-    expect(backoff(min, max, multiplier).next(count)).toBe(expected);
+    { minDelayMs: 1000, maxDelayMs: 600_000, multiplier: 2, redeliveryCount: -1, delayMs: 1000 },
+    { minDelayMs: 1000, maxDelayMs: 600_000, multiplier: 2, redeliveryCount: 0, delayMs: 1000 },
+    { minDelayMs: 1000, maxDelayMs: 600_000, multiplier: 2, redeliveryCount: 1, delayMs: 2000 },
+    { minDelayMs: 1000, maxDelayMs: 600_000, multiplier: 2, redeliveryCount: 4, delayMs: 16_000 },
+    { minDelayMs: 1000, maxDelayMs: 600_000, multiplier: 2, redeliveryCount: 100, delayMs: 600_000 },
+    { minDelayMs: 2000, maxDelayMs: 6_000_000, multiplier: 5, redeliveryCount: 1, delayMs: 10_000 },
+    { minDelayMs: 2000, maxDelayMs: 6_000_000, multiplier: 5, redeliveryCount: 2, delayMs: 50_000 },
+    { minDelayMs: 2000, maxDelayMs: 6_000_000, multiplier: 5, redeliveryCount: 4, delayMs: 1_250_000 },
+    { minDelayMs: 2000, maxDelayMs: 6_000_000, multiplier: 5, redeliveryCount: 100, delayMs: 6_000_000 },
+    { minDelayMs: 1000, maxDelayMs: 60_000, multiplier: 1.5, redeliveryCount: 1, delayMs: 1500 },
+    { minDelayMs: 1000, maxDelayMs: 60_000, multiplier: 1.5, redeliveryCount: 2, delayMs: 2250 },
+    { minDelayMs: 1000, maxDelayMs: 60_000, multiplier: 1.5, redeliveryCount: 3, delayMs: 3375 },
+    { minDelayMs: 1000, maxDelayMs: 60_000, multiplier: 1.1, redeliveryCount: 1, delayMs: 1100 },
+    { minDelayMs: 1, maxDelayMs: 1000, multiplier: 1.5, redeliveryCount: 1, delayMs: 1 }, // 1.5 ms truncates to 1
+    { minDelayMs: 3, maxDelayMs: 1000, multiplier: 1.5, redeliveryCount: 3, delayMs: 10 }, // 10.125 ms truncates to 10
+    { minDelayMs: 0, maxDelayMs: 1000, multiplier: 2, redeliveryCount: 5, delayMs: 0 },
+    { minDelayMs: 500, maxDelayMs: 500, multiplier: 3, redeliveryCount: 7, delayMs: 500 },
+    { minDelayMs: 1000, maxDelayMs: 600_000, multiplier: 2, redeliveryCount: 2 ** 31 - 1, delayMs: 600_000 },
+    {
+      minDelayMs: 1,
+      maxDelayMs: Number.MAX_SAFE_INTEGER,
+      multiplier: 1.0001,
+      redeliveryCount: 2 ** 31 - 1,
+      delayMs: Number.MAX_SAFE_INTEGER,
+    },
+  ])('B($minDelayMs, $maxDelayMs, $multiplier).next($redeliveryCount) = $delayMs', ({
+    minDelayMs,
+    maxDelayMs,
+    multiplier,
+    redeliveryCount,
+    delayMs,
+  }) => {
+    expect(backoff(minDelayMs, maxDelayMs, multiplier).next(redeliveryCount)).toBe(delayMs);
   });
 
   it('uses Pulsar defaults: 10 s doubling up to 10 min', () => {

@@ -3,63 +3,107 @@ import { InvalidTopicNameError, TopicName } from '../../../shared/domain/topic-n
 
 describe('TopicName.parse', () => {
   it.each([
-    // input, full name, domain, tenant, cluster, namespace, localName, partitionIndex
-    ['persistent://t/ns/topic', 'persistent://t/ns/topic', 'persistent', 't', undefined, 'ns', 'topic', -1],
-    [
-      'non-persistent://t/ns/topic',
-      'non-persistent://t/ns/topic',
-      'non-persistent',
-      't',
-      undefined,
-      'ns',
-      'topic',
-      -1,
-    ],
-    ['t/ns/topic', 'persistent://t/ns/topic', 'persistent', 't', undefined, 'ns', 'topic', -1],
-    ['topic', 'persistent://public/default/topic', 'persistent', 'public', undefined, 'default', 'topic', -1],
-    ['persistent://p/c1/ns/topic', 'persistent://p/c1/ns/topic', 'persistent', 'p', 'c1', 'ns', 'topic', -1],
-    [
-      'persistent://t/ns/topic-partition-2',
-      'persistent://t/ns/topic-partition-2',
-      'persistent',
-      't',
-      undefined,
-      'ns',
-      'topic-partition-2',
-      2,
-    ],
-    [
-      't/ns/topic-partition-0',
-      'persistent://t/ns/topic-partition-0',
-      'persistent',
-      't',
-      undefined,
-      'ns',
-      'topic-partition-0',
-      0,
-    ],
-    [
-      'persistent://p/c/ns/a-partition-11',
-      'persistent://p/c/ns/a-partition-11',
-      'persistent',
-      'p',
-      'c',
-      'ns',
-      'a-partition-11',
-      11,
-    ],
-    [
-      'persistent://my_t-1=a:b.c/n.s/x y+z%20',
-      'persistent://my_t-1=a:b.c/n.s/x y+z%20',
-      'persistent',
-      'my_t-1=a:b.c',
-      undefined,
-      'n.s',
-      'x y+z%20',
-      -1,
-    ],
-    ['t/ns/ordres-été', 'persistent://t/ns/ordres-été', 'persistent', 't', undefined, 'ns', 'ordres-été', -1],
-  ])('parses %s', (input, full, domain, tenant, cluster, namespace, localName, partitionIndex) => {
+    {
+      input: 'persistent://t/ns/topic',
+      full: 'persistent://t/ns/topic',
+      domain: 'persistent',
+      tenant: 't',
+      cluster: undefined,
+      namespace: 'ns',
+      localName: 'topic',
+      partitionIndex: -1,
+    },
+    {
+      input: 'non-persistent://t/ns/topic',
+      full: 'non-persistent://t/ns/topic',
+      domain: 'non-persistent',
+      tenant: 't',
+      cluster: undefined,
+      namespace: 'ns',
+      localName: 'topic',
+      partitionIndex: -1,
+    },
+    {
+      input: 't/ns/topic',
+      full: 'persistent://t/ns/topic',
+      domain: 'persistent',
+      tenant: 't',
+      cluster: undefined,
+      namespace: 'ns',
+      localName: 'topic',
+      partitionIndex: -1,
+    },
+    {
+      input: 'topic',
+      full: 'persistent://public/default/topic',
+      domain: 'persistent',
+      tenant: 'public',
+      cluster: undefined,
+      namespace: 'default',
+      localName: 'topic',
+      partitionIndex: -1,
+    },
+    {
+      input: 'persistent://p/c1/ns/topic',
+      full: 'persistent://p/c1/ns/topic',
+      domain: 'persistent',
+      tenant: 'p',
+      cluster: 'c1',
+      namespace: 'ns',
+      localName: 'topic',
+      partitionIndex: -1,
+    },
+    {
+      input: 'persistent://t/ns/topic-partition-2',
+      full: 'persistent://t/ns/topic-partition-2',
+      domain: 'persistent',
+      tenant: 't',
+      cluster: undefined,
+      namespace: 'ns',
+      localName: 'topic-partition-2',
+      partitionIndex: 2,
+    },
+    {
+      input: 't/ns/topic-partition-0',
+      full: 'persistent://t/ns/topic-partition-0',
+      domain: 'persistent',
+      tenant: 't',
+      cluster: undefined,
+      namespace: 'ns',
+      localName: 'topic-partition-0',
+      partitionIndex: 0,
+    },
+    {
+      input: 'persistent://p/c/ns/a-partition-11',
+      full: 'persistent://p/c/ns/a-partition-11',
+      domain: 'persistent',
+      tenant: 'p',
+      cluster: 'c',
+      namespace: 'ns',
+      localName: 'a-partition-11',
+      partitionIndex: 11,
+    },
+    {
+      input: 'persistent://my_t-1=a:b.c/n.s/x y+z%20',
+      full: 'persistent://my_t-1=a:b.c/n.s/x y+z%20',
+      domain: 'persistent',
+      tenant: 'my_t-1=a:b.c',
+      cluster: undefined,
+      namespace: 'n.s',
+      localName: 'x y+z%20',
+      partitionIndex: -1,
+    },
+    {
+      input: 't/ns/ordres-été',
+      full: 'persistent://t/ns/ordres-été',
+      domain: 'persistent',
+      tenant: 't',
+      cluster: undefined,
+      namespace: 'ns',
+      localName: 'ordres-été',
+      partitionIndex: -1,
+    },
+  ])('parses $input', ({ input, full, domain, tenant, cluster, namespace, localName, partitionIndex }) => {
     // Act
     const name = TopicName.parse(input);
 
@@ -211,18 +255,32 @@ describe('TopicName.fromRest', () => {
   });
 
   it('reads the legacy route with a cluster', () => {
-    expect(TopicName.fromRestV1('persistent', 'p', 'c', 'ns', 'x').toString()).toBe('persistent://p/c/ns/x');
+    const name = TopicName.fromRestV1({
+      domain: 'persistent',
+      property: 'p',
+      cluster: 'c',
+      namespace: 'ns',
+      encodedTopic: 'x',
+    });
+
+    expect(name.toString()).toBe('persistent://p/c/ns/x');
   });
 
   it.each([
-    ['queue', 't', 'ns', 'x', /unknown domain "queue"/],
-    ['persistent', 't', 'ns', '%E0%A4%A', /not valid URL encoding/],
-    ['persistent', 't', 'ns', 'a%2Fb', /contains '\/'/],
-    ['persistent', 't', 'ns', 'a%0Ab', /control character/],
-    ['persistent', 't', 'ns', '', /topic part is empty/],
-    ['persistent', 't@', 'ns', 'x', /tenant "t@"/],
-    ['persistent', 't', '', 'x', /namespace is empty/],
-  ])('rejects %s/%s/%s/%s', (domain, tenant, namespace, topic, reason) => {
+    { domain: 'queue', tenant: 't', namespace: 'ns', topic: 'x', reason: /unknown domain "queue"/ },
+    {
+      domain: 'persistent',
+      tenant: 't',
+      namespace: 'ns',
+      topic: '%E0%A4%A',
+      reason: /not valid URL encoding/,
+    },
+    { domain: 'persistent', tenant: 't', namespace: 'ns', topic: 'a%2Fb', reason: /contains '\/'/ },
+    { domain: 'persistent', tenant: 't', namespace: 'ns', topic: 'a%0Ab', reason: /control character/ },
+    { domain: 'persistent', tenant: 't', namespace: 'ns', topic: '', reason: /topic part is empty/ },
+    { domain: 'persistent', tenant: 't@', namespace: 'ns', topic: 'x', reason: /tenant "t@"/ },
+    { domain: 'persistent', tenant: 't', namespace: '', topic: 'x', reason: /namespace is empty/ },
+  ])('rejects $domain/$tenant/$namespace/$topic', ({ domain, tenant, namespace, topic, reason }) => {
     expect(() => TopicName.fromRest(domain, tenant, namespace, topic)).toThrow(InvalidTopicNameError);
     expect(() => TopicName.fromRest(domain, tenant, namespace, topic)).toThrow(reason);
   });
@@ -335,7 +393,13 @@ describe("TopicName against Pulsar's TopicNameTest", () => {
 
     // Act
     const name = TopicName.parse(`persistent://prop/colo/ns/${raw}`);
-    const fromRest = TopicName.fromRestV1('persistent', 'prop', 'colo', 'ns', encoded);
+    const fromRest = TopicName.fromRestV1({
+      domain: 'persistent',
+      property: 'prop',
+      cluster: 'colo',
+      namespace: 'ns',
+      encodedTopic: encoded,
+    });
 
     // Assert
     expect(name.localName).toBe(raw);

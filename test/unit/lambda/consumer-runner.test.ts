@@ -109,13 +109,10 @@ function crashingFunction() {
 }
 
 const publish = (ports: UseCasePorts, payloads: readonly string[]) =>
-  publishMessages(
-    ports,
-    admin,
-    topic,
-    payloads.map((payload) => ({ payload, key: `k-${payload}`, properties: {} })),
-    new RoundRobinRouter(0),
-  );
+  publishMessages(ports, admin, topic, {
+    messages: payloads.map((payload) => ({ payload, key: `k-${payload}`, properties: {} })),
+    router: new RoundRobinRouter(0),
+  });
 
 const kinds = (result: QueueRecordsResult) =>
   result.outcomes.map((outcome) => [outcome.message.payload, outcome.kind]);
@@ -217,7 +214,7 @@ describe('the subscription runner', () => {
       initialPosition: 'Earliest',
       policy: {},
     });
-    const dead = await receiveMessages(ports, admin, reader, 10, 0);
+    const dead = await receiveMessages(ports, admin, reader, { maxMessages: 10 });
     expect(dead.map((message) => [message.payload, message.properties.REAL_SUBSCRIPTION])).toEqual([
       ['poison', 'fn'],
     ]);
@@ -242,7 +239,7 @@ describe('the subscription runner', () => {
     }
     // The HTTP consumer's receive lands between the runner's entries read and its claim.
     const overtaken = overtakingLedger(ports.ledger, async () => {
-      expect(await receiveMessages(ports, admin, http, 10, 0)).toHaveLength(10);
+      expect(await receiveMessages(ports, admin, http, { maxMessages: 10 })).toHaveLength(10);
     });
     const fn = userFunction();
 

@@ -40,18 +40,27 @@ describe('a replaced owner whose lease lapsed', () => {
         })
       ).consumerId;
     const owner = await subscribe();
-    await publishMessages(ports, admin, topic, [{ payload: 'm0', properties: {} }], new RoundRobinRouter(0));
-    expect((await receiveMessages(ports, admin, owner, 1, 0)).map((m) => m.redeliveryCount)).toEqual([0]);
+    await publishMessages(ports, admin, topic, {
+      messages: [{ payload: 'm0', properties: {} }],
+      router: new RoundRobinRouter(0),
+    });
+    expect(
+      (await receiveMessages(ports, admin, owner, { maxMessages: 1 })).map((m) => m.redeliveryCount),
+    ).toEqual([0]);
 
     clock.advance(leaseMs + 1);
     const standby = await subscribe();
-    expect((await receiveMessages(ports, admin, standby, 1, 0)).map((m) => m.redeliveryCount)).toEqual([1]);
-    await expect(receiveMessages(ports, admin, owner, 1, 0)).rejects.toThrow(ConsumerFencedError);
+    expect(
+      (await receiveMessages(ports, admin, standby, { maxMessages: 1 })).map((m) => m.redeliveryCount),
+    ).toEqual([1]);
+    await expect(receiveMessages(ports, admin, owner, { maxMessages: 1 })).rejects.toThrow(
+      ConsumerFencedError,
+    );
 
     // Its refused call still renewed its membership; silent for another lease, maintenance removes it.
     clock.advance(leaseMs + 1);
     await maintainSubscriptions(ports, { deadlineMs: Number.MAX_SAFE_INTEGER });
-    const gone = receiveMessages(ports, admin, owner, 1, 0);
+    const gone = receiveMessages(ports, admin, owner, { maxMessages: 1 });
     await expect(gone).rejects.toThrow(NotFoundError);
     await expect(gone).rejects.toThrow(/lease lapsed/);
   });

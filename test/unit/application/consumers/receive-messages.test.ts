@@ -40,15 +40,12 @@ async function takeTurns(
   const received = new Map(members.map(({ id }) => [id, [] as string[]]));
   for (let round = 0; round < rounds; round++) {
     for (const { ports, id } of members) {
-      const batch = await receiveMessages(ports, admin, id, 5, 0);
+      const batch = await receiveMessages(ports, admin, id, { maxMessages: 5 });
       if (batch.length === 0) continue;
-      await acknowledgeMessages(
-        ports,
-        admin,
-        id,
-        [],
-        batch.map((message) => message.deliveryHandle),
-      );
+      await acknowledgeMessages(ports, admin, id, {
+        messageIds: [],
+        deliveryHandles: batch.map((message) => message.deliveryHandle),
+      });
       received.get(id)?.push(...batch.map((message) => message.payload));
     }
   }
@@ -65,8 +62,8 @@ describe('receive across processes', () => {
     const a = await subscribe(first, 'Key_Shared');
     const b = await subscribe(second, 'Key_Shared');
     // Each member joins the key ranges with its first poll, which finds the subscription caught up.
-    expect(await receiveMessages(first, admin, a, 1, 0)).toEqual([]);
-    expect(await receiveMessages(second, admin, b, 1, 0)).toEqual([]);
+    expect(await receiveMessages(first, admin, a, { maxMessages: 1 })).toEqual([]);
+    expect(await receiveMessages(second, admin, b, { maxMessages: 1 })).toEqual([]);
     const members = [a, b].map((consumerId) => ({ consumerId, joinedAfter: Position.of(0, 0) }));
     const keys: string[] = [];
     const perMember = new Map<string, number>();
@@ -80,7 +77,7 @@ describe('receive across processes', () => {
     const messages = keys.flatMap((key) =>
       [0, 1, 2, 3].map((i) => ({ payload: `${key}/${i}`, key, properties: {} })),
     );
-    await publishMessages(first, admin, topic, messages, new RoundRobinRouter(0));
+    await publishMessages(first, admin, topic, { messages, router: new RoundRobinRouter(0) });
 
     const received = await takeTurns(
       [
@@ -103,22 +100,28 @@ describe('receive across processes', () => {
     const [first, second] = twoProcesses();
     const a = await subscribe(first, 'Shared');
     const b = await subscribe(second, 'Shared');
-    expect(await receiveMessages(second, admin, b, 10, 0)).toEqual([]);
-    await publishMessages(first, admin, topic, [{ payload: 'p0', properties: {} }], new RoundRobinRouter(0));
-    await publishMessages(first, admin, topic, [{ payload: 'p1', properties: {} }], new RoundRobinRouter(0));
+    expect(await receiveMessages(second, admin, b, { maxMessages: 10 })).toEqual([]);
+    await publishMessages(first, admin, topic, {
+      messages: [{ payload: 'p0', properties: {} }],
+      router: new RoundRobinRouter(0),
+    });
+    await publishMessages(first, admin, topic, {
+      messages: [{ payload: 'p1', properties: {} }],
+      router: new RoundRobinRouter(0),
+    });
     // The first process's consumer takes one message, and with it every ring.
-    const taken = await receiveMessages(first, admin, a, 1, 0);
+    const taken = await receiveMessages(first, admin, a, { maxMessages: 1 });
     expect(taken.map((message) => message.payload)).toEqual(['p0']);
     const doorbell = { cursorId: await cursorOf(first), ordered: false };
     while (await first.deliveryQueue.waitForRing(doorbell, 0)) {
       // every ring drained
     }
-    expect(await receiveMessages(second, admin, b, 10, 0)).toEqual([]);
+    expect(await receiveMessages(second, admin, b, { maxMessages: 10 })).toEqual([]);
 
     // The second process still has its mark: within the mark's life its short polls ask the
     // doorbell; once the mark has expired it reads the cursor again.
     (first.clock as ManualClock).advance(5_000);
-    const found = await receiveMessages(second, admin, b, 10, 0);
+    const found = await receiveMessages(second, admin, b, { maxMessages: 10 });
     expect(found.map((message) => message.payload)).toEqual(['p1']);
   });
 
@@ -127,20 +130,17 @@ describe('receive across processes', () => {
     const a = await subscribe(first, 'Shared');
     const b = await subscribe(second, 'Shared');
     const payloads = Array.from({ length: 20 }, (_, i) => `m${i}`);
-    await publishMessages(
-      first,
-      admin,
-      topic,
-      payloads.map((payload) => ({ payload, properties: {} })),
-      new RoundRobinRouter(0),
-    );
+    await publishMessages(first, admin, topic, {
+      messages: payloads.map((payload) => ({ payload, properties: {} })),
+      router: new RoundRobinRouter(0),
+    });
     const doorbell = { cursorId: await cursorOf(first), ordered: false };
     while (await first.deliveryQueue.waitForRing(doorbell, 0)) {
       // every ring drained: b finds none while it waits
     }
     // b's first claim is overtaken: a's receive runs between b's entries read and b's claim.
     const overtaken = overtakingLedger(second.ledger, async () => {
-      const taken = await receiveMessages(first, admin, a, 10, 0);
+      const taken = await receiveMessages(first, admin, a, { maxMessages: 10 });
       expect(taken.map((message) => message.payload)).toEqual(payloads.slice(0, 10));
     });
     const waits: number[] = [];
@@ -158,8 +158,7 @@ describe('receive across processes', () => {
       { ...second, ledger: overtaken, deliveryQueue: waitingDoorbell },
       admin,
       b,
-      10,
-      20_000,
+      { maxMessages: 10, waitMs: 20_000 },
     );
 
     expect(batch.map((message) => message.payload)).toEqual(payloads.slice(10, 20));

@@ -64,16 +64,13 @@ async function populated(w: World, count: number) {
       payload: `m${sent + i}`,
       properties: {},
     }));
-    await publishMessages(w.ports, admin, topic, batch, router);
+    await publishMessages(w.ports, admin, topic, { messages: batch, router });
   }
-  const received = await receiveMessages(w.ports, admin, consumerId, 20, 0);
-  await acknowledgeMessages(
-    w.ports,
-    admin,
-    consumerId,
-    [],
-    received.slice(0, 10).map((m) => m.deliveryHandle),
-  );
+  const received = await receiveMessages(w.ports, admin, consumerId, { maxMessages: 20 });
+  await acknowledgeMessages(w.ports, admin, consumerId, {
+    messageIds: [],
+    deliveryHandles: received.slice(0, 10).map((m) => m.deliveryHandle),
+  });
   const partitions = [topic.partition(0), topic.partition(1)];
   const ledgerIds = (
     await Promise.all(partitions.map(async (partition) => (await w.ledger.state(partition))?.ledgers ?? []))
@@ -126,7 +123,7 @@ describe('topic and subscription deletion (resumable jobs)', () => {
     const w = world();
     const stored = await populated(w, 100);
     const refusals = [
-      () => deleteSubscription(w.ports, admin, topic, 'billing'),
+      () => deleteSubscription(w.ports, admin, topic, { name: 'billing' }),
       () => deleteTopic(w.ports, admin, topic),
       () => deleteTopic(w.ports, admin, topic, { partitionedOnly: true }),
     ];
@@ -146,12 +143,15 @@ describe('topic and subscription deletion (resumable jobs)', () => {
     expect(await w.consumers.get(stored.consumerId)).toBeDefined();
 
     await closeConsumer(w.ports, admin, stored.consumerId);
-    await deleteSubscription(w.ports, admin, topic, 'billing');
+    await deleteSubscription(w.ports, admin, topic, { name: 'billing' });
     expect(await w.catalog.listSubscriptions(topic.partition(0))).toEqual([]);
   });
 
   it.each([
-    ['subscription', (w: World) => deleteSubscription(w.ports, admin, topic, 'billing', { force: true })],
+    [
+      'subscription',
+      (w: World) => deleteSubscription(w.ports, admin, topic, { name: 'billing', force: true }),
+    ],
     ['topic', (w: World) => deleteTopic(w.ports, admin, topic, { force: true })],
   ])('a forced %s deletion disconnects the connected consumer: its next call answers 404, before any job ran', async (_what, forced) => {
     const w = world();
@@ -159,7 +159,7 @@ describe('topic and subscription deletion (resumable jobs)', () => {
 
     await forced(w);
 
-    await expect(receiveMessages(w.ports, admin, stored.consumerId, 100, 0)).rejects.toThrow(
+    await expect(receiveMessages(w.ports, admin, stored.consumerId, { maxMessages: 100 })).rejects.toThrow(
       expect.objectContaining({ name: 'NotFoundError' }),
     );
     expect(await w.consumers.get(stored.consumerId)).toBeUndefined();
@@ -241,20 +241,17 @@ describe('topic and subscription deletion (resumable jobs)', () => {
       initialPosition: 'Earliest',
       policy: {},
     });
-    await publishMessages(
-      w.ports,
-      admin,
-      topic,
-      [{ payload: 'new', properties: {} }],
-      new RoundRobinRouter(0),
-    );
+    await publishMessages(w.ports, admin, topic, {
+      messages: [{ payload: 'new', properties: {} }],
+      router: new RoundRobinRouter(0),
+    });
 
     await drainScheduler(w);
 
     expect(storedEntries(w, stored.ledgerIds)).toBe(0);
     expect(await w.consumers.get(consumerId)).toBeDefined();
     expect(await w.catalog.getTopic(topic)).toBeDefined();
-    const received = await receiveMessages(w.ports, admin, consumerId, 10, 0);
+    const received = await receiveMessages(w.ports, admin, consumerId, { maxMessages: 10 });
     expect(received.map((message) => message.payload)).toEqual(['new']);
   });
 
@@ -263,7 +260,7 @@ describe('topic and subscription deletion (resumable jobs)', () => {
     const stored = await populated(w, 200);
     w.catalog.failNext('deleteSubscription', new Error('process killed'));
 
-    await expect(deleteSubscription(w.ports, admin, topic, 'billing', { force: true })).rejects.toThrow(
+    await expect(deleteSubscription(w.ports, admin, topic, { name: 'billing', force: true })).rejects.toThrow(
       'process killed',
     );
 

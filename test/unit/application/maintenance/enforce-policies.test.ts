@@ -60,13 +60,43 @@ describe('planRetention (Pulsar: deleted when consumed and past the time or over
   });
   const batches = [batch(0, 0), batch(1, 60_000), batch(2, 120_000), batch(3, 180_000)];
   it.each([
-    ['0/0: everything consumed goes', 0, 0, 3, 4],
-    ['0/0: nothing past what is consumed', 0, 0, 1, 2],
-    ['time 1 min: what is older', 60_000, -1, 3, 3],
-    ['size 20 B: the oldest until 20 B are left', -1, 20, 3, 2],
-    ['size 25 B and time 2 min: whichever lets more go', 120_000, 25, 3, 2],
-    ['-1/-1: nothing', -1, -1, 3, 0],
-  ])('%s', (_label, retentionTimeMs, retentionSizeBytes, consumed, expected) => {
+    {
+      label: '0/0: everything consumed goes',
+      retentionTimeMs: 0,
+      retentionSizeBytes: 0,
+      consumed: 3,
+      expected: 4,
+    },
+    {
+      label: '0/0: nothing past what is consumed',
+      retentionTimeMs: 0,
+      retentionSizeBytes: 0,
+      consumed: 1,
+      expected: 2,
+    },
+    {
+      label: 'time 1 min: what is older',
+      retentionTimeMs: 60_000,
+      retentionSizeBytes: -1,
+      consumed: 3,
+      expected: 3,
+    },
+    {
+      label: 'size 20 B: the oldest until 20 B are left',
+      retentionTimeMs: -1,
+      retentionSizeBytes: 20,
+      consumed: 3,
+      expected: 2,
+    },
+    {
+      label: 'size 25 B and time 2 min: whichever lets more go',
+      retentionTimeMs: 120_000,
+      retentionSizeBytes: 25,
+      consumed: 3,
+      expected: 2,
+    },
+    { label: '-1/-1: nothing', retentionTimeMs: -1, retentionSizeBytes: -1, consumed: 3, expected: 0 },
+  ])('$label', ({ retentionTimeMs, retentionSizeBytes, consumed, expected }) => {
     const plan = planRetention(batches, 40, {
       consumedUpTo: Position.of(1n, BigInt(consumed)),
       retentionTimeMs,
@@ -93,8 +123,12 @@ describe('message TTL', () => {
     const { clock, ports, run } = world();
     const topic = TopicName.parse('persistent://tenant/ns/ttl');
     await createTopic(ports, admin, topic, 0);
-    await createSubscription(ports, admin, topic, 'a', 'Shared', 'Earliest');
-    await createSubscription(ports, admin, topic, 'b', 'Exclusive', 'Earliest');
+    await createSubscription(ports, admin, topic, { name: 'a', type: 'Shared', initialPosition: 'Earliest' });
+    await createSubscription(ports, admin, topic, {
+      name: 'b',
+      type: 'Exclusive',
+      initialPosition: 'Earliest',
+    });
     await publishPayloads(ports, admin, topic, ['o1', 'o2', 'o3']);
     clock.advance(120_000);
     await publishPayloads(ports, admin, topic, ['n1', 'n2']);
@@ -109,7 +143,7 @@ describe('message TTL', () => {
     expect(stats.subscriptions.b?.msgBacklog).toBe(2);
     // A topic's own TTL wins over its namespace's.
     await setMessageTTL(ports, admin, { topic }, 0);
-    expect(await getPolicy(ports, admin, { topic }, 'messageTTLInSeconds', { applied: true })).toBe(0);
+    expect(await getPolicy(ports, admin, { topic }, { name: 'messageTTLInSeconds', applied: true })).toBe(0);
     clock.advance(120_000);
     expect((await run()).expiredCursors).toBe(0);
   });
@@ -163,7 +197,11 @@ describe('retention', () => {
       pages.every((page) => page.version === 0 && page.acked.size === 0 && page.floor === undefined),
     ).toBe(true);
     // A subscription created now at Earliest starts at the first entry kept.
-    await createSubscription(ports, admin, topic, 'late', 'Shared', 'Earliest');
+    await createSubscription(ports, admin, topic, {
+      name: 'late',
+      type: 'Shared',
+      initialPosition: 'Earliest',
+    });
     expect((await getTopicStats(ports, admin, topic)).subscriptions.late?.msgBacklog).toBe(51);
     // A second run deletes nothing more (the rest is within the time limit or unread).
     expect((await run()).trimmedEntries).toBe(0);
@@ -232,18 +270,15 @@ describe('retention', () => {
     for (const [index, rewind] of rewinds.entries()) {
       await rewind();
       expect((await getTopicStats(ports, admin, topic)).subscriptions.sub?.msgBacklog).toBe(2);
-      const again = await receiveMessages(ports, admin, consumerId, 100, 0);
+      const again = await receiveMessages(ports, admin, consumerId, { maxMessages: 100 });
       expect(
         again.map((m) => m.payload),
         `rewind ${index}`,
       ).toEqual(['kept-0', 'kept-1']);
-      await acknowledgeMessages(
-        ports,
-        admin,
-        consumerId,
-        [],
-        again.map((m) => m.deliveryHandle),
-      );
+      await acknowledgeMessages(ports, admin, consumerId, {
+        messageIds: [],
+        deliveryHandles: again.map((m) => m.deliveryHandle),
+      });
     }
     await resetCursorToEdge(ports, { ...request, edge: 'latest' });
     expect((await getTopicStats(ports, admin, topic)).subscriptions.sub?.msgBacklog).toBe(0);

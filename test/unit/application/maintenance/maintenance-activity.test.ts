@@ -53,9 +53,13 @@ async function idleTopics(ports: UseCasePorts, count: number): Promise<TopicName
   for (let i = 0; i < count; i++) {
     const topic = TopicName.parse(`persistent://public/idle/t${i}`);
     await createTopic(ports, admin, topic, 0);
-    await createSubscription(ports, admin, topic, 'sub', 'Shared', 'Earliest');
-    await publishMessages(ports, admin, topic, [{ payload: 'once', properties: {} }], router);
-    await skipMessages(ports, admin, topic, 'sub', 1);
+    await createSubscription(ports, admin, topic, {
+      name: 'sub',
+      type: 'Shared',
+      initialPosition: 'Earliest',
+    });
+    await publishMessages(ports, admin, topic, { messages: [{ payload: 'once', properties: {} }], router });
+    await skipMessages(ports, admin, topic, { subscriptionName: 'sub', numMessages: 1 });
     topics.push(topic);
   }
   return topics;
@@ -104,7 +108,10 @@ describe('maintenance work follows activity', () => {
     await run(w.ports);
     expect(w.activity.entries.size).toBe(0);
 
-    await publishMessages(w.ports, admin, topic as TopicName, [{ payload: 'again', properties: {} }], router);
+    await publishMessages(w.ports, admin, topic as TopicName, {
+      messages: [{ payload: 'again', properties: {} }],
+      router,
+    });
     const summary = await run(w.ports);
 
     expect(summary).toMatchObject({ subscriptions: 1, due: 1, visited: 1 });
@@ -114,8 +121,15 @@ describe('maintenance work follows activity', () => {
     const w = world();
     const topic = TopicName.parse('persistent://public/idle/early-visit');
     await createTopic(w.ports, admin, topic, 0);
-    await createSubscription(w.ports, admin, topic, 'sub', 'Shared', 'Earliest');
-    await publishMessages(w.ports, admin, topic, [{ payload: 'waiting', properties: {} }], router);
+    await createSubscription(w.ports, admin, topic, {
+      name: 'sub',
+      type: 'Shared',
+      initialPosition: 'Earliest',
+    });
+    await publishMessages(w.ports, admin, topic, {
+      messages: [{ payload: 'waiting', properties: {} }],
+      router,
+    });
     // Visited at once: a backlog and no consumer yet.
     const early = await run(w.ports);
     // A consumer subscribes and acknowledges within the minute: this process's marks are skipped.
@@ -126,8 +140,11 @@ describe('maintenance work follows activity', () => {
       initialPosition: 'Earliest',
       policy: {},
     });
-    const [message] = await receiveMessages(w.ports, admin, consumerId, 1, 0);
-    await acknowledgeMessages(w.ports, admin, consumerId, [], [message?.deliveryHandle as string]);
+    const [message] = await receiveMessages(w.ports, admin, consumerId, { maxMessages: 1 });
+    await acknowledgeMessages(w.ports, admin, consumerId, {
+      messageIds: [],
+      deliveryHandles: [message?.deliveryHandle as string],
+    });
     w.clock.advance(5_000);
     const next = await run(w.ports);
 
@@ -139,8 +156,15 @@ describe('maintenance work follows activity', () => {
     const w = world();
     const topic = TopicName.parse('persistent://public/idle/backlogged');
     await createTopic(w.ports, admin, topic, 0);
-    await createSubscription(w.ports, admin, topic, 'sub', 'Shared', 'Earliest');
-    await publishMessages(w.ports, admin, topic, [{ payload: 'waiting', properties: {} }], router);
+    await createSubscription(w.ports, admin, topic, {
+      name: 'sub',
+      type: 'Shared',
+      initialPosition: 'Earliest',
+    });
+    await publishMessages(w.ports, admin, topic, {
+      messages: [{ payload: 'waiting', properties: {} }],
+      router,
+    });
     w.clock.advance(60_000);
 
     const visit = await run(w.ports);
@@ -180,14 +204,15 @@ describe('maintenance work follows activity', () => {
     const w = world();
     const topic = TopicName.parse('persistent://public/idle/audited');
     await createTopic(w.ports, admin, topic, 0);
-    await createSubscription(w.ports, admin, topic, 'sub', 'Shared', 'Earliest');
-    const [published] = await publishMessages(
-      w.ports,
-      admin,
-      topic,
-      [{ payload: 'a', properties: {} }],
+    await createSubscription(w.ports, admin, topic, {
+      name: 'sub',
+      type: 'Shared',
+      initialPosition: 'Earliest',
+    });
+    const [published] = await publishMessages(w.ports, admin, topic, {
+      messages: [{ payload: 'a', properties: {} }],
       router,
-    );
+    });
     const [ledgerId, entryId] = (published?.messageId ?? '').split(':');
     const acknowledge = (requestId: string) =>
       acknowledgeMessage(w.ports, {

@@ -25,8 +25,8 @@ async function world() {
   });
   await createTopic(ports, admin, topic, 2);
   const messages = Array.from({ length: 4 }, (_, i) => ({ payload: `m${i}`, properties: {} }));
-  await publishMessages(ports, admin, topic, messages, new RoundRobinRouter(0));
-  await createSubscription(ports, admin, topic, 'sub', 'Shared', 'Latest');
+  await publishMessages(ports, admin, topic, { messages, router: new RoundRobinRouter(0) });
+  await createSubscription(ports, admin, topic, { name: 'sub', type: 'Shared', initialPosition: 'Latest' });
   const backlogs = async () =>
     Object.values((await getTopicStats(ports, admin, topic, { perPartition: true })).partitions ?? {}).map(
       (stats) => stats.subscriptions.sub?.msgBacklog,

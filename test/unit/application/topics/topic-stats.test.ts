@@ -54,34 +54,25 @@ describe('topic stats', () => {
     const { clock, ports } = world();
     const topic = TopicName.parse('persistent://public/default/stats');
     const consumer = await subscribe(ports, topic, 'billing-1');
-    await publishMessages(
-      ports,
-      producer,
-      topic,
-      Array.from({ length: 100 }, (_, i) => tenBytes(i)),
-      new RoundRobinRouter(0),
-    );
+    await publishMessages(ports, producer, topic, {
+      messages: Array.from({ length: 100 }, (_, i) => tenBytes(i)),
+      router: new RoundRobinRouter(0),
+    });
 
     clock.advance(20_000);
-    const first = await receiveMessages(ports, admin, consumer, 30, 0);
+    const first = await receiveMessages(ports, admin, consumer, { maxMessages: 30 });
     expect(first).toHaveLength(30);
     clock.advance(5_000);
-    await acknowledgeMessages(
-      ports,
-      admin,
-      consumer,
-      [],
-      first.slice(0, 10).map((m) => m.deliveryHandle),
-    );
-    await negativeAcknowledge(
-      ports,
-      admin,
-      consumer,
-      [],
-      first.slice(10, 15).map((m) => m.deliveryHandle),
-    );
+    await acknowledgeMessages(ports, admin, consumer, {
+      messageIds: [],
+      deliveryHandles: first.slice(0, 10).map((m) => m.deliveryHandle),
+    });
+    await negativeAcknowledge(ports, admin, consumer, {
+      messageIds: [],
+      deliveryHandles: first.slice(10, 15).map((m) => m.deliveryHandle),
+    });
     clock.advance(61_000);
-    const redelivered = await receiveMessages(ports, admin, consumer, 5, 0);
+    const redelivered = await receiveMessages(ports, admin, consumer, { maxMessages: 5 });
     expect(redelivered.map((m) => m.redeliveryCount)).toEqual([1, 1, 1, 1, 1]);
     clock.advance(10_000);
 
@@ -126,23 +117,20 @@ describe('topic stats', () => {
     const { clock, ports } = world();
     const topic = TopicName.parse('persistent://public/default/delayed');
     const consumer = await subscribe(ports, topic, 'c');
-    await publishMessages(
-      ports,
-      producer,
-      topic,
-      [
+    await publishMessages(ports, producer, topic, {
+      messages: [
         tenBytes(0),
         { ...tenBytes(1), deliverAtMs: T0 + 3_600_000 },
         { ...tenBytes(2), deliverAtMs: T0 + 3_600_000 },
       ],
-      new RoundRobinRouter(0),
-    );
+      router: new RoundRobinRouter(0),
+    });
     const idle = (await getTopicStats(ports, admin, topic)).subscriptions.sub;
     expect(idle?.lastConsumedTimestamp).toBeUndefined();
     expect(idle?.lastAckedTimestamp).toBeUndefined();
     expect(idle?.msgRateOut).toBe(0);
     clock.advance(1_000);
-    expect(await receiveMessages(ports, admin, consumer, 10, 0)).toHaveLength(1);
+    expect(await receiveMessages(ports, admin, consumer, { maxMessages: 10 })).toHaveLength(1);
     const sub = (await getTopicStats(ports, admin, topic)).subscriptions.sub;
     expect(sub).toMatchObject({ msgBacklog: 3, msgDelayed: 2, msgBacklogNoDelayed: 1, unackedMessages: 1 });
   });
@@ -152,13 +140,10 @@ describe('topic stats', () => {
     const topic = TopicName.parse('persistent://public/default/parted');
     await createTopic(ports, admin, topic, 3);
     await subscribe(ports, topic, 'c');
-    await publishMessages(
-      ports,
-      producer,
-      topic,
-      Array.from({ length: 9 }, (_, i) => ({ ...tenBytes(i), key: `k${i}` })),
-      new RoundRobinRouter(0),
-    );
+    await publishMessages(ports, producer, topic, {
+      messages: Array.from({ length: 9 }, (_, i) => ({ ...tenBytes(i), key: `k${i}` })),
+      router: new RoundRobinRouter(0),
+    });
     clock.advance(30_000);
     const all = await getTopicStats(ports, admin, topic, { partitionedOnly: true });
     const partitions = Object.values(all.partitions ?? {});
@@ -183,13 +168,10 @@ describe('topic stats', () => {
     const topic = TopicName.parse('persistent://public/default/permits');
     const a = await subscribe(ports, topic, 'a');
     const b = await subscribe(ports, topic, 'b');
-    await publishMessages(
-      ports,
-      producer,
-      topic,
-      Array.from({ length: 8 }, (_, i) => tenBytes(i)),
-      new RoundRobinRouter(0),
-    );
+    await publishMessages(ports, producer, topic, {
+      messages: Array.from({ length: 8 }, (_, i) => tenBytes(i)),
+      router: new RoundRobinRouter(0),
+    });
     const permits = async () => {
       const consumers = (await getTopicStats(ports, admin, topic)).subscriptions.sub?.consumers ?? [];
       return Object.fromEntries(
@@ -197,14 +179,17 @@ describe('topic stats', () => {
       );
     };
     expect(await permits()).toEqual({ a: [4, false], b: [4, false] });
-    const taken = await receiveMessages(ports, admin, a, 3, 0);
+    const taken = await receiveMessages(ports, admin, a, { maxMessages: 3 });
     expect(taken).toHaveLength(3);
     expect(await permits()).toEqual({ a: [1, false], b: [4, false] });
-    expect(await receiveMessages(ports, admin, a, 10, 0)).toHaveLength(1);
+    expect(await receiveMessages(ports, admin, a, { maxMessages: 10 })).toHaveLength(1);
     expect(await permits()).toEqual({ a: [0, true], b: [4, false] });
-    await acknowledgeMessages(ports, admin, a, [], [taken[0]?.deliveryHandle as string]);
+    await acknowledgeMessages(ports, admin, a, {
+      messageIds: [],
+      deliveryHandles: [taken[0]?.deliveryHandle as string],
+    });
     expect(await permits()).toEqual({ a: [1, false], b: [4, false] });
-    expect(await receiveMessages(ports, admin, b, 10, 0)).toHaveLength(4);
+    expect(await receiveMessages(ports, admin, b, { maxMessages: 10 })).toHaveLength(4);
     expect(await permits()).toEqual({ a: [1, false], b: [0, true] });
   });
 
@@ -212,31 +197,34 @@ describe('topic stats', () => {
     const { ports } = world({ engineLimits: { ...DEFAULT_ENGINE_LIMITS, maxUnackedPerSubscription: 5 } });
     const topic = TopicName.parse('persistent://public/default/capped');
     const consumer = await subscribe(ports, topic, 'c');
-    await publishMessages(
-      ports,
-      producer,
-      topic,
-      Array.from({ length: 8 }, (_, i) => tenBytes(i)),
-      new RoundRobinRouter(0),
-    );
+    await publishMessages(ports, producer, topic, {
+      messages: Array.from({ length: 8 }, (_, i) => tenBytes(i)),
+      router: new RoundRobinRouter(0),
+    });
     const blocked = async () => {
       const sub = (await getTopicStats(ports, admin, topic)).subscriptions.sub;
       return [sub?.blockedSubscriptionOnUnackedMsgs, sub?.unackedMessages];
     };
     expect(await blocked()).toEqual([false, 0]);
-    const held = await receiveMessages(ports, admin, consumer, 8, 0);
+    const held = await receiveMessages(ports, admin, consumer, { maxMessages: 8 });
     expect(held).toHaveLength(5);
     expect(await blocked()).toEqual([true, 5]);
-    expect(await receiveMessages(ports, admin, consumer, 8, 0)).toEqual([]);
+    expect(await receiveMessages(ports, admin, consumer, { maxMessages: 8 })).toEqual([]);
 
     // An acknowledgement behind the first held entry frees nothing (mark-delete stays)...
-    await acknowledgeMessages(ports, admin, consumer, [], [held[2]?.deliveryHandle as string]);
+    await acknowledgeMessages(ports, admin, consumer, {
+      messageIds: [],
+      deliveryHandles: [held[2]?.deliveryHandle as string],
+    });
     expect(await blocked()).toEqual([true, 4]);
-    expect(await receiveMessages(ports, admin, consumer, 8, 0)).toEqual([]);
+    expect(await receiveMessages(ports, admin, consumer, { maxMessages: 8 })).toEqual([]);
     // ...one at mark-delete does: the dispatcher folds it and hands out one more.
-    await acknowledgeMessages(ports, admin, consumer, [], [held[0]?.deliveryHandle as string]);
+    await acknowledgeMessages(ports, admin, consumer, {
+      messageIds: [],
+      deliveryHandles: [held[0]?.deliveryHandle as string],
+    });
     expect(await blocked()).toEqual([false, 3]);
-    expect(await receiveMessages(ports, admin, consumer, 8, 0)).toHaveLength(1);
+    expect(await receiveMessages(ports, admin, consumer, { maxMessages: 8 })).toHaveLength(1);
     expect(await blocked()).toEqual([true, 4]);
   });
 });

@@ -65,7 +65,10 @@ export async function runAckHoles(stack: BenchStack, options: AckHolesOptions): 
   const ordered = windowShuffled(acked, options.window / 2);
   await stack.usage(true);
   const ackStarted = performance.now();
-  await acknowledge(stack, consumerId, ordered, options.groupSize, 'ack holes: acknowledge');
+  await acknowledge(stack, consumerId, ordered, {
+    groupSize: options.groupSize,
+    label: 'ack holes: acknowledge',
+  });
   const ackSeconds = (performance.now() - ackStarted) / 1000;
   const usage = await stack.usage(true);
 
@@ -73,7 +76,10 @@ export async function runAckHoles(stack: BenchStack, options: AckHolesOptions): 
   const randomConsumer = await subscribe(stack, 'holes-random-order');
   const sample = windowShuffled(acked, acked.length).slice(0, options.randomOrderSample);
   await stack.usage(true);
-  await acknowledge(stack, randomConsumer, sample, options.groupSize, 'ack holes: random-order sample');
+  await acknowledge(stack, randomConsumer, sample, {
+    groupSize: options.groupSize,
+    label: 'ack holes: random-order sample',
+  });
   const randomUsage = await stack.usage(true);
 
   const cursorId = await cursorIdOf(stack, 'holes');
@@ -160,8 +166,7 @@ async function acknowledge(
   stack: BenchStack,
   consumerId: string,
   ids: readonly string[],
-  groupSize: number,
-  label: string,
+  { groupSize, label }: { groupSize: number; label: string },
 ): Promise<void> {
   const progress = new Progress(label, ids.length);
   const groups = Math.ceil(ids.length / groupSize);

@@ -23,6 +23,16 @@ interface Received {
   readonly redeliveryCount: number;
 }
 
+/** One series: its topic, what its consumer subscribes with, and when a redelivery is due. */
+interface SeriesSetup {
+  readonly topic: string;
+  readonly subscribe: Record<string, unknown>;
+  readonly schedule: string;
+  /** The scheduled delay after a delivery with this count was nacked or received. */
+  readonly dueAfterMs: (count: number) => number;
+  readonly nacks: boolean;
+}
+
 const NACK_BACKOFF = { minDelayMs: 1000, maxDelayMs: 4000, multiplier: 2 };
 const ACK_TIMEOUT_MS = 1000;
 const ACK_TIMEOUT_BACKOFF = { minDelayMs: 1000, maxDelayMs: 2000, multiplier: 2 };
@@ -47,13 +57,15 @@ export async function runRedelivery(
 ): Promise<RedeliveryResult> {
   const progress = new Progress('redelivery timing', 2 * options.messages * options.rounds);
   const [negativeAck, ackTimeout] = await Promise.all([
-    series(stack, 'bench-nack', options, progress, {
+    series(stack, options, progress, {
+      topic: 'bench-nack',
       subscribe: { negativeAckRedeliveryBackoff: NACK_BACKOFF },
       schedule: `negativeAckRedeliveryBackoff B(${NACK_BACKOFF.minDelayMs}, ${NACK_BACKOFF.maxDelayMs}, x${NACK_BACKOFF.multiplier})`,
       dueAfterMs: (count) => backoffOf(NACK_BACKOFF).next(count),
       nacks: true,
     }),
-    series(stack, 'bench-ack-timeout', options, progress, {
+    series(stack, options, progress, {
+      topic: 'bench-ack-timeout',
       subscribe: { ackTimeoutMs: ACK_TIMEOUT_MS, ackTimeoutRedeliveryBackoff: ACK_TIMEOUT_BACKOFF },
       schedule: `ackTimeout ${ACK_TIMEOUT_MS} ms + ackTimeoutRedeliveryBackoff B(${ACK_TIMEOUT_BACKOFF.minDelayMs}, ${ACK_TIMEOUT_BACKOFF.maxDelayMs}, x${ACK_TIMEOUT_BACKOFF.multiplier})`,
       dueAfterMs: (count) => ACK_TIMEOUT_MS + backoffOf(ACK_TIMEOUT_BACKOFF).next(count),
@@ -74,18 +86,11 @@ function backoffOf(config: typeof NACK_BACKOFF) {
 
 async function series(
   stack: BenchStack,
-  topic: string,
   options: { messages: number; rounds: number },
   progress: Progress,
-  setup: {
-    subscribe: Record<string, unknown>;
-    schedule: string;
-    /** The scheduled delay after a delivery with this count was nacked or received. */
-    dueAfterMs: (count: number) => number;
-    nacks: boolean;
-  },
+  setup: SeriesSetup,
 ): Promise<RedeliverySeries> {
-  const path = `/persistent/public/default/${topic}`;
+  const path = `/persistent/public/default/${setup.topic}`;
   const { consumerId } = await stack.call<{ consumerId: string }>(
     'POST',
     `/consumers${path}/subscription/timing`,

@@ -222,6 +222,40 @@ export const subscriptionQueueMaintainActions = [
 type SubscriptionQueueAccess = 'none' | 'deliver' | 'inspect' | 'maintain';
 
 /**
+ * The functions' environments: the token secret's reader (the authorizer) gets the stage, the
+ * superuser roles and its token settings; every other function the table and queue configuration.
+ */
+function functionEnvironments(
+  props: StatelessStackProps,
+  prefix: string,
+): { readonly tokenSecret: Record<string, string>; readonly data: Record<string, string> } {
+  const common: Record<string, string> = { ACKLINE_STAGE: props.stage };
+  if (props.superuserRoles !== undefined) common.ACKLINE_SUPERUSER_ROLES = props.superuserRoles;
+  const dataEnvironment: Record<string, string> = {
+    ...common,
+    ACKLINE_QUEUE_PREFIX: prefix,
+    [schedulerQueueDefinition.envVar]: props.schedulerQueue.queueUrl,
+  };
+  for (const { definition, table } of props.tables) dataEnvironment[definition.envVar] = table.tableName;
+  if (props.maxEntriesPerLedger !== undefined) {
+    dataEnvironment.ACKLINE_MAX_ENTRIES_PER_LEDGER = String(props.maxEntriesPerLedger);
+  }
+  if (props.auditRetentionDays !== undefined) {
+    dataEnvironment.ACKLINE_AUDIT_RETENTION_DAYS = String(props.auditRetentionDays);
+  }
+  if (props.maxUnackedPerConsumer !== undefined) {
+    dataEnvironment.ACKLINE_MAX_UNACKED_PER_CONSUMER = String(props.maxUnackedPerConsumer);
+  }
+  if (props.maxUnackedPerSubscription !== undefined) {
+    dataEnvironment.ACKLINE_MAX_UNACKED_PER_SUBSCRIPTION = String(props.maxUnackedPerSubscription);
+  }
+  return {
+    tokenSecret: { ...common, ...tokenSettingsEnvironment(props.tokenSettings) },
+    data: dataEnvironment,
+  };
+}
+
+/**
  * Everything that can be replaced at will: the functions, the REST API, their
  * wiring to the stateful stack's tables, queues and token secret, and the
  * alarms and dashboard.
@@ -234,27 +268,7 @@ export class StatelessStack extends Stack {
   constructor(scope: Construct, id: string, props: StatelessStackProps) {
     super(scope, id, props);
     const prefix = queuePrefix(props.stage);
-
-    const common: Record<string, string> = { ACKLINE_STAGE: props.stage };
-    if (props.superuserRoles !== undefined) common.ACKLINE_SUPERUSER_ROLES = props.superuserRoles;
-    const dataEnvironment: Record<string, string> = {
-      ...common,
-      ACKLINE_QUEUE_PREFIX: prefix,
-      [schedulerQueueDefinition.envVar]: props.schedulerQueue.queueUrl,
-    };
-    for (const { definition, table } of props.tables) dataEnvironment[definition.envVar] = table.tableName;
-    if (props.maxEntriesPerLedger !== undefined) {
-      dataEnvironment.ACKLINE_MAX_ENTRIES_PER_LEDGER = String(props.maxEntriesPerLedger);
-    }
-    if (props.auditRetentionDays !== undefined) {
-      dataEnvironment.ACKLINE_AUDIT_RETENTION_DAYS = String(props.auditRetentionDays);
-    }
-    if (props.maxUnackedPerConsumer !== undefined) {
-      dataEnvironment.ACKLINE_MAX_UNACKED_PER_CONSUMER = String(props.maxUnackedPerConsumer);
-    }
-    if (props.maxUnackedPerSubscription !== undefined) {
-      dataEnvironment.ACKLINE_MAX_UNACKED_PER_SUBSCRIPTION = String(props.maxUnackedPerSubscription);
-    }
+    const environments = functionEnvironments(props, prefix);
 
     // Queues created at run time are named `<prefix><...>`; the scheduler queue
     // has a CloudFormation-generated name outside that prefix.
@@ -266,63 +280,10 @@ export class StatelessStack extends Stack {
 
     const functions = {} as Record<FunctionName, NodejsFunction>;
     for (const name of functionNames) {
-      const setting = functionSettings[name];
-      const environment = setting.readsTokenSecret
-        ? { ...common, ...tokenSettingsEnvironment(props.tokenSettings) }
-        : { ...dataEnvironment };
-      const construct = new AcklineFunction(this, pascal(name), {
-        name,
-        environment,
-        logRetention: props.logRetention,
-        memorySizeMb: setting.memorySizeMb,
-        timeout: Duration.seconds(setting.timeoutSeconds),
+      functions[name] = this.lambdaFunction(name, props, {
+        environment: functionSettings[name].readsTokenSecret ? environments.tokenSecret : environments.data,
+        subscriptionQueues: { prefix, arn: subscriptionQueuesArn },
       });
-      const fn = construct.function;
-      const reserved = props.reservedConcurrency?.[name] ?? setting.reservedConcurrency;
-      if (reserved !== undefined && reserved > 0) {
-        (fn.node.defaultChild as CfnFunction).reservedConcurrentExecutions = reserved;
-      }
-      for (const { table } of props.tables) {
-        if (setting.tableAccess === 'items') table.grant(fn, ...tableItemActions);
-      }
-      if (setting.schedules) props.schedulerQueue.grantSendMessages(fn);
-      if (setting.subscriptionQueues !== 'none') {
-        const actions = {
-          deliver: subscriptionQueueActions,
-          inspect: subscriptionQueueInspectActions,
-          maintain: subscriptionQueueMaintainActions,
-        }[setting.subscriptionQueues];
-        fn.addToRolePolicy(new PolicyStatement({ actions, resources: [subscriptionQueuesArn] }));
-        NagSuppressions.addResourceSuppressions(
-          construct.role,
-          [
-            {
-              id: 'AwsSolutions-IAM5',
-              reason:
-                'Subscription queues are created at run time, one per subscription, so their names are ' +
-                `unknown at deploy time; the resource is this stage's queue-name prefix ${prefix}*, ` +
-                "which holds this deployment's queues only.",
-              appliesTo: [`Resource::arn:<AWS::Partition>:sqs:<AWS::Region>:<AWS::AccountId>:${prefix}*`],
-            },
-          ],
-          true,
-        );
-      }
-      if (setting.readsTokenSecret) {
-        for (const [key, value] of Object.entries(grantTokenSecretRead(construct, fn, props.tokenSecret))) {
-          fn.addEnvironment(key, value);
-        }
-      }
-      NagSuppressions.addResourceSuppressions(fn, [
-        {
-          id: 'AwsSolutions-L1',
-          reason:
-            'nodejs22.x is pinned on purpose: it is the runtime ackline is built and tested for ' +
-            '(ARCHITECTURE.md; esbuild target node22). A newer Node family is adopted by changing ' +
-            'runtime and target together once the test suites pass on it, not when Lambda releases it.',
-        },
-      ]);
-      functions[name] = fn;
     }
     this.functions = functions;
 
@@ -346,17 +307,112 @@ export class StatelessStack extends Stack {
   }
 
   /**
+   * One function with the grants its {@link functionSettings} name: reserved concurrency, the
+   * tables, the scheduler queue, the subscription queues (on the stage's queue-name prefix), the
+   * token secret.
+   */
+  private lambdaFunction(
+    name: FunctionName,
+    props: StatelessStackProps,
+    wiring: {
+      readonly environment: Record<string, string>;
+      readonly subscriptionQueues: { readonly prefix: string; readonly arn: string };
+    },
+  ): NodejsFunction {
+    const setting = functionSettings[name];
+    const construct = new AcklineFunction(this, pascal(name), {
+      name,
+      environment: { ...wiring.environment },
+      logRetention: props.logRetention,
+      memorySizeMb: setting.memorySizeMb,
+      timeout: Duration.seconds(setting.timeoutSeconds),
+    });
+    const fn = construct.function;
+    const reserved = props.reservedConcurrency?.[name] ?? setting.reservedConcurrency;
+    if (reserved !== undefined && reserved > 0) {
+      (fn.node.defaultChild as CfnFunction).reservedConcurrentExecutions = reserved;
+    }
+    for (const { table } of props.tables) {
+      if (setting.tableAccess === 'items') table.grant(fn, ...tableItemActions);
+    }
+    if (setting.schedules) props.schedulerQueue.grantSendMessages(fn);
+    if (setting.subscriptionQueues !== 'none') {
+      const { prefix, arn } = wiring.subscriptionQueues;
+      const actions = {
+        deliver: subscriptionQueueActions,
+        inspect: subscriptionQueueInspectActions,
+        maintain: subscriptionQueueMaintainActions,
+      }[setting.subscriptionQueues];
+      fn.addToRolePolicy(new PolicyStatement({ actions, resources: [arn] }));
+      NagSuppressions.addResourceSuppressions(
+        construct.role,
+        [
+          {
+            id: 'AwsSolutions-IAM5',
+            reason:
+              'Subscription queues are created at run time, one per subscription, so their names are ' +
+              `unknown at deploy time; the resource is this stage's queue-name prefix ${prefix}*, ` +
+              "which holds this deployment's queues only.",
+            appliesTo: [`Resource::arn:<AWS::Partition>:sqs:<AWS::Region>:<AWS::AccountId>:${prefix}*`],
+          },
+        ],
+        true,
+      );
+    }
+    if (setting.readsTokenSecret) {
+      for (const [key, value] of Object.entries(grantTokenSecretRead(construct, fn, props.tokenSecret))) {
+        fn.addEnvironment(key, value);
+      }
+    }
+    NagSuppressions.addResourceSuppressions(fn, [
+      {
+        id: 'AwsSolutions-L1',
+        reason:
+          'nodejs22.x is pinned on purpose: it is the runtime ackline is built and tested for ' +
+          '(ARCHITECTURE.md; esbuild target node22). A newer Node family is adopted by changing ' +
+          'runtime and target together once the test suites pass on it, not when Lambda releases it.',
+      },
+    ]);
+    return fn;
+  }
+
+  /**
    * The REST API: `ANY /<segment>/{proxy+}` per route of api-routes.ts behind
    * the REQUEST authorizer, the public paths without it, gateway responses in
    * ackline's `{ "reason": ... }` shape (as the local gateway answers), JSON
    * access logs and ERROR execution logs.
    */
   private restApi(props: StatelessStackProps, functions: Record<FunctionName, NodejsFunction>): RestApi {
+    const api = this.loggedRestApi(props);
+    suppressRestApiFindings(api, props.apiGatewayCloudWatchRole);
+    addGatewayResponses(api);
+
+    // API Gateway caches the authorizer's answer (policy and context) per
+    // Authorization header value and applies it to every path and method of
+    // the API for the TTL. Sound because the authorizer only authenticates (the
+    // token alone decides its answer) and allows the whole API, while every
+    // handler route authorizes the role itself (requireAction/requireSuperuser,
+    // proved route by route by test/integration/auth-matrix.test.ts). A token
+    // that expires within the TTL is refused by the handlers
+    // (requireCurrentCredentials), as is a token the authorizer refused (its
+    // answer carries the failed check); a request without the header is
+    // refused with 401 by API Gateway itself, without invoking the authorizer.
+    const authorizer = new RequestAuthorizer(this, 'TokenAuthorizer', {
+      handler: functions.authorizer,
+      identitySources: [IdentitySource.header('Authorization')],
+      resultsCacheTtl: Duration.seconds(AUTHORIZER_RESULT_TTL_SECONDS),
+    });
+    addApiMethods(api, authorizer, functions);
+    return api;
+  }
+
+  /** The REST API and its stage: JSON access logs to a log group of its own, ERROR execution logs. */
+  private loggedRestApi(props: StatelessStackProps): RestApi {
     const accessLogs = new LogGroup(this, 'ApiAccessLogs', {
       retention: props.logRetention,
       removalPolicy: RemovalPolicy.DESTROY,
     });
-    const api = new RestApi(this, 'Api', {
+    return new RestApi(this, 'Api', {
       restApiName: `ackline-${props.stage}`,
       description: `ackline ${props.stage}: Pulsar admin and data REST paths`,
       cloudWatchRole: props.apiGatewayCloudWatchRole,
@@ -387,136 +443,134 @@ export class StatelessStack extends Stack {
         dataTraceEnabled: false,
       },
     });
-    if (props.apiGatewayCloudWatchRole) {
-      NagSuppressions.addResourceSuppressions(
-        api,
-        [
-          {
-            id: 'AwsSolutions-IAM4',
-            reason:
-              "AmazonAPIGatewayPushToCloudWatchLogs is AWS's policy for API Gateway's account-level logging " +
-              'role: API Gateway writes the logs of every API of the account and region through it, so it ' +
-              "cannot be scoped to this API's log groups.",
-            appliesTo: [
-              'Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs',
-            ],
-          },
-        ],
-        true,
-      );
-    }
-    NagSuppressions.addResourceSuppressions(api, [
-      {
-        id: 'AwsSolutions-APIG2',
-        reason:
-          'Lambda proxy integration on ANY /{proxy+}: each route validates its own input and answers ' +
-          'Pulsar\'s { "reason": ... } body with the status of shared/http/http-error-status.ts; a gateway ' +
-          'request validator has no model to check there and would answer in another shape.',
-      },
-    ]);
-    NagSuppressions.addResourceSuppressions(api.deploymentStage, [
-      {
-        id: 'AwsSolutions-APIG3',
-        reason:
-          'No WAFv2 web ACL by default: every path but the health probe needs a valid bearer token, ' +
-          'and a web ACL is billed per month and per request. Associate one with the stage where the API ' +
-          'faces untrusted traffic at volume.',
-      },
-    ]);
+  }
+}
 
-    const body = (reason: string) => ({ 'application/json': JSON.stringify({ reason }) });
-    const responses = [
-      { id: 'Unauthorized', type: ResponseType.UNAUTHORIZED, answer: gatewayResponses.unauthorized },
-      { id: 'AccessDenied', type: ResponseType.ACCESS_DENIED, answer: gatewayResponses.accessDenied },
-      {
-        id: 'AuthorizerFailure',
-        type: ResponseType.AUTHORIZER_FAILURE,
-        answer: gatewayResponses.authorizerFailure,
-      },
-      // What API Gateway answers (403 by default) for a path or method it has no resource for.
-      {
-        id: 'MissingRoute',
-        type: ResponseType.MISSING_AUTHENTICATION_TOKEN,
-        answer: gatewayResponses.missingRoute,
-      },
-      {
-        id: 'PayloadTooLarge',
-        type: ResponseType.REQUEST_TOO_LARGE,
-        answer: gatewayResponses.payloadTooLarge,
-      },
-      {
-        id: 'IntegrationTimeout',
-        type: ResponseType.INTEGRATION_TIMEOUT,
-        answer: gatewayResponses.integrationTimeout,
-      },
-    ];
-    for (const { id, type, answer } of responses) {
-      api.addGatewayResponse(id, {
-        type,
-        statusCode: String(answer.statusCode),
-        templates: body(answer.reason),
-      });
-    }
+/** cdk-nag's findings on the API that are so on purpose, and why. */
+function suppressRestApiFindings(api: RestApi, apiGatewayCloudWatchRole: boolean): void {
+  if (apiGatewayCloudWatchRole) {
+    NagSuppressions.addResourceSuppressions(
+      api,
+      [
+        {
+          id: 'AwsSolutions-IAM4',
+          reason:
+            "AmazonAPIGatewayPushToCloudWatchLogs is AWS's policy for API Gateway's account-level logging " +
+            'role: API Gateway writes the logs of every API of the account and region through it, so it ' +
+            "cannot be scoped to this API's log groups.",
+          appliesTo: [
+            'Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs',
+          ],
+        },
+      ],
+      true,
+    );
+  }
+  NagSuppressions.addResourceSuppressions(api, [
+    {
+      id: 'AwsSolutions-APIG2',
+      reason:
+        'Lambda proxy integration on ANY /{proxy+}: each route validates its own input and answers ' +
+        'Pulsar\'s { "reason": ... } body with the status of shared/http/http-error-status.ts; a gateway ' +
+        'request validator has no model to check there and would answer in another shape.',
+    },
+  ]);
+  NagSuppressions.addResourceSuppressions(api.deploymentStage, [
+    {
+      id: 'AwsSolutions-APIG3',
+      reason:
+        'No WAFv2 web ACL by default: every path but the health probe needs a valid bearer token, ' +
+        'and a web ACL is billed per month and per request. Associate one with the stage where the API ' +
+        'faces untrusted traffic at volume.',
+    },
+  ]);
+}
 
-    // API Gateway caches the authorizer's answer (policy and context) per
-    // Authorization header value and applies it to every path and method of
-    // the API for the TTL. Sound because the authorizer only authenticates (the
-    // token alone decides its answer) and allows the whole API, while every
-    // handler route authorizes the role itself (requireAction/requireSuperuser,
-    // proved route by route by test/integration/auth-matrix.test.ts). A token
-    // that expires within the TTL is refused by the handlers
-    // (requireCurrentCredentials), as is a token the authorizer refused (its
-    // answer carries the failed check); a request without the header is
-    // refused with 401 by API Gateway itself, without invoking the authorizer.
-    const authorizer = new RequestAuthorizer(this, 'TokenAuthorizer', {
-      handler: functions.authorizer,
-      identitySources: [IdentitySource.header('Authorization')],
-      resultsCacheTtl: Duration.seconds(AUTHORIZER_RESULT_TTL_SECONDS),
+/** API Gateway's own answers in ackline's `{ "reason": ... }` shape (gatewayResponses of api-routes.ts). */
+function addGatewayResponses(api: RestApi): void {
+  const body = (reason: string) => ({ 'application/json': JSON.stringify({ reason }) });
+  const responses = [
+    { id: 'Unauthorized', type: ResponseType.UNAUTHORIZED, answer: gatewayResponses.unauthorized },
+    { id: 'AccessDenied', type: ResponseType.ACCESS_DENIED, answer: gatewayResponses.accessDenied },
+    {
+      id: 'AuthorizerFailure',
+      type: ResponseType.AUTHORIZER_FAILURE,
+      answer: gatewayResponses.authorizerFailure,
+    },
+    // What API Gateway answers (403 by default) for a path or method it has no resource for.
+    {
+      id: 'MissingRoute',
+      type: ResponseType.MISSING_AUTHENTICATION_TOKEN,
+      answer: gatewayResponses.missingRoute,
+    },
+    {
+      id: 'PayloadTooLarge',
+      type: ResponseType.REQUEST_TOO_LARGE,
+      answer: gatewayResponses.payloadTooLarge,
+    },
+    {
+      id: 'IntegrationTimeout',
+      type: ResponseType.INTEGRATION_TIMEOUT,
+      answer: gatewayResponses.integrationTimeout,
+    },
+  ];
+  for (const { id, type, answer } of responses) {
+    api.addGatewayResponse(id, {
+      type,
+      statusCode: String(answer.statusCode),
+      templates: body(answer.reason),
     });
+  }
+}
 
-    const integrations = new Map<FunctionName, LambdaIntegration>();
-    const integrationFor = (name: FunctionName): LambdaIntegration => {
-      let integration = integrations.get(name);
-      if (integration === undefined) {
-        integration = new LambdaIntegration(functions[name], { proxy: true });
-        integrations.set(name, integration);
-      }
-      return integration;
-    };
+/**
+ * `ANY /<segment>/{proxy+}` per route of api-routes.ts behind the authorizer, and the public paths
+ * without it; one Lambda integration per function.
+ */
+function addApiMethods(
+  api: RestApi,
+  authorizer: RequestAuthorizer,
+  functions: Record<FunctionName, NodejsFunction>,
+): void {
+  const integrations = new Map<FunctionName, LambdaIntegration>();
+  const integrationFor = (name: FunctionName): LambdaIntegration => {
+    let integration = integrations.get(name);
+    if (integration === undefined) {
+      integration = new LambdaIntegration(functions[name], { proxy: true });
+      integrations.set(name, integration);
+    }
+    return integration;
+  };
 
-    const cognitoReason =
-      'ackline authenticates with Pulsar-style bearer tokens (HS256, RS256, ES256) verified by its own Lambda REQUEST ' +
-      'authorizer (functions/authorizer), not with Cognito user pools.';
-    for (const route of apiRoutes) {
-      const method = api.root
-        .resourceForPath(route.firstSegment)
-        .addResource('{proxy+}')
-        .addMethod('ANY', integrationFor(route.functionName), {
-          authorizationType: AuthorizationType.CUSTOM,
-          authorizer,
-        });
-      NagSuppressions.addResourceSuppressions(method, [{ id: 'AwsSolutions-COG4', reason: cognitoReason }]);
-    }
-    // A public path is an explicit resource: API Gateway prefers it to the
-    // sibling {proxy+} for its method only; every other method still goes
-    // through the authorizer.
-    for (const { method: httpMethod, path } of publicPaths) {
-      const firstSegment = path.split('/')[1];
-      const route = apiRoutes.find((candidate) => candidate.firstSegment === firstSegment);
-      if (route === undefined) throw new Error(`public path ${path} is under no route of apiRoutes`);
-      const method = api.root
-        .resourceForPath(path)
-        .addMethod(httpMethod, integrationFor(route.functionName), {
-          authorizationType: AuthorizationType.NONE,
-        });
-      const publicReason =
-        `${httpMethod} ${path} is public on purpose (api-routes.ts publicPaths): a liveness probe for ` +
-        'load balancers and uptime checks, which have no token; it answers a constant and reads no data.';
-      NagSuppressions.addResourceSuppressions(method, [
-        { id: 'AwsSolutions-APIG4', reason: publicReason },
-        { id: 'AwsSolutions-COG4', reason: publicReason },
-      ]);
-    }
-    return api;
+  const cognitoReason =
+    'ackline authenticates with Pulsar-style bearer tokens (HS256, RS256, ES256) verified by its own Lambda REQUEST ' +
+    'authorizer (functions/authorizer), not with Cognito user pools.';
+  for (const route of apiRoutes) {
+    const method = api.root
+      .resourceForPath(route.firstSegment)
+      .addResource('{proxy+}')
+      .addMethod('ANY', integrationFor(route.functionName), {
+        authorizationType: AuthorizationType.CUSTOM,
+        authorizer,
+      });
+    NagSuppressions.addResourceSuppressions(method, [{ id: 'AwsSolutions-COG4', reason: cognitoReason }]);
+  }
+  // A public path is an explicit resource: API Gateway prefers it to the
+  // sibling {proxy+} for its method only; every other method still goes
+  // through the authorizer.
+  for (const { method: httpMethod, path } of publicPaths) {
+    const firstSegment = path.split('/')[1];
+    const route = apiRoutes.find((candidate) => candidate.firstSegment === firstSegment);
+    if (route === undefined) throw new Error(`public path ${path} is under no route of apiRoutes`);
+    const method = api.root.resourceForPath(path).addMethod(httpMethod, integrationFor(route.functionName), {
+      authorizationType: AuthorizationType.NONE,
+    });
+    const publicReason =
+      `${httpMethod} ${path} is public on purpose (api-routes.ts publicPaths): a liveness probe for ` +
+      'load balancers and uptime checks, which have no token; it answers a constant and reads no data.';
+    NagSuppressions.addResourceSuppressions(method, [
+      { id: 'AwsSolutions-APIG4', reason: publicReason },
+      { id: 'AwsSolutions-COG4', reason: publicReason },
+    ]);
   }
 }

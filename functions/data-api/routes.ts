@@ -61,8 +61,8 @@ export function dataRoutes(deps: Dependencies): Route[] {
       method: 'POST',
       path: '/consumers/{consumerId}/receive',
       handler: async (request) => {
-        const max = optionalInteger(queryValue(request, 'maxMessages'), 'maxMessages', 1, 100, 1);
-        const waitMs = optionalInteger(queryValue(request, 'waitMs'), 'waitMs', 0, 20_000, 0);
+        const max = optionalInteger(request, 'maxMessages', { min: 1, max: 100, fallback: 1 });
+        const waitMs = optionalInteger(request, 'waitMs', { min: 0, max: 20_000, fallback: 0 });
         const messages = await receiveMessages(ports, request.principal, consumerIdOf(request), {
           maxMessages: max,
           waitMs,
@@ -131,13 +131,13 @@ function consumerIdOf(request: HttpRequest): string {
   return id;
 }
 
+/** The query parameter `name` as an integer from `min` to `max`; `fallback` when absent or empty. */
 function optionalInteger(
-  value: string | undefined,
+  request: HttpRequest,
   name: string,
-  min: number,
-  max: number,
-  fallback: number,
+  { min, max, fallback }: { min: number; max: number; fallback: number },
 ): number {
+  const value = queryValue(request, name);
   if (value === undefined || value === '') return fallback;
   if (!/^\d{1,6}$/.test(value) || Number(value) < min || Number(value) > max) {
     throw new ValidationError(`${name} must be an integer from ${min} to ${max}, got '${value}'`);

@@ -91,132 +91,12 @@ export class Observability extends Construct {
   constructor(scope: Construct, id: string, props: ObservabilityProps) {
     super(scope, id);
     this.stage = props.stage;
-    const { stage, api, functions } = props;
-    const names = Object.keys(functions) as FunctionName[];
-    const alarms: Alarm[] = [];
-    const alarm = (
-      alarmId: string,
-      metric: IMetric,
-      threshold: number,
-      comparisonOperator: ComparisonOperator,
-      description: string,
-      treatMissingData = TreatMissingData.NOT_BREACHING,
-    ) => {
-      const created = new Alarm(this, alarmId, {
-        alarmName: `ackline-${stage}-${kebab(alarmId)}`,
-        alarmDescription: description,
-        metric,
-        threshold,
-        comparisonOperator,
-        evaluationPeriods: 1,
-        treatMissingData,
-      });
-      alarms.push(created);
-      return created;
-    };
-
-    const deadLetterDepth = props.schedulerDeadLetterQueue.metricApproximateNumberOfMessagesVisible({
-      period: Duration.minutes(1),
-      statistic: 'Maximum',
-    });
-    alarm(
-      'SchedulerDeadLetterDepth',
-      deadLetterDepth,
-      0,
-      ComparisonOperator.GREATER_THAN_THRESHOLD,
-      'Messages in the scheduler dead-letter queue: a timing decision failed maxReceiveCount times and was not applied.',
-    );
-    const oldestAge = props.schedulerQueue.metricApproximateAgeOfOldestMessage({
-      period: PERIOD,
-      statistic: 'Maximum',
-    });
-    alarm(
-      'SchedulerQueueAge',
-      oldestAge,
-      SCHEDULER_QUEUE_MAX_AGE_SECONDS,
-      ComparisonOperator.GREATER_THAN_THRESHOLD,
-      `The scheduler queue holds a message older than ${SCHEDULER_QUEUE_MAX_AGE_SECONDS} s (one 900 s hop plus slack): the scheduler is failing or behind.`,
-    );
-    const serverErrors = api.deploymentStage.metricServerError({ period: PERIOD, statistic: 'Sum' });
-    alarm(
-      'Api5xx',
-      serverErrors,
-      1,
-      ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      'The REST API answered 5xx: an unexpected handler error, an authorizer that cannot read its secret, or a Lambda failure.',
-    );
-
-    for (const name of names) {
-      const fn = functions[name];
-      const id = pascal(name);
-      const errors = fn.metricErrors({ period: PERIOD, statistic: 'Sum' });
-      alarm(
-        `${id}Errors`,
-        errors,
-        1,
-        ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        name === 'authorizer'
-          ? 'The authorizer failed: its token key cannot be read or is not a key, a timeout, out of memory (refused tokens are not failures: the tokenRefused metric counts them).'
-          : `The ${name} function failed (errors thrown out of the handler, timeouts, out of memory).`,
-      );
-      alarm(
-        `${id}Throttles`,
-        fn.metricThrottles({ period: PERIOD, statistic: 'Sum' }),
-        1,
-        ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        `The ${name} function was throttled: the account's or the function's concurrency limit was reached.`,
-      );
-    }
-
-    // Run-time subscription queues: their names come from cursor ids, so the
-    // maintenance function measures them and reports one value per run.
-    // Without a label, so that each alarm is on its metric itself (no metric-math form).
-    const maintenanceMetric = (metricName: string, statistic: string, period: Duration) =>
-      new Metric({
-        namespace: METRICS_NAMESPACE,
-        metricName,
-        dimensionsMap: { service: serviceNameOf('maintenance'), stage },
-        period,
-        statistic,
-      });
-    const subscriptionDeadLetters = maintenanceMetric(
-      maintenanceMetricNames.deadLetterMessages,
-      'Maximum',
-      MAINTENANCE_REPORT_PERIOD,
-    );
-    alarm(
-      'SubscriptionDeadLetterDepth',
-      subscriptionDeadLetters,
-      0,
-      ComparisonOperator.GREATER_THAN_THRESHOLD,
-      'Tokens in a subscription dead-letter queue (ackline-<stage>-s-*-dlq): SQS moved them there after ' +
-        'maxReceiveCount receives, and nothing delivers those messages until they are redriven or the ' +
-        "queue is rebuilt. The maintenance function's 'maintenance run' log line names the queues.",
-    );
-    const backlogAge = maintenanceMetric(
-      maintenanceMetricNames.backlogAgeSeconds,
-      'Maximum',
-      Duration.hours(1),
-    );
-    alarm(
-      'SubscriptionBacklogAge',
-      backlogAge,
-      SUBSCRIPTION_BACKLOG_MAX_AGE_SECONDS,
-      ComparisonOperator.GREATER_THAN_THRESHOLD,
-      `A subscription has had a due message unacknowledged for more than ${SUBSCRIPTION_BACKLOG_MAX_AGE_SECONDS / 86_400} days: ` +
-        'its consumers are gone or failing, and SQS drops delivery tokens after 14 days. The ' +
-        "'maintenance run' log line names the subscription (oldestBacklog).",
-    );
-    alarm(
-      'MaintenanceStalled',
-      maintenanceMetric(maintenanceMetricNames.runs, 'Sum', MAINTENANCE_REPORT_PERIOD),
-      1,
-      ComparisonOperator.LESS_THAN_THRESHOLD,
-      `No maintenance run completed in ${MAINTENANCE_REPORT_PERIOD.toMinutes()} minutes (it runs every ` +
-        `${MAINTENANCE_INTERVAL.toMinutes()}): the schedule is off or the function fails, and the ` +
-        'subscription dead-letter and backlog-age alarms are blind meanwhile.',
-      TreatMissingData.BREACHING,
-    );
+    const watched = watchedMetrics(props);
+    const alarms = [
+      ...this.schedulerAndApiAlarms(watched),
+      ...this.functionAlarms(props.functions),
+      ...this.subscriptionAlarms(watched),
+    ];
     this.alarms = alarms;
 
     if (props.alarmTopicArn !== undefined) {
@@ -228,39 +108,128 @@ export class Observability extends Construct {
     }
 
     this.dashboard = new Dashboard(this, 'Dashboard', {
-      dashboardName: `ackline-${stage}`,
+      dashboardName: `ackline-${props.stage}`,
       defaultInterval: Duration.hours(3),
     });
-    const metricsOf = (metric: (fn: IFunction) => Metric) =>
-      names.map((name) => metric(functions[name]).with({ label: name }));
     this.dashboard.addWidgets(
       new TextWidget({
-        markdown: `# ackline ${stage}\nAlarms, the REST API, the functions, the scheduler queue and the subscriptions (as maintenance reports them). Runbook: docs/operations.md#logs-metrics-alarms.`,
+        markdown: `# ackline ${props.stage}\nAlarms, the REST API, the functions, the scheduler queue and the subscriptions (as maintenance reports them). Runbook: docs/operations.md#logs-metrics-alarms.`,
         width: 24,
         height: 2,
       }),
     );
     this.dashboard.addWidgets(new AlarmStatusWidget({ title: 'Alarms', alarms, width: 24, height: 4 }));
-    this.dashboard.addWidgets(
-      new GraphWidget({
-        title: 'API requests and errors',
-        left: [
-          api.deploymentStage.metricCount({ period: PERIOD, statistic: 'Sum', label: 'requests' }),
-          api.deploymentStage.metricClientError({ period: PERIOD, statistic: 'Sum', label: '4xx' }),
-          serverErrors.with({ label: '5xx' }),
-        ],
-        width: 12,
+    this.dashboard.addWidgets(...apiWidgets(props.api, watched));
+    this.dashboard.addWidgets(...this.publishedAndSchedulerWidgets(props.schedulerQueue, watched));
+    this.dashboard.addWidgets(...this.subscriptionWidgets(watched));
+    this.dashboard.addWidgets(...functionWidgets(props.functions));
+  }
+
+  /** An alarm named `ackline-<stage>-<kebab id>`, on one evaluation period; missing data is OK unless told. */
+  private alarm(alarmId: string, spec: AlarmSpec): Alarm {
+    return new Alarm(this, alarmId, {
+      alarmName: `ackline-${this.stage}-${kebab(alarmId)}`,
+      alarmDescription: spec.description,
+      metric: spec.metric,
+      threshold: spec.threshold,
+      comparisonOperator: spec.comparisonOperator,
+      evaluationPeriods: 1,
+      treatMissingData: spec.treatMissingData ?? TreatMissingData.NOT_BREACHING,
+    });
+  }
+
+  private schedulerAndApiAlarms(watched: WatchedMetrics): Alarm[] {
+    return [
+      this.alarm('SchedulerDeadLetterDepth', {
+        metric: watched.schedulerDeadLetterDepth,
+        threshold: 0,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        description:
+          'Messages in the scheduler dead-letter queue: a timing decision failed maxReceiveCount times and was not applied.',
       }),
-      new GraphWidget({
-        title: 'API latency (p50, p99)',
-        left: [
-          api.deploymentStage.metricLatency({ period: PERIOD, statistic: 'p50', label: 'p50' }),
-          api.deploymentStage.metricLatency({ period: PERIOD, statistic: 'p99', label: 'p99' }),
-        ],
-        width: 12,
+      this.alarm('SchedulerQueueAge', {
+        metric: watched.schedulerOldestAge,
+        threshold: SCHEDULER_QUEUE_MAX_AGE_SECONDS,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        description: `The scheduler queue holds a message older than ${SCHEDULER_QUEUE_MAX_AGE_SECONDS} s (one 900 s hop plus slack): the scheduler is failing or behind.`,
       }),
-    );
-    this.dashboard.addWidgets(
+      this.alarm('Api5xx', {
+        metric: watched.apiServerErrors,
+        threshold: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        description:
+          'The REST API answered 5xx: an unexpected handler error, an authorizer that cannot read its secret, or a Lambda failure.',
+      }),
+    ];
+  }
+
+  /** Per function: errors and throttles. */
+  private functionAlarms(functions: ObservabilityProps['functions']): Alarm[] {
+    const alarms: Alarm[] = [];
+    for (const name of Object.keys(functions) as FunctionName[]) {
+      const fn = functions[name];
+      const id = pascal(name);
+      alarms.push(
+        this.alarm(`${id}Errors`, {
+          metric: fn.metricErrors({ period: PERIOD, statistic: 'Sum' }),
+          threshold: 1,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+          description:
+            name === 'authorizer'
+              ? 'The authorizer failed: its token key cannot be read or is not a key, a timeout, out of memory (refused tokens are not failures: the tokenRefused metric counts them).'
+              : `The ${name} function failed (errors thrown out of the handler, timeouts, out of memory).`,
+        }),
+        this.alarm(`${id}Throttles`, {
+          metric: fn.metricThrottles({ period: PERIOD, statistic: 'Sum' }),
+          threshold: 1,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+          description: `The ${name} function was throttled: the account's or the function's concurrency limit was reached.`,
+        }),
+      );
+    }
+    return alarms;
+  }
+
+  /** The run-time subscription queues and cursors, as the maintenance function reports them; and its runs. */
+  private subscriptionAlarms(watched: WatchedMetrics): Alarm[] {
+    return [
+      this.alarm('SubscriptionDeadLetterDepth', {
+        metric: watched.subscriptionDeadLetters,
+        threshold: 0,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        description:
+          'Tokens in a subscription dead-letter queue (ackline-<stage>-s-*-dlq): SQS moved them there after ' +
+          'maxReceiveCount receives, and nothing delivers those messages until they are redriven or the ' +
+          "queue is rebuilt. The maintenance function's 'maintenance run' log line names the queues.",
+      }),
+      this.alarm('SubscriptionBacklogAge', {
+        metric: watched.subscriptionBacklogAge,
+        threshold: SUBSCRIPTION_BACKLOG_MAX_AGE_SECONDS,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        description:
+          `A subscription has had a due message unacknowledged for more than ${SUBSCRIPTION_BACKLOG_MAX_AGE_SECONDS / 86_400} days: ` +
+          'its consumers are gone or failing, and SQS drops delivery tokens after 14 days. The ' +
+          "'maintenance run' log line names the subscription (oldestBacklog).",
+      }),
+      this.alarm('MaintenanceStalled', {
+        metric: maintenanceMetric(this.stage, {
+          metricName: maintenanceMetricNames.runs,
+          statistic: 'Sum',
+          period: MAINTENANCE_REPORT_PERIOD,
+        }),
+        threshold: 1,
+        comparisonOperator: ComparisonOperator.LESS_THAN_THRESHOLD,
+        description:
+          `No maintenance run completed in ${MAINTENANCE_REPORT_PERIOD.toMinutes()} minutes (it runs every ` +
+          `${MAINTENANCE_INTERVAL.toMinutes()}): the schedule is off or the function fails, and the ` +
+          'subscription dead-letter and backlog-age alarms are blind meanwhile.',
+        treatMissingData: TreatMissingData.BREACHING,
+      }),
+    ];
+  }
+
+  private publishedAndSchedulerWidgets(schedulerQueue: IQueue, watched: WatchedMetrics): GraphWidget[] {
+    return [
       new GraphWidget({
         title: 'Messages published, admin acknowledgements, refused tokens',
         left: [
@@ -273,22 +242,30 @@ export class Observability extends Construct {
       new GraphWidget({
         title: 'Scheduler queue',
         left: [
-          props.schedulerQueue.metricApproximateNumberOfMessagesVisible({ period: PERIOD, label: 'visible' }),
-          props.schedulerQueue.metricApproximateNumberOfMessagesNotVisible({
+          schedulerQueue.metricApproximateNumberOfMessagesVisible({ period: PERIOD, label: 'visible' }),
+          schedulerQueue.metricApproximateNumberOfMessagesNotVisible({
             period: PERIOD,
             label: 'in flight',
           }),
-          deadLetterDepth.with({ label: 'dead-letter queue' }),
+          watched.schedulerDeadLetterDepth.with({ label: 'dead-letter queue' }),
         ],
-        right: [oldestAge.with({ label: 'age of oldest (s)' })],
+        right: [watched.schedulerOldestAge.with({ label: 'age of oldest (s)' })],
         width: 12,
       }),
-    );
-    this.dashboard.addWidgets(
+    ];
+  }
+
+  private subscriptionWidgets(watched: WatchedMetrics): GraphWidget[] {
+    return [
       new GraphWidget({
         title: 'Subscriptions: dead-letter tokens, oldest due unacknowledged message (s)',
-        left: [subscriptionDeadLetters.with({ label: 'tokens in dead-letter queues' })],
-        right: [backlogAge.with({ label: 'backlog age (s)', period: MAINTENANCE_REPORT_PERIOD })],
+        left: [watched.subscriptionDeadLetters.with({ label: 'tokens in dead-letter queues' })],
+        right: [
+          watched.subscriptionBacklogAge.with({
+            label: 'backlog age (s)',
+            period: MAINTENANCE_REPORT_PERIOD,
+          }),
+        ],
         width: 12,
       }),
       new GraphWidget({
@@ -300,29 +277,7 @@ export class Observability extends Construct {
         right: [this.customMetric('maintenance', maintenanceMetricNames.failures)],
         width: 12,
       }),
-    );
-    this.dashboard.addWidgets(
-      new GraphWidget({
-        title: 'Invocations',
-        left: metricsOf((fn) => fn.metricInvocations({ period: PERIOD, statistic: 'Sum' })),
-        width: 6,
-      }),
-      new GraphWidget({
-        title: 'Errors',
-        left: metricsOf((fn) => fn.metricErrors({ period: PERIOD, statistic: 'Sum' })),
-        width: 6,
-      }),
-      new GraphWidget({
-        title: 'Throttles',
-        left: metricsOf((fn) => fn.metricThrottles({ period: PERIOD, statistic: 'Sum' })),
-        width: 6,
-      }),
-      new GraphWidget({
-        title: 'Duration p99 (ms)',
-        left: metricsOf((fn) => fn.metricDuration({ period: PERIOD, statistic: 'p99' })),
-        width: 6,
-      }),
-    );
+    ];
   }
 
   /** A metric the functions emit through Powertools (EMF): dimensions service and stage. */
@@ -336,6 +291,118 @@ export class Observability extends Construct {
       label: metricName,
     });
   }
+}
+
+/** What an alarm watches and when it fires. */
+interface AlarmSpec {
+  readonly metric: IMetric;
+  readonly threshold: number;
+  readonly comparisonOperator: ComparisonOperator;
+  readonly description: string;
+  /** NOT_BREACHING unless told: no traffic is not a failure. */
+  readonly treatMissingData?: TreatMissingData;
+}
+
+/** The metrics both an alarm and the dashboard show. */
+interface WatchedMetrics {
+  readonly schedulerDeadLetterDepth: Metric;
+  readonly schedulerOldestAge: Metric;
+  readonly apiServerErrors: Metric;
+  readonly subscriptionDeadLetters: Metric;
+  readonly subscriptionBacklogAge: Metric;
+}
+
+function watchedMetrics(props: ObservabilityProps): WatchedMetrics {
+  return {
+    schedulerDeadLetterDepth: props.schedulerDeadLetterQueue.metricApproximateNumberOfMessagesVisible({
+      period: Duration.minutes(1),
+      statistic: 'Maximum',
+    }),
+    schedulerOldestAge: props.schedulerQueue.metricApproximateAgeOfOldestMessage({
+      period: PERIOD,
+      statistic: 'Maximum',
+    }),
+    apiServerErrors: props.api.deploymentStage.metricServerError({ period: PERIOD, statistic: 'Sum' }),
+    subscriptionDeadLetters: maintenanceMetric(props.stage, {
+      metricName: maintenanceMetricNames.deadLetterMessages,
+      statistic: 'Maximum',
+      period: MAINTENANCE_REPORT_PERIOD,
+    }),
+    subscriptionBacklogAge: maintenanceMetric(props.stage, {
+      metricName: maintenanceMetricNames.backlogAgeSeconds,
+      statistic: 'Maximum',
+      period: Duration.hours(1),
+    }),
+  };
+}
+
+/**
+ * A figure the maintenance function reports once per run. Run-time subscription queues: their names
+ * come from cursor ids, so the maintenance function measures them and reports one value per run.
+ * Without a label, so that each alarm is on its metric itself (no metric-math form).
+ */
+function maintenanceMetric(
+  stage: string,
+  { metricName, statistic, period }: { metricName: string; statistic: string; period: Duration },
+): Metric {
+  return new Metric({
+    namespace: METRICS_NAMESPACE,
+    metricName,
+    dimensionsMap: { service: serviceNameOf('maintenance'), stage },
+    period,
+    statistic,
+  });
+}
+
+function apiWidgets(api: RestApi, watched: WatchedMetrics): GraphWidget[] {
+  return [
+    new GraphWidget({
+      title: 'API requests and errors',
+      left: [
+        api.deploymentStage.metricCount({ period: PERIOD, statistic: 'Sum', label: 'requests' }),
+        api.deploymentStage.metricClientError({ period: PERIOD, statistic: 'Sum', label: '4xx' }),
+        watched.apiServerErrors.with({ label: '5xx' }),
+      ],
+      width: 12,
+    }),
+    new GraphWidget({
+      title: 'API latency (p50, p99)',
+      left: [
+        api.deploymentStage.metricLatency({ period: PERIOD, statistic: 'p50', label: 'p50' }),
+        api.deploymentStage.metricLatency({ period: PERIOD, statistic: 'p99', label: 'p99' }),
+      ],
+      width: 12,
+    }),
+  ];
+}
+
+/** Invocations, errors, throttles and p99 duration, one line per function. */
+function functionWidgets(functions: ObservabilityProps['functions']): GraphWidget[] {
+  const names = Object.keys(functions) as FunctionName[];
+  const metricsOf = (metric: (fn: IFunction) => Metric) =>
+    names.map((name) => metric(functions[name]).with({ label: name }));
+  return [
+    new GraphWidget({
+      title: 'Invocations',
+      left: metricsOf((fn) => fn.metricInvocations({ period: PERIOD, statistic: 'Sum' })),
+      width: 6,
+    }),
+    new GraphWidget({
+      title: 'Errors',
+      left: metricsOf((fn) => fn.metricErrors({ period: PERIOD, statistic: 'Sum' })),
+      width: 6,
+    }),
+    new GraphWidget({
+      title: 'Throttles',
+      left: metricsOf((fn) => fn.metricThrottles({ period: PERIOD, statistic: 'Sum' })),
+      width: 6,
+    }),
+    new GraphWidget({
+      title: 'Duration p99 (ms)',
+      left: metricsOf((fn) => fn.metricDuration({ period: PERIOD, statistic: 'p99' })),
+      width: 6,
+    }),
+  ];
 }
 
 /** `admin-api` -> `AdminApi`. */

@@ -143,7 +143,7 @@ interface GatewayContext {
 }
 
 async function handle(req: IncomingMessage, res: ServerResponse, gateway: GatewayContext) {
-  const { functions, meter } = gateway;
+  const { meter } = gateway;
   const url = requestUrl(req.url);
   const method = (req.method ?? 'GET').toUpperCase();
   const body = await readBody(req);
@@ -153,98 +153,135 @@ async function handle(req: IncomingMessage, res: ServerResponse, gateway: Gatewa
     return;
   }
   const rawPath = url.pathname;
-  if (meter && rawPath === USAGE_PATH) {
-    const usage = meter.snapshot();
-    if (method === 'DELETE') meter.reset();
-    send(res, 200, usage);
-    return;
-  }
-  if (gateway.status && rawPath === STATUS_PATH && method === 'GET') {
-    send(res, 200, gateway.status());
-    return;
-  }
+  if (answeredLocally(res, gateway, method, rawPath)) return;
   const received = performance.now();
   if (meter) res.once('finish', () => meter.invoked('apiGateway', performance.now() - received));
   if (body === undefined) {
-    send(res, gatewayResponses.payloadTooLarge.statusCode, {
-      reason: gatewayResponses.payloadTooLarge.reason,
-    });
+    sendGatewayResponse(res, gatewayResponses.payloadTooLarge);
     return;
   }
   const firstSegment = rawPath.split('/')[1] ?? '';
   const route = apiRoutes.find((candidate) => candidate.firstSegment === firstSegment);
   if (!route || rawPath.length <= firstSegment.length + 2) {
-    send(res, gatewayResponses.missingRoute.statusCode, { reason: gatewayResponses.missingRoute.reason });
+    sendGatewayResponse(res, gatewayResponses.missingRoute);
     return;
   }
   const isPublic = publicPaths.some((p) => p.method === method && p.path === rawPath.replace(/\/$/, ''));
   const resource = isPublic ? rawPath : `/${firstSegment}/{proxy+}`;
-  const headers = singleValueHeaders(req);
-  const multiValueHeaders = multiValue(req);
+  const matched: MatchedRequest = { method, path: rawPath, resource, requestId: randomUUID() };
   const query = queryParameters(url);
-  const requestId = randomUUID();
-  const methodArn = `arn:aws:execute-api:us-east-1:${ACCOUNT}:${API_ID}/${STAGE}/${method}${rawPath}`;
 
   // What API Gateway puts in both the authorizer's event and the integration's.
-  const request = {
+  const request: ProxyRequest = {
     resource,
     path: rawPath,
     httpMethod: method,
-    headers,
-    multiValueHeaders,
+    headers: singleValueHeaders(req),
+    multiValueHeaders: multiValue(req),
     queryStringParameters: query.single,
     multiValueQueryStringParameters: query.multi,
     pathParameters: isPublic ? null : { proxy: rawPath.slice(firstSegment.length + 2) },
     stageVariables: null,
   };
-  let authorizerContext: Record<string, string | number | boolean> | undefined;
+  let authorizerContext: AuthorizerContext | undefined;
   if (!isPublic) {
-    const authorizerEvent = () =>
-      ({
-        type: 'REQUEST',
-        methodArn,
-        ...request,
-        requestContext: requestContext(method, rawPath, resource, requestId, undefined),
-      }) as unknown as APIGatewayRequestAuthorizerEvent;
-    const result = await authorize(gateway, req.rawHeaders, authorizerEvent, requestId);
-    if (result === 'unauthorized') {
-      // No identity (ackline's authorizer answers a bad token with its reason, never with this).
-      send(res, gatewayResponses.unauthorized.statusCode, { reason: gatewayResponses.unauthorized.reason });
+    const authorized = await authorizeRequest(gateway, req.rawHeaders, matched, request);
+    if ('refused' in authorized) {
+      sendGatewayResponse(res, authorized.refused);
       return;
     }
-    if (result === 'failed') {
-      send(res, gatewayResponses.authorizerFailure.statusCode, {
-        reason: gatewayResponses.authorizerFailure.reason,
-      });
-      return;
-    }
-    if (!policyAllows(result.policyDocument, methodArn)) {
-      send(res, gatewayResponses.accessDenied.statusCode, { reason: gatewayResponses.accessDenied.reason });
-      return;
-    }
-    authorizerContext = { ...(result.context ?? {}), principalId: result.principalId };
+    authorizerContext = authorized.context;
   }
-
   const event: APIGatewayProxyEvent = {
     ...request,
-    requestContext: requestContext(method, rawPath, resource, requestId, authorizerContext),
+    requestContext: requestContext(matched, authorizerContext),
     body: body.length > 0 ? body.toString('utf8') : null,
     isBase64Encoded: false,
   };
+  await invokeIntegration(res, gateway, route.functionName, event);
+}
+
+/** What API Gateway knows of a request once it matched a resource. */
+interface MatchedRequest {
+  readonly method: string;
+  readonly path: string;
+  /** The matched resource: the public path itself, or `/{firstSegment}/{proxy+}`. */
+  readonly resource: string;
+  readonly requestId: string;
+}
+
+/** The fields the authorizer's event and the integration's share. */
+type ProxyRequest = Omit<APIGatewayProxyEvent, 'requestContext' | 'body' | 'isBase64Encoded'>;
+
+type AuthorizerContext = Record<string, string | number | boolean>;
+
+/** The local-only paths (USAGE_PATH, STATUS_PATH), when configured: true when it answered. */
+function answeredLocally(
+  res: ServerResponse,
+  gateway: GatewayContext,
+  method: string,
+  path: string,
+): boolean {
+  const { meter, status } = gateway;
+  if (meter && path === USAGE_PATH) {
+    const usage = meter.snapshot();
+    if (method === 'DELETE') meter.reset();
+    send(res, 200, usage);
+    return true;
+  }
+  if (status && path === STATUS_PATH && method === 'GET') {
+    send(res, 200, status());
+    return true;
+  }
+  return false;
+}
+
+/**
+ * The gateway response a request the authorizer does not let through gets, or the context the
+ * authorizer's answer hands the integration (its `context` and `principalId`).
+ */
+async function authorizeRequest(
+  gateway: GatewayContext,
+  rawHeaders: readonly string[],
+  matched: MatchedRequest,
+  request: ProxyRequest,
+): Promise<{ refused: GatewayResponse } | { context: AuthorizerContext }> {
+  const methodArn = `arn:aws:execute-api:us-east-1:${ACCOUNT}:${API_ID}/${STAGE}/${matched.method}${matched.path}`;
+  const authorizerEvent = () =>
+    ({
+      type: 'REQUEST',
+      methodArn,
+      ...request,
+      requestContext: requestContext(matched, undefined),
+    }) as unknown as APIGatewayRequestAuthorizerEvent;
+  const result = await authorize(gateway, rawHeaders, authorizerEvent, matched.requestId);
+  // No identity (ackline's authorizer answers a bad token with its reason, never with this).
+  if (result === 'unauthorized') return { refused: gatewayResponses.unauthorized };
+  if (result === 'failed') return { refused: gatewayResponses.authorizerFailure };
+  if (!policyAllows(result.policyDocument, methodArn)) return { refused: gatewayResponses.accessDenied };
+  return { context: { ...(result.context ?? {}), principalId: result.principalId } };
+}
+
+/** Calls the function with the proxy event and answers what it answers, or API Gateway's 504 at the timeout. */
+async function invokeIntegration(
+  res: ServerResponse,
+  gateway: GatewayContext,
+  functionName: ApiFunctionName,
+  event: APIGatewayProxyEvent,
+): Promise<void> {
+  const { requestId } = event.requestContext;
   const invoking = performance.now();
   const result = await withinIntegrationTimeout(
-    functions.api[route.functionName](event, lambdaContext(route.functionName, requestId)),
+    gateway.functions.api[functionName](event, lambdaContext(functionName, requestId)),
     gateway.integrationTimeoutMs,
-  ).finally(() => meter?.invoked(route.functionName, performance.now() - invoking));
+  ).finally(() => gateway.meter?.invoked(functionName, performance.now() - invoking));
   if (result === undefined) {
     // As API Gateway: the client gets a 504 at the integration timeout; the function runs on, unheard.
     console.error(
-      `local gateway: ${route.functionName} did not answer ${method} ${rawPath} within ${gateway.integrationTimeoutMs} ms`,
+      `local gateway: ${functionName} did not answer ${event.httpMethod} ${event.path} within ${gateway.integrationTimeoutMs} ms`,
     );
     res.setHeader('x-amzn-requestid', requestId);
-    send(res, gatewayResponses.integrationTimeout.statusCode, {
-      reason: gatewayResponses.integrationTimeout.reason,
-    });
+    sendGatewayResponse(res, gatewayResponses.integrationTimeout);
     return;
   }
   res.statusCode = result.statusCode;
@@ -308,24 +345,21 @@ async function authorize(
 }
 
 function requestContext(
-  method: string,
-  path: string,
-  resourcePath: string,
-  requestId: string,
-  authorizer: Record<string, string | number | boolean> | undefined,
+  matched: MatchedRequest,
+  authorizer: AuthorizerContext | undefined,
 ): APIGatewayProxyEvent['requestContext'] {
   return {
     accountId: ACCOUNT,
     apiId: API_ID,
     authorizer: authorizer ?? null,
-    httpMethod: method,
+    httpMethod: matched.method,
     identity: { sourceIp: '127.0.0.1' } as APIGatewayProxyEvent['requestContext']['identity'],
-    path: `/${STAGE}${path}`,
+    path: `/${STAGE}${matched.path}`,
     protocol: 'HTTP/1.1',
-    requestId,
+    requestId: matched.requestId,
     requestTimeEpoch: Date.now(),
     resourceId: 'local',
-    resourcePath,
+    resourcePath: matched.resource,
     stage: STAGE,
   };
 }
@@ -431,6 +465,13 @@ function rawAnswer(statusCode: number, reason: string): string {
     '',
     body,
   ].join('\r\n');
+}
+
+/** A gateway response of infra/api-routes.ts: a status and a reason. */
+type GatewayResponse = (typeof gatewayResponses)[keyof typeof gatewayResponses];
+
+function sendGatewayResponse(res: ServerResponse, response: GatewayResponse) {
+  send(res, response.statusCode, { reason: response.reason });
 }
 
 function send(res: ServerResponse, statusCode: number, body: unknown) {

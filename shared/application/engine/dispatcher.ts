@@ -190,6 +190,13 @@ export async function dispatch(ctx: EngineContext, request: DispatchRequest): Pr
       timers.push(...picked.timers);
       record = picked.record;
       if (!record || delivered.length >= limit) break;
+      if (picked.reread) {
+        // The pickup ended on a newer head (a strong read, a lost compare-and-set's answer), which
+        // the claim below would write on: judge the consumer's room on it first (a room judged on
+        // an eventually consistent head versions behind let a consumer pass its cap).
+        fresh = true;
+        continue;
+      }
     }
     if (record.head.replayFrom && isCumulativeAckType(cursor.type)) {
       const replayed = await replayStep(ctx, { cursor, consumer, record, max: limit - delivered.length });

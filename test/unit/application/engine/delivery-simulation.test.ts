@@ -112,6 +112,35 @@ const issue25 = (type: 'Shared' | 'Key_Shared'): fc.Arbitrary<SimScript> =>
     ],
   });
 
+/**
+ * Three consumers at a cap of 5 receive one at a time until the head spills runs to a page; once
+ * those are past their ack timeout, c0 receives twice at once, twice. Both receives count the
+ * same holding, and a page's write is not conditioned on the head: c0 may pass its cap by what
+ * the two took from the page (the design's overshoot within a count's age), and by nothing more.
+ */
+const pagesAlongside: fc.Arbitrary<SimScript> = fc.constant({
+  type: 'Shared',
+  consumers: 3,
+  ledgerSize: 250,
+  ackTimeout: true,
+  staleSeed: 11,
+  duplicateCalls: false,
+  maxUnacked: 200_000,
+  maxUnackedPerConsumer: 5,
+  initial: 30,
+  rounds: [
+    ...Array.from({ length: 15 }, (_, i) => ({
+      actions: [{ kind: 'receive' as const, consumer: i % 3, max: 1 }],
+      advanceMs: i % 5 === 4 ? 500 : 0,
+    })),
+    { actions: [{ kind: 'maintenance' as const }], advanceMs: 20_000 },
+    ...[0, 1].map(() => ({
+      actions: [2, 1].map((max) => ({ kind: 'receive' as const, consumer: 0, max })),
+      advanceMs: 0,
+    })),
+  ],
+});
+
 describe('delivery engine simulation', () => {
   it.each([
     'Shared',
@@ -132,6 +161,10 @@ describe('delivery engine simulation', () => {
     'Key_Shared',
   ] as const)('%s: issue 25, a receive judges the consumer’s cap on the head its claim writes on (I7)', async (type) => {
     expect(await violationFound(undefined as unknown as Mutation, issue25(type), 30)).toBeUndefined();
+  });
+
+  it('lets receives of one consumer running alongside pass its cap only by their takes from pages (I7)', async () => {
+    expect(await violationFound(undefined as unknown as Mutation, pagesAlongside, 30)).toBeUndefined();
   });
 
   it('keeps the head bounded when many runs are open at once', async () => {

@@ -139,7 +139,7 @@ class DispatchCall {
     const replaying = record.head.replayFrom !== undefined && isCumulativeAckType(this.cursor.type);
     if (!replaying && record.head.trackerDueAtMs !== undefined && record.head.trackerDueAtMs <= now) {
       const picked = await this.pickUpDue(record, limit, now);
-      if (picked === 'done') return 'done';
+      if (picked !== 'go on') return picked;
     }
     const current = this.record;
     if (!current) return 'done';
@@ -185,8 +185,15 @@ class DispatchCall {
     return { kind: 'owner', changes: ownership.renewal ?? {} };
   }
 
-  /** Due redeliveries from the tracker; 'done' when the call stops with what it has. */
-  private async pickUpDue(record: HeadRecord, limit: number, now: number): Promise<'done' | 'go on'> {
+  /**
+   * Due redeliveries from the tracker; 'done' when the call stops with what it has, 'retry' when
+   * the pickup ended on a head it read anew.
+   */
+  private async pickUpDue(
+    record: HeadRecord,
+    limit: number,
+    now: number,
+  ): Promise<'done' | 'retry' | 'go on'> {
     let picked: Awaited<ReturnType<typeof pickUpDue>>;
     try {
       picked = await pickUpDue(this.ctx, {
@@ -209,7 +216,15 @@ class DispatchCall {
     this.outside.push(...picked.deliveries);
     this.timers.push(...picked.timers);
     this.record = picked.record;
-    return !this.record || this.delivered.length >= limit ? 'done' : 'go on';
+    if (!this.record || this.delivered.length >= limit) return 'done';
+    if (picked.reread) {
+      // The pickup ended on a newer head (a strong read, a lost compare-and-set's answer), which
+      // the claim would write on: judge the consumer's room on it first (a room judged on an
+      // eventually consistent head versions behind let a consumer pass its cap).
+      this.fresh = true;
+      return 'retry';
+    }
+    return 'go on';
   }
 
   /** An Exclusive/Failover rewind's replay, in order. */

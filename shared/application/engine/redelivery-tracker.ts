@@ -46,19 +46,33 @@ export interface PickUpRequest {
  */
 export const KEY_SHARED_FURTHER_PAGES = 4;
 
+/** What a pickup handed out, and the head it ended on. */
+export interface PickUpResult {
+  readonly deliveries: Delivery[];
+  readonly timers: number[];
+  readonly record: HeadRecord | undefined;
+  /**
+   * The head it ended on was read anew (a strong read, or the answer of a compare-and-set it lost),
+   * not the one handed in nor what its own writes made of it: whatever the caller judged on the
+   * head it handed in (the consumer's room under its cap) is to be judged again on this one.
+   */
+  readonly reread: boolean;
+}
+
 /**
  * Hands out due redeliveries (in due-time, then log order), each with the count of its earlier
  * deliveries; deletes stale tracker entries; when nothing more is due, moves the head's due time
- * to the next entry. An entry past maxRedeliverCount goes to the dead-letter producer; its refusal
- * (DeadLetterRefusedError) ends the pickup and is thrown only when nothing was taken before it, so
- * a delivery recorded as held is always returned. Cost: one Query (Key_Shared: up to
- * KEY_SHARED_FURTHER_PAGES more past entries due for other members), the pages of the runs (one read
- * each), one write per run taken (head or page), one tracker write per entry put or deleted.
+ * to the next entry. It writes only on the head handed in (and what its own writes made of it):
+ * when an entry looks stale there and a strong read finds a newer head, it stops and answers that
+ * head (`reread`), so its caller judges the consumer's cap again before anything more is taken (a
+ * take on that head would hand out past a room judged on the older one). An entry past
+ * maxRedeliverCount goes to the dead-letter producer; its refusal (DeadLetterRefusedError) ends
+ * the pickup and is thrown only when nothing was taken before it, so a delivery recorded as held
+ * is always returned. Cost: one Query (Key_Shared: up to KEY_SHARED_FURTHER_PAGES more past entries
+ * due for other members), the pages of the runs (one read each), one write per run taken (head or
+ * page), one tracker write per entry put or deleted.
  */
-export async function pickUpDue(
-  ctx: EngineContext,
-  request: PickUpRequest,
-): Promise<{ deliveries: Delivery[]; timers: number[]; record: HeadRecord | undefined }> {
+export async function pickUpDue(ctx: EngineContext, request: PickUpRequest): Promise<PickUpResult> {
   const { cursor } = request;
   const now = ctx.clock.nowMs();
   const limit = Math.max(request.max, 10);
@@ -66,6 +80,7 @@ export async function pickUpDue(
   const deliveries: Delivery[] = [];
   const timers: number[] = [];
   let record: HeadRecord | undefined = request.record;
+  let reread = false;
   let allSettled = due.length < limit;
   // The head handed in may be an eventually consistent read: an entry it makes look stale is
   // judged again on a strong read before it is deleted (an old head does not know the run a
@@ -107,9 +122,15 @@ export async function pickUpDue(
         outcome = await take(record);
         if (outcome.kind === 'stale' && !confirmed) {
           confirmed = true;
-          record = await ctx.store.readHead(cursor.cursorId);
-          if (!record) break;
-          outcome = await take(record);
+          const current = await ctx.store.readHead(cursor.cursorId);
+          if (current?.version !== record.version) {
+            // A newer head (or none): the caller judges it before anything is taken on it.
+            record = current;
+            reread = true;
+            allSettled = false;
+            stopped = true;
+            break;
+          }
         }
       } catch (error) {
         // What is taken is held by the consumer already: hand it out. The refused entry stays due;
@@ -152,10 +173,11 @@ export async function pickUpDue(
       const { trackerDueAtMs: _old, ...rest } = record.head;
       const head = next === undefined ? rest : { ...rest, trackerDueAtMs: next };
       const written = await ctx.store.casHead(cursor.cursorId, record.version, head);
+      reread = !written.ok;
       record = written.ok ? { ...record, head, version: record.version + 1 } : written.current;
     }
   }
-  return { deliveries, timers, record };
+  return { deliveries, timers, record, reread };
 }
 
 /** One stretch of a tracker entry's range covered by one run, and what that run says of it now. */

@@ -30,6 +30,7 @@ import {
 } from '../api-routes.ts';
 import { AuthorizerCache, authorizationIdentity, policyAllows } from './authorizer-cache.ts';
 import { gatewayUrl } from './gateway-url.ts';
+import { LOCAL_ACCOUNT, localLambdaContext } from './lambda-invocation.ts';
 
 export type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 export type AuthorizerHandler = (
@@ -59,7 +60,6 @@ export const USAGE_PATH = '/_local/usage';
  * its start-up work and local schedules. Not an API Gateway route: local only.
  */
 export const STATUS_PATH = '/_local/status';
-const ACCOUNT = '123456789012';
 const API_ID = 'ackline-local';
 
 /**
@@ -183,7 +183,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, gateway: Gatewa
   const multiValueHeaders = multiValue(req);
   const query = queryParameters(url);
   const requestId = randomUUID();
-  const methodArn = `arn:aws:execute-api:us-east-1:${ACCOUNT}:${API_ID}/${STAGE}/${method}${rawPath}`;
+  const methodArn = `arn:aws:execute-api:us-east-1:${LOCAL_ACCOUNT}:${API_ID}/${STAGE}/${method}${rawPath}`;
 
   // What API Gateway puts in both the authorizer's event and the integration's.
   const request = {
@@ -315,7 +315,7 @@ function requestContext(
   authorizer: Record<string, string | number | boolean> | undefined,
 ): APIGatewayProxyEvent['requestContext'] {
   return {
-    accountId: ACCOUNT,
+    accountId: LOCAL_ACCOUNT,
     apiId: API_ID,
     authorizer: authorizer ?? null,
     httpMethod: method,
@@ -330,22 +330,9 @@ function requestContext(
   };
 }
 
+/** 29 s to run: the API functions' deployed timeout and API Gateway's; the authorizer gets the same here. */
 function lambdaContext(functionName: string, requestId: string): Context {
-  const deadline = Date.now() + 29_000;
-  return {
-    callbackWaitsForEmptyEventLoop: false,
-    functionName: `ackline-local-${functionName}`,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:us-east-1:${ACCOUNT}:function:ackline-local-${functionName}`,
-    memoryLimitInMB: '1024',
-    awsRequestId: requestId,
-    logGroupName: `/aws/lambda/ackline-local-${functionName}`,
-    logStreamName: 'local',
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
-  };
+  return localLambdaContext({ functionName, timeoutMs: 29_000, requestId });
 }
 
 function singleValueHeaders(req: IncomingMessage): Record<string, string> {

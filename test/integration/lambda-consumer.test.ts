@@ -6,6 +6,7 @@ import { pathToFileURL } from 'node:url';
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { GetQueueAttributesCommand, GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { RUNNER_TIMEOUT_SECONDS } from '../../infra/constructs/subscription-consumer.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../infra/local/embedded-stack.ts';
 import { type SqsPoller, startSqsPoller } from '../../infra/local/sqs-poller.ts';
 import { createDependencies } from '../../shared/adapters/create-dependencies.ts';
@@ -53,6 +54,8 @@ interface Call {
 
 /** The nack backoff of every consumer here: 1 s, then 2 s (B(1000, 2000, 2)). */
 const NACK_BACKOFF = { minDelayMs: 1000, maxDelayMs: 2000, multiplier: 2 };
+/** Each poll's invocation of the runner, as the construct deploys it: its Lambda context's timeout. */
+const RUNNER_INVOCATION = { functionName: 'consumer-runner', timeoutMs: RUNNER_TIMEOUT_SECONDS * 1000 };
 
 let stack: EmbeddedProcess;
 let endpoints: Endpoints;
@@ -176,6 +179,7 @@ async function runConsumer(
       queueUrl: queue.url,
       queueArn: queue.arn,
       handler: runner,
+      ...RUNNER_INVOCATION,
       idleMs: 50,
       onError: (error) => pollerErrors.push(error),
     }),
@@ -411,6 +415,7 @@ describe('the runner bundle @ackline/cdk ships (packages/cdk/dist/consumer-runne
         queueUrl: queue.url,
         queueArn: queue.arn,
         handler: handler as never,
+        ...RUNNER_INVOCATION,
         idleMs: 50,
         onError: (error) => pollerErrors.push(error),
       }),

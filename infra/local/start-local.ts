@@ -257,7 +257,7 @@ async function startSchedulerPoller(stack: EmbeddedStack, logger: Logger, meter:
       ? async (event, context) => {
           const started = performance.now();
           try {
-            return await scheduler(event);
+            return await scheduler(event, context);
           } finally {
             meter.invoked('scheduler', performance.now() - started);
           }

@@ -6,6 +6,7 @@ import { pathToFileURL } from 'node:url';
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { GetQueueAttributesCommand, GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { makeHandler } from '../../functions/consumer-runner/handler.ts';
 import { RUNNER_TIMEOUT_SECONDS } from '../../infra/constructs/subscription-consumer.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../infra/local/embedded-stack.ts';
 import { type SqsPoller, startSqsPoller } from '../../infra/local/sqs-poller.ts';
@@ -14,7 +15,6 @@ import { InProcessFunctionInvoker } from '../../shared/adapters/lambda/in-proces
 import type { ConsumerMessage } from '../../shared/application/consumers/consumer-message.ts';
 import { loadConfig } from '../../shared/config/load-config.ts';
 import type { AcklineBatchEvent } from '../../shared/lambda/consumer-batch.ts';
-import { makeConsumerRunner } from '../../shared/lambda/consumer-runner.ts';
 import { acklineConsumer } from '../../shared/lambda/index.ts';
 import {
   AdminApi,
@@ -139,8 +139,9 @@ async function subscriptionQueue(
 }
 
 /**
- * Runs the user's handler (acklineConsumer) for `consumerId` behind its subscription runner and
- * the local event-source poller on the subscription's queue. `fails(message)` says whether this
+ * Runs the user's handler (acklineConsumer) for `consumerId` behind its subscription runner (its
+ * Lambda entry point's shape, functions/consumer-runner) and the local event-source poller on the
+ * subscription's queue. `fails(message)` says whether this
  * call of process() throws; `crashes(event)` whether the whole invocation fails (a timeout or a
  * crash, as Lambda reports one).
  */
@@ -163,7 +164,7 @@ async function runConsumer(
       if (threw) throw new Error(`process refused ${message.payload}`);
     },
   });
-  const runner = makeConsumerRunner(createDependencies(loadConfig(), 'consumer-runner'), {
+  const runner = makeHandler(createDependencies(loadConfig(), 'consumer-runner'), {
     // By name, as the construct configures the runner (ACKLINE_TOPIC, ACKLINE_SUBSCRIPTION), or by id.
     consumer: options.byName ? { topic: topic.name, subscription } : { consumerId },
     target: new InProcessFunctionInvoker((event: AcklineBatchEvent) => {

@@ -1,3 +1,4 @@
+import { schedulerQueue } from '../shared/config/resources.ts';
 import { tokenRefusalReasons } from '../shared/domain/token-refusal.ts';
 
 /**
@@ -49,6 +50,11 @@ export const AUTHORIZER_RESULT_TTL_SECONDS = 300;
 export const MAINTENANCE_INTERVAL_MS = 60_000;
 /** The maintenance function's timeout (its Lambda setting; the embedded stack gives it the same budget). */
 export const MAINTENANCE_TIMEOUT_SECONDS = 240;
+/**
+ * The scheduler function's timeout, a sixth of its queue's visibility timeout as AWS advises for
+ * SQS event sources (its Lambda setting; the embedded stack gives each batch the same budget).
+ */
+export const SCHEDULER_TIMEOUT_SECONDS = schedulerQueue.visibilityTimeoutSeconds / 6;
 
 /** Every entry point under functions/, API-facing or not. */
 export const functionNames = ['admin-api', 'data-api', 'authorizer', 'scheduler', 'maintenance'] as const;

@@ -31,6 +31,7 @@ import {
   gatewayResponses,
   MAINTENANCE_TIMEOUT_SECONDS,
   publicPaths,
+  SCHEDULER_TIMEOUT_SECONDS,
 } from './api-routes.ts';
 import { AcklineFunction } from './constructs/ackline-function.ts';
 import { MAINTENANCE_INTERVAL, Observability, pascal } from './constructs/observability.ts';
@@ -155,7 +156,7 @@ export const functionSettings: Record<FunctionName, FunctionSettings> = {
   },
   scheduler: {
     memorySizeMb: 512,
-    timeoutSeconds: schedulerQueueDefinition.visibilityTimeoutSeconds / 6,
+    timeoutSeconds: SCHEDULER_TIMEOUT_SECONDS,
     tableAccess: 'items',
     // Ack timeouts, nack backoffs and deletion steps keep running when consumers take the rest of
     // the account's concurrency (the SQS event source then scales up to this many invocations).

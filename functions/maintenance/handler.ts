@@ -1,5 +1,5 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import type { Context } from 'aws-lambda';
+import type { Context, ScheduledEvent } from 'aws-lambda';
 import { createDependencies, type Dependencies } from '../../shared/adapters/create-dependencies.ts';
 import { enforcePolicies } from '../../shared/application/maintenance/enforce-policies.ts';
 import {
@@ -7,11 +7,9 @@ import {
   maintainSubscriptions,
 } from '../../shared/application/maintenance/maintain-subscriptions.ts';
 import { loadConfig, maintenanceMetricNames } from '../../shared/config/load-config.ts';
+import { observedHandler } from '../../shared/lambda/observed-handler.ts';
 
-export type MaintenanceHandler = (
-  event: unknown,
-  context: Pick<Context, 'getRemainingTimeInMillis'>,
-) => Promise<MaintenanceSummary>;
+export type MaintenanceHandler = (event: ScheduledEvent, context: Context) => Promise<MaintenanceSummary>;
 
 /**
  * Work stops being started this long before the Lambda timeout: what was
@@ -36,11 +34,20 @@ const LOGGED_DEAD_LETTER_QUEUES = 20;
  * reached. That position lives in this container only; a cold start begins at
  * a random subscription instead, so every one is reached even if no container
  * ever stays warm.
+ *
+ * A schedule's event is one invocation, not a batch of records: there is no partial failure to
+ * report, so no batch processor. A step that fails is logged and counted and the run goes on; an
+ * error that escapes fails the invocation. The metrics are flushed after the run, or after the
+ * error (observedHandler).
  */
 export function makeHandler(deps: Dependencies, random: () => number = Math.random): MaintenanceHandler {
   let resumeAfter: string | undefined;
   let coldStart = true;
-  return async (_event, context) => {
+  return observedHandler<ScheduledEvent, MaintenanceSummary>(deps.logger, deps.metrics).handler(
+    (_event, context) => run(context),
+  );
+
+  async function run(context: Pick<Context, 'getRemainingTimeInMillis'>): Promise<MaintenanceSummary> {
     const { logger, metrics, ports } = deps;
     const deadlineMs = ports.clock.nowMs() + context.getRemainingTimeInMillis() - STOP_BEFORE_TIMEOUT_MS;
     const summary = await maintainSubscriptions(ports, {
@@ -90,13 +97,13 @@ export function makeHandler(deps: Dependencies, random: () => number = Math.rand
       complete: summary.resumeAfter === undefined,
       resumeAfter: summary.resumeAfter,
     });
-    metrics.publishStoredMetrics();
     return summary;
-  };
+  }
 }
 
 let cached: MaintenanceHandler | undefined;
 
+/** Lambda entry point: dependencies are built once per cold start. */
 export const handler: MaintenanceHandler = (event, context) => {
   cached ??= makeHandler(createDependencies(loadConfig(), 'maintenance'));
   return cached(event, context);

@@ -30,6 +30,7 @@ import {
 } from '../api-routes.ts';
 import { AuthorizerCache, authorizationIdentity, policyAllows } from './authorizer-cache.ts';
 import { gatewayUrl } from './gateway-url.ts';
+import { LOCAL_ACCOUNT, localLambdaContext } from './lambda-invocation.ts';
 
 export type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 export type AuthorizerHandler = (
@@ -59,7 +60,6 @@ export const USAGE_PATH = '/_local/usage';
  * its start-up work and local schedules. Not an API Gateway route: local only.
  */
 export const STATUS_PATH = '/_local/status';
-const ACCOUNT = '123456789012';
 const API_ID = 'ackline-local';
 
 /**
@@ -246,7 +246,7 @@ async function authorizeRequest(
   matched: MatchedRequest,
   request: ProxyRequest,
 ): Promise<{ refused: GatewayResponse } | { context: AuthorizerContext }> {
-  const methodArn = `arn:aws:execute-api:us-east-1:${ACCOUNT}:${API_ID}/${STAGE}/${matched.method}${matched.path}`;
+  const methodArn = `arn:aws:execute-api:us-east-1:${LOCAL_ACCOUNT}:${API_ID}/${STAGE}/${matched.method}${matched.path}`;
   const authorizerEvent = () =>
     ({
       type: 'REQUEST',
@@ -349,7 +349,7 @@ function requestContext(
   authorizer: AuthorizerContext | undefined,
 ): APIGatewayProxyEvent['requestContext'] {
   return {
-    accountId: ACCOUNT,
+    accountId: LOCAL_ACCOUNT,
     apiId: API_ID,
     authorizer: authorizer ?? null,
     httpMethod: matched.method,
@@ -364,22 +364,9 @@ function requestContext(
   };
 }
 
+/** 29 s to run: the API functions' deployed timeout and API Gateway's; the authorizer gets the same here. */
 function lambdaContext(functionName: string, requestId: string): Context {
-  const deadline = Date.now() + 29_000;
-  return {
-    callbackWaitsForEmptyEventLoop: false,
-    functionName: `ackline-local-${functionName}`,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:us-east-1:${ACCOUNT}:function:ackline-local-${functionName}`,
-    memoryLimitInMB: '1024',
-    awsRequestId: requestId,
-    logGroupName: `/aws/lambda/ackline-local-${functionName}`,
-    logStreamName: 'local',
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
-  };
+  return localLambdaContext({ functionName, timeoutMs: 29_000, requestId });
 }
 
 function singleValueHeaders(req: IncomingMessage): Record<string, string> {

@@ -1,7 +1,8 @@
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { localLambdaContext } from './lambda-invocation.ts';
 
-export type SqsBatchHandler = (event: SQSEvent) => Promise<SQSBatchResponse | undefined>;
+export type SqsBatchHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | undefined>;
 
 export interface SqsPoller {
   stop(): Promise<void>;
@@ -11,14 +12,18 @@ export interface SqsPoller {
  * The embedded stack's stand-in for a Lambda SQS event-source mapping with
  * `reportBatchItemFailures`: polls the queue, hands batches of up to 10
  * records to the handler, deletes the records that succeeded and leaves the
- * reported failures to reappear after their visibility timeout. Short polls
- * every `idleMs` (local-aws-sqs holds a long poll for a full batch).
+ * reported failures to reappear after their visibility timeout. Each batch
+ * is one invocation of the function `functionName`, handed a Lambda context
+ * with its `timeoutMs` to run. Short polls every `idleMs` (local-aws-sqs holds
+ * a long poll for a full batch).
  */
 export function startSqsPoller(options: {
   readonly client: SQSClient;
   readonly queueUrl: string;
   readonly queueArn: string;
   readonly handler: SqsBatchHandler;
+  readonly functionName: string;
+  readonly timeoutMs: number;
   readonly idleMs?: number;
   readonly onError?: (error: unknown) => void;
 }): SqsPoller {
@@ -54,7 +59,11 @@ export function startSqsPoller(options: {
         }));
         let failed = new Set<string>();
         try {
-          const response = await options.handler({ Records: records });
+          const context = localLambdaContext({
+            functionName: options.functionName,
+            timeoutMs: options.timeoutMs,
+          });
+          const response = await options.handler({ Records: records }, context);
           failed = new Set((response?.batchItemFailures ?? []).map((failure) => failure.itemIdentifier));
         } catch (error) {
           // A thrown handler fails the whole batch, as on Lambda.

@@ -16,7 +16,11 @@ import type { UseCasePorts } from '../../shared/application/use-case-ports.ts';
 import { loadConfig, tokenPublicKeyEnv, tokenSecretEnv } from '../../shared/config/load-config.ts';
 import { schedulerQueue } from '../../shared/config/resources.ts';
 import { AcklineError } from '../../shared/domain/errors.ts';
-import { MAINTENANCE_INTERVAL_MS, MAINTENANCE_TIMEOUT_SECONDS } from '../api-routes.ts';
+import {
+  MAINTENANCE_INTERVAL_MS,
+  MAINTENANCE_TIMEOUT_SECONDS,
+  SCHEDULER_TIMEOUT_SECONDS,
+} from '../api-routes.ts';
 import {
   type BackgroundRetry,
   type RetryPolicy,
@@ -25,6 +29,7 @@ import {
 } from './background-retry.ts';
 import { checkDataFormat } from './data-format.ts';
 import { type EmbeddedStack, LOCAL_CREDENTIALS, LOCAL_REGION, startEmbeddedStack } from './embedded-stack.ts';
+import { localLambdaContext, localScheduledEvent } from './lambda-invocation.ts';
 import { lambdaPool } from './lambda-pool.ts';
 import { type LocalGateway, startLocalGateway } from './local-gateway.ts';
 import { type LocalSchedule, type ScheduleStatus, startLocalSchedule } from './local-schedule.ts';
@@ -251,15 +256,17 @@ async function startSchedulerPoller(stack: EmbeddedStack, logger: Logger, meter:
     queueArn: Attributes?.QueueArn ?? queueUrl,
     // The poller stands in for Lambda's event-source mapping: its polls are not metered, the invocations are.
     handler: meter
-      ? async (event) => {
+      ? async (event, context) => {
           const started = performance.now();
           try {
-            return await scheduler(event);
+            return await scheduler(event, context);
           } finally {
             meter.invoked('scheduler', performance.now() - started);
           }
         }
       : scheduler,
+    functionName: 'scheduler',
+    timeoutMs: SCHEDULER_TIMEOUT_SECONDS * 1000,
     idleMs: 50,
     onError: (error) => logger.error('scheduler poller', { error: error as Error }),
   });
@@ -344,7 +351,13 @@ function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** The maintenance function on a timer, as EventBridge runs it on AWS, with its Lambda timeout as budget. */
+/** The rule an EventBridge scheduled event names (its `resources`), as the stateless stack's MaintenanceSchedule. */
+const MAINTENANCE_RULE = 'ackline-local-MaintenanceSchedule';
+
+/**
+ * The maintenance function on a timer, as EventBridge runs it on AWS: a scheduled event, and a
+ * Lambda context with its timeout as budget.
+ */
 function startMaintenanceSchedule(
   intervalMs: number,
   logger: Logger,
@@ -355,9 +368,12 @@ function startMaintenanceSchedule(
     intervalMs,
     run: async () => {
       const started = performance.now();
-      const deadlineMs = Date.now() + MAINTENANCE_TIMEOUT_SECONDS * 1000;
+      const context = localLambdaContext({
+        functionName: 'maintenance',
+        timeoutMs: MAINTENANCE_TIMEOUT_SECONDS * 1000,
+      });
       try {
-        await maintenance({}, { getRemainingTimeInMillis: () => Math.max(0, deadlineMs - Date.now()) });
+        await maintenance(localScheduledEvent(MAINTENANCE_RULE), context);
       } finally {
         meter?.invoked('maintenance', performance.now() - started);
       }

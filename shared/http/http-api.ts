@@ -1,11 +1,10 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
-import middy, { type MiddlewareObj } from '@middy/core';
 import httpRouterHandler from '@middy/http-router';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { systemClock } from '../adapters/system-clock.ts';
 import { MethodNotAllowedError, NotFoundError, ValidationError } from '../domain/errors.ts';
+import { observedHandler } from '../lambda/observed-handler.ts';
 import type { Clock } from '../ports/clock.ts';
 import { requireCurrentCredentials } from './credentials.ts';
 import { errorResponse } from './http-error-status.ts';
@@ -54,15 +53,13 @@ export function httpApi(
       throw new NotFoundError(`No route for ${method} ${path}`);
     },
   });
-  const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-    .use(injectLambdaContext(logger, { resetKeys: true }))
+  const handler = observedHandler<APIGatewayProxyEvent, APIGatewayProxyResult>(logger, metrics)
     .use({
       before: async (request) => {
         logger.setCorrelationId(request.event.requestContext?.requestId);
         requireCurrentCredentials(request.event, clock.nowMs());
       },
     })
-    .use(flushMetrics(metrics))
     .handler(
       router as unknown as (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>,
     )
@@ -89,21 +86,6 @@ function pathPattern(template: string): RegExp {
     )
     .join('');
   return new RegExp(`^${source}/?$`);
-}
-
-/**
- * Flushes the metrics the invocation added, after the response or the error.
- * Powertools' own logMetrics middleware would also flush an empty buffer and
- * log "No application metrics to publish" on every call that adds none (most
- * routes), so this one flushes only when there is something to publish.
- */
-function flushMetrics(
-  metrics: Metrics | undefined,
-): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {
-  const flush = async () => {
-    if (metrics?.hasStoredMetrics()) metrics.publishStoredMetrics();
-  };
-  return { after: flush, onError: flush };
 }
 
 /**

@@ -6,7 +6,6 @@ import {
   type BatchHandler,
   type ConsumerBatch,
   processQueueRecords,
-  type QueueRecordsResult,
 } from '../application/consumers/process-queue-records.ts';
 import { ConfigurationError } from '../config/load-config.ts';
 import type { FunctionInvoker } from '../ports/function-invoker.ts';
@@ -59,6 +58,8 @@ const INVOCATION_MARGIN_MS = 1_000;
  *    dead-lettered past maxRedeliverCount).
  * 4. Only storage and queue failures become batch item failures (SQS shows the records again).
  *
+ * The metrics it adds are flushed by the Lambda entry point's middleware (functions/consumer-runner).
+ *
  * @example
  * const runner = makeConsumerRunner(createDependencies(loadConfig(), 'consumer'), {
  *   consumer: { topic: 'persistent://public/default/orders', subscription: 'billing' },
@@ -84,22 +85,17 @@ export function makeConsumerRunner(
       body: record.body,
     }));
     const remainingMs = context?.getRemainingTimeInMillis?.();
-    let result: QueueRecordsResult;
-    try {
-      result = await processQueueRecords(deps.ports, {
-        consumerId: id,
-        records,
-        handleBatch,
-        ...(remainingMs !== undefined
-          ? {
-              deadlineMs:
-                deps.ports.clock.nowMs() + remainingMs - options.targetTimeoutMs - INVOCATION_MARGIN_MS,
-            }
-          : {}),
-      });
-    } finally {
-      deps.metrics.publishStoredMetrics();
-    }
+    const result = await processQueueRecords(deps.ports, {
+      consumerId: id,
+      records,
+      handleBatch,
+      ...(remainingMs !== undefined
+        ? {
+            deadlineMs:
+              deps.ports.clock.nowMs() + remainingMs - options.targetTimeoutMs - INVOCATION_MARGIN_MS,
+          }
+        : {}),
+    });
     for (const outcome of result.outcomes) {
       if (outcome.kind === 'negativelyAcknowledged') {
         deps.logger.warn('process threw: message negatively acknowledged', {

@@ -6,6 +6,8 @@ import { pathToFileURL } from 'node:url';
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { GetQueueAttributesCommand, GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { makeHandler } from '../../functions/consumer-runner/handler.ts';
+import { RUNNER_TIMEOUT_SECONDS } from '../../infra/constructs/subscription-consumer.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../infra/local/embedded-stack.ts';
 import { type SqsPoller, startSqsPoller } from '../../infra/local/sqs-poller.ts';
 import { createDependencies } from '../../shared/adapters/create-dependencies.ts';
@@ -13,7 +15,6 @@ import { InProcessFunctionInvoker } from '../../shared/adapters/lambda/in-proces
 import type { ConsumerMessage } from '../../shared/application/consumers/consumer-message.ts';
 import { loadConfig } from '../../shared/config/load-config.ts';
 import type { AcklineBatchEvent } from '../../shared/lambda/consumer-batch.ts';
-import { makeConsumerRunner } from '../../shared/lambda/consumer-runner.ts';
 import { acklineConsumer } from '../../shared/lambda/index.ts';
 import {
   AdminApi,
@@ -53,6 +54,8 @@ interface Call {
 
 /** The nack backoff of every consumer here: 1 s, then 2 s (B(1000, 2000, 2)). */
 const NACK_BACKOFF = { minDelayMs: 1000, maxDelayMs: 2000, multiplier: 2 };
+/** Each poll's invocation of the runner, as the construct deploys it: its Lambda context's timeout. */
+const RUNNER_INVOCATION = { functionName: 'consumer-runner', timeoutMs: RUNNER_TIMEOUT_SECONDS * 1000 };
 
 let stack: EmbeddedProcess;
 let endpoints: Endpoints;
@@ -136,8 +139,9 @@ async function subscriptionQueue(
 }
 
 /**
- * Runs the user's handler (acklineConsumer) for `consumerId` behind its subscription runner and
- * the local event-source poller on the subscription's queue. `fails(message)` says whether this
+ * Runs the user's handler (acklineConsumer) for `consumerId` behind its subscription runner (its
+ * Lambda entry point's shape, functions/consumer-runner) and the local event-source poller on the
+ * subscription's queue. `fails(message)` says whether this
  * call of process() throws; `crashes(event)` whether the whole invocation fails (a timeout or a
  * crash, as Lambda reports one).
  */
@@ -160,7 +164,7 @@ async function runConsumer(
       if (threw) throw new Error(`process refused ${message.payload}`);
     },
   });
-  const runner = makeConsumerRunner(createDependencies(loadConfig(), 'consumer-runner'), {
+  const runner = makeHandler(createDependencies(loadConfig(), 'consumer-runner'), {
     // By name, as the construct configures the runner (ACKLINE_TOPIC, ACKLINE_SUBSCRIPTION), or by id.
     consumer: options.byName ? { topic: topic.name, subscription } : { consumerId },
     target: new InProcessFunctionInvoker((event: AcklineBatchEvent) => {
@@ -176,6 +180,7 @@ async function runConsumer(
       queueUrl: queue.url,
       queueArn: queue.arn,
       handler: runner,
+      ...RUNNER_INVOCATION,
       idleMs: 50,
       onError: (error) => pollerErrors.push(error),
     }),
@@ -411,6 +416,7 @@ describe('the runner bundle @ackline/cdk ships (packages/cdk/dist/consumer-runne
         queueUrl: queue.url,
         queueArn: queue.arn,
         handler: handler as never,
+        ...RUNNER_INVOCATION,
         idleMs: 50,
         onError: (error) => pollerErrors.push(error),
       }),

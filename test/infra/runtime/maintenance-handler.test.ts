@@ -2,6 +2,7 @@
 // metrics CloudWatch would extract (the alarms of infra/constructs/observability.ts
 // watch them), and the resume point it keeps between invocations. The use case
 // itself is covered by the engine's tests (test/unit/application/engine).
+import type { ScheduledEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { makeHandler, STOP_BEFORE_TIMEOUT_MS } from '../../../functions/maintenance/handler.ts';
 import type { Dependencies } from '../../../shared/adapters/create-dependencies.ts';
@@ -21,7 +22,7 @@ import { InMemoryLedger } from '../../support/in-memory-ledger.ts';
 import { inMemoryPorts } from '../../support/in-memory-ports.ts';
 import { InMemoryTopicCatalog } from '../../support/in-memory-topic-catalog.ts';
 import { ManualClock } from '../../support/manual-clock.ts';
-import { RecordingLogger, RecordingMetrics } from './recording-observability.ts';
+import { lambdaContext, RecordingLogger, RecordingMetrics } from './recording-observability.ts';
 
 const HOUR_MS = 3_600_000;
 
@@ -99,13 +100,31 @@ async function maintenance(loadMs = 0) {
   return { clock, dispatch, logger, metrics, handler: makeHandler(deps, () => 0) };
 }
 
-const withRemaining = (ms: number) => ({ getRemainingTimeInMillis: () => ms });
+/** The event the EventBridge rule delivers (the handler reads none of it). */
+const scheduledEvent: ScheduledEvent = {
+  version: '0',
+  id: 'e1',
+  'detail-type': 'Scheduled Event',
+  source: 'aws.events',
+  account: '123456789012',
+  time: '2023-11-14T22:13:20Z',
+  region: 'us-east-1',
+  resources: ['arn:aws:events:us-east-1:123456789012:rule/MaintenanceSchedule'],
+  detail: {},
+};
+
+let invocations = 0;
+/** A Lambda context with `ms` left, as the runtime passes it. */
+const withRemaining = (ms: number) => ({
+  ...lambdaContext(serviceNameOf('maintenance'), `maintenance-${++invocations}`),
+  getRemainingTimeInMillis: () => ms,
+});
 
 describe('maintenance handler', () => {
   it('emits one EMF document per run with the metrics the alarms watch, and logs a summary', async () => {
     const { handler, metrics, logger } = await maintenance();
 
-    await handler({}, withRemaining(240_000));
+    await handler(scheduledEvent, withRemaining(240_000));
 
     expect(metrics.values()).toEqual([
       {
@@ -124,6 +143,7 @@ describe('maintenance handler', () => {
     expect(logger.lines).toContainEqual(
       expect.objectContaining({
         message: 'maintenance run',
+        function_request_id: expect.stringMatching(/^maintenance-/),
         subscriptions: 3,
         visited: 3,
         foldedCursors: 1,
@@ -139,7 +159,7 @@ describe('maintenance handler', () => {
     const { handler, metrics, logger, dispatch } = await maintenance();
     dispatch.failNextRead(new Error('throttled'));
 
-    await handler({}, withRemaining(240_000));
+    await handler(scheduledEvent, withRemaining(240_000));
 
     expect(metrics.values()[0]).toMatchObject({
       [maintenanceMetricNames.runs]: 1,
@@ -155,7 +175,11 @@ describe('maintenance handler', () => {
     const { handler, dispatch } = await maintenance(600);
     const budget = withRemaining(STOP_BEFORE_TIMEOUT_MS + 500);
 
-    const runs = [await handler({}, budget), await handler({}, budget), await handler({}, budget)];
+    const runs = [
+      await handler(scheduledEvent, budget),
+      await handler(scheduledEvent, budget),
+      await handler(scheduledEvent, budget),
+    ];
 
     expect(dispatch.loaded).toEqual(['cursor-a', 'cursor-b', 'cursor-c']);
     expect(runs.map((run) => run.visited)).toEqual([1, 1, 1]);

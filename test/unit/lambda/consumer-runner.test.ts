@@ -337,7 +337,6 @@ describe('makeConsumerRunner', () => {
     const deps = {
       config: { queuePrefix: 'ackline-test-' },
       logger: { warn: log('warn'), error: log('error') },
-      metrics: { publishStoredMetrics: () => {} },
       ports,
     } as unknown as Dependencies;
     return { deps, logged };

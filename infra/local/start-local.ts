@@ -22,9 +22,15 @@ import {
   retryInBackground,
   type TaskStatus,
 } from './background-retry.ts';
-import { lockDataDir } from './data-dir-lock.ts';
+import { DataDirInUseError, lockDataDir } from './data-dir-lock.ts';
 import { checkDataFormat } from './data-format.ts';
-import { type EmbeddedStack, LOCAL_CREDENTIALS, LOCAL_REGION, startEmbeddedStack } from './embedded-stack.ts';
+import {
+  type EmbeddedStack,
+  LOCAL_CREDENTIALS,
+  LOCAL_REGION,
+  STORE_LOCKED,
+  startEmbeddedStack,
+} from './embedded-stack.ts';
 import { lambdaPool } from './lambda-pool.ts';
 import { type LocalGateway, startLocalGateway } from './local-gateway.ts';
 import { type LocalSchedule, type ScheduleStatus, startLocalSchedule } from './local-schedule.ts';
@@ -97,7 +103,7 @@ export async function startLocal(options: LocalOptions): Promise<RunningLocal> {
     : process.env[tokenSecretEnv.value] || (await loadOrCreateTokenSecret(dataDir));
   let stack: EmbeddedStack;
   try {
-    stack = await startEmbeddedStack({ dataDir });
+    stack = await startStackOn(dataDir);
   } catch (error) {
     await lock.release();
     throw error;
@@ -178,6 +184,25 @@ export async function startLocal(options: LocalOptions): Promise<RunningLocal> {
       await lock.release();
     },
   };
+}
+
+/**
+ * The embedded stack on the data directory. Its store locked by another process means the
+ * directory is in use, though this process holds the data-directory lock: the other is an
+ * ackline from before that lock (which trusted a pid file), or a start that lost a three-way race
+ * (see lockDataDir).
+ * @throws DataDirInUseError
+ */
+async function startStackOn(dataDir: string): Promise<EmbeddedStack> {
+  try {
+    return await startEmbeddedStack({ dataDir });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== STORE_LOCKED) throw error;
+    throw new DataDirInUseError(
+      `the data directory ${dataDir} is in use by another process: ${(error as Error).message}; stop it or set ACKLINE_DATA_DIR`,
+      { cause: error },
+    );
+  }
 }
 
 /**

@@ -35,7 +35,13 @@ export interface EmbeddedStackOptions {
   readonly dataDir: string;
   readonly stage?: string;
   readonly host?: string;
+  /** How long to wait for another process to free the DynamoDB store's leveldb lock (default STORE_UNLOCK_WAIT_MS). */
+  readonly storeUnlockWaitMs?: number;
 }
+
+/** The code of the error startEmbeddedStack throws when another process kept the DynamoDB store locked. */
+export const STORE_LOCKED = 'LEVEL_LOCKED';
+export const STORE_UNLOCK_WAIT_MS = 3_000;
 
 /** Fake, fixed credentials (letters only: DynamoDB Local refuses other characters in an access key). */
 export const LOCAL_CREDENTIALS = { accessKeyId: 'acklinelocal', secretAccessKey: 'acklinelocal' } as const;
@@ -51,7 +57,12 @@ export async function startEmbeddedStack(options: EmbeddedStackOptions): Promise
   const dynamoDir = join(options.dataDir, 'dynamodb');
   await mkdir(dynamoDir, { recursive: true });
 
-  const dynamo = await startEmulatorThread({ emulator: 'dynamodb', host, dynamodbPath: dynamoDir });
+  const dynamo = await startEmulatorThread({
+    emulator: 'dynamodb',
+    host,
+    dynamodbPath: dynamoDir,
+    storeUnlockWaitMs: options.storeUnlockWaitMs ?? STORE_UNLOCK_WAIT_MS,
+  });
   let sqsThread: EmulatorThread;
   try {
     sqsThread = await startEmulatorThread({
@@ -141,7 +152,12 @@ interface EmulatorThread {
 }
 
 type EmulatorThreadData =
-  | { readonly emulator: 'dynamodb'; readonly host: string; readonly dynamodbPath: string }
+  | {
+      readonly emulator: 'dynamodb';
+      readonly host: string;
+      readonly dynamodbPath: string;
+      readonly storeUnlockWaitMs: number;
+    }
   | { readonly emulator: 'sqs'; readonly host: string; readonly sqsOptions: Record<string, unknown> };
 
 const EMULATOR_STOP_TIMEOUT_MS = 35_000; // dynalite waits up to 30 s for requests in flight

@@ -11,9 +11,10 @@
  * GET /_local/status answers the state of start-up work (queue rebuilds) and of maintenance.
  */
 
+import { DataDirInUseError } from './data-dir-lock.ts';
 import { DataFormatError } from './data-format.ts';
 import { quietAwsSdkNodeWarning } from './quiet-warnings.ts';
-import { DataDirInUseError, startLocal } from './start-local.ts';
+import { startLocal } from './start-local.ts';
 
 quietAwsSdkNodeWarning();
 

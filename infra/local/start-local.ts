@@ -15,7 +15,6 @@ import { restoreDoorbells } from '../../shared/application/maintenance/restore-d
 import type { UseCasePorts } from '../../shared/application/use-case-ports.ts';
 import { loadConfig, tokenPublicKeyEnv, tokenSecretEnv } from '../../shared/config/load-config.ts';
 import { schedulerQueue } from '../../shared/config/resources.ts';
-import { AcklineError } from '../../shared/domain/errors.ts';
 import {
   MAINTENANCE_INTERVAL_MS,
   MAINTENANCE_TIMEOUT_SECONDS,
@@ -27,8 +26,15 @@ import {
   retryInBackground,
   type TaskStatus,
 } from './background-retry.ts';
+import { DataDirInUseError, lockDataDir } from './data-dir-lock.ts';
 import { checkDataFormat } from './data-format.ts';
-import { type EmbeddedStack, LOCAL_CREDENTIALS, LOCAL_REGION, startEmbeddedStack } from './embedded-stack.ts';
+import {
+  type EmbeddedStack,
+  LOCAL_CREDENTIALS,
+  LOCAL_REGION,
+  STORE_LOCKED,
+  startEmbeddedStack,
+} from './embedded-stack.ts';
 import { localLambdaContext, localScheduledEvent } from './lambda-invocation.ts';
 import { lambdaPool } from './lambda-pool.ts';
 import { type LocalGateway, startLocalGateway } from './local-gateway.ts';
@@ -89,11 +95,11 @@ export async function startLocal(options: LocalOptions): Promise<RunningLocal> {
   const dataDir = resolve(options.dataDir);
   const host = options.host ?? '127.0.0.1';
   await mkdir(dataDir, { recursive: true });
-  const releaseLock = await lockDataDir(dataDir);
+  const lock = await lockDataDir(dataDir);
   try {
     await checkDataFormat(dataDir);
   } catch (error) {
-    await releaseLock();
+    await lock.release();
     throw error;
   }
   // A stack verifying with a public key (ACKLINE_TOKEN_PUBLIC_KEY) has no secret: the authorizer refuses both.
@@ -102,9 +108,9 @@ export async function startLocal(options: LocalOptions): Promise<RunningLocal> {
     : process.env[tokenSecretEnv.value] || (await loadOrCreateTokenSecret(dataDir));
   let stack: EmbeddedStack;
   try {
-    stack = await startEmbeddedStack({ dataDir });
+    stack = await startStackOn(dataDir);
   } catch (error) {
-    await releaseLock();
+    await lock.release();
     throw error;
   }
   Object.assign(process.env, stack.env, {
@@ -133,7 +139,7 @@ export async function startLocal(options: LocalOptions): Promise<RunningLocal> {
     );
   } catch (error) {
     await stack.stop();
-    await releaseLock();
+    await lock.release();
     throw error;
   }
   const status = (): LocalStatus => ({ rebuild: rebuild.status(), maintenance: schedule.status() });
@@ -160,7 +166,7 @@ export async function startLocal(options: LocalOptions): Promise<RunningLocal> {
     await schedule.stop();
     await poller.stop();
     await stack.stop();
-    await releaseLock();
+    await lock.release();
     throw error;
   }
   await writeFile(
@@ -180,9 +186,28 @@ export async function startLocal(options: LocalOptions): Promise<RunningLocal> {
       await gateway.close();
       await stack.stop();
       await rm(join(dataDir, ENDPOINTS_FILE), { force: true });
-      await releaseLock();
+      await lock.release();
     },
   };
+}
+
+/**
+ * The embedded stack on the data directory. Its store locked by another process means the
+ * directory is in use, though this process holds the data-directory lock: the other is an
+ * ackline from before that lock (which trusted a pid file), or a start that lost a three-way race
+ * (see lockDataDir).
+ * @throws DataDirInUseError
+ */
+async function startStackOn(dataDir: string): Promise<EmbeddedStack> {
+  try {
+    return await startEmbeddedStack({ dataDir });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== STORE_LOCKED) throw error;
+    throw new DataDirInUseError(
+      `the data directory ${dataDir} is in use by another process: ${(error as Error).message}; stop it or set ACKLINE_DATA_DIR`,
+      { cause: error },
+    );
+  }
 }
 
 /**
@@ -201,43 +226,6 @@ export async function loadOrCreateTokenSecret(dataDir: string): Promise<string> 
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
   });
   return (await readFile(file, 'utf8')).trim();
-}
-
-/** Another live ackline process holds the data directory. */
-export class DataDirInUseError extends AcklineError {}
-
-/**
- * One embedded stack per data directory: leveldb allows a single owner. The
- * pid file names the owner; a stale one (its process is gone, e.g. after
- * SIGKILL) is taken over.
- */
-async function lockDataDir(dataDir: string): Promise<() => Promise<void>> {
-  const file = join(dataDir, 'ackline.pid');
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      await writeFile(file, `${process.pid}\n`, { flag: 'wx' });
-      return () => rm(file, { force: true });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    }
-    const owner = Number((await readFile(file, 'utf8').catch(() => '')).trim());
-    if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && isAlive(owner)) {
-      throw new DataDirInUseError(
-        `the data directory ${dataDir} is in use by another ackline process (pid ${owner}); stop it or set ACKLINE_DATA_DIR`,
-      );
-    }
-    await rm(file, { force: true });
-  }
-  throw new DataDirInUseError(`could not lock the data directory ${dataDir}`);
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 async function startSchedulerPoller(stack: EmbeddedStack, logger: Logger, meter: UsageMeter | undefined) {

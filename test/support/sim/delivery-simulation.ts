@@ -263,482 +263,260 @@ interface ClientConsumer {
   releasedAgain?: boolean;
 }
 
+/**
+ * A reset started: entries from `to` on are unacknowledged again and handed out as first
+ * deliveries (count 0, in order). `doneSeq` is undefined while it may still apply (it runs, or it
+ * died and the round is not over).
+ */
+interface ResetMark {
+  readonly to: Position;
+  readonly startSeq: number;
+  doneSeq?: number;
+}
+
+/** A receive of this round, with how many entries it took from spilled pages into its consumer's count. */
+interface PageTakes {
+  readonly consumer: string;
+  fromPages: number;
+}
+
+/** One action's call: its invocation's ports, and when it started (seq and clock). */
+interface ActionCall {
+  readonly ctx: EngineContext;
+  readonly simLedger: SimLedger;
+  readonly startSeq: number;
+  readonly now: number;
+}
+
+type ActionOf<K extends SimAction['kind']> = Extract<SimAction, { readonly kind: K }>;
+
+function fail(invariant: string, detail: string): never {
+  throw new Violation(`${invariant}: ${detail}`);
+}
+
+/** The stale-read coin of a script: a linear congruential sequence from its `staleSeed`. */
+function staleReads(seed: number): () => boolean {
+  let staleState = seed;
+  return () => {
+    staleState = (staleState * 1_103_515_245 + 12_345) % 2_147_483_648;
+    return (staleState >> 16) % 4 === 0;
+  };
+}
+
 /** Runs one script; throws a Violation naming the invariant when one breaks. */
 export async function runSimulation(
   script: SimScript,
   scheduler: fc.Scheduler,
   mutation?: Mutation,
 ): Promise<{ deliveries: number; crashes: number }> {
-  const partition = TopicName.parse('persistent://public/default/sim');
-  const clock = new ManualClock(1_000_000);
-  let staleState = script.staleSeed;
-  const stale = () => {
-    staleState = (staleState * 1_103_515_245 + 12_345) % 2_147_483_648;
-    return (staleState >> 16) % 4 === 0;
-  };
-  const ledger = new SimLedger(script.ledgerSize, stale, () => clock.nowMs());
-  // Eventually consistent reads of the head may answer one of its last versions.
-  const store = new InMemoryDispatchStore(stale);
-  const cursor: PartitionCursor = { partition, cursorId: 'cursor', type: script.type };
-  const limits = {
-    ...DEFAULT_ENGINE_LIMITS,
-    maxUnackedPerSubscription: script.maxUnacked,
-    maxUnackedPerConsumer: script.maxUnackedPerConsumer,
-    ...(mutation === 'noSpill' ? { maxHeadRuns: 10_000 } : {}),
-  };
-  const dead: { invocation: Invocation; client?: ClientConsumer; kind: SimAction['kind'] }[] = [];
-  const published: { position: Position; key: string; deliverAtMs?: number }[] = [];
-  const allocatedUnwritten: Position[] = [];
-  const acked = new Map<string, number>(); // position -> seq at which an ack call returned
-  const adminAcked = new Set<string>();
+  return new Simulation(script, scheduler, mutation).run();
+}
+
+/** One script's run: the engine over its ports, the clients' view of it, and the checks. */
+class Simulation {
+  private readonly partition = TopicName.parse('persistent://public/default/sim');
+  private readonly clock = new ManualClock(1_000_000);
+  private readonly ledger: SimLedger;
+  private readonly store: InMemoryDispatchStore;
+  private readonly cursor: PartitionCursor;
+  private readonly limits: EngineContext['limits'];
+  private readonly dead: { invocation: Invocation; client?: ClientConsumer; kind: SimAction['kind'] }[] = [];
+  private readonly published: { position: Position; key: string; deliverAtMs?: number }[] = [];
+  private readonly allocatedUnwritten: Position[] = [];
+  /** position -> seq at which an ack call returned */
+  private readonly acked = new Map<string, number>();
+  private readonly adminAcked = new Set<string>();
   /** Admin acks started (one that died may still have applied). */
-  const adminAttempted = new Set<string>();
-  const observed: Observed[] = [];
-  /**
-   * Resets started: entries from `to` on are unacknowledged again and handed out as first
-   * deliveries (count 0, in order). `doneSeq` is undefined while one may still apply (it runs, or
-   * it died and the round is not over).
-   */
-  const resets: { to: Position; startSeq: number; doneSeq?: number }[] = [];
-  /** A reset of `position` that may be applying now, or that overlapped a call started at `since`. */
-  const resetOverlaps = (position: Position, since: number) =>
-    resets.some((r) => r.to.compareTo(position) <= 0 && (r.doneSeq === undefined || r.doneSeq > since));
-  /** The last seq a finished reset of `position` ended at (counts and first-delivery order restart). */
-  const resetBarrier = (position: Position) =>
-    resets.reduce(
-      (barrier, r) => (r.to.compareTo(position) <= 0 ? Math.max(barrier, r.doneSeq ?? Infinity) : barrier),
-      -1,
-    );
-  /** Records an acknowledgement that returned at `at`, unless a reset may have cleared it. */
-  const recordAck = (position: Position, startSeq: number, at: number) => {
-    const key = position.toString();
-    if (resetOverlaps(position, startSeq)) return;
-    if (!acked.has(key)) acked.set(key, at);
-  };
+  private readonly adminAttempted = new Set<string>();
+  private readonly observed: Observed[] = [];
+  /** Resets started. */
+  private readonly resets: ResetMark[] = [];
   /** Entries acknowledged by an admin cursor operation (never delivered, and that is right). */
-  let skippedAllThisRound = false;
-  const finishReset = (reset: { to: Position; doneSeq?: number }, at: number) => {
-    reset.doneSeq = at;
-    for (const key of [...acked.keys()]) {
-      if (reset.to.compareTo(positionOfText(key)) <= 0) acked.delete(key);
-    }
-  };
-  const nackGuards = new Map<string, number>(); // position -> earliest next delivery
+  private skippedAllThisRound = false;
+  /** position -> earliest next delivery */
+  private readonly nackGuards = new Map<string, number>();
   /**
    * This round's receives (a round's calls all run at the same time), each with how many entries
    * it took from spilled pages into its consumer's count (I7's allowance, see the receive's check).
    */
-  const receivesThisRound: { consumer: string; fromPages: number }[] = [];
-  const owners: string[] = [];
-  let seq = 0;
-  let crashes = 0;
-  let exactCounts = true;
-  const consumers: ClientConsumer[] = Array.from({ length: script.consumers }, (_, i) => ({
-    id: `c${i}.0`,
-    generation: 0,
-    state: 'open',
-    held: [],
-    lastCallMs: clock.nowMs(),
-    mustRewind: false,
-  }));
+  private readonly receivesThisRound: PageTakes[] = [];
+  private readonly owners: string[] = [];
+  private seq = 0;
+  private crashes = 0;
+  private exactCounts = true;
+  private readonly consumers: ClientConsumer[];
+  private invocations = 0;
 
-  let invocations = 0;
-  const contextFor = (crash?: CrashPlan, receiving?: { consumer: string; fromPages: number }) => {
+  constructor(
+    private readonly script: SimScript,
+    private readonly scheduler: fc.Scheduler,
+    private readonly mutation: Mutation | undefined,
+  ) {
+    const stale = staleReads(script.staleSeed);
+    this.ledger = new SimLedger(script.ledgerSize, stale, () => this.clock.nowMs());
+    // Eventually consistent reads of the head may answer one of its last versions.
+    this.store = new InMemoryDispatchStore(stale);
+    this.cursor = { partition: this.partition, cursorId: 'cursor', type: script.type };
+    this.limits = {
+      ...DEFAULT_ENGINE_LIMITS,
+      maxUnackedPerSubscription: script.maxUnacked,
+      maxUnackedPerConsumer: script.maxUnackedPerConsumer,
+      ...(mutation === 'noSpill' ? { maxHeadRuns: 10_000 } : {}),
+    };
+    this.consumers = Array.from({ length: script.consumers }, (_, i) => ({
+      id: `c${i}.0`,
+      generation: 0,
+      state: 'open',
+      held: [],
+      lastCallMs: this.clock.nowMs(),
+      mustRewind: false,
+    }));
+  }
+
+  async run(): Promise<{ deliveries: number; crashes: number }> {
+    await this.setUp();
+    for (const round of this.script.rounds) await this.runRound(round);
+    this.exactCounts = false;
+    await this.drain();
+    await this.checkDrained();
+    return { deliveries: this.observed.length, crashes: this.crashes };
+  }
+
+  /** Exclusive or Failover: one consumer at a time, in order. */
+  private get ordered(): boolean {
+    return this.script.type === 'Exclusive' || this.script.type === 'Failover';
+  }
+
+  /** Shared or Key_Shared: consumers side by side. */
+  private get shared(): boolean {
+    return this.script.type === 'Shared' || this.script.type === 'Key_Shared';
+  }
+
+  /** A reset of `position` that may be applying now, or that overlapped a call started at `since`. */
+  private resetOverlaps(position: Position, since: number): boolean {
+    return this.resets.some(
+      (r) => r.to.compareTo(position) <= 0 && (r.doneSeq === undefined || r.doneSeq > since),
+    );
+  }
+
+  /** The last seq a finished reset of `position` ended at (counts and first-delivery order restart). */
+  private resetBarrier(position: Position): number {
+    return this.resets.reduce(
+      (barrier, r) => (r.to.compareTo(position) <= 0 ? Math.max(barrier, r.doneSeq ?? Infinity) : barrier),
+      -1,
+    );
+  }
+
+  /** Records an acknowledgement that returned at `at`, unless a reset may have cleared it. */
+  private recordAck(position: Position, startSeq: number, at: number): void {
+    const key = position.toString();
+    if (this.resetOverlaps(position, startSeq)) return;
+    if (!this.acked.has(key)) this.acked.set(key, at);
+  }
+
+  private finishReset(reset: ResetMark, at: number): void {
+    reset.doneSeq = at;
+    for (const key of [...this.acked.keys()]) {
+      if (reset.to.compareTo(positionOfText(key)) <= 0) this.acked.delete(key);
+    }
+  }
+
+  /** A call returned: the next seq. */
+  private done(): number {
+    this.seq++;
+    return this.seq;
+  }
+
+  /** A new invocation's ports (scheduled, maybe crashing, maybe counting a receive's page takes). */
+  private contextFor(crash?: CrashPlan, receiving?: PageTakes) {
     const invocation = new Invocation(
-      `inv${++invocations}`,
+      `inv${++this.invocations}`,
       crash,
-      script.duplicateCalls && invocations % 5 === 0 ? 1 : undefined,
+      this.script.duplicateCalls && this.invocations % 5 === 0 ? 1 : undefined,
     );
     const mutated = receiving
-      ? countingPageTakes(mutate(store, mutation), receiving, () => clock.nowMs())
-      : mutate(store, mutation);
+      ? countingPageTakes(mutate(this.store, this.mutation), receiving, () => this.clock.nowMs())
+      : mutate(this.store, this.mutation);
     const ctx: EngineContext = {
-      store: scheduledPort(mutated, 'store', scheduler, invocation),
-      ledger: scheduledPort<Ledger>(ledger, 'ledger', scheduler, invocation),
-      clock,
-      limits,
+      store: scheduledPort(mutated, 'store', this.scheduler, invocation),
+      ledger: scheduledPort<Ledger>(this.ledger, 'ledger', this.scheduler, invocation),
+      clock: this.clock,
+      limits: this.limits,
     };
-    return { ctx, invocation, simLedger: scheduledPort(ledger, 'ledger', scheduler, invocation) };
-  };
-  const dispatchConsumer = (client: ClientConsumer): DispatchConsumer => ({
-    consumerId: client.id,
-    ackTimeoutMs: () => (script.ackTimeout ? ACK_TIMEOUT_MS : 0),
-    leaseMs: LEASE_MS,
-  });
-  const members = (): KeySharedMember[] =>
-    consumers
+    return { ctx, invocation, simLedger: scheduledPort(this.ledger, 'ledger', this.scheduler, invocation) };
+  }
+
+  private dispatchConsumer(client: ClientConsumer): DispatchConsumer {
+    return {
+      consumerId: client.id,
+      ackTimeoutMs: () => (this.script.ackTimeout ? ACK_TIMEOUT_MS : 0),
+      leaseMs: LEASE_MS,
+    };
+  }
+
+  private members(): KeySharedMember[] {
+    return this.consumers
       .filter((client) => client.state !== 'gone' && client.joinedAfter)
       .map((client) => ({ consumerId: client.id, joinedAfter: client.joinedAfter as Position }))
       .sort((a, b) => (a.consumerId < b.consumerId ? -1 : 1));
-  const fail = (invariant: string, detail: string): never => {
-    throw new Violation(`${invariant}: ${detail}`);
-  };
-
-  // The topic, its initial backlog and the subscription at Earliest.
-  {
-    const { ctx } = contextFor();
-    const setup = (async () => {
-      await ctx.ledger.initialize(partition);
-      if (script.initial > 0) {
-        const positions = ledger.allocate(partition, script.initial);
-        ledger.write(
-          positions,
-          positions.map((_, i) => ({ payload: `i${i}`, key: `k${i % 3}`, properties: {} })),
-          clock.nowMs(),
-        );
-        for (const [i, position] of positions.entries()) published.push({ position, key: `k${i % 3}` });
-      }
-      await createSubscriptionCursor(ctx, cursor, 'Earliest');
-      const mark = await keySharedJoinMark(ctx, cursor);
-      for (const client of consumers) client.joinedAfter = mark;
-    })();
-    await scheduler.waitFor(setup);
   }
 
-  const runAction = async (action: SimAction): Promise<void> => {
-    const startSeq = ++seq;
-    const now = clock.nowMs();
-    const client = 'consumer' in action ? (consumers[action.consumer] as ClientConsumer) : undefined;
-    if (client && client.state !== 'open') return;
-    if (client) client.lastCallMs = now;
-    const mine = action.kind === 'receive' && client ? { consumer: client.id, fromPages: 0 } : undefined;
-    if (mine) receivesThisRound.push(mine);
-    const { ctx, invocation, simLedger } = contextFor(
-      'crash' in action && typeof action.crash === 'object' ? action.crash : undefined,
-      mine,
-    );
-    dead.push({ invocation, kind: action.kind, ...(client ? { client } : {}) });
-    const done = () => {
-      seq++;
-      return seq;
-    };
-    switch (action.kind) {
-      case 'publish': {
-        const entries = Array.from({ length: action.count }, (_, i) => ({
-          payload: `p${seq}.${i}`,
-          key: `k${(seq + i) % action.keys}`,
-          properties: {},
-          ...(action.delayMs > 0 ? { deliverAtMs: now + action.delayMs } : {}),
-        }));
-        const positions = await simLedger.allocate(partition, entries.length);
-        if (action.crash) {
-          allocatedUnwritten.push(...positions);
-          crashes++;
-          return;
-        }
-        await simLedger.write(positions, entries, now);
-        for (const [i, position] of positions.entries()) {
-          published.push({
-            position,
-            key: entries[i]?.key as string,
-            ...(action.delayMs > 0 ? { deliverAtMs: now + action.delayMs } : {}),
-          });
-        }
-        return;
-      }
-      case 'receive': {
-        const c = client as ClientConsumer;
-        if (c.mustRewind) {
-          await rewind(ctx, cursor, { consumerId: c.id }).catch(() => undefined);
-          c.mustRewind = false;
-          c.held = [];
-          return;
-        }
-        // A receive that may die can commit a delivery nobody sees: counts stay increasing, no
-        // longer exact, from then on.
-        if (action.crash) exactCounts = false;
-        let result: Awaited<ReturnType<typeof dispatch>>;
-        const receiving = dispatch(ctx, {
-          cursor,
-          consumer: dispatchConsumer(c),
-          max: action.max,
-          ...(script.type === 'Key_Shared' ? { members: members() } : {}),
-        });
-        try {
-          result = await receiving;
-        } catch (error) {
-          if ((error as Error).name === 'ConsumerFencedError') {
-            c.state = 'gone';
-            c.held = [];
-            return;
-          }
-          throw error;
-        }
-        done();
-        if (result.kind !== 'delivered') return;
-        for (const delivery of result.deliveries) {
-          const position = delivery.position.toString();
-          const ackSeq = acked.get(position);
-          if (ackSeq !== undefined && ackSeq < startSeq && !resetOverlaps(delivery.position, ackSeq)) {
-            fail(
-              'I1',
-              `${position} was acknowledged (seq ${ackSeq}) before the receive of ${c.id} started (seq ${startSeq})`,
-            );
-          }
-          const guard = nackGuards.get(position);
-          if (guard !== undefined && delivery.redeliveryCount > 0 && now < guard) {
-            fail('I5', `${position} redelivered at ${now}, before its nack backoff ended at ${guard}`);
-          }
-          const meta = published.find((p) => p.position.toString() === position);
-          if (
-            meta?.deliverAtMs !== undefined &&
-            now < meta.deliverAtMs &&
-            (script.type === 'Shared' || script.type === 'Key_Shared')
-          ) {
-            fail('I5', `${position} delivered at ${now}, before its deliverAt ${meta.deliverAtMs}`);
-          }
-          const barrier = resetBarrier(delivery.position);
-          const earlier = observed.filter((o) => o.position === position && o.startSeq > barrier);
-          const last = earlier[earlier.length - 1];
-          // A receive that overlapped a reset of this entry may have handed it out on either side of it.
-          if (last && startSeq > barrier && delivery.redeliveryCount <= last.redeliveryCount) {
-            fail(
-              'I4',
-              `${position} delivered with count ${delivery.redeliveryCount} after an earlier delivery with count ${last.redeliveryCount}`,
-            );
-          }
-          if (exactCounts && delivery.redeliveryCount !== earlier.length) {
-            fail(
-              'I4',
-              `${position} delivered with count ${delivery.redeliveryCount} after ${earlier.length} earlier deliveries`,
-            );
-          }
-          if (script.type === 'Key_Shared' && meta) {
-            const holder = consumers.find(
-              (other) =>
-                other !== c &&
-                other.state === 'open' &&
-                other.held.some((h) => (h.entry.key ?? '') === meta.key),
-            );
-            if (holder) fail('I3', `key ${meta.key} handed to ${c.id} while ${holder.id} holds it`);
-          }
-          observed.push({
-            consumer: c.id,
-            position,
-            redeliveryCount: delivery.redeliveryCount,
-            atMs: now,
-            startSeq,
-            key: meta?.key,
-          });
-          c.held.push(delivery);
-        }
-        if (
-          (script.type === 'Shared' || script.type === 'Key_Shared') &&
-          result.deliveries.length > 0 &&
-          mutation === undefined
-        ) {
-          // I7: a consumer holds at most its cap (what is past its ack timeout does not count).
-          // With other receives of it running alongside, also what they and this one took from
-          // spilled pages: a page's write is not conditioned on the head each receive judged its
-          // room on, so a take there and a claim elsewhere may both count on the same room.
-          const direct: EngineContext = { store, ledger, clock, limits };
-          const holds = heldAgainstCap(await pendingSummary(direct, cursor)).get(c.id) ?? 0;
-          const alongside = receivesThisRound.filter((other) => other.consumer === c.id);
-          const fromPages =
-            alongside.length > 1 ? alongside.reduce((sum, other) => sum + other.fromPages, 0) : 0;
-          if (holds > script.maxUnackedPerConsumer + fromPages) {
-            fail(
-              'I7',
-              `${c.id} holds ${holds} entries, past its cap of ${script.maxUnackedPerConsumer}` +
-                (fromPages > 0 ? ` and the ${fromPages} its receives running alongside took from pages` : ''),
-            );
-          }
-        }
-        if (script.type === 'Exclusive' || script.type === 'Failover') {
-          if (result.deliveries.length > 0) {
-            const previous = owners.indexOf(c.id);
-            if (previous !== -1 && previous !== owners.length - 1) {
-              fail('I6', `${c.id} received after ${owners[owners.length - 1]} took over`);
-            }
-            if (previous === -1) owners.push(c.id);
-          }
-          const firsts = observed
-            .filter((o) => o.redeliveryCount === 0 && o.startSeq > resetBarrier(positionOfText(o.position)))
-            .map((o) => o.position);
-          const ordered = [...firsts].sort((a, b) => comparePositionText(a, b));
-          if (firsts.join() !== ordered.join())
-            fail('I3', `first deliveries out of order: ${firsts.join(' ')}`);
-        }
-        return;
-      }
-      case 'ack': {
-        const c = client as ClientConsumer;
-        const chosen = choose(c.held, action.pick);
-        if (chosen.length === 0) return;
-        await acknowledge(
-          ctx,
-          cursor,
-          chosen.map((d) => d.position),
-          { byId: action.byId },
+  /** The topic, its initial backlog and the subscription at Earliest. */
+  private async setUp(): Promise<void> {
+    const { ctx } = this.contextFor();
+    const setup = (async () => {
+      await ctx.ledger.initialize(this.partition);
+      if (this.script.initial > 0) {
+        const positions = this.ledger.allocate(this.partition, this.script.initial);
+        this.ledger.write(
+          positions,
+          positions.map((_, i) => ({ payload: `i${i}`, key: `k${i % 3}`, properties: {} })),
+          this.clock.nowMs(),
         );
-        const at = done();
-        for (const d of chosen) recordAck(d.position, startSeq, at);
-        c.held = c.held.filter((d) => !chosen.includes(d));
-        return;
+        for (const [i, position] of positions.entries()) this.published.push({ position, key: `k${i % 3}` });
       }
-      case 'nack': {
-        const c = client as ClientConsumer;
-        const chosen = choose(c.held, action.pick);
-        if (chosen.length === 0) return;
-        c.held = c.held.filter((d) => !chosen.includes(d));
-        const nacked = await negativeAcknowledge(ctx, {
-          cursor,
-          consumerId: c.id,
-          items: chosen.map((d) => ({ position: d.position, redeliveryCount: d.redeliveryCount })),
-          delayMs: () => NACK_DELAY_MS,
-        });
-        done();
-        // Only what the nack released waits for its backoff (an entry redelivered meanwhile by its
-        // ack timeout is no longer the consumer's to nack).
-        for (const position of nacked.released) nackGuards.set(position.toString(), now + NACK_DELAY_MS);
-        return;
-      }
-      case 'cumulativeAck': {
-        const c = client as ClientConsumer;
-        if (script.type !== 'Exclusive' && script.type !== 'Failover') return;
-        if (c.mustRewind) {
-          // The SDK's rule: after a receive that failed (its answer may have been lost after the
-          // claim), rewind before acknowledging cumulatively, so nothing unseen is covered.
-          await rewind(ctx, cursor, { consumerId: c.id }).catch(() => undefined);
-          c.mustRewind = false;
-          c.held = [];
-          return;
-        }
-        const last = c.held[c.held.length - 1];
-        if (!last) return;
-        const ownerNow = owners[owners.length - 1];
-        try {
-          await acknowledgeCumulative(ctx, cursor, c.id, last.position);
-        } catch {
-          return;
-        }
-        const at = done();
-        if (ownerNow !== undefined && ownerNow !== c.id && owners.indexOf(c.id) < owners.indexOf(ownerNow)) {
-          fail('I6', `${c.id}'s cumulative ack accepted after ${ownerNow} took over`);
-        }
-        for (const p of published) {
-          if (p.position.compareTo(last.position) > 0) continue;
-          const key = p.position.toString();
-          recordAck(p.position, startSeq, at);
-          if (!adminAttempted.has(key) && !observed.some((o) => o.position === key)) {
-            fail('I3', `cumulative ack of ${last.position.toString()} covers ${key}, never delivered`);
-          }
-        }
-        c.held = c.held.filter((d) => d.position.compareTo(last.position) > 0);
-        return;
-      }
-      case 'redeliver': {
-        const c = client as ClientConsumer;
-        c.held = [];
-        if (script.type === 'Exclusive' || script.type === 'Failover') {
-          await rewind(ctx, cursor, { consumerId: c.id }).catch(() => undefined);
-        } else {
-          await releaseAll(ctx, cursor, c.id);
-        }
-        done();
-        return;
-      }
-      case 'close': {
-        const c = client as ClientConsumer;
-        c.state = 'closing';
-        c.held = [];
-        if (script.type === 'Exclusive' || script.type === 'Failover') {
-          await rewind(ctx, cursor, { consumerId: c.id, close: true });
-        } else {
-          await releaseAll(ctx, cursor, c.id);
-        }
-        c.state = 'gone';
-        done();
-        return;
-      }
-      case 'adminAck': {
-        const target = published[action.pick % Math.max(1, published.length)];
-        if (!target) return;
-        adminAttempted.add(target.position.toString());
-        await acknowledge(ctx, cursor, [target.position], { byId: true });
-        const at = done();
-        const key = target.position.toString();
-        adminAcked.add(key);
-        recordAck(target.position, startSeq, at);
-        return;
-      }
-      case 'resetCursor': {
-        const target = published[action.pick % Math.max(1, published.length)];
-        if (!target) return;
-        const reset: { to: Position; startSeq: number; doneSeq?: number } = {
-          to: target.position,
-          startSeq,
-        };
-        resets.push(reset);
-        exactCounts = false;
-        // Everything before the new read position is acknowledged by the new mark-delete.
-        for (const p of published) {
-          if (p.position.compareTo(target.position) < 0) adminAttempted.add(p.position.toString());
-        }
-        // Consumers keep what they hold: an acknowledgement of it after the reset counts (I1).
-        await resetCursor(ctx, cursor, target.position);
-        finishReset(reset, done());
-        return;
-      }
-      case 'skipAll': {
-        skippedAllThisRound = true;
-        for (const p of published) adminAttempted.add(p.position.toString());
-        const state = await ctx.ledger.state(partition);
-        if (!state) return;
-        const to = positionBefore(endOfLog(state));
-        await markDeleteForward(ctx, cursor, to);
-        const at = done();
-        for (const p of published) if (p.position.compareTo(to) <= 0) recordAck(p.position, startSeq, at);
-        return;
-      }
-      case 'expire': {
-        const target = published[action.pick % Math.max(1, published.length)];
-        if (!target) return;
-        const to = positionBefore(target.position);
-        for (const p of published) {
-          if (p.position.compareTo(to) <= 0) adminAttempted.add(p.position.toString());
-        }
-        await markDeleteForward(ctx, cursor, to);
-        const at = done();
-        for (const p of published) if (p.position.compareTo(to) <= 0) recordAck(p.position, startSeq, at);
-        return;
-      }
-      case 'maintenance': {
-        await maintenance(ctx);
-        done();
-        return;
-      }
-    }
-  };
-
-  const maintenance = async (ctx: EngineContext) => {
-    await foldStep(ctx, cursor);
-    if (script.type === 'Shared' || script.type === 'Key_Shared') {
-      for (const c of consumers) {
-        const lapsed = c.state === 'open' && c.lastCallMs + LEASE_MS <= clock.nowMs();
-        if (!lapsed && c.state !== 'closing') continue;
-        await releaseAll(ctx, cursor, c.id);
-        c.state = 'gone';
-        c.held = [];
-      }
-    }
-  };
-
-  const calmRelease = async (c: ClientConsumer) => {
-    const { ctx } = contextFor();
-    const work = (async () => {
-      if (script.type === 'Exclusive' || script.type === 'Failover') {
-        await rewind(ctx, cursor, { consumerId: c.id, close: true });
-        return;
-      }
-      await releaseAll(ctx, cursor, c.id);
+      await createSubscriptionCursor(ctx, this.cursor, 'Earliest');
+      const mark = await keySharedJoinMark(ctx, this.cursor);
+      for (const client of this.consumers) client.joinedAfter = mark;
     })();
-    await scheduler.waitFor(work);
-  };
+    await this.scheduler.waitFor(setup);
+  }
 
-  for (const round of script.rounds) {
-    const running = round.actions.map((action) => {
-      const promise = runAction(action).catch((error: unknown) => {
+  /** One round: its actions at the same time, then what follows once they all settled or died. */
+  private async runRound(round: SimRound): Promise<void> {
+    await this.settleAll(round.actions);
+    // A close is released again once every call it may have raced has ended (the engine's second
+    // release pass, 35 s after the close): an abandoned poll's claim comes back too.
+    for (const c of this.consumers) {
+      if (c.state === 'open' || c.releasedAgain) continue;
+      c.releasedAgain = true;
+      await this.calmRelease(c);
+    }
+    // A reset that died is over once the head no longer says it is under way (it died before its
+    // first write, or a dispatch or fold finished it).
+    if (this.resets.some((reset) => reset.doneSeq === undefined)) {
+      const resetting = (await this.store.readHead(this.cursor.cursorId))?.head.resetting;
+      if (!resetting) {
+        for (const reset of this.resets) if (reset.doneSeq === undefined) this.finishReset(reset, ++this.seq);
+      }
+    }
+    if (this.skippedAllThisRound) {
+      // A skip_all acknowledges whatever was published up to when it read the log.
+      for (const p of this.published) this.adminAttempted.add(p.position.toString());
+      this.skippedAllThisRound = false;
+    }
+    this.receivesThisRound.length = 0;
+    this.countDeadInvocations();
+    if (this.store.usage.largestHeadBytes > MAX_HEAD_BYTES) {
+      fail('I7', `the head grew to ${this.store.usage.largestHeadBytes} bytes (bound ${MAX_HEAD_BYTES})`);
+    }
+    this.clock.advance(round.advanceMs);
+  }
+
+  /** Runs `actions` at the same time, until every call has settled or died; throws the first error. */
+  private async settleAll(actions: readonly SimAction[]): Promise<void> {
+    const running = actions.map((action) => {
+      const promise = this.runAction(action).catch((error: unknown) => {
         if (error instanceof Violation) throw error;
         throw new Violation(`unexpected error in ${action.kind}: ${(error as Error).stack ?? String(error)}`);
       });
@@ -758,138 +536,512 @@ export async function runSimulation(
     // Until every call of the round has settled or died (a call may schedule its next request
     // after a plain await).
     for (let idle = 0; idle < 3; ) {
-      await scheduler.waitAll();
+      await this.scheduler.waitAll();
       await new Promise((resolve) => setImmediate(resolve));
-      idle = scheduler.count() === 0 ? idle + 1 : 0;
+      idle = this.scheduler.count() === 0 ? idle + 1 : 0;
     }
     for (const result of settled) if (result?.error) throw result.error;
-    // A close is released again once every call it may have raced has ended (the engine's second
-    // release pass, 35 s after the close): an abandoned poll's claim comes back too.
-    for (const c of consumers) {
-      if (c.state === 'open' || c.releasedAgain) continue;
-      c.releasedAgain = true;
-      await calmRelease(c);
-    }
-    // A reset that died is over once the head no longer says it is under way (it died before its
-    // first write, or a dispatch or fold finished it).
-    if (resets.some((reset) => reset.doneSeq === undefined)) {
-      const resetting = (await store.readHead(cursor.cursorId))?.head.resetting;
-      if (!resetting) for (const reset of resets) if (reset.doneSeq === undefined) finishReset(reset, ++seq);
-    }
-    if (skippedAllThisRound) {
-      // A skip_all acknowledges whatever was published up to when it read the log.
-      for (const p of published) adminAttempted.add(p.position.toString());
-      skippedAllThisRound = false;
-    }
-    receivesThisRound.length = 0;
-    for (const { invocation, client, kind } of dead.splice(0)) {
-      if (!invocation.dead) continue;
-      crashes++;
-      if (kind === 'receive') {
-        exactCounts = false; // its claim may have applied: entries handed to nobody count a delivery
-        if (client) client.mustRewind = script.type === 'Exclusive' || script.type === 'Failover';
-      }
-    }
-    if (store.usage.largestHeadBytes > MAX_HEAD_BYTES) {
-      fail('I7', `the head grew to ${store.usage.largestHeadBytes} bytes (bound ${MAX_HEAD_BYTES})`);
-    }
-    clock.advance(round.advanceMs);
   }
-  exactCounts = false;
 
-  // Faults stop: every consumer closes, time passes, a fresh consumer drains the subscription.
-  const drainer: ClientConsumer = {
-    id: 'drainer',
-    generation: 0,
-    state: 'open',
-    held: [],
-    lastCallMs: clock.nowMs(),
-    mustRewind: false,
-  };
-  const calm = async <T>(work: (ctx: EngineContext) => Promise<T>): Promise<T> => {
-    const { ctx } = contextFor();
-    const promise = work(ctx);
-    return scheduler.waitFor(promise);
-  };
-  for (const c of consumers) {
-    if (c.state === 'gone') continue;
-    await calm(async (ctx) => {
-      if (script.type === 'Exclusive' || script.type === 'Failover') {
-        await rewind(ctx, cursor, { consumerId: c.id, close: true });
-      } else {
-        await releaseAll(ctx, cursor, c.id);
+  /** The round's invocations that died count as crashes; a receive's may have claimed unseen entries. */
+  private countDeadInvocations(): void {
+    for (const { invocation, client, kind } of this.dead.splice(0)) {
+      if (!invocation.dead) continue;
+      this.crashes++;
+      if (kind === 'receive') {
+        this.exactCounts = false; // its claim may have applied: entries handed to nobody count a delivery
+        if (client) client.mustRewind = this.ordered;
       }
-    });
-    c.state = 'gone';
+    }
   }
-  clock.advance(LEASE_MS + ACK_TIMEOUT_MS + 120_000);
-  consumers.length = 0;
-  drainer.joinedAfter = await calm((ctx) => keySharedJoinMark(ctx, cursor));
-  consumers.push(drainer);
-  let idle = 0;
-  for (let i = 0; i < 400 && idle < 4; i++) {
-    const result = await calm((ctx) =>
+
+  private async runAction(action: SimAction): Promise<void> {
+    const startSeq = ++this.seq;
+    const now = this.clock.nowMs();
+    const client = 'consumer' in action ? (this.consumers[action.consumer] as ClientConsumer) : undefined;
+    if (client && client.state !== 'open') return;
+    if (client) client.lastCallMs = now;
+    const mine = action.kind === 'receive' && client ? { consumer: client.id, fromPages: 0 } : undefined;
+    if (mine) this.receivesThisRound.push(mine);
+    const { ctx, invocation, simLedger } = this.contextFor(
+      'crash' in action && typeof action.crash === 'object' ? action.crash : undefined,
+      mine,
+    );
+    this.dead.push({ invocation, kind: action.kind, ...(client ? { client } : {}) });
+    await this.perform(action, client as ClientConsumer, { ctx, simLedger, startSeq, now });
+  }
+
+  /** The action itself (`client` is its consumer's, for the consumers' actions). */
+  private async perform(action: SimAction, client: ClientConsumer, call: ActionCall): Promise<void> {
+    switch (action.kind) {
+      case 'publish':
+        return this.publish(action, call);
+      case 'receive':
+        return this.receive(action, client, call);
+      case 'ack':
+        return this.ack(action, client, call);
+      case 'nack':
+        return this.nack(action, client, call);
+      case 'cumulativeAck':
+        return this.cumulativeAck(client, call);
+      case 'redeliver':
+        return this.redeliver(client, call);
+      case 'close':
+        return this.close(client, call);
+      case 'adminAck':
+        return this.adminAck(action, call);
+      case 'resetCursor':
+        return this.resetCursorTo(action, call);
+      case 'skipAll':
+        return this.skipAll(call);
+      case 'expire':
+        return this.expire(action, call);
+      case 'maintenance': {
+        await this.maintenance(call.ctx);
+        this.done();
+        return;
+      }
+    }
+  }
+
+  private async publish(action: ActionOf<'publish'>, { simLedger, now }: ActionCall): Promise<void> {
+    const entries = Array.from({ length: action.count }, (_, i) => ({
+      payload: `p${this.seq}.${i}`,
+      key: `k${(this.seq + i) % action.keys}`,
+      properties: {},
+      ...(action.delayMs > 0 ? { deliverAtMs: now + action.delayMs } : {}),
+    }));
+    const positions = await simLedger.allocate(this.partition, entries.length);
+    if (action.crash) {
+      this.allocatedUnwritten.push(...positions);
+      this.crashes++;
+      return;
+    }
+    await simLedger.write(positions, entries, now);
+    for (const [i, position] of positions.entries()) {
+      this.published.push({
+        position,
+        key: entries[i]?.key as string,
+        ...(action.delayMs > 0 ? { deliverAtMs: now + action.delayMs } : {}),
+      });
+    }
+  }
+
+  private async receive(action: ActionOf<'receive'>, c: ClientConsumer, call: ActionCall): Promise<void> {
+    const { ctx } = call;
+    if (c.mustRewind) {
+      await rewind(ctx, this.cursor, { consumerId: c.id }).catch(() => undefined);
+      c.mustRewind = false;
+      c.held = [];
+      return;
+    }
+    // A receive that may die can commit a delivery nobody sees: counts stay increasing, no
+    // longer exact, from then on.
+    if (action.crash) this.exactCounts = false;
+    let result: Awaited<ReturnType<typeof dispatch>>;
+    const receiving = dispatch(ctx, {
+      cursor: this.cursor,
+      consumer: this.dispatchConsumer(c),
+      max: action.max,
+      ...(this.script.type === 'Key_Shared' ? { members: this.members() } : {}),
+    });
+    try {
+      result = await receiving;
+    } catch (error) {
+      if ((error as Error).name === 'ConsumerFencedError') {
+        c.state = 'gone';
+        c.held = [];
+        return;
+      }
+      throw error;
+    }
+    this.done();
+    if (result.kind !== 'delivered') return;
+    for (const delivery of result.deliveries) this.observeDelivery(c, delivery, call);
+    if (this.shared && result.deliveries.length > 0 && this.mutation === undefined) {
+      await this.checkConsumerCap(c);
+    }
+    if (this.ordered) this.checkOrderedDeliveries(c, result.deliveries.length > 0);
+  }
+
+  /** Checks one delivery of a receive of `c` (I1, I3's keys, I4, I5) and records it. */
+  private observeDelivery(c: ClientConsumer, delivery: Delivery, { startSeq, now }: ActionCall): void {
+    const position = delivery.position.toString();
+    const ackSeq = this.acked.get(position);
+    if (ackSeq !== undefined && ackSeq < startSeq && !this.resetOverlaps(delivery.position, ackSeq)) {
+      fail(
+        'I1',
+        `${position} was acknowledged (seq ${ackSeq}) before the receive of ${c.id} started (seq ${startSeq})`,
+      );
+    }
+    const guard = this.nackGuards.get(position);
+    if (guard !== undefined && delivery.redeliveryCount > 0 && now < guard) {
+      fail('I5', `${position} redelivered at ${now}, before its nack backoff ended at ${guard}`);
+    }
+    const meta = this.published.find((p) => p.position.toString() === position);
+    if (meta?.deliverAtMs !== undefined && now < meta.deliverAtMs && this.shared) {
+      fail('I5', `${position} delivered at ${now}, before its deliverAt ${meta.deliverAtMs}`);
+    }
+    this.checkRedeliveryCount(delivery, startSeq);
+    if (this.script.type === 'Key_Shared' && meta) {
+      const holder = this.consumers.find(
+        (other) =>
+          other !== c && other.state === 'open' && other.held.some((h) => (h.entry.key ?? '') === meta.key),
+      );
+      if (holder) fail('I3', `key ${meta.key} handed to ${c.id} while ${holder.id} holds it`);
+    }
+    this.observed.push({
+      consumer: c.id,
+      position,
+      redeliveryCount: delivery.redeliveryCount,
+      atMs: now,
+      startSeq,
+      key: meta?.key,
+    });
+    c.held.push(delivery);
+  }
+
+  /** I4: a delivery's count grows with each delivery since the last reset of it (exactly, while counts are). */
+  private checkRedeliveryCount(delivery: Delivery, startSeq: number): void {
+    const position = delivery.position.toString();
+    const barrier = this.resetBarrier(delivery.position);
+    const earlier = this.observed.filter((o) => o.position === position && o.startSeq > barrier);
+    const last = earlier[earlier.length - 1];
+    // A receive that overlapped a reset of this entry may have handed it out on either side of it.
+    if (last && startSeq > barrier && delivery.redeliveryCount <= last.redeliveryCount) {
+      fail(
+        'I4',
+        `${position} delivered with count ${delivery.redeliveryCount} after an earlier delivery with count ${last.redeliveryCount}`,
+      );
+    }
+    if (this.exactCounts && delivery.redeliveryCount !== earlier.length) {
+      fail(
+        'I4',
+        `${position} delivered with count ${delivery.redeliveryCount} after ${earlier.length} earlier deliveries`,
+      );
+    }
+  }
+
+  /**
+   * I7: a consumer holds at most its cap (what is past its ack timeout does not count). With other
+   * receives of it running alongside, also what they and this one took from spilled pages: a page's
+   * write is not conditioned on the head each receive judged its room on, so a take there and a
+   * claim elsewhere may both count on the same room.
+   */
+  private async checkConsumerCap(c: ClientConsumer): Promise<void> {
+    const direct: EngineContext = {
+      store: this.store,
+      ledger: this.ledger,
+      clock: this.clock,
+      limits: this.limits,
+    };
+    const holds = heldAgainstCap(await pendingSummary(direct, this.cursor)).get(c.id) ?? 0;
+    const alongside = this.receivesThisRound.filter((other) => other.consumer === c.id);
+    const fromPages = alongside.length > 1 ? alongside.reduce((sum, other) => sum + other.fromPages, 0) : 0;
+    if (holds > this.script.maxUnackedPerConsumer + fromPages) {
+      fail(
+        'I7',
+        `${c.id} holds ${holds} entries, past its cap of ${this.script.maxUnackedPerConsumer}` +
+          (fromPages > 0 ? ` and the ${fromPages} its receives running alongside took from pages` : ''),
+      );
+    }
+  }
+
+  /** I6: only the latest owner receives; I3: first deliveries come in order. */
+  private checkOrderedDeliveries(c: ClientConsumer, delivered: boolean): void {
+    if (delivered) {
+      const previous = this.owners.indexOf(c.id);
+      if (previous !== -1 && previous !== this.owners.length - 1) {
+        fail('I6', `${c.id} received after ${this.owners[this.owners.length - 1]} took over`);
+      }
+      if (previous === -1) this.owners.push(c.id);
+    }
+    const firsts = this.observed
+      .filter((o) => o.redeliveryCount === 0 && o.startSeq > this.resetBarrier(positionOfText(o.position)))
+      .map((o) => o.position);
+    const ordered = [...firsts].sort((a, b) => comparePositionText(a, b));
+    if (firsts.join() !== ordered.join()) fail('I3', `first deliveries out of order: ${firsts.join(' ')}`);
+  }
+
+  private async ack(
+    action: ActionOf<'ack'>,
+    c: ClientConsumer,
+    { ctx, startSeq }: ActionCall,
+  ): Promise<void> {
+    const chosen = choose(c.held, action.pick);
+    if (chosen.length === 0) return;
+    await acknowledge(
+      ctx,
+      this.cursor,
+      chosen.map((d) => d.position),
+      { byId: action.byId },
+    );
+    const at = this.done();
+    for (const d of chosen) this.recordAck(d.position, startSeq, at);
+    c.held = c.held.filter((d) => !chosen.includes(d));
+  }
+
+  private async nack(action: ActionOf<'nack'>, c: ClientConsumer, { ctx, now }: ActionCall): Promise<void> {
+    const chosen = choose(c.held, action.pick);
+    if (chosen.length === 0) return;
+    c.held = c.held.filter((d) => !chosen.includes(d));
+    const nacked = await negativeAcknowledge(ctx, {
+      cursor: this.cursor,
+      consumerId: c.id,
+      items: chosen.map((d) => ({ position: d.position, redeliveryCount: d.redeliveryCount })),
+      delayMs: () => NACK_DELAY_MS,
+    });
+    this.done();
+    // Only what the nack released waits for its backoff (an entry redelivered meanwhile by its
+    // ack timeout is no longer the consumer's to nack).
+    for (const position of nacked.released) this.nackGuards.set(position.toString(), now + NACK_DELAY_MS);
+  }
+
+  private async cumulativeAck(c: ClientConsumer, { ctx, startSeq }: ActionCall): Promise<void> {
+    if (this.script.type !== 'Exclusive' && this.script.type !== 'Failover') return;
+    if (c.mustRewind) {
+      // The SDK's rule: after a receive that failed (its answer may have been lost after the
+      // claim), rewind before acknowledging cumulatively, so nothing unseen is covered.
+      await rewind(ctx, this.cursor, { consumerId: c.id }).catch(() => undefined);
+      c.mustRewind = false;
+      c.held = [];
+      return;
+    }
+    const last = c.held[c.held.length - 1];
+    if (!last) return;
+    const ownerNow = this.owners[this.owners.length - 1];
+    try {
+      await acknowledgeCumulative(ctx, this.cursor, c.id, last.position);
+    } catch {
+      return;
+    }
+    const at = this.done();
+    if (
+      ownerNow !== undefined &&
+      ownerNow !== c.id &&
+      this.owners.indexOf(c.id) < this.owners.indexOf(ownerNow)
+    ) {
+      fail('I6', `${c.id}'s cumulative ack accepted after ${ownerNow} took over`);
+    }
+    for (const p of this.published) {
+      if (p.position.compareTo(last.position) > 0) continue;
+      const key = p.position.toString();
+      this.recordAck(p.position, startSeq, at);
+      if (!this.adminAttempted.has(key) && !this.observed.some((o) => o.position === key)) {
+        fail('I3', `cumulative ack of ${last.position.toString()} covers ${key}, never delivered`);
+      }
+    }
+    c.held = c.held.filter((d) => d.position.compareTo(last.position) > 0);
+  }
+
+  private async redeliver(c: ClientConsumer, { ctx }: ActionCall): Promise<void> {
+    c.held = [];
+    if (this.ordered) {
+      await rewind(ctx, this.cursor, { consumerId: c.id }).catch(() => undefined);
+    } else {
+      await releaseAll(ctx, this.cursor, c.id);
+    }
+    this.done();
+  }
+
+  private async close(c: ClientConsumer, { ctx }: ActionCall): Promise<void> {
+    c.state = 'closing';
+    c.held = [];
+    if (this.ordered) {
+      await rewind(ctx, this.cursor, { consumerId: c.id, close: true });
+    } else {
+      await releaseAll(ctx, this.cursor, c.id);
+    }
+    c.state = 'gone';
+    this.done();
+  }
+
+  /** The published entry an admin action's `pick` names, if any was published. */
+  private target(pick: number): { position: Position } | undefined {
+    return this.published[pick % Math.max(1, this.published.length)];
+  }
+
+  private async adminAck(action: ActionOf<'adminAck'>, { ctx, startSeq }: ActionCall): Promise<void> {
+    const target = this.target(action.pick);
+    if (!target) return;
+    this.adminAttempted.add(target.position.toString());
+    await acknowledge(ctx, this.cursor, [target.position], { byId: true });
+    const at = this.done();
+    const key = target.position.toString();
+    this.adminAcked.add(key);
+    this.recordAck(target.position, startSeq, at);
+  }
+
+  private async resetCursorTo(action: ActionOf<'resetCursor'>, { ctx, startSeq }: ActionCall): Promise<void> {
+    const target = this.target(action.pick);
+    if (!target) return;
+    const reset: ResetMark = { to: target.position, startSeq };
+    this.resets.push(reset);
+    this.exactCounts = false;
+    // Everything before the new read position is acknowledged by the new mark-delete.
+    for (const p of this.published) {
+      if (p.position.compareTo(target.position) < 0) this.adminAttempted.add(p.position.toString());
+    }
+    // Consumers keep what they hold: an acknowledgement of it after the reset counts (I1).
+    await resetCursor(ctx, this.cursor, target.position);
+    this.finishReset(reset, this.done());
+  }
+
+  private async skipAll({ ctx, startSeq }: ActionCall): Promise<void> {
+    this.skippedAllThisRound = true;
+    for (const p of this.published) this.adminAttempted.add(p.position.toString());
+    const state = await ctx.ledger.state(this.partition);
+    if (!state) return;
+    const to = positionBefore(endOfLog(state));
+    await markDeleteForward(ctx, this.cursor, to);
+    const at = this.done();
+    for (const p of this.published)
+      if (p.position.compareTo(to) <= 0) this.recordAck(p.position, startSeq, at);
+  }
+
+  private async expire(action: ActionOf<'expire'>, { ctx, startSeq }: ActionCall): Promise<void> {
+    const target = this.target(action.pick);
+    if (!target) return;
+    const to = positionBefore(target.position);
+    for (const p of this.published) {
+      if (p.position.compareTo(to) <= 0) this.adminAttempted.add(p.position.toString());
+    }
+    await markDeleteForward(ctx, this.cursor, to);
+    const at = this.done();
+    for (const p of this.published)
+      if (p.position.compareTo(to) <= 0) this.recordAck(p.position, startSeq, at);
+  }
+
+  private async maintenance(ctx: EngineContext): Promise<void> {
+    await foldStep(ctx, this.cursor);
+    if (this.shared) {
+      for (const c of this.consumers) {
+        const lapsed = c.state === 'open' && c.lastCallMs + LEASE_MS <= this.clock.nowMs();
+        if (!lapsed && c.state !== 'closing') continue;
+        await releaseAll(ctx, this.cursor, c.id);
+        c.state = 'gone';
+        c.held = [];
+      }
+    }
+  }
+
+  /** `c`'s close, run again with nothing else running. */
+  private async calmRelease(c: ClientConsumer): Promise<void> {
+    const { ctx } = this.contextFor();
+    const work = (async () => {
+      if (this.ordered) {
+        await rewind(ctx, this.cursor, { consumerId: c.id, close: true });
+        return;
+      }
+      await releaseAll(ctx, this.cursor, c.id);
+    })();
+    await this.scheduler.waitFor(work);
+  }
+
+  /** `work` in a new invocation that cannot crash, with nothing else running. */
+  private async calm<T>(work: (ctx: EngineContext) => Promise<T>): Promise<T> {
+    const { ctx } = this.contextFor();
+    const promise = work(ctx);
+    return this.scheduler.waitFor(promise);
+  }
+
+  /** Faults stop: every consumer closes, time passes, a fresh consumer drains the subscription. */
+  private async drain(): Promise<void> {
+    const drainer: ClientConsumer = {
+      id: 'drainer',
+      generation: 0,
+      state: 'open',
+      held: [],
+      lastCallMs: this.clock.nowMs(),
+      mustRewind: false,
+    };
+    for (const c of this.consumers) {
+      if (c.state === 'gone') continue;
+      await this.calm(async (ctx) => {
+        if (this.ordered) {
+          await rewind(ctx, this.cursor, { consumerId: c.id, close: true });
+        } else {
+          await releaseAll(ctx, this.cursor, c.id);
+        }
+      });
+      c.state = 'gone';
+    }
+    this.clock.advance(LEASE_MS + ACK_TIMEOUT_MS + 120_000);
+    this.consumers.length = 0;
+    drainer.joinedAfter = await this.calm((ctx) => keySharedJoinMark(ctx, this.cursor));
+    this.consumers.push(drainer);
+    let idle = 0;
+    for (let i = 0; i < 400 && idle < 4; i++) {
+      idle = (await this.drainOnce(drainer)) ? 0 : idle + 1;
+    }
+  }
+
+  /** One receive of the drainer and the ack of what it got, or a fold and time passing: whether it got any. */
+  private async drainOnce(drainer: ClientConsumer): Promise<boolean> {
+    const result = await this.calm((ctx) =>
       dispatch(ctx, {
-        cursor,
-        consumer: dispatchConsumer(drainer),
+        cursor: this.cursor,
+        consumer: this.dispatchConsumer(drainer),
         max: 20,
-        ...(script.type === 'Key_Shared' ? { members: members() } : {}),
+        ...(this.script.type === 'Key_Shared' ? { members: this.members() } : {}),
       }),
     );
     const got = result.kind === 'delivered' ? result.deliveries : [];
     for (const d of got)
-      observed.push({
+      this.observed.push({
         consumer: drainer.id,
         position: d.position.toString(),
         redeliveryCount: d.redeliveryCount,
-        atMs: clock.nowMs(),
-        startSeq: ++seq,
+        atMs: this.clock.nowMs(),
+        startSeq: ++this.seq,
         key: undefined,
       });
-    if (got.length > 0) {
-      idle = 0;
-      await calm((ctx) =>
-        acknowledge(
-          ctx,
-          cursor,
-          got.map((d) => d.position),
-          { byId: false },
-        ),
-      );
-      for (const d of got) acked.set(d.position.toString(), ++seq);
-    } else {
-      idle++;
-      await calm((ctx) => foldStep(ctx, cursor));
-      clock.advance(30_000);
+    if (got.length === 0) {
+      await this.calm((ctx) => foldStep(ctx, this.cursor));
+      this.clock.advance(30_000);
+      return false;
     }
+    await this.calm((ctx) =>
+      acknowledge(
+        ctx,
+        this.cursor,
+        got.map((d) => d.position),
+        { byId: false },
+      ),
+    );
+    for (const d of got) this.acked.set(d.position.toString(), ++this.seq);
+    return true;
   }
-  for (let i = 0; i < 30; i++) await calm((ctx) => foldStep(ctx, cursor));
-  const head = (await store.readHead(cursor.cursorId))?.head;
-  for (const p of published) {
-    const key = p.position.toString();
-    if (!head || head.markDelete.compareTo(p.position) < 0) {
+
+  /** I2, once the faults stopped and the subscription drained: everything is acknowledged, and rightly. */
+  private async checkDrained(): Promise<void> {
+    for (let i = 0; i < 30; i++) await this.calm((ctx) => foldStep(ctx, this.cursor));
+    const head = (await this.store.readHead(this.cursor.cursorId))?.head;
+    for (const p of this.published) {
+      const key = p.position.toString();
+      if (!head || head.markDelete.compareTo(p.position) < 0) {
+        fail(
+          'I2',
+          `${key} is still unacknowledged after the faults stopped (mark-delete ${head?.markDelete.toString()})`,
+        );
+      }
+      if (!this.adminAttempted.has(key) && !this.observed.some((o) => o.position === key)) {
+        fail('I2', `${key} was acknowledged without ever being delivered or acknowledged by the admin`);
+      }
+    }
+    // An id allocated and never written at the very end holds back only mark-delete until an entry
+    // is written after it (then it is acknowledged once that entry is abandonedIdMs old).
+    const last = this.published
+      .map((p) => p.position)
+      .sort((a, b) => a.compareTo(b))
+      .pop();
+    if (last && head && head.markDelete.compareTo(last) < 0) {
       fail(
         'I2',
-        `${key} is still unacknowledged after the faults stopped (mark-delete ${head?.markDelete.toString()})`,
+        `mark-delete stopped at ${head.markDelete.toString()} before the last entry ${last.toString()} (an unwritten id holds it back)`,
       );
     }
-    if (!adminAttempted.has(key) && !observed.some((o) => o.position === key)) {
-      fail('I2', `${key} was acknowledged without ever being delivered or acknowledged by the admin`);
-    }
   }
-  // An id allocated and never written at the very end holds back only mark-delete until an entry
-  // is written after it (then it is acknowledged once that entry is abandonedIdMs old).
-  const last = published
-    .map((p) => p.position)
-    .sort((a, b) => a.compareTo(b))
-    .pop();
-  if (last && head && head.markDelete.compareTo(last) < 0) {
-    fail(
-      'I2',
-      `mark-delete stopped at ${head.markDelete.toString()} before the last entry ${last.toString()} (an unwritten id holds it back)`,
-    );
-  }
-  return { deliveries: observed.length, crashes };
 }
 
 /** Every step of a release job for `consumerId`, to its end (bounded). */

@@ -3,6 +3,7 @@ import { DeadLetterRefusedError } from '../../domain/errors.ts';
 import { Position } from '../../domain/position.ts';
 import type { HeadRecord, PageState, TrackerEntry } from '../../ports/dispatch-store.ts';
 import type { StoredEntry } from '../../ports/ledger.ts';
+import { type ByteBudget, ByteTally, budgetLeft } from './byte-budget.ts';
 import type {
   Delivery,
   DispatchConsumer,
@@ -37,6 +38,8 @@ export interface PickUpRequest {
   readonly record: HeadRecord;
   readonly max: number;
   readonly members?: readonly KeySharedMember[];
+  /** What the answer can still carry; the pickup stops before the first delivery over it. */
+  readonly budget?: ByteBudget;
 }
 
 /**
@@ -49,7 +52,8 @@ export const KEY_SHARED_FURTHER_PAGES = 4;
 /**
  * Hands out due redeliveries (in due-time, then log order), each with the count of its earlier
  * deliveries; deletes stale tracker entries; when nothing more is due, moves the head's due time
- * to the next entry. An entry past maxRedeliverCount goes to the dead-letter producer; its refusal
+ * to the next entry; with a byte budget, it stops (`full`) at the first redelivery the answer cannot
+ * carry, leaving it due. An entry past maxRedeliverCount goes to the dead-letter producer; its refusal
  * (DeadLetterRefusedError) ends the pickup and is thrown only when nothing was taken before it, so
  * a delivery recorded as held is always returned. Cost: one Query (Key_Shared: up to
  * KEY_SHARED_FURTHER_PAGES more past entries due for other members), the pages of the runs (one read
@@ -58,7 +62,7 @@ export const KEY_SHARED_FURTHER_PAGES = 4;
 export async function pickUpDue(
   ctx: EngineContext,
   request: PickUpRequest,
-): Promise<{ deliveries: Delivery[]; timers: number[]; record: HeadRecord | undefined }> {
+): Promise<{ deliveries: Delivery[]; timers: number[]; record: HeadRecord | undefined; full: boolean }> {
   const { cursor } = request;
   const now = ctx.clock.nowMs();
   const limit = Math.max(request.max, 10);
@@ -67,6 +71,7 @@ export async function pickUpDue(
   const timers: number[] = [];
   let record: HeadRecord | undefined = request.record;
   let allSettled = due.length < limit;
+  let full = false;
   // The head handed in may be an eventually consistent read: an entry it makes look stale is
   // judged again on a strong read before it is deleted (an old head does not know the run a
   // newer claim released, and deleting that run's entry would lose it).
@@ -103,6 +108,7 @@ export async function pickUpDue(
             entry,
             max: request.max - deliveries.length,
             nowMs: now,
+            ...(request.budget ? { budget: budgetLeft(request.budget, deliveries) } : {}),
           });
         outcome = await take(record);
         if (outcome.kind === 'stale' && !confirmed) {
@@ -121,6 +127,8 @@ export async function pickUpDue(
         break;
       }
       if (outcome.kind !== 'notMine') othersOnly = false;
+      // The answer cannot carry the next redelivery: the rest stays due (see the check below).
+      full = outcome.kind === 'full' || (outcome.kind === 'taken' && outcome.full === true);
       if (outcome.kind === 'taken') {
         deliveries.push(...outcome.deliveries);
         timers.push(...outcome.timers);
@@ -134,6 +142,11 @@ export async function pickUpDue(
           stopped = true;
           break;
         }
+      }
+      if (full) {
+        allSettled = false;
+        stopped = true;
+        break;
       }
     }
     // Key_Shared: a full page of entries due for other members only (one at its cap of
@@ -155,7 +168,7 @@ export async function pickUpDue(
       record = written.ok ? { ...record, head, version: record.version + 1 } : written.current;
     }
   }
-  return { deliveries, timers, record };
+  return { deliveries, timers, record, full };
 }
 
 /** One stretch of a tracker entry's range covered by one run, and what that run says of it now. */
@@ -210,7 +223,11 @@ type TakeOutcome =
       readonly timers: number[];
       readonly record: HeadRecord;
       readonly pages: PageMap;
+      /** It stopped at a delivery the byte budget could not carry (the rest stays due). */
+      readonly full?: boolean;
     }
+  /** Due, but the answer cannot carry its first delivery: leave it due for the next receive. */
+  | { readonly kind: 'full' }
   /** The run no longer is in the state the entry names: delete the entry. */
   | { readonly kind: 'stale' }
   /** Published to the dead-letter topic and acknowledged: delete the entry (never judge it again). */
@@ -258,19 +275,26 @@ async function takeTrackerEntry(ctx: EngineContext, request: TakeRequest): Promi
     await ctx.store.acknowledge(cursor.cursorId, unacked);
     return { kind: 'deadLettered' };
   }
-  const taken = takeableFrom(request, unacked, entries);
+  const { taken, full } = takeableFrom(request, unacked, entries, run.deliveries);
+  if (taken.length === 0 && full) return { kind: 'full' };
   if (taken.length === 0) return { kind: cursor.type === 'Key_Shared' ? 'notMine' : 'conflict' };
-  return holdTaken(ctx, { request, run, home, slice, others, taken });
+  const held = await holdTaken(ctx, { request, run, home, slice, others, taken });
+  return held.kind === 'taken' ? { ...held, full } : held;
 }
 
-/** The unacknowledged positions of the run this call may take, in order, with their entries. */
+/**
+ * The unacknowledged positions of the run this call may take, in order, with their entries; `full`
+ * when it stopped at one the byte budget could not carry.
+ */
 function takeableFrom(
   request: TakeRequest,
   unacked: readonly Position[],
   entries: ReadonlyMap<string, StoredEntry>,
-): { position: Position; entry: StoredEntry }[] {
+  redeliveryCount: number,
+): { taken: { position: Position; entry: StoredEntry }[]; full: boolean } {
   const { cursor, consumer, record } = request;
   const taken: { position: Position; entry: StoredEntry }[] = [];
+  const tally = new ByteTally(request.budget);
   for (const position of unacked) {
     if (taken.length >= request.max) break;
     const stored = entries.get(position.toString());
@@ -282,9 +306,10 @@ function takeableFrom(
     ) {
       break;
     }
+    if (!tally.admits({ position, redeliveryCount, entry: stored })) break;
     taken.push({ position, entry: stored });
   }
-  return taken;
+  return { taken, full: tally.full };
 }
 
 /**

@@ -93,7 +93,7 @@ export const MAX_REQUEST_BODY_BYTES = 10 * 1024 * 1024;
 export const invocationRefusals = {
   /**
    * The proxy event (the serialized APIGatewayProxyEvent: body, headers, query and context) is over
-   * the limit: Lambda refuses the invoke (RequestEntityTooLargeException), the function never runs.
+   * the limit: Lambda refuses the invoke (RequestTooLargeException, 413), the function never runs.
    */
   requestTooLarge: {
     statusCode: 413,

@@ -88,3 +88,26 @@ export const API_INTEGRATION_TIMEOUT_MS = 29_000;
 
 /** API Gateway's request payload limit. */
 export const MAX_REQUEST_BODY_BYTES = 10 * 1024 * 1024;
+
+/**
+ * What API Gateway answers when Lambda refuses a proxy invocation for its size (over
+ * LAMBDA_PAYLOAD_LIMIT_BYTES, 6,291,456 bytes, each way: shared/http/lambda-payload.ts). The local
+ * gateway answers with these bodies; on AWS no gateway response rewrites them, so the body there
+ * is API Gateway's own (`{"message": ...}`) and clients go by the status. See
+ * docs/design/aws-limits.md.
+ */
+export const invocationRefusals = {
+  /**
+   * The proxy event (the serialized APIGatewayProxyEvent: body, headers, query and context) is over
+   * the limit: Lambda refuses the invoke (RequestTooLargeException, 413), the function never runs.
+   */
+  requestTooLarge: {
+    statusCode: 413,
+    reason: 'Request is too large for the function: its proxy event is over 6,291,456 bytes',
+  },
+  /**
+   * The function's answer (the serialized proxy result) is over the limit: the invocation fails
+   * after the function did its work (Function.ResponseSizeTooLarge) and API Gateway answers 502.
+   */
+  responseTooLarge: { statusCode: 502, reason: 'Internal server error' },
+} as const;

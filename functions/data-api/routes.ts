@@ -6,7 +6,10 @@ import {
   redeliverUnacknowledged,
 } from '../../shared/application/consumers/consumer-acks.ts';
 import { closeConsumer, keepAlive } from '../../shared/application/consumers/consumer-session.ts';
-import { receiveMessages } from '../../shared/application/consumers/receive-messages.ts';
+import {
+  type DeliveredMessage,
+  receiveMessages,
+} from '../../shared/application/consumers/receive-messages.ts';
 import { subscribeConsumer } from '../../shared/application/consumers/subscribe-consumer.ts';
 import { publishMessages } from '../../shared/application/producers/publish-messages.ts';
 import { NotFoundError, ValidationError } from '../../shared/domain/errors.ts';
@@ -18,12 +21,15 @@ import {
   parseSubscribeRequest,
 } from '../../shared/http/consumer-requests.ts';
 import { type HttpRequest, noContent, ok, type Route } from '../../shared/http/http-types.ts';
+import { listAnswerBudget } from '../../shared/http/lambda-payload.ts';
 import { parseProduceRequest } from '../../shared/http/produce-request.ts';
 import { jsonBody, queryValue } from '../../shared/http/request-parsing.ts';
 
 /** Produce and consume paths served by this function. */
 export function dataRoutes(deps: Dependencies): Route[] {
   const { ports } = deps;
+  // A receive claims only what its answer can carry within Lambda's 6 MB (docs/design/aws-limits.md).
+  const receiveAnswer = listAnswerBudget<DeliveredMessage>('messages');
   return [
     {
       method: 'POST',
@@ -66,6 +72,7 @@ export function dataRoutes(deps: Dependencies): Route[] {
         const messages = await receiveMessages(ports, request.principal, consumerIdOf(request), {
           maxMessages: max,
           waitMs,
+          answer: receiveAnswer,
         });
         return ok({ messages });
       },

@@ -18,6 +18,7 @@ import type {
 } from 'aws-lambda';
 import { systemClock } from '../../shared/adapters/system-clock.ts';
 import type { UsageMeter } from '../../shared/adapters/usage-meter.ts';
+import { LAMBDA_PAYLOAD_LIMIT_BYTES, proxyResultBytes } from '../../shared/http/lambda-payload.ts';
 import type { Clock } from '../../shared/ports/clock.ts';
 import {
   API_INTEGRATION_TIMEOUT_MS,
@@ -25,6 +26,7 @@ import {
   AUTHORIZER_RESULT_TTL_SECONDS,
   apiRoutes,
   gatewayResponses,
+  invocationRefusals,
   MAX_REQUEST_BODY_BYTES,
   publicPaths,
 } from '../api-routes.ts';
@@ -68,7 +70,9 @@ const API_ID = 'ackline-local';
  * request, in API Gateway's order: match a route, authorize (unless the path
  * is public: from the authorizer results cache, else by running the REQUEST
  * authorizer), then build the proxy event and call the handler. Authorizer
- * refusals answer with the same bodies as the deployed gateway responses.
+ * refusals answer with the same bodies as the deployed gateway responses. Lambda's
+ * 6 MB payload limit holds both ways, as on AWS: an event over it is refused
+ * (413) without invoking the handler, an answer over it is dropped (502).
  */
 export async function startLocalGateway(options: {
   readonly port: number;
@@ -262,7 +266,11 @@ async function authorizeRequest(
   return { context: { ...(result.context ?? {}), principalId: result.principalId } };
 }
 
-/** Calls the function with the proxy event and answers what it answers, or API Gateway's 504 at the timeout. */
+/**
+ * Calls the function with the proxy event and answers what it answers, or API Gateway's 504 at the
+ * timeout. Lambda's payload limit both ways: an event over it never reaches the function (413), an
+ * answer over it is lost after the function ran (502), whatever the function did meanwhile.
+ */
 async function invokeIntegration(
   res: ServerResponse,
   gateway: GatewayContext,
@@ -270,6 +278,15 @@ async function invokeIntegration(
   event: APIGatewayProxyEvent,
 ): Promise<void> {
   const { requestId } = event.requestContext;
+  res.setHeader('x-amzn-requestid', requestId);
+  const eventBytes = Buffer.byteLength(JSON.stringify(event), 'utf8');
+  if (eventBytes > LAMBDA_PAYLOAD_LIMIT_BYTES) {
+    console.error(
+      `local gateway: refused a ${eventBytes}-byte proxy event for ${functionName} (Lambda's limit)`,
+    );
+    sendGatewayResponse(res, invocationRefusals.requestTooLarge);
+    return;
+  }
   const invoking = performance.now();
   const result = await withinIntegrationTimeout(
     gateway.functions.api[functionName](event, lambdaContext(functionName, requestId)),
@@ -280,8 +297,15 @@ async function invokeIntegration(
     console.error(
       `local gateway: ${functionName} did not answer ${event.httpMethod} ${event.path} within ${gateway.integrationTimeoutMs} ms`,
     );
-    res.setHeader('x-amzn-requestid', requestId);
     sendGatewayResponse(res, gatewayResponses.integrationTimeout);
+    return;
+  }
+  const resultBytes = proxyResultBytes(result);
+  if (resultBytes > LAMBDA_PAYLOAD_LIMIT_BYTES) {
+    console.error(
+      `local gateway: ${functionName} answered ${event.httpMethod} ${event.path} with ${resultBytes} bytes, over Lambda's limit`,
+    );
+    sendGatewayResponse(res, invocationRefusals.responseTooLarge);
     return;
   }
   res.statusCode = result.statusCode;
@@ -454,8 +478,8 @@ function rawAnswer(statusCode: number, reason: string): string {
   ].join('\r\n');
 }
 
-/** A gateway response of infra/api-routes.ts: a status and a reason. */
-type GatewayResponse = (typeof gatewayResponses)[keyof typeof gatewayResponses];
+/** A gateway response of infra/api-routes.ts (or an invocation refusal): a status and a reason. */
+type GatewayResponse = { readonly statusCode: number; readonly reason: string };
 
 function sendGatewayResponse(res: ServerResponse, response: GatewayResponse) {
   send(res, response.statusCode, { reason: response.reason });

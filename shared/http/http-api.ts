@@ -40,7 +40,7 @@ export function httpApi(
       method: route.method,
       path: route.path,
       handler: async (event: APIGatewayProxyEvent, context: Context) =>
-        toResult(await route.handler(toRequest(event, context))),
+        proxyResultOf(await route.handler(toRequest(event, context))),
     })),
     notFoundResponse: ({ method, path }: { method: string; path: string }) => {
       // A path some route serves, asked with another method: 405, as Pulsar's JAX-RS answers.
@@ -114,7 +114,8 @@ export function observeRoutes(
   });
 }
 
-function toResult(response: HttpResponse): APIGatewayProxyResult {
+/** A route's answer as the proxy result the function returns (JSON body, JSON content type). */
+export function proxyResultOf(response: HttpResponse): APIGatewayProxyResult {
   if (response.body === undefined) {
     return { statusCode: response.statusCode, headers: { ...response.headers }, body: '' };
   }

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
+import { bodyStringBytes, LAMBDA_PAYLOAD_LIMIT_BYTES } from '../../shared/http/lambda-payload.ts';
 import { hs256Token } from './hs256-token.ts';
 import { call, type HttpResult } from './http-client.ts';
 
@@ -11,6 +12,9 @@ import { call, type HttpResult } from './http-client.ts';
 
 /** The superuser role of a stack started without ACKLINE_SUPERUSER_ROLES. */
 export const SUPERUSER_ROLE = 'admin';
+
+/** What a proxy event holds besides the messages of a produce request (headers, context): well under this. */
+const EVENT_MARGIN_BYTES = 64 * 1024;
 
 /** The tenant every integration suite writes under; namespaces keep suites apart. */
 export const TEST_TENANT = 'ackline-it';
@@ -266,6 +270,30 @@ export class AdminApi {
     const result = await this.expectStatus(200, 'POST', topic.producePath, { body: { messages } });
     const body = result.body as { messagePublishResults: { messageId: string; errorCode: number }[] };
     return body.messagePublishResults.map((entry) => entry.messageId);
+  }
+
+  /**
+   * Produces `messages` in as few requests as keep each one's proxy event within Lambda's 6 MB
+   * (a message counts as the event's body string carries it: JSON, escaped again), and returns
+   * their ids, in order. A request over the limit is refused with 413, as on AWS.
+   */
+  async produceWithinLimit(topic: TopicRef, messages: readonly NewMessage[]): Promise<string[]> {
+    const room = LAMBDA_PAYLOAD_LIMIT_BYTES - EVENT_MARGIN_BYTES;
+    const ids: string[] = [];
+    let batch: NewMessage[] = [];
+    let bytes = 0;
+    for (const message of messages) {
+      const size = bodyStringBytes(JSON.stringify(message)) + 1;
+      if (batch.length > 0 && bytes + size > room) {
+        ids.push(...(await this.produce(topic, batch)));
+        batch = [];
+        bytes = 0;
+      }
+      batch.push(message);
+      bytes += size;
+    }
+    if (batch.length > 0) ids.push(...(await this.produce(topic, batch)));
+    return ids;
   }
 
   /** Produces `count` messages `m0`, `m1`, ... one request, and returns their ids. */

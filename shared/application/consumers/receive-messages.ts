@@ -1,6 +1,7 @@
 import { type DeliveryHandle, encodeDeliveryHandle } from '../../domain/delivery-token.ts';
 import { DeadLetterRefusedError, NotFoundError } from '../../domain/errors.ts';
 import type { ConsumerPartition, ConsumerRecord } from '../../ports/consumer-registry.ts';
+import type { ByteBudget } from '../engine/byte-budget.ts';
 import { dispatch } from '../engine/dispatcher.ts';
 import type { Delivery } from '../engine/engine-context.ts';
 import { cursorOf, engineOf } from '../engine/engine-ports.ts';
@@ -22,6 +23,16 @@ export type { ConsumerMessage } from './consumer-message.ts';
 /** A message handed to an HTTP consumer, with the handle that acknowledges or nacks it. */
 export interface DeliveredMessage extends ConsumerMessage {
   readonly deliveryHandle: string;
+}
+
+/**
+ * What one receive's answer may carry: the bytes its messages may take in all, and what one
+ * message takes as the answer encodes it (the HTTP layer knows the encoding: JSON escaping, the
+ * proxy result's body string, separators).
+ */
+export interface MessageBudget {
+  readonly bytes: number;
+  readonly sizeOf: (message: DeliveredMessage) => number;
 }
 
 /** Longest single wait on a doorbell (SQS's long poll). */
@@ -64,11 +75,16 @@ export async function dispatchFor(
   return taken;
 }
 
-/** A dispatch on each partition, telling also which were caught up, blocked, standby or contended. */
+/**
+ * A dispatch on each partition, telling also which were caught up, blocked, standby or contended.
+ * With a budget, each partition's dispatch gets what the answer can still carry, and a dispatch
+ * that stopped at a message over it ends the round (the next receive takes it first).
+ */
 async function dispatchEach(
   ports: UseCasePorts,
   consumer: ConsumerRecord,
   max: number,
+  budget?: MessageBudget,
 ): Promise<{
   taken: { partition: ConsumerPartition; delivery: Delivery }[];
   caughtUp: Set<string>;
@@ -82,9 +98,13 @@ async function dispatchEach(
   const blocked = new Set<string>();
   const standby = new Set<string>();
   const contended = new Set<string>();
+  const costs = budget ? answerCosts(budget) : undefined;
+  let bytesLeft = budget?.bytes ?? Number.POSITIVE_INFINITY;
+  let full = false;
   const start = Math.floor(Math.random() * consumer.partitions.length);
-  for (let i = 0; i < consumer.partitions.length && taken.length < max; i++) {
+  for (let i = 0; i < consumer.partitions.length && taken.length < max && !full; i++) {
     const partition = consumer.partitions[(start + i) % consumer.partitions.length] as ConsumerPartition;
+    const costOf = costs?.(partition);
     let result: Awaited<ReturnType<typeof dispatch>>;
     try {
       result = await dispatch(ctx, {
@@ -94,6 +114,7 @@ async function dispatchEach(
         ...(consumer.subscriptionType === 'Key_Shared'
           ? { members: await keySharedMembers(ports, consumer, partition) }
           : {}),
+        ...(costOf ? { budget: { bytes: bytesLeft, costOf } } : {}),
       });
     } catch (error) {
       // What earlier partitions handed out is held by this consumer: return it. The refused dead
@@ -109,13 +130,35 @@ async function dispatchEach(
     if (result.kind !== 'delivered') continue;
     if (result.caughtUp) caughtUp.add(partition.cursorId);
     if (result.contended) contended.add(partition.cursorId);
-    for (const delivery of result.deliveries) taken.push({ partition, delivery });
+    full = result.full;
+    for (const delivery of result.deliveries) {
+      taken.push({ partition, delivery });
+      if (costOf) bytesLeft -= costOf(delivery);
+    }
     await ringAll(ports, partition.cursorId, result.timers);
   }
   ports.counters?.add('delivered', taken.length);
   const redelivered = taken.filter(({ delivery }) => delivery.redeliveryCount > 0).length;
   if (redelivered > 0) ports.counters?.add('redelivered', redelivered);
   return { taken, caughtUp, blocked, standby, contended };
+}
+
+/**
+ * What each delivery of a partition takes of the answer (its message, handle included, as the
+ * budget sizes it), remembered for the receive: the dispatcher asks for it more than once, and a
+ * payload's size is worth measuring once. Not persisted.
+ */
+function answerCosts(budget: MessageBudget): (partition: ConsumerPartition) => ByteBudget['costOf'] {
+  const known = new Map<string, number>();
+  return (partition) => (delivery) => {
+    const key = `${partition.cursorId}/${delivery.position.toString()}/${delivery.redeliveryCount}`;
+    let bytes = known.get(key);
+    if (bytes === undefined) {
+      bytes = budget.sizeOf(delivered(partition, delivery));
+      known.set(key, bytes);
+    }
+    return bytes;
+  };
 }
 
 /**
@@ -136,6 +179,11 @@ export interface ReceiveOptions {
   readonly maxMessages: number;
   /** How long to wait for the first message when none is there (a long poll); default 0. */
   readonly waitMs?: number;
+  /**
+   * What the answer can carry: messages are claimed only while the next one fits, so nothing is
+   * held that the answer cannot deliver (a Lambda answer carries at most 6 MB). Default: no limit.
+   */
+  readonly answer?: MessageBudget;
 }
 
 /**
@@ -144,7 +192,8 @@ export interface ReceiveOptions {
  * 1. The consumer's lease is renewed (every call renews it, and a call that waits renews it after
  *    each wait, which lasts at most longestWaitMs: a consumer that keeps calling is never gone).
  * 2. The dispatcher hands out due redeliveries, a replay, then first deliveries, each recorded as
- *    held by this consumer before it is returned (nothing handed out is lost if this call dies).
+ *    held by this consumer before it is returned (nothing handed out is lost if this call dies),
+ *    up to `maxMessages` and only while the next message fits the answer's byte budget.
  * 3. Nothing to give: wait on the subscription's doorbell (rung by publishes and timers), at most
  *    the remaining wait (at most CONTENDED_RECHECK_MS when another consumer had just claimed what
  *    was at the read position), then read the consumer again (a close meanwhile refuses the claim:
@@ -156,7 +205,7 @@ export async function receiveMessages(
   ports: UseCasePorts,
   principal: Principal | undefined,
   consumerId: string,
-  { maxMessages, waitMs = 0 }: ReceiveOptions,
+  { maxMessages, waitMs = 0, answer }: ReceiveOptions,
 ): Promise<DeliveredMessage[]> {
   let consumer = await requireConsumer(ports, principal, consumerId);
   await renewLease(ports, consumer);
@@ -172,7 +221,7 @@ export async function receiveMessages(
     const rung = shortPolled ? await ports.deliveryQueue.waitForRing(doorbellOf(single.cursorId), 0) : true;
     if (shortPolled && rung) tookRing = single.cursorId;
     const { taken, caughtUp, blocked, standby, contended } = rung
-      ? await dispatchEach(ports, consumer, maxMessages)
+      ? await dispatchEach(ports, consumer, maxMessages, answer)
       : {
           taken: [],
           caughtUp: new Set<string>(),

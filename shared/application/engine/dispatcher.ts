@@ -4,6 +4,7 @@ import { DeadLetterRefusedError, NotFoundError } from '../../domain/errors.ts';
 import { ConsumerFencedError, decideOwnership, type Ownership } from '../../domain/ownership.ts';
 import { isCumulativeAckType } from '../../domain/subscription-type.ts';
 import type { HeadRecord } from '../../ports/dispatch-store.ts';
+import { type ByteBudget, budgetLeft } from './byte-budget.ts';
 import { consumerRoom } from './consumer-cap.ts';
 import {
   bytesOf,
@@ -39,6 +40,11 @@ export type DispatchResult =
        * giveUpAfterLostClaim), not after a whole long poll.
        */
       readonly contended: boolean;
+      /**
+       * The answer's byte budget could not carry the next delivery: this call stopped before it
+       * (it stays where it was, for the next receive).
+       */
+      readonly full: boolean;
     }
   /** Failover: another consumer is active; this one waits. */
   | { readonly kind: 'standby' }
@@ -55,6 +61,12 @@ export interface DispatchRequest {
   readonly max: number;
   /** Key_Shared: the live members (this consumer among them), sorted by id. */
   readonly members?: readonly KeySharedMember[];
+  /**
+   * What the answer can carry, in bytes: the call hands out deliveries, in order, only while the
+   * next one fits, and stops before the first that does not (nothing is recorded as held that the
+   * answer cannot carry). None: no limit.
+   */
+  readonly budget?: ByteBudget;
 }
 
 /**
@@ -62,7 +74,8 @@ export interface DispatchRequest {
  * tracker), then an Exclusive/Failover rewind's replay, then first deliveries from the read
  * position. Everything handed out is recorded as held by the consumer, in the same single-item
  * compare-and-set that moves the read position, before it is returned: a crash between two
- * requests loses nothing (I2) and counts exactly (I4).
+ * requests loses nothing (I2) and counts exactly (I4). Each step stops at `max` and before the
+ * first delivery the request's byte budget cannot carry.
  * Cost (first deliveries, nothing contended): the head (1 eventually consistent read, half a unit;
  * a strong one more when it finds nothing to do), the entries from the read position (1 Query,
  * none when this process has them), the claim (1 write); plus, rarely, a spill, the layout when nothing is
@@ -87,6 +100,8 @@ class DispatchCall {
   private readonly timers: number[] = [];
   private atEnd = false;
   private contended = false;
+  /** A step stopped at a delivery the byte budget could not carry. */
+  private full = false;
   private readonly max: number;
 
   constructor(
@@ -98,6 +113,12 @@ class DispatchCall {
 
   private get cursor(): PartitionCursor {
     return this.request.cursor;
+  }
+
+  /** What the answer can still carry after what this call handed out (none: no limit). */
+  private budgetLeft(): { budget?: ByteBudget } {
+    const left = budgetLeft(this.request.budget, this.delivered);
+    return left ? { budget: left } : {};
   }
 
   async run(): Promise<DispatchResult> {
@@ -202,6 +223,7 @@ class DispatchCall {
         record,
         max: limit - this.delivered.length,
         ...(this.request.members ? { members: this.request.members } : {}),
+        ...this.budgetLeft(),
       });
     } catch (error) {
       // A refused dead letter after a lost race: what an earlier attempt took is held, return it
@@ -216,7 +238,8 @@ class DispatchCall {
     this.outside.push(...picked.deliveries);
     this.timers.push(...picked.timers);
     this.record = picked.record;
-    if (!this.record || this.delivered.length >= limit) return 'done';
+    if (picked.full) this.full = true;
+    if (!this.record || this.full || this.delivered.length >= limit) return 'done';
     if (picked.reread) {
       // The pickup ended on a newer head (a strong read, a lost compare-and-set's answer), which
       // the claim would write on: judge the consumer's room on it first (a room judged on an
@@ -234,6 +257,7 @@ class DispatchCall {
       consumer: this.request.consumer,
       record,
       max: limit - this.delivered.length,
+      ...this.budgetLeft(),
     });
     this.delivered.push(...replayed.deliveries);
     this.outside.push(...replayed.deliveries);
@@ -243,7 +267,8 @@ class DispatchCall {
       this.fresh = true;
       return 'retry';
     }
-    if (this.delivered.length === 0 && !this.fresh && !(await this.confirm())) return 'retry';
+    if (replayed.full) this.full = true;
+    if (this.delivered.length === 0 && !this.full && !this.fresh && !(await this.confirm())) return 'retry';
     return 'done';
   }
 
@@ -262,6 +287,7 @@ class DispatchCall {
       max: input.limit - this.delivered.length,
       ownerChanges: input.ownerChanges,
       ...(request.members ? { members: request.members } : {}),
+      ...this.budgetLeft(),
     });
     if (claimed.kind === 'conflict') {
       this.record = claimed.current;
@@ -278,7 +304,8 @@ class DispatchCall {
     }
     this.delivered.push(...claimed.deliveries);
     this.timers.push(...claimed.timers);
-    if (this.delivered.length === 0 && !this.fresh && !(await this.confirm())) return 'retry';
+    if (claimed.full) this.full = true;
+    if (this.delivered.length === 0 && !this.full && !this.fresh && !(await this.confirm())) return 'retry';
     this.atEnd = claimed.atEnd && this.delivered.length === 0;
     return 'done';
   }
@@ -304,6 +331,7 @@ class DispatchCall {
       timers: this.timers,
       caughtUp,
       contended: this.contended,
+      full: this.full,
     };
   }
 

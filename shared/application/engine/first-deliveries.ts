@@ -6,6 +6,7 @@ import { bump } from '../../domain/rate-counter.ts';
 import { isCumulativeAckType } from '../../domain/subscription-type.ts';
 import type { HeadRecord, TrackerEntry } from '../../ports/dispatch-store.ts';
 import type { StoredEntry } from '../../ports/ledger.ts';
+import { type ByteBudget, ByteTally } from './byte-budget.ts';
 import { windowSize } from './dispatcher-window.ts';
 import {
   bytesOf,
@@ -37,6 +38,8 @@ export type ClaimOutcome =
       readonly timers: readonly number[];
       /** Nothing was found at the read position (it is at the end of what is written). */
       readonly atEnd: boolean;
+      /** The claim stopped at an entry the answer's byte budget could not carry. */
+      readonly full?: boolean;
     }
   | {
       readonly kind: 'conflict';
@@ -53,6 +56,8 @@ export interface ClaimRequest {
   readonly max: number;
   readonly ownerChanges: Partial<DispatchHead>;
   readonly members?: readonly KeySharedMember[];
+  /** What the answer can still carry; the claim stops before the first delivery over it. */
+  readonly budget?: ByteBudget;
 }
 
 /**
@@ -99,7 +104,13 @@ export async function claimFirstDeliveries(ctx: EngineContext, request: ClaimReq
     nowMs: now,
     maxNewRuns: ctx.limits.maxHeadRuns,
     ...(request.members ? { members: request.members } : {}),
+    ...(request.budget ? { budget: request.budget } : {}),
   });
+  if (plan.nextReadPosition === undefined && found.entries.length > 0) {
+    // The first entry does not fit what the answer can still carry: nothing to write.
+    const renewed = await renewOnly(ctx, request, false);
+    return renewed.kind === 'claimed' ? { ...renewed, full: true } : renewed;
+  }
   const readPosition = plan.nextReadPosition ?? found.readPosition;
   await ctx.store.putTracker(cursor.cursorId, plan.trackerEntries);
   const dues = plan.trackerEntries.map((entry) => entry.dueAtMs);
@@ -137,7 +148,7 @@ export async function claimFirstDeliveries(ctx: EngineContext, request: ClaimReq
     { ...record, head: next, version: record.version + 1 },
     ctx.limits.maxHeadRuns,
   );
-  return { kind: 'claimed', deliveries: plan.deliveries, timers: dues, atEnd: false };
+  return { kind: 'claimed', deliveries: plan.deliveries, timers: dues, atEnd: false, full: plan.full };
 }
 
 async function renewOnly(ctx: EngineContext, request: ClaimRequest, atEnd: boolean): Promise<ClaimOutcome> {
@@ -252,6 +263,8 @@ export interface FirstDeliveryPlan {
   /** The read position after what was considered; undefined when nothing was. */
   readonly nextReadPosition?: Position;
   readonly routedAtMs?: number;
+  /** The plan stopped at a delivery the byte budget could not carry. */
+  readonly full: boolean;
 }
 
 /**
@@ -259,7 +272,8 @@ export interface FirstDeliveryPlan {
  * up to `max` handed to the consumer as one held run per stretch; on Shared and Key_Shared,
  * delayed entries released to the tracker for their deliverAt (Exclusive and Failover ignore
  * deliverAt, as Pulsar does); on Key_Shared, entries of another member's key (or of a recently
- * joined member, Pulsar's rule) released to the tracker for that member.
+ * joined member, Pulsar's rule) released to the tracker for that member. With a byte budget, the
+ * plan stops before the first delivery the answer cannot carry (the read position stays there).
  */
 export function planFirstDeliveries(input: {
   readonly head: DispatchHead;
@@ -271,6 +285,7 @@ export function planFirstDeliveries(input: {
   readonly nowMs: number;
   readonly members?: readonly KeySharedMember[];
   readonly maxNewRuns: number;
+  readonly budget?: ByteBudget;
 }): FirstDeliveryPlan {
   const { head, pages, entries, max, consumer, type, nowMs } = input;
   const runs: DeliveryRun[] = [];
@@ -278,6 +293,7 @@ export function planFirstDeliveries(input: {
   const trackerEntries: TrackerEntry[] = [];
   let routedAtMs: number | undefined;
   let last: Position | undefined;
+  const tally = new ByteTally(input.budget);
   const timeoutMs = consumer.ackTimeoutMs(0);
   const held = (): DeliveryRun['state'] => ({
     kind: 'held',
@@ -305,6 +321,7 @@ export function planFirstDeliveries(input: {
     // the head stays within a fixed size whatever the mix of entries.
     if (runs.length >= input.maxNewRuns) break;
     const position = entry.position;
+    const before = last;
     last = position;
     if (isAcknowledged(head, pages, position)) continue;
     const delayed =
@@ -325,8 +342,13 @@ export function planFirstDeliveries(input: {
       append(position, { kind: 'released', dueAtMs: routedAtMs }, 0);
       continue;
     }
+    const delivery: Delivery = { position, redeliveryCount: 0, entry };
+    if (!tally.admits(delivery)) {
+      last = before; // not considered: the read position stays at it
+      break;
+    }
     append(position, held(), 1);
-    deliveries.push({ position, redeliveryCount: 0, entry });
+    deliveries.push(delivery);
   }
   for (const run of runs) {
     if (run.state.kind === 'released') {
@@ -351,5 +373,6 @@ export function planFirstDeliveries(input: {
     trackerEntries,
     ...(last ? { nextReadPosition: nextInLedger(last) } : {}),
     ...(routedAtMs !== undefined ? { routedAtMs } : {}),
+    full: tally.full,
   };
 }

@@ -3,6 +3,7 @@ import { DeadLetterRefusedError } from '../../domain/errors.ts';
 import { Position } from '../../domain/position.ts';
 import type { HeadRecord, PageState, TrackerEntry } from '../../ports/dispatch-store.ts';
 import type { StoredEntry } from '../../ports/ledger.ts';
+import { type ByteBudget, ByteTally, budgetLeft } from './byte-budget.ts';
 import type {
   Delivery,
   DispatchConsumer,
@@ -37,6 +38,8 @@ export interface PickUpRequest {
   readonly record: HeadRecord;
   readonly max: number;
   readonly members?: readonly KeySharedMember[];
+  /** What the answer can still carry; the pickup stops before the first delivery over it. */
+  readonly budget?: ByteBudget;
 }
 
 /**
@@ -57,6 +60,8 @@ export interface PickUpResult {
    * head it handed in (the consumer's room under its cap) is to be judged again on this one.
    */
   readonly reread: boolean;
+  /** The answer's byte budget could not carry the next due redelivery: it stays due. */
+  readonly full: boolean;
 }
 
 /**
@@ -65,7 +70,8 @@ export interface PickUpResult {
  * to the next entry. It writes only on the head handed in (and what its own writes made of it):
  * when an entry looks stale there and a strong read finds a newer head, it stops and answers that
  * head (`reread`), so its caller judges the consumer's cap again before anything more is taken (a
- * take on that head would hand out past a room judged on the older one). An entry past
+ * take on that head would hand out past a room judged on the older one). With a byte budget, it
+ * stops (`full`) at the first redelivery the answer cannot carry, leaving it due. An entry past
  * maxRedeliverCount goes to the dead-letter producer; its refusal (DeadLetterRefusedError) ends
  * the pickup and is thrown only when nothing was taken before it, so a delivery recorded as held
  * is always returned. Cost: one Query (Key_Shared: up to KEY_SHARED_FURTHER_PAGES more past entries
@@ -73,111 +79,163 @@ export interface PickUpResult {
  * page), one tracker write per entry put or deleted.
  */
 export async function pickUpDue(ctx: EngineContext, request: PickUpRequest): Promise<PickUpResult> {
-  const { cursor } = request;
-  const now = ctx.clock.nowMs();
-  const limit = Math.max(request.max, 10);
-  let due = await ctx.store.dueTracker(cursor.cursorId, now, limit);
-  const deliveries: Delivery[] = [];
-  const timers: number[] = [];
-  let record: HeadRecord | undefined = request.record;
-  let reread = false;
-  let allSettled = due.length < limit;
+  return new TrackerPickup(ctx, request).run();
+}
+
+/** How one due tracker entry went for a pickup: go on with the next, or stop the page. */
+type EntryStep = 'next' | 'stop';
+
+/** One pickup's state across the due entries it looks at. */
+class TrackerPickup {
+  private readonly deliveries: Delivery[] = [];
+  private readonly timers: number[] = [];
+  private record: HeadRecord | undefined;
+  private reread = false;
+  private allSettled = false;
+  private full = false;
   // The head handed in may be an eventually consistent read: an entry it makes look stale is
   // judged again on a strong read before it is deleted (an old head does not know the run a
   // newer claim released, and deleting that run's entry would lose it).
-  let confirmed = false;
-  let pages: PageMap = new Map();
-  /** Key_Shared: further pages of due entries still to look through (see below). */
-  let furtherPages = cursor.type === 'Key_Shared' ? KEY_SHARED_FURTHER_PAGES : 0;
-  while (due.length > 0) {
+  private confirmed = false;
+  private pages: PageMap = new Map();
+  private readonly now: number;
+  private readonly limit: number;
+
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly request: PickUpRequest,
+  ) {
+    this.record = request.record;
+    this.now = ctx.clock.nowMs();
+    this.limit = Math.max(request.max, 10);
+  }
+
+  async run(): Promise<PickUpResult> {
+    const { ctx, request } = this;
+    const limit = this.limit;
+    const { cursorId } = request.cursor;
+    let due = await ctx.store.dueTracker(cursorId, this.now, limit);
+    this.allSettled = due.length < limit;
+    /** Key_Shared: further pages of due entries still to look through (see below). */
+    let furtherPages = request.cursor.type === 'Key_Shared' ? KEY_SHARED_FURTHER_PAGES : 0;
+    while (due.length > 0) {
+      const { stopped, othersOnly } = await this.takePage(due);
+      // Key_Shared: a full page of entries due for other members only (one at its cap of
+      // unacknowledged entries, or slow) must not hide this member's redeliveries behind it: look a
+      // few pages further (bounded, KEY_SHARED_FURTHER_PAGES per call; only while others lag).
+      if (stopped || !this.record || !othersOnly || due.length < limit || furtherPages <= 0) break;
+      furtherPages--;
+      due = await ctx.store.dueTracker(cursorId, this.now, limit, {
+        after: due[due.length - 1] as TrackerEntry,
+      });
+    }
+    if (this.allSettled && this.record) await this.moveDueTime(this.record);
+    return {
+      deliveries: this.deliveries,
+      timers: this.timers,
+      record: this.record,
+      reread: this.reread,
+      full: this.full,
+    };
+  }
+
+  /** The entries of one page of due entries, in order, until one stops the pickup. */
+  private async takePage(due: readonly TrackerEntry[]): Promise<{ stopped: boolean; othersOnly: boolean }> {
     const read = await readPagesOf(
-      ctx.store,
-      cursor.cursorId,
+      this.ctx.store,
+      this.request.cursor.cursorId,
       due.flatMap((entry) => [
         ...runPagesOf(entry.position),
         Position.of(entry.position.ledgerId, entry.position.entryId + BigInt(entry.n - 1)),
       ]),
     );
-    pages = new Map([...pages, ...read]);
-    let stopped = false;
+    this.pages = new Map([...this.pages, ...read]);
     let othersOnly = true;
     for (const entry of due) {
-      if (!record) break;
-      if (deliveries.length >= request.max) {
-        allSettled = false;
-        stopped = true;
-        break;
-      }
-      let outcome: TakeOutcome;
-      try {
-        const take = (current: HeadRecord) =>
-          takeTrackerEntry(ctx, {
-            ...request,
-            record: current,
-            pages,
-            entry,
-            max: request.max - deliveries.length,
-            nowMs: now,
-          });
-        outcome = await take(record);
-        if (outcome.kind === 'stale' && !confirmed) {
-          confirmed = true;
-          const current = await ctx.store.readHead(cursor.cursorId);
-          if (current?.version !== record.version) {
-            // A newer head (or none): the caller judges it before anything is taken on it.
-            record = current;
-            reread = true;
-            allSettled = false;
-            stopped = true;
-            break;
-          }
-        }
-      } catch (error) {
-        // What is taken is held by the consumer already: hand it out. The refused entry stays due;
-        // a timer for it wakes the next receive, which answers the refusal.
-        if (!(error instanceof DeadLetterRefusedError) || deliveries.length === 0) throw error;
-        timers.push(entry.dueAtMs);
-        allSettled = false;
-        stopped = true;
-        break;
-      }
+      if (!this.record) break;
+      if (this.deliveries.length >= this.request.max) return this.stop(othersOnly);
+      const outcome = await this.takeOne(this.record, entry);
+      if (outcome === 'stop') return this.stop(othersOnly);
       if (outcome.kind !== 'notMine') othersOnly = false;
-      if (outcome.kind === 'taken') {
-        deliveries.push(...outcome.deliveries);
-        timers.push(...outcome.timers);
-        record = outcome.record;
-        pages = outcome.pages;
-      } else if (outcome.kind === 'stale' || outcome.kind === 'deadLettered') {
-        await ctx.store.deleteTracker(cursor.cursorId, [entry]);
-      } else {
-        allSettled = false;
-        if (outcome.kind === 'conflict') {
-          stopped = true;
-          break;
+      if ((await this.settle(entry, outcome)) === 'stop') return { stopped: true, othersOnly };
+    }
+    return { stopped: false, othersOnly };
+  }
+
+  private stop(othersOnly: boolean): { stopped: boolean; othersOnly: boolean } {
+    this.allSettled = false;
+    return { stopped: true, othersOnly };
+  }
+
+  /** Takes one due entry on the head; 'stop' when the pickup ends here (a newer head, a refusal). */
+  private async takeOne(record: HeadRecord, entry: TrackerEntry): Promise<TakeOutcome | 'stop'> {
+    const { ctx, request } = this;
+    try {
+      const take = (current: HeadRecord) =>
+        takeTrackerEntry(ctx, {
+          ...request,
+          record: current,
+          pages: this.pages,
+          entry,
+          max: request.max - this.deliveries.length,
+          nowMs: this.now,
+          ...(request.budget ? { budget: budgetLeft(request.budget, this.deliveries) } : {}),
+        });
+      const outcome = await take(record);
+      if (outcome.kind === 'stale' && !this.confirmed) {
+        this.confirmed = true;
+        const current = await ctx.store.readHead(request.cursor.cursorId);
+        if (current?.version !== record.version) {
+          // A newer head (or none): the caller judges it before anything is taken on it.
+          this.record = current;
+          this.reread = true;
+          return 'stop';
         }
       }
-    }
-    // Key_Shared: a full page of entries due for other members only (one at its cap of
-    // unacknowledged entries, or slow) must not hide this member's redeliveries behind it: look a
-    // few pages further (bounded, KEY_SHARED_FURTHER_PAGES per call; only while others lag).
-    if (stopped || !record || !othersOnly || due.length < limit || furtherPages <= 0) break;
-    furtherPages--;
-    due = await ctx.store.dueTracker(cursor.cursorId, now, limit, {
-      after: due[due.length - 1] as TrackerEntry,
-    });
-  }
-  if (allSettled && record) {
-    // The earliest entry left, due or not (a pending one stays due until it is taken or swept).
-    const next = await ctx.store.nextTrackerDue(cursor.cursorId, -1);
-    if (record.head.trackerDueAtMs !== next) {
-      const { trackerDueAtMs: _old, ...rest } = record.head;
-      const head = next === undefined ? rest : { ...rest, trackerDueAtMs: next };
-      const written = await ctx.store.casHead(cursor.cursorId, record.version, head);
-      reread = !written.ok;
-      record = written.ok ? { ...record, head, version: record.version + 1 } : written.current;
+      return outcome;
+    } catch (error) {
+      // What is taken is held by the consumer already: hand it out. The refused entry stays due;
+      // a timer for it wakes the next receive, which answers the refusal.
+      if (!(error instanceof DeadLetterRefusedError) || this.deliveries.length === 0) throw error;
+      this.timers.push(entry.dueAtMs);
+      return 'stop';
     }
   }
-  return { deliveries, timers, record, reread };
+
+  /** Records what taking one entry did; 'stop' when the pickup ends after it. */
+  private async settle(entry: TrackerEntry, outcome: TakeOutcome): Promise<EntryStep> {
+    // The answer cannot carry the next redelivery: the rest stays due (see the check below).
+    this.full = outcome.kind === 'full' || (outcome.kind === 'taken' && outcome.full === true);
+    if (outcome.kind === 'taken') {
+      this.deliveries.push(...outcome.deliveries);
+      this.timers.push(...outcome.timers);
+      this.record = outcome.record;
+      this.pages = outcome.pages;
+    } else if (outcome.kind === 'stale' || outcome.kind === 'deadLettered') {
+      await this.ctx.store.deleteTracker(this.request.cursor.cursorId, [entry]);
+    } else {
+      this.allSettled = false;
+      if (outcome.kind === 'conflict') return 'stop';
+    }
+    if (this.full) {
+      this.allSettled = false;
+      return 'stop';
+    }
+    return 'next';
+  }
+
+  /** Nothing more is due: the head's due time moves to the earliest entry left, due or not. */
+  private async moveDueTime(record: HeadRecord): Promise<void> {
+    const { cursorId } = this.request.cursor;
+    // A pending entry stays due until it is taken or swept.
+    const next = await this.ctx.store.nextTrackerDue(cursorId, -1);
+    if (record.head.trackerDueAtMs === next) return;
+    const { trackerDueAtMs: _old, ...rest } = record.head;
+    const head = next === undefined ? rest : { ...rest, trackerDueAtMs: next };
+    const written = await this.ctx.store.casHead(cursorId, record.version, head);
+    this.reread = !written.ok;
+    this.record = written.ok ? { ...record, head, version: record.version + 1 } : written.current;
+  }
 }
 
 /** One stretch of a tracker entry's range covered by one run, and what that run says of it now. */
@@ -232,7 +290,11 @@ type TakeOutcome =
       readonly timers: number[];
       readonly record: HeadRecord;
       readonly pages: PageMap;
+      /** It stopped at a delivery the byte budget could not carry (the rest stays due). */
+      readonly full?: boolean;
     }
+  /** Due, but the answer cannot carry its first delivery: leave it due for the next receive. */
+  | { readonly kind: 'full' }
   /** The run no longer is in the state the entry names: delete the entry. */
   | { readonly kind: 'stale' }
   /** Published to the dead-letter topic and acknowledged: delete the entry (never judge it again). */
@@ -280,19 +342,26 @@ async function takeTrackerEntry(ctx: EngineContext, request: TakeRequest): Promi
     await ctx.store.acknowledge(cursor.cursorId, unacked);
     return { kind: 'deadLettered' };
   }
-  const taken = takeableFrom(request, unacked, entries);
+  const { taken, full } = takeableFrom(request, unacked, entries, run.deliveries);
+  if (taken.length === 0 && full) return { kind: 'full' };
   if (taken.length === 0) return { kind: cursor.type === 'Key_Shared' ? 'notMine' : 'conflict' };
-  return holdTaken(ctx, { request, run, home, slice, others, taken });
+  const held = await holdTaken(ctx, { request, run, home, slice, others, taken });
+  return held.kind === 'taken' ? { ...held, full } : held;
 }
 
-/** The unacknowledged positions of the run this call may take, in order, with their entries. */
+/**
+ * The unacknowledged positions of the run this call may take, in order, with their entries; `full`
+ * when it stopped at one the byte budget could not carry.
+ */
 function takeableFrom(
   request: TakeRequest,
   unacked: readonly Position[],
   entries: ReadonlyMap<string, StoredEntry>,
-): { position: Position; entry: StoredEntry }[] {
+  redeliveryCount: number,
+): { taken: { position: Position; entry: StoredEntry }[]; full: boolean } {
   const { cursor, consumer, record } = request;
   const taken: { position: Position; entry: StoredEntry }[] = [];
+  const tally = new ByteTally(request.budget);
   for (const position of unacked) {
     if (taken.length >= request.max) break;
     const stored = entries.get(position.toString());
@@ -304,9 +373,10 @@ function takeableFrom(
     ) {
       break;
     }
+    if (!tally.admits({ position, redeliveryCount, entry: stored })) break;
     taken.push({ position, entry: stored });
   }
-  return taken;
+  return { taken, full: tally.full };
 }
 
 /**

@@ -8,6 +8,7 @@ import {
   type TrackerEntry,
 } from '../../ports/dispatch-store.ts';
 import type { StoredEntry } from '../../ports/ledger.ts';
+import { type ByteBudget, ByteTally } from './byte-budget.ts';
 import type { Delivery, DispatchConsumer, EngineContext, PartitionCursor } from './engine-context.ts';
 import {
   isAcknowledged,
@@ -26,6 +27,8 @@ export type ReplayOutcome =
       readonly kind: 'replayed';
       readonly deliveries: readonly Delivery[];
       readonly timers: readonly number[];
+      /** The step stopped at an entry the answer's byte budget could not carry (replayFrom is there). */
+      readonly full?: boolean;
     }
   | {
       readonly kind: 'conflict';
@@ -41,7 +44,8 @@ export type ReplayOutcome =
  * the count of its earlier deliveries; released entries not yet due are left to the tracker (a nack
  * backoff is never cut short). At most one page per step; the head's `replayFrom` moves in the same
  * compare-and-set that records the owner's runs there (runs in a page: that page first), and
- * first deliveries wait until it reaches the read position (I3).
+ * first deliveries wait until it reaches the read position (I3). With a byte budget, the step stops
+ * before the first entry the answer cannot carry, and the replay resumes there.
  */
 export async function replayStep(
   ctx: EngineContext,
@@ -50,6 +54,7 @@ export async function replayStep(
     readonly consumer: DispatchConsumer;
     readonly record: HeadRecord;
     readonly max: number;
+    readonly budget?: ByteBudget;
   },
 ): Promise<ReplayOutcome> {
   const { cursor, consumer, record } = request;
@@ -61,14 +66,17 @@ export async function replayStep(
   if (positions.length === 0) return finish(ctx, cursor, record, from.compareTo(to) >= 0 ? undefined : from);
   const pages = await readPagesOf(ctx.store, cursor.cursorId, positions.flatMap(runPagesOf));
   const entries = await readEntriesAt(ctx, positions);
-  const { taken, consumedUpTo } = chooseReplayed({
+  const { taken, consumedUpTo, full } = chooseReplayed({
     head,
     pages,
     entries,
     positions,
     max: request.max,
     nowMs,
+    ...(request.budget ? { budget: request.budget } : {}),
   });
+  // The answer cannot carry the first entry to replay: nothing moves, nothing to write.
+  if (full && consumedUpTo === undefined) return { kind: 'replayed', deliveries: [], timers: [], full };
   const carved = carveReplayed({ head, taken, from, consumer, nowMs });
   await ctx.store.putTracker(cursor.cursorId, carved.trackerEntries);
   for (const { page, runs } of carved.pageChanges.values()) {
@@ -95,7 +103,8 @@ export async function replayStep(
     redeliveryCount: located?.run.deliveries ?? 0,
     entry: entries.get(position.toString()) as NonNullable<ReturnType<typeof entries.get>>,
   }));
-  return { kind: 'replayed', deliveries, timers: carved.trackerEntries.map((entry) => entry.dueAtMs) };
+  const timers = carved.trackerEntries.map((entry) => entry.dueAtMs);
+  return { kind: 'replayed', deliveries, timers, full };
 }
 
 interface Replayed {
@@ -105,7 +114,8 @@ interface Replayed {
 
 /**
  * The entries of one step handed out again, in log order: every unacknowledged one that is held or
- * released and due, stopping at one not yet visible; and how far the step got.
+ * released and due, stopping at one not yet visible or one the byte budget cannot carry (`full`);
+ * and how far the step got.
  */
 function chooseReplayed(input: {
   readonly head: DispatchHead;
@@ -114,9 +124,11 @@ function chooseReplayed(input: {
   readonly positions: readonly Position[];
   readonly max: number;
   readonly nowMs: number;
-}): { taken: Replayed[]; consumedUpTo: Position | undefined } {
+  readonly budget?: ByteBudget;
+}): { taken: Replayed[]; consumedUpTo: Position | undefined; full: boolean } {
   const { head, pages, entries } = input;
   const taken: Replayed[] = [];
+  const tally = new ByteTally(input.budget);
   let consumedUpTo: Position | undefined;
   for (const position of input.positions) {
     if (taken.length >= input.max) break;
@@ -129,11 +141,13 @@ function chooseReplayed(input: {
       consumedUpTo = position;
       continue;
     }
-    if (!entries.has(position.toString())) break; // not visible yet: never skipped
+    const entry = entries.get(position.toString());
+    if (!entry) break; // not visible yet: never skipped
+    if (!tally.admits({ position, redeliveryCount: located?.run.deliveries ?? 0, entry })) break;
     taken.push({ position, located });
     consumedUpTo = position;
   }
-  return { taken, consumedUpTo };
+  return { taken, consumedUpTo, full: tally.full };
 }
 
 /**

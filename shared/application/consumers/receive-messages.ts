@@ -1,4 +1,4 @@
-import { type DeliveryHandle, encodeDeliveryHandle } from '../../domain/delivery-token.ts';
+import type { DeliveryHandleSigner } from '../../domain/delivery-handle.ts';
 import { DeadLetterRefusedError, NotFoundError } from '../../domain/errors.ts';
 import type { ConsumerPartition, ConsumerRecord } from '../../ports/consumer-registry.ts';
 import { dispatch } from '../engine/dispatcher.ts';
@@ -15,6 +15,7 @@ import {
   renewLease,
   requireConsumer,
 } from './consumer-session.ts';
+import { deliveryHandlesOf } from './delivery-handles.ts';
 import { doorbellOf, ringAll, ringAt } from './doorbells.ts';
 
 export type { ConsumerMessage } from './consumer-message.ts';
@@ -144,7 +145,9 @@ export interface ReceiveOptions {
  * 1. The consumer's lease is renewed (every call renews it, and a call that waits renews it after
  *    each wait, which lasts at most longestWaitMs: a consumer that keeps calling is never gone).
  * 2. The dispatcher hands out due redeliveries, a replay, then first deliveries, each recorded as
- *    held by this consumer before it is returned (nothing handed out is lost if this call dies).
+ *    held by this consumer before it is returned (nothing handed out is lost if this call dies),
+ *    each with a delivery handle signed with the deployment's handle key (loaded before the
+ *    first claim).
  * 3. Nothing to give: wait on the subscription's doorbell (rung by publishes and timers), at most
  *    the remaining wait (at most CONTENDED_RECHECK_MS when another consumer had just claimed what
  *    was at the read position), then read the consumer again (a close meanwhile refuses the claim:
@@ -160,6 +163,8 @@ export async function receiveMessages(
 ): Promise<DeliveredMessage[]> {
   let consumer = await requireConsumer(ports, principal, consumerId);
   await renewLease(ports, consumer);
+  // Before anything is claimed: a claim whose handles cannot be signed would leave its entries held.
+  const handles = await deliveryHandlesOf(ports);
   const deadline = ports.clock.nowMs() + waitMs;
   /** The partition whose ring this call took last (a short poll, a wait), until a dispatch used it. */
   let tookRing: string | undefined;
@@ -192,7 +197,9 @@ export async function receiveMessages(
       if (caughtUp.has(single.cursorId)) caughtUpMarks.mark(ports, single.cursorId);
       else caughtUpMarks.forget(ports, single.cursorId);
     }
-    if (taken.length > 0) return taken.map(({ partition, delivery }) => delivered(partition, delivery));
+    if (taken.length > 0) {
+      return taken.map(({ partition, delivery }) => delivered(handles, partition, delivery));
+    }
     const remaining = deadline - ports.clock.nowMs();
     if (remaining <= 0) return [];
     if (idle.size > 0 && idle.size === consumer.partitions.length) {
@@ -233,14 +240,18 @@ export async function receiveMessages(
   }
 }
 
-function delivered(partition: ConsumerPartition, delivery: Delivery): DeliveredMessage {
-  const handle: DeliveryHandle = {
+/** The message with the signed handle that acknowledges or nacks it. */
+function delivered(
+  handles: DeliveryHandleSigner,
+  partition: ConsumerPartition,
+  delivery: Delivery,
+): DeliveredMessage {
+  const deliveryHandle = handles.issue({
     cursorId: partition.cursorId,
-    receipt: '-',
     ledgerId: delivery.position.ledgerId.toString(),
     entryId: delivery.position.entryId.toString(),
     partitionIndex: partition.partitionIndex,
     redeliveryCount: delivery.redeliveryCount,
-  };
-  return { ...consumerMessageOf(partition, delivery), deliveryHandle: encodeDeliveryHandle(handle) };
+  });
+  return { ...consumerMessageOf(partition, delivery), deliveryHandle };
 }

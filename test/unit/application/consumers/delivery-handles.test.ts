@@ -1,7 +1,7 @@
 // Only real handles acknowledge (issue 21, criterion 8), over in-memory ports: a handle the server
 // did not issue (unsigned, forged, naming another topic's ledger or an entry not written yet) is
 // refused and acknowledges nothing; a genuine one from any consumer of the subscription, even a
-// stale one, acknowledges as Pulsar does, and the counts stay right.
+// stale one, acknowledges as Pulsar does, with no ledger read, and the counts stay right.
 import { describe, expect, it } from 'vitest';
 import {
   acknowledgeMessages,
@@ -23,7 +23,7 @@ import {
 import { RoundRobinRouter } from '../../../../shared/domain/message-router.ts';
 import { TopicName } from '../../../../shared/domain/topic-name.ts';
 import { InMemoryConsumerRegistry } from '../../../support/in-memory-consumer-registry.ts';
-import { inMemoryPorts } from '../../../support/in-memory-ports.ts';
+import { inMemoryPorts, unusedPort } from '../../../support/in-memory-ports.ts';
 import { twoProcesses } from '../../../support/in-memory-processes.ts';
 import { InMemoryScheduler } from '../../../support/in-memory-scheduler.ts';
 import { ManualClock } from '../../../support/manual-clock.ts';
@@ -189,6 +189,25 @@ describe('genuine delivery handles', () => {
     });
     expect(await receiveMessages(ports, admin, a, { maxMessages: 10 })).toEqual([]);
     expect(await receiveMessages(ports, admin, b, { maxMessages: 10 })).toEqual([]);
+  });
+
+  it('acknowledge without reading the ledger', async () => {
+    const ports = world();
+    const consumer = await subscribe(ports, orders, 'a');
+    await publish(ports, orders, 3);
+    const received = await receiveMessages(ports, admin, consumer, { maxMessages: 3 });
+
+    await acknowledgeMessages(
+      { ...ports, ledger: unusedPort('ledger', 'an ack by handle') },
+      admin,
+      consumer,
+      {
+        messageIds: [],
+        deliveryHandles: received.map((m) => m.deliveryHandle),
+      },
+    );
+
+    expect(await subscriptionStats(ports, orders)).toMatchObject({ backlog: 0, unacked: 0 });
   });
 
   it('issued in one process acknowledge in another (one key per deployment)', async () => {

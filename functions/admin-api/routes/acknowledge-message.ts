@@ -50,13 +50,13 @@ function clusterTopicOf(ports: UseCasePorts, request: HttpRequest): TopicName {
   if (domain !== 'persistent' && domain !== 'non-persistent') {
     throw new NotFoundError(`No route for ${request.method} ${request.path}`);
   }
-  const v1 = TopicName.fromRestV1(
+  const v1 = TopicName.fromRestV1({
     domain,
-    decode(property),
-    decode(cluster),
-    decode(namespace),
-    topic as string,
-  );
+    property: decode(property),
+    cluster: decode(cluster),
+    namespace: decode(namespace),
+    encodedTopic: topic as string,
+  });
   if (v1.cluster !== ports.settings.clusterName) {
     throw new NotFoundError(
       `Cluster ${v1.cluster} does not exist: this ackline is the cluster ${ports.settings.clusterName}`,

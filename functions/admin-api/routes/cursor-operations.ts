@@ -21,13 +21,10 @@ export function cursorOperationRoutes(ports: UseCasePorts): Route[] {
       method: 'POST',
       path: `${SUBSCRIPTION}/skip/{count}`,
       handler: async (request) => {
-        await skipMessages(
-          ports,
-          request.principal,
-          topicOf(request),
-          request.params.subscription as string,
-          safeInteger(request.params.count, 'Number of messages'),
-        );
+        await skipMessages(ports, request.principal, topicOf(request), {
+          subscriptionName: request.params.subscription as string,
+          numMessages: safeInteger(request.params.count, 'Number of messages'),
+        });
         return noContent();
       },
     },
@@ -35,13 +32,10 @@ export function cursorOperationRoutes(ports: UseCasePorts): Route[] {
       method: 'POST',
       path: `${SUBSCRIPTION}/skipByMessageIds`,
       handler: async (request) => {
-        await skipByMessageIds(
-          ports,
-          request.principal,
-          topicOf(request),
-          request.params.subscription as string,
-          messageIdsOf(jsonBody(request)),
-        );
+        await skipByMessageIds(ports, request.principal, topicOf(request), {
+          subscriptionName: request.params.subscription as string,
+          positions: messageIdsOf(jsonBody(request)),
+        });
         return noContent();
       },
     },

@@ -14,13 +14,10 @@ export function messageRoutes(ports: UseCasePorts): Route[] {
       path: `${SUBSCRIPTION}/position/{position}`,
       handler: async (request) =>
         ok(
-          await peekMessage(
-            ports,
-            request.principal,
-            topicOf(request),
-            request.params.subscription as string,
-            safeInteger(request.params.position, 'Message position', 1),
-          ),
+          await peekMessage(ports, request.principal, topicOf(request), {
+            subscriptionName: request.params.subscription as string,
+            messagePosition: safeInteger(request.params.position, 'Message position', 1),
+          }),
         ),
     },
     {

@@ -38,13 +38,10 @@ function permissionRoutes(
       path: `${base}/permissions/{role}`,
       handler: async (request) => {
         const actions = parseActions(jsonBody(request));
-        await grantPermission(
-          ports,
-          request.principal,
-          resourceOf(request),
-          request.params.role as string,
+        await grantPermission(ports, request.principal, resourceOf(request), {
+          role: request.params.role as string,
           actions,
-        );
+        });
         return noContent();
       },
     },

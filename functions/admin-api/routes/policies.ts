@@ -30,7 +30,8 @@ function policyRoutes(
   const read =
     (name: 'retention' | 'messageTTLInSeconds') =>
     async (request: HttpRequest): Promise<HttpResponse> => {
-      const value = await getPolicy(ports, request.principal, targetOf(request), name, {
+      const value = await getPolicy(ports, request.principal, targetOf(request), {
+        name,
         applied: queryBoolean(request, 'applied'),
       });
       // Pulsar answers a policy never set with no content.

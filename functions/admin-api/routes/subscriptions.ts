@@ -19,14 +19,11 @@ export function subscriptionRoutes(ports: UseCasePorts): Route[] {
       path: SUBSCRIPTION,
       handler: async (request) => {
         const type = parseSubscriptionType(queryValue(request, 'subscriptionType') ?? 'Exclusive');
-        await createSubscription(
-          ports,
-          request.principal,
-          topicOf(request),
-          request.params.subscription as string,
+        await createSubscription(ports, request.principal, topicOf(request), {
+          name: request.params.subscription as string,
           type,
-          initialPositionOf(jsonBody(request)),
-        );
+          initialPosition: initialPositionOf(jsonBody(request)),
+        });
         return noContent();
       },
     },
@@ -34,13 +31,10 @@ export function subscriptionRoutes(ports: UseCasePorts): Route[] {
       method: 'DELETE',
       path: SUBSCRIPTION,
       handler: async (request) => {
-        await deleteSubscription(
-          ports,
-          request.principal,
-          topicOf(request),
-          request.params.subscription as string,
-          { force: queryBoolean(request, 'force') },
-        );
+        await deleteSubscription(ports, request.principal, topicOf(request), {
+          name: request.params.subscription as string,
+          force: queryBoolean(request, 'force'),
+        });
         return noContent();
       },
     },

@@ -9,11 +9,13 @@ import type { IdGenerator, UseCasePorts } from '../application/use-case-ports.ts
 import { type AcklineConfig, METRICS_NAMESPACE, serviceNameOf } from '../config/load-config.ts';
 import { RoundRobinRouter } from '../domain/message-router.ts';
 import { RedeliveryBackoffRegistry } from '../domain/redelivery-backoff-registry.ts';
+import { CachingHandleKeyStore } from './caching-handle-key-store.ts';
 import { DynamoDbActivityIndex } from './dynamodb/dynamodb-activity-index.ts';
 import { DynamoDbAuditLog } from './dynamodb/dynamodb-audit-log.ts';
 import { DynamoDbConsumerRegistry } from './dynamodb/dynamodb-consumer-registry.ts';
 import { DynamoDbDeletionJobs } from './dynamodb/dynamodb-deletion-jobs.ts';
 import { DynamoDbDispatchStore } from './dynamodb/dynamodb-dispatch-store.ts';
+import { DynamoDbHandleKeyStore } from './dynamodb/dynamodb-handle-key-store.ts';
 import { DynamoDbLedger } from './dynamodb/dynamodb-ledger.ts';
 import { DynamoDbPermissionStore } from './dynamodb/dynamodb-permission-store.ts';
 import { DynamoDbPolicyStore } from './dynamodb/dynamodb-policy-store.ts';
@@ -106,6 +108,8 @@ export function createDependencies(config: AcklineConfig, serviceName: string): 
     deliveryQueue: new SqsDeliveryQueue(sqs, config.queuePrefix, config.maxDelaySeconds),
     scheduler: new SqsScheduler(sqs, config.schedulerQueueUrl, systemClock, config.maxDelaySeconds),
     consumers: new DynamoDbConsumerRegistry(dynamodb, config.tables.catalog),
+    // Read on the first receive or ack by handle, then kept: the key never changes once made.
+    handleKeys: new CachingHandleKeyStore(new DynamoDbHandleKeyStore(dynamodb, config.tables.catalog)),
     deletions: new DynamoDbDeletionJobs(dynamodb, config.tables.catalog),
     activity: new DynamoDbActivityIndex(dynamodb, config.tables.catalog),
     backoffs: RedeliveryBackoffRegistry.withBuiltIns(),

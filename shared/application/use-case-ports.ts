@@ -8,6 +8,7 @@ import type { CursorStore } from '../ports/cursor-store.ts';
 import type { DeletionJobStore } from '../ports/deletion-jobs.ts';
 import type { DeliveryQueue } from '../ports/delivery-queue.ts';
 import type { DispatchStore } from '../ports/dispatch-store.ts';
+import type { HandleKeyStore } from '../ports/handle-key-store.ts';
 import type { Ledger } from '../ports/ledger.ts';
 import type { PermissionStore } from '../ports/permission-store.ts';
 import type { PolicyStore } from '../ports/policy-store.ts';
@@ -38,6 +39,8 @@ export interface UseCasePorts {
   readonly deliveryQueue: DeliveryQueue;
   readonly scheduler: Scheduler;
   readonly consumers: ConsumerRegistry;
+  /** The key that signs delivery handles (cached by the composition root: one read per process). */
+  readonly handleKeys: HandleKeyStore;
   /** The subscriptions maintenance has to look at (activity since it last found them settled). */
   readonly activity: ActivityIndex;
   /** Topic and subscription deletions under way (resumable jobs). */

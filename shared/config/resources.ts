@@ -23,8 +23,8 @@ export interface TableDefinition {
 
 /**
  * Catalog: topics, partitions (managed-ledger state), subscriptions, ledger
- * index, permissions, counters and the admin audit log. Item shapes are
- * documented next to the adapters that own them.
+ * index, permissions, counters, the admin audit log and the delivery handle
+ * key. Item shapes are documented next to the adapters that own them.
  */
 export const catalogTable: TableDefinition = {
   logicalName: 'Catalog',

@@ -1147,6 +1147,18 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
     });
   });
 
+  describe('HandleKeyStore', () => {
+    it('makes one key on the first call ever; every store over the storage returns it, racing first calls too', async () => {
+      const { handleKeyStore } = storage();
+
+      const racing = await Promise.all(Array.from({ length: 8 }, () => handleKeyStore().loadOrCreate()));
+      const later = await handleKeyStore().loadOrCreate();
+
+      expect(racing[0]).toHaveLength(32);
+      expect(new Set([...racing, later].map((key) => Buffer.from(key).toString('hex'))).size).toBe(1);
+    });
+  });
+
   describe('ConsumerRegistry', () => {
     it("keeps each member's lease: the members are the live ones, the expired the others, leave removes one", async () => {
       const { consumerRegistry: registry } = storage();

@@ -8,6 +8,7 @@ import { InMemoryAuditLog } from './in-memory-audit-log.ts';
 import { InMemoryDeletionJobs } from './in-memory-deletion-jobs.ts';
 import { InMemoryDeliveryQueue } from './in-memory-delivery-queue.ts';
 import { InMemoryDispatchStore } from './in-memory-dispatch-store.ts';
+import { InMemoryHandleKeyStore } from './in-memory-handle-key-store.ts';
 import { InMemoryLedger } from './in-memory-ledger.ts';
 import { InMemoryPermissionStore } from './in-memory-permission-store.ts';
 import { InMemoryPolicyStore } from './in-memory-policy-store.ts';
@@ -50,6 +51,7 @@ export function inMemoryPorts(parts: Partial<UseCasePorts> = {}): {
     deliveryQueue: new InMemoryDeliveryQueue(),
     scheduler: unusedPort('scheduler'),
     consumers: unusedPort('consumers'),
+    handleKeys: new InMemoryHandleKeyStore(),
     deletions: new InMemoryDeletionJobs(),
     activity: new InMemoryActivityIndex(),
     backoffs: RedeliveryBackoffRegistry.withBuiltIns(),

@@ -2,6 +2,7 @@ import type { UseCasePorts } from '../../shared/application/use-case-ports.ts';
 import { InMemoryConsumerRegistry } from './in-memory-consumer-registry.ts';
 import { InMemoryDeliveryQueue } from './in-memory-delivery-queue.ts';
 import { InMemoryDispatchStore } from './in-memory-dispatch-store.ts';
+import { InMemoryHandleKeyStore, InMemoryHandleKeyTable } from './in-memory-handle-key-store.ts';
 import { InMemoryLedger } from './in-memory-ledger.ts';
 import { InMemoryPermissionStore } from './in-memory-permission-store.ts';
 import { inMemoryPorts } from './in-memory-ports.ts';
@@ -24,5 +25,10 @@ export function twoProcesses(): [UseCasePorts, UseCasePorts] {
     permissions: new InMemoryPermissionStore(),
     scheduler: new InMemoryScheduler(),
   };
-  return [inMemoryPorts(shared).ports, inMemoryPorts(shared).ports];
+  // One deployment, one handle key: a handle one process issued verifies in the other.
+  const handleKeys = new InMemoryHandleKeyTable();
+  return [
+    inMemoryPorts({ ...shared, handleKeys: new InMemoryHandleKeyStore(handleKeys) }).ports,
+    inMemoryPorts({ ...shared, handleKeys: new InMemoryHandleKeyStore(handleKeys) }).ports,
+  ];
 }

@@ -25,6 +25,7 @@ import { DynamoDbAuditLog } from '../../shared/adapters/dynamodb/dynamodb-audit-
 import { DynamoDbConsumerRegistry } from '../../shared/adapters/dynamodb/dynamodb-consumer-registry.ts';
 import { DynamoDbCursorStore } from '../../shared/adapters/dynamodb/dynamodb-cursor-store.ts';
 import { DynamoDbDispatchStore } from '../../shared/adapters/dynamodb/dynamodb-dispatch-store.ts';
+import { DynamoDbHandleKeyStore } from '../../shared/adapters/dynamodb/dynamodb-handle-key-store.ts';
 import { DynamoDbLedger } from '../../shared/adapters/dynamodb/dynamodb-ledger.ts';
 import { DynamoDbPermissionStore } from '../../shared/adapters/dynamodb/dynamodb-permission-store.ts';
 import { DynamoDbPolicyStore } from '../../shared/adapters/dynamodb/dynamodb-policy-store.ts';
@@ -35,6 +36,7 @@ import type { AuditLog } from '../../shared/ports/audit-log.ts';
 import type { ConsumerRegistry } from '../../shared/ports/consumer-registry.ts';
 import type { CursorStore } from '../../shared/ports/cursor-store.ts';
 import type { DispatchStore } from '../../shared/ports/dispatch-store.ts';
+import type { HandleKeyStore } from '../../shared/ports/handle-key-store.ts';
 import type { Ledger } from '../../shared/ports/ledger.ts';
 import type { PermissionStore } from '../../shared/ports/permission-store.ts';
 import type { PolicyStore } from '../../shared/ports/policy-store.ts';
@@ -44,6 +46,7 @@ import { InMemoryAuditLog } from './in-memory-audit-log.ts';
 import { InMemoryConsumerRegistry } from './in-memory-consumer-registry.ts';
 import { InMemoryCursorStore } from './in-memory-cursor-store.ts';
 import { InMemoryDispatchStore } from './in-memory-dispatch-store.ts';
+import { InMemoryHandleKeyStore, InMemoryHandleKeyTable } from './in-memory-handle-key-store.ts';
 import { InMemoryLedger, InMemoryLedgerTables } from './in-memory-ledger.ts';
 import { InMemoryPermissionStore } from './in-memory-permission-store.ts';
 import { InMemoryPolicyStore } from './in-memory-policy-store.ts';
@@ -62,6 +65,8 @@ export interface StorageStores {
   readonly consumerRegistry: ConsumerRegistry;
   /** A Ledger over this backend's storage; all of them share the deployment-wide ledgerId counter. */
   ledger(maxEntriesPerLedger: number): Ledger;
+  /** A new HandleKeyStore over this backend's storage (another process of the deployment). */
+  handleKeyStore(): HandleKeyStore;
   /** What the DynamoDB backends' client spent (requests, capacity units); absent in memory. */
   readonly meter?: CapacityMeter;
   /** Releases clients and servers; the data is gone afterwards. */
@@ -78,6 +83,7 @@ export const inMemoryBackend: StorageBackend = {
   name: 'in-memory',
   async open() {
     const ledgerTables = new InMemoryLedgerTables();
+    const handleKeys = new InMemoryHandleKeyTable();
     return {
       cursorStore: new InMemoryCursorStore(),
       dispatchStore: new InMemoryDispatchStore(),
@@ -88,6 +94,7 @@ export const inMemoryBackend: StorageBackend = {
       policyStore: new InMemoryPolicyStore(),
       consumerRegistry: new InMemoryConsumerRegistry(),
       ledger: (maxEntriesPerLedger) => new InMemoryLedger(maxEntriesPerLedger, ledgerTables),
+      handleKeyStore: () => new InMemoryHandleKeyStore(handleKeys),
       close: async () => {},
     };
   },
@@ -171,6 +178,7 @@ async function dynamoDbStores(
         entriesTable: physicalTableName(stage, entriesTable),
         maxEntriesPerLedger,
       }),
+    handleKeyStore: () => new DynamoDbHandleKeyStore(client, catalog),
     meter,
     close: async () => {
       client.destroy();

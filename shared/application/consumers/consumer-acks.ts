@@ -1,4 +1,4 @@
-import { decodeDeliveryHandle } from '../../domain/delivery-token.ts';
+import type { DeliveryHandleSigner } from '../../domain/delivery-handle.ts';
 import { PreconditionFailedError, ValidationError } from '../../domain/errors.ts';
 import { PositionNotFoundError } from '../../domain/ledger-layout.ts';
 import { MessageId } from '../../domain/message-id.ts';
@@ -19,6 +19,7 @@ import type { Principal } from '../tenancy/principal.ts';
 import type { UseCasePorts } from '../use-case-ports.ts';
 import { negativeAckDelayMs } from './consumer-policy.ts';
 import { releaseConsumer, renewLease, requireConsumer } from './consumer-session.ts';
+import { deliveryHandlesOf } from './delivery-handles.ts';
 import { ringAll } from './doorbells.ts';
 
 /** A message id of this consumer's topic: 'L:E' or 'L:E:P', resolved to its partition. */
@@ -35,9 +36,15 @@ function partitionOfMessageId(
   return { partition, position: id.position };
 }
 
-/** A handle issued to this consumer's subscription (a forged cursor id is refused). */
-function partitionOfHandle(consumer: ConsumerRecord, text: string) {
-  const handle = decodeDeliveryHandle(text);
+/**
+ * The delivery a handle names, when the server issued it (signed with the deployment's key: an
+ * entry handed out on that cursor with that count, so no read is needed to trust it) to a
+ * consumer of this consumer's subscription: any of them, as Pulsar takes an acknowledgement from
+ * any consumer of the subscription. InvalidDeliveryHandleError (400) for a handle the server did
+ * not issue; ValidationError (400) for another subscription's.
+ */
+function partitionOfHandle(consumer: ConsumerRecord, handles: DeliveryHandleSigner, text: string) {
+  const handle = handles.verify(text);
   const partition = consumer.partitions.find((candidate) => candidate.cursorId === handle.cursorId);
   if (!partition)
     throw new ValidationError('Delivery handle does not belong to this consumer’s subscription');
@@ -50,13 +57,15 @@ function partitionOfHandle(consumer: ConsumerRecord, text: string) {
 
 /**
  * Acknowledging names written entries of the partition only: an id of an entry not written yet
- * (or of another topic's ledger) would silently swallow a message published later.
+ * (or of another topic's ledger) would silently swallow a message published later. Handles need
+ * no such check (the server signed them for entries it handed out): no ids, no read.
  */
 async function requireWritten(
   ports: UseCasePorts,
   partition: ConsumerPartition,
   positions: readonly Position[],
 ) {
+  if (positions.length === 0) return;
   const missing = await firstUnwritten(ports, TopicName.parse(partition.topic), positions);
   if (missing)
     throw new PositionNotFoundError(`Message ${missing.toString()} not found in topic ${partition.topic}`);
@@ -92,9 +101,12 @@ async function targetsOf(
     targets.set(partition.cursorId, existing);
     return existing;
   };
-  for (const text of deliveryHandles) {
-    const { partition, position, redeliveryCount } = partitionOfHandle(consumer, text);
-    group(partition).byHandle.push({ position, redeliveryCount });
+  if (deliveryHandles.length > 0) {
+    const handles = await deliveryHandlesOf(ports);
+    for (const text of deliveryHandles) {
+      const { partition, position, redeliveryCount } = partitionOfHandle(consumer, handles, text);
+      group(partition).byHandle.push({ position, redeliveryCount });
+    }
   }
   for (const text of messageIds) {
     const { partition, position } = partitionOfMessageId(consumer, text);
@@ -106,8 +118,8 @@ async function targetsOf(
 
 /**
  * Individual acknowledgement by message id and/or delivery handle: one commutative write per page
- * touched (a handle proves the entry was dispatched; an id may name one not dispatched yet, which
- * the engine marks so dispatch never hands it out).
+ * touched (a handle, signed by the server, proves the entry was dispatched; an id may name one not
+ * dispatched yet, which the engine marks so dispatch never hands it out).
  */
 export async function acknowledgeMessages(
   ports: UseCasePorts,

@@ -1,4 +1,4 @@
-import { type DeliveryHandle, encodeDeliveryHandle } from '../../domain/delivery-token.ts';
+import type { DeliveryHandleSigner } from '../../domain/delivery-handle.ts';
 import { DeadLetterRefusedError, NotFoundError } from '../../domain/errors.ts';
 import type { ConsumerPartition, ConsumerRecord } from '../../ports/consumer-registry.ts';
 import type { ByteBudget } from '../engine/byte-budget.ts';
@@ -16,6 +16,7 @@ import {
   renewLease,
   requireConsumer,
 } from './consumer-session.ts';
+import { deliveryHandlesOf } from './delivery-handles.ts';
 import { doorbellOf, ringAll, ringAt } from './doorbells.ts';
 
 export type { ConsumerMessage } from './consumer-message.ts';
@@ -84,7 +85,7 @@ async function dispatchEach(
   ports: UseCasePorts,
   consumer: ConsumerRecord,
   max: number,
-  budget?: MessageBudget,
+  answer?: AnswerSizing,
 ): Promise<{
   taken: { partition: ConsumerPartition; delivery: Delivery }[];
   caughtUp: Set<string>;
@@ -98,8 +99,8 @@ async function dispatchEach(
   const blocked = new Set<string>();
   const standby = new Set<string>();
   const contended = new Set<string>();
-  const costs = budget ? answerCosts(budget) : undefined;
-  let bytesLeft = budget?.bytes ?? Number.POSITIVE_INFINITY;
+  const costs = answer ? answerCosts(answer) : undefined;
+  let bytesLeft = answer?.budget.bytes ?? Number.POSITIVE_INFINITY;
   let full = false;
   const start = Math.floor(Math.random() * consumer.partitions.length);
   for (let i = 0; i < consumer.partitions.length && taken.length < max && !full; i++) {
@@ -143,18 +144,24 @@ async function dispatchEach(
   return { taken, caughtUp, blocked, standby, contended };
 }
 
+/** What sizes an answer: its byte budget, and the signer of the handles each message carries. */
+interface AnswerSizing {
+  readonly budget: MessageBudget;
+  readonly handles: DeliveryHandleSigner;
+}
+
 /**
  * What each delivery of a partition takes of the answer (its message, handle included, as the
  * budget sizes it), remembered for the receive: the dispatcher asks for it more than once, and a
  * payload's size is worth measuring once. Not persisted.
  */
-function answerCosts(budget: MessageBudget): (partition: ConsumerPartition) => ByteBudget['costOf'] {
+function answerCosts(answer: AnswerSizing): (partition: ConsumerPartition) => ByteBudget['costOf'] {
   const known = new Map<string, number>();
   return (partition) => (delivery) => {
     const key = `${partition.cursorId}/${delivery.position.toString()}/${delivery.redeliveryCount}`;
     let bytes = known.get(key);
     if (bytes === undefined) {
-      bytes = budget.sizeOf(delivered(partition, delivery));
+      bytes = answer.budget.sizeOf(delivered(answer.handles, partition, delivery));
       known.set(key, bytes);
     }
     return bytes;
@@ -193,7 +200,8 @@ export interface ReceiveOptions {
  *    each wait, which lasts at most longestWaitMs: a consumer that keeps calling is never gone).
  * 2. The dispatcher hands out due redeliveries, a replay, then first deliveries, each recorded as
  *    held by this consumer before it is returned (nothing handed out is lost if this call dies),
- *    up to `maxMessages` and only while the next message fits the answer's byte budget.
+ *    up to `maxMessages` and only while the next message fits the answer's byte budget, each with
+ *    a delivery handle signed with the deployment's handle key (loaded before the first claim).
  * 3. Nothing to give: wait on the subscription's doorbell (rung by publishes and timers), at most
  *    the remaining wait (at most CONTENDED_RECHECK_MS when another consumer had just claimed what
  *    was at the read position), then read the consumer again (a close meanwhile refuses the claim:
@@ -209,6 +217,8 @@ export async function receiveMessages(
 ): Promise<DeliveredMessage[]> {
   let consumer = await requireConsumer(ports, principal, consumerId);
   await renewLease(ports, consumer);
+  // Before anything is claimed: a claim whose handles cannot be signed would leave its entries held.
+  const handles = await deliveryHandlesOf(ports);
   const deadline = ports.clock.nowMs() + waitMs;
   /** The partition whose ring this call took last (a short poll, a wait), until a dispatch used it. */
   let tookRing: string | undefined;
@@ -221,7 +231,7 @@ export async function receiveMessages(
     const rung = shortPolled ? await ports.deliveryQueue.waitForRing(doorbellOf(single.cursorId), 0) : true;
     if (shortPolled && rung) tookRing = single.cursorId;
     const { taken, caughtUp, blocked, standby, contended } = rung
-      ? await dispatchEach(ports, consumer, maxMessages, answer)
+      ? await dispatchEach(ports, consumer, maxMessages, answer ? { budget: answer, handles } : undefined)
       : {
           taken: [],
           caughtUp: new Set<string>(),
@@ -241,7 +251,9 @@ export async function receiveMessages(
       if (caughtUp.has(single.cursorId)) caughtUpMarks.mark(ports, single.cursorId);
       else caughtUpMarks.forget(ports, single.cursorId);
     }
-    if (taken.length > 0) return taken.map(({ partition, delivery }) => delivered(partition, delivery));
+    if (taken.length > 0) {
+      return taken.map(({ partition, delivery }) => delivered(handles, partition, delivery));
+    }
     const remaining = deadline - ports.clock.nowMs();
     if (remaining <= 0) return [];
     if (idle.size > 0 && idle.size === consumer.partitions.length) {
@@ -282,14 +294,18 @@ export async function receiveMessages(
   }
 }
 
-function delivered(partition: ConsumerPartition, delivery: Delivery): DeliveredMessage {
-  const handle: DeliveryHandle = {
+/** The message with the signed handle that acknowledges or nacks it. */
+function delivered(
+  handles: DeliveryHandleSigner,
+  partition: ConsumerPartition,
+  delivery: Delivery,
+): DeliveredMessage {
+  const deliveryHandle = handles.issue({
     cursorId: partition.cursorId,
-    receipt: '-',
     ledgerId: delivery.position.ledgerId.toString(),
     entryId: delivery.position.entryId.toString(),
     partitionIndex: partition.partitionIndex,
     redeliveryCount: delivery.redeliveryCount,
-  };
-  return { ...consumerMessageOf(partition, delivery), deliveryHandle: encodeDeliveryHandle(handle) };
+  });
+  return { ...consumerMessageOf(partition, delivery), deliveryHandle };
 }

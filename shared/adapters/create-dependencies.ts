@@ -9,6 +9,7 @@ import type { IdGenerator, UseCasePorts } from '../application/use-case-ports.ts
 import { type AcklineConfig, METRICS_NAMESPACE, serviceNameOf } from '../config/load-config.ts';
 import { RoundRobinRouter } from '../domain/message-router.ts';
 import { RedeliveryBackoffRegistry } from '../domain/redelivery-backoff-registry.ts';
+import { ClosedLedgerCache } from './dynamodb/closed-ledger-cache.ts';
 import { DynamoDbActivityIndex } from './dynamodb/dynamodb-activity-index.ts';
 import { DynamoDbAuditLog } from './dynamodb/dynamodb-audit-log.ts';
 import { DynamoDbConsumerRegistry } from './dynamodb/dynamodb-consumer-registry.ts';
@@ -81,6 +82,8 @@ export function createDependencies(config: AcklineConfig, serviceName: string): 
     catalogTable: config.tables.catalog,
     entriesTable: config.tables.entries,
     maxEntriesPerLedger: config.maxEntriesPerLedger,
+    // Closed ledgers never change: this process reads each once (no TTL; see ClosedLedgerCache).
+    closedLedgers: new ClosedLedgerCache(),
   });
   const dispatch = new DynamoDbDispatchStore(dynamodb, config.tables.cursors);
   const engineLimits = {

@@ -127,7 +127,7 @@ export interface Ledger {
    * Cost: one strongly consistent read of the state (fixed size), plus the closed ledgers this
    * process has not read before: none when no ledger closed since its last read (closed ledgers
    * never change and are cached), one read unit after a rollover, and at a process's first read
-   * one Query of them all (about 40 ledgers a read unit, for a partition name of 50 bytes).
+   * one Query of them all (about 45 ledgers a read unit, for a partition name of 50 bytes).
    */
   state(partition: TopicName): Promise<ManagedLedgerState | undefined>;
   /** The partition that owns `ledgerId`, if any. */

@@ -49,9 +49,9 @@ export class ClosedLedgerItems {
   /**
    * The closed ledgers of the incarnation, oldest first, up to `lastClosedId`. Cost: nothing when
    * this process read them all before; else one strongly consistent Query of those it has not
-   * read: about 40 closed ledgers a read unit for a partition name of 50 bytes (a process's first
-   * read of a partition with 10,000 closed ledgers costs about 250 read units), and one read unit
-   * after each rollover.
+   * read: about 45 closed ledgers a read unit for a partition name of 50 bytes (a process's first
+   * read of a partition with 10,003 closed ledgers cost 214 read units on dynalite), and one read
+   * unit after each rollover.
    */
   async read(of: ClosedLedgersOf): Promise<LedgerInfo[]> {
     const { partition, firstLedgerId, lastClosedId } = of;

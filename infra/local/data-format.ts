@@ -2,7 +2,11 @@ import { access, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AcklineError } from '../../shared/domain/errors.ts';
 
-/** The layout of what the embedded stack stores: 2 is the delivery engine (heads, pages, tracker). */
+/**
+ * The layout of what the embedded stack stores: 2 is the delivery engine (heads, pages, tracker).
+ * Closed ledgers in items of their own (docs/design/storage.md#closed-ledgers) need no new format:
+ * a ledger state written before them is read as it is and migrated by its next rollover.
+ */
 export const DATA_FORMAT = '2';
 const FORMAT_FILE = 'ackline-format';
 

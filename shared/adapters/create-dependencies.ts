@@ -10,6 +10,7 @@ import { type AcklineConfig, METRICS_NAMESPACE, serviceNameOf } from '../config/
 import { RoundRobinRouter } from '../domain/message-router.ts';
 import { RedeliveryBackoffRegistry } from '../domain/redelivery-backoff-registry.ts';
 import { CachingHandleKeyStore } from './caching-handle-key-store.ts';
+import { ClosedLedgerCache } from './dynamodb/closed-ledger-cache.ts';
 import { DynamoDbActivityIndex } from './dynamodb/dynamodb-activity-index.ts';
 import { DynamoDbAuditLog } from './dynamodb/dynamodb-audit-log.ts';
 import { DynamoDbConsumerRegistry } from './dynamodb/dynamodb-consumer-registry.ts';
@@ -83,6 +84,8 @@ export function createDependencies(config: AcklineConfig, serviceName: string): 
     catalogTable: config.tables.catalog,
     entriesTable: config.tables.entries,
     maxEntriesPerLedger: config.maxEntriesPerLedger,
+    // Closed ledgers never change: this process reads each once (no TTL; see ClosedLedgerCache).
+    closedLedgers: new ClosedLedgerCache(),
   });
   const dispatch = new DynamoDbDispatchStore(dynamodb, config.tables.cursors);
   const engineLimits = {

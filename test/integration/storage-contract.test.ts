@@ -1619,6 +1619,54 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
       expect(state?.ledgers.map((info) => info.entries)).toEqual([2n, 2n]);
     });
 
+    it('after many rollovers the state lists every ledger in order, as read by a process that never read it, and as announceSubscriptions returns it', async () => {
+      const ledger = storage().ledger(2);
+      const partition = uniquePartition();
+      await ledger.initialize(partition);
+      const written: Position[] = [];
+      for (let i = 0; i < 25; i++)
+        written.push(...(await ledger.append(partition, [entry(`${i}`)], i)).positions);
+
+      const warm = await ledger.state(partition);
+      const cold = await storage().ledger(2).state(partition);
+      const announced = await storage().ledger(2).announceSubscriptions(partition);
+
+      const ledgerIds = [...new Set(written.map((position) => position.ledgerId))];
+      expect(ledgerIds).toHaveLength(13);
+      const layout = ledgerIds.map((ledgerId, i) => ({ ledgerId, entries: i < 12 ? 2n : 1n }));
+      expect(warm?.ledgers).toEqual(layout);
+      expect(cold?.ledgers).toEqual(layout);
+      expect(announced.ledgers).toEqual(layout);
+      // Another rollover, seen by the process that read the layout before.
+      await storage()
+        .ledger(2)
+        .append(partition, [entry('25'), entry('26')], 25);
+      expect((await ledger.state(partition))?.ledgers.map((info) => info.entries)).toEqual([
+        ...Array(13).fill(2n),
+        1n,
+      ]);
+    });
+
+    it('a partition deleted and created again lists only its new ledgers, before and after the old ones are purged', async () => {
+      const ledger = storage().ledger(1);
+      const partition = uniquePartition();
+      await ledger.initialize(partition);
+      for (let i = 0; i < 3; i++) await ledger.append(partition, [entry(`old ${i}`)], i);
+      const old = ((await ledger.state(partition))?.ledgers ?? []).map((info) => info.ledgerId);
+      await ledger.detachPartition(partition, old[0] as bigint);
+
+      await ledger.initialize(partition);
+      for (let i = 0; i < 3; i++) await ledger.append(partition, [entry(`new ${i}`)], i);
+      const renewed = await ledger.state(partition);
+      for (const ledgerId of old) while (await ledger.purgeLedger(ledgerId, 100));
+      const purged = await storage().ledger(1).state(partition);
+
+      expect(renewed?.ledgers).toHaveLength(3);
+      expect(renewed?.ledgers.every((info) => info.ledgerId > (old.at(-1) as bigint))).toBe(true);
+      expect(purged?.ledgers).toEqual(renewed?.ledgers);
+      expect(purged?.msgInCounter).toBe(3);
+    });
+
     it('firstWrittenAfter skips ids allocated but never written and gives the publish time', async () => {
       const ledger = storage().ledger(100);
       const partition = uniquePartition();

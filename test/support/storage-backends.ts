@@ -69,6 +69,12 @@ export interface StorageStores {
   handleKeyStore(): HandleKeyStore;
   /** What the DynamoDB backends' client spent (requests, capacity units); absent in memory. */
   readonly meter?: CapacityMeter;
+  /** The DynamoDB backends' client and tables, for tests that look at items; absent in memory. */
+  readonly dynamodb?: {
+    readonly client: DynamoDBClient;
+    readonly catalogTable: string;
+    readonly entriesTable: string;
+  };
   /** Releases clients and servers; the data is gone afterwards. */
   close(): Promise<void>;
 }
@@ -163,6 +169,7 @@ async function dynamoDbStores(
     throw error;
   }
   const catalog = physicalTableName(stage, catalogTable);
+  const entries = physicalTableName(stage, entriesTable);
   return {
     cursorStore: new DynamoDbCursorStore(client, physicalTableName(stage, cursorsTable)),
     dispatchStore: new DynamoDbDispatchStore(client, physicalTableName(stage, cursorsTable)),
@@ -173,13 +180,10 @@ async function dynamoDbStores(
     policyStore: new DynamoDbPolicyStore(client, catalog),
     consumerRegistry: new DynamoDbConsumerRegistry(client, catalog),
     ledger: (maxEntriesPerLedger) =>
-      new DynamoDbLedger(client, {
-        catalogTable: catalog,
-        entriesTable: physicalTableName(stage, entriesTable),
-        maxEntriesPerLedger,
-      }),
+      new DynamoDbLedger(client, { catalogTable: catalog, entriesTable: entries, maxEntriesPerLedger }),
     handleKeyStore: () => new DynamoDbHandleKeyStore(client, catalog),
     meter,
+    dynamodb: { client, catalogTable: catalog, entriesTable: entries },
     close: async () => {
       client.destroy();
       await stopServer();

@@ -13,7 +13,7 @@ export interface CatalogKey {
  * (test/unit/adapters/dynamodb/catalog-keys.test.ts) can show that distinct entities never share
  * one. Why each is injective:
  * - a prefix (`NS#`, `ML#`, `MEM#`, ...) names the kind, and the sort keys of kinds sharing a
- *   prefix differ in their own prefix (`T#`, `S#`, `M`);
+ *   prefix differ in their own prefix (`T#`, `S#`, `L#`, `M`);
  * - a topic's full name is injective: tenant, cluster and namespace hold no '/', and neither does
  *   the local name (TopicName refuses it), so the '/'-separated parts are recovered;
  * - two free names in one key are JSON-encoded ([topic, subscription]), or split between pk and
@@ -30,6 +30,11 @@ export const catalogKeys = {
   subscription: (partition: TopicName, name: string): CatalogKey =>
     subscriptionItemKey(partition.toString(), name),
   ledgerState: (partition: TopicName): CatalogKey => ({ pk: `ML#${partition.toString()}`, sk: 'M' }),
+  /** One closed ledger of the partition, beside its state; in ledger id order. */
+  closedLedger: (partition: TopicName, ledgerId: bigint): CatalogKey => ({
+    pk: `ML#${partition.toString()}`,
+    sk: `L#${pad(ledgerId)}`,
+  }),
   ledgerIndex: (ledgerId: bigint): CatalogKey => ({ pk: `L#${ledgerId}`, sk: 'M' }),
   consumer: (consumerId: string): CatalogKey => ({ pk: `CONS#${consumerId}`, sk: 'M' }),
   /** `subscriptionKey` is consumer-session.ts's JSON of [base topic, subscription]. */

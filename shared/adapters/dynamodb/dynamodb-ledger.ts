@@ -25,6 +25,8 @@ import type {
   Trimmed,
 } from '../../ports/ledger.ts';
 import { catalogKeys, itemKey } from './catalog-keys.ts';
+import type { ClosedLedgerCache } from './closed-ledger-cache.ts';
+import { ClosedLedgerItems } from './closed-ledger-items.ts';
 import {
   big,
   deleteAll,
@@ -56,6 +58,8 @@ export interface DynamoDbLedgerOptions {
   readonly maxEntriesPerLedger: number;
   /** The chunk cache to use (default: a new one for this ledger; it lives as long as the process). */
   readonly chunks?: EntryChunkCache;
+  /** The closed-ledger cache to use (default: a new one for this ledger; it lives as long as the process). */
+  readonly closedLedgers?: ClosedLedgerCache;
 }
 
 /**
@@ -63,9 +67,17 @@ export interface DynamoDbLedgerOptions {
  *
  * Catalog items:
  * | pk | sk | attributes |
- * | `ML#<partition>` | `M` | `cl` current ledgerId, `nx` next entryId in it, `ld` closed ledgers [{i, n}], `mi`/`bi` msg/bytes in, `sv` subscription announcements |
+ * | `ML#<partition>` | `M` (the state) | `cl` current ledgerId, `nx` next entryId in it, `fl` the first ledger, `pc` the last closed ledger, `mi`/`bi` msg/bytes in, `sv` subscription announcements, the publish rate and recent publishers, retention's `tp`/`dm`/`bd` |
+ * | `ML#<partition>` | `L#<ledgerId:20>` | `n` entries of a closed ledger ({@link ClosedLedgerItems}) |
  * | `L#<ledgerId>` | `M` | `p` owning partition (ledgerId -> partition) |
  * | `C#ledgerId` | `M` | `v` the deployment-wide ledgerId counter |
+ *
+ * Every publish updates the state, so it holds nothing that grows with the partition's history: its
+ * size depends on the names in it (the partition's, up to 500 bytes, and the recent publishers'
+ * roles), never on how many ledgers or entries there are. The closed ledgers are items of their
+ * own, written once by the rollover that closes each. A state written before them (a list `ld` of
+ * the closed ledgers, no `fl`) is read as it is and migrated by its next rollover: `ld` becomes
+ * closed-ledger items and is removed.
  *
  * Entries items (pk ledgerId, sk firstEntryId): `n` entries in this chunk,
  * `pt` publish time, `e` list of {p payload, k key, pr properties, et event
@@ -87,6 +99,7 @@ export class DynamoDbLedger implements Ledger {
   private readonly maxEntriesPerLedger: number;
   /** The chunks this process wrote or read (entries never change once written). */
   private readonly chunks: EntryChunkCache;
+  private readonly closedLedgers: ClosedLedgerItems;
 
   constructor(
     private readonly client: DynamoDBClient,
@@ -96,6 +109,7 @@ export class DynamoDbLedger implements Ledger {
     this.entriesTable = options.entriesTable;
     this.maxEntriesPerLedger = options.maxEntriesPerLedger;
     this.chunks = options.chunks ?? new EntryChunkCache();
+    this.closedLedgers = new ClosedLedgerItems(client, options.catalogTable, options.closedLedgers);
   }
 
   async initialize(partition: TopicName): Promise<ManagedLedgerState> {
@@ -111,7 +125,7 @@ export class DynamoDbLedger implements Ledger {
             sk: S(STATE_SK),
             cl: N(ledgerId),
             nx: N(0),
-            ld: { L: [] },
+            fl: N(ledgerId),
             mi: N(0),
             bi: N(0),
           },
@@ -135,14 +149,15 @@ export class DynamoDbLedger implements Ledger {
     let subscriptionsVersion = '';
     let remaining = entries;
     while (remaining.length > 0) {
-      const { ledgerId, first, count, state } = await this.allocate(partition, remaining, {
+      const allocated = await this.allocate(partition, remaining, {
         publishTimeMs,
         ...options,
       });
+      const { ledgerId, first, count } = allocated;
       const batch = remaining.slice(0, count);
       await this.writeChunks(ledgerId, first, batch, publishTimeMs);
       for (let i = 0; i < count; i++) positions.push(Position.of(ledgerId, first + BigInt(i)));
-      subscriptionsVersion = state.subscriptionsVersion;
+      subscriptionsVersion = allocated.subscriptionsVersion;
       remaining = remaining.slice(count);
     }
     return { positions, subscriptionsVersion };
@@ -160,7 +175,7 @@ export class DynamoDbLedger implements Ledger {
           ReturnValues: 'ALL_NEW',
         }),
       );
-      return this.toState(partition, result.Attributes as Item);
+      return await this.toState(partition, result.Attributes as Item);
     } catch (error) {
       if (isConditionalCheckFailed(error)) throw new TopicNotFoundError(partition.toString());
       throw error;
@@ -175,7 +190,7 @@ export class DynamoDbLedger implements Ledger {
         ConsistentRead: true,
       }),
     );
-    return result.Item ? this.toState(partition, result.Item) : undefined;
+    return result.Item ? await this.toState(partition, result.Item) : undefined;
   }
 
   async ownerOf(ledgerId: bigint): Promise<TopicName | undefined> {
@@ -346,7 +361,7 @@ export class DynamoDbLedger implements Ledger {
       )
     ).Item;
     if (!item) return undefined;
-    const state = this.toState(partition, item);
+    const state = await this.toState(partition, item);
     const first = state.ledgers[0] as LedgerInfo;
     const from = state.firstKept ?? Position.of(first.ledgerId, 0n);
     const leftovers: Item[] = [];
@@ -433,8 +448,8 @@ export class DynamoDbLedger implements Ledger {
   }
 
   /**
-   * A conditional DeleteItem of the state: its first ledger is the first closed one, or the
-   * current one while none is closed.
+   * A conditional DeleteItem of the state: its first ledger (`fl`; in a state written before it,
+   * the first closed one, or the current one while none is closed).
    */
   async detachPartition(partition: TopicName, firstLedgerId: bigint): Promise<void> {
     try {
@@ -442,7 +457,8 @@ export class DynamoDbLedger implements Ledger {
         new DeleteItemCommand({
           TableName: this.catalogTable,
           Key: { pk: S(stateKey(partition)), sk: S(STATE_SK) },
-          ConditionExpression: '(size(ld) = :zero AND cl = :first) OR ld[0].i = :first',
+          ConditionExpression:
+            'fl = :first OR (attribute_not_exists(fl) AND ((size(ld) = :zero AND cl = :first) OR ld[0].i = :first))',
           ExpressionAttributeValues: { ':zero': N(0), ':first': N(firstLedgerId) },
         }),
       );
@@ -467,6 +483,16 @@ export class DynamoDbLedger implements Ledger {
     const keys = page.Items ?? [];
     await deleteAll(this.client, this.entriesTable, keys);
     if (keys.length >= maxItems || page.LastEvaluatedKey) return true;
+    // The closed-ledger item first: the index names its partition, and goes last.
+    const index = await this.client.send(
+      new GetItemCommand({
+        TableName: this.catalogTable,
+        Key: ledgerIndexKey(ledgerId),
+        ConsistentRead: true,
+      }),
+    );
+    const owner = str(index.Item, 'p');
+    if (owner !== undefined) await this.closedLedgers.delete(TopicName.parse(owner), ledgerId);
     await deleteAll(this.client, this.catalogTable, [ledgerIndexKey(ledgerId)]);
     return false;
   }
@@ -480,7 +506,7 @@ export class DynamoDbLedger implements Ledger {
     partition: TopicName,
     entries: readonly NewEntry[],
     options: AppendOptions & { readonly publishTimeMs: number },
-  ): Promise<{ ledgerId: bigint; first: bigint; count: number; state: ManagedLedgerState }> {
+  ): Promise<{ ledgerId: bigint; first: bigint; count: number; subscriptionsVersion: string }> {
     const max = BigInt(this.maxEntriesPerLedger);
     for (;;) {
       const wanted = BigInt(entries.length);
@@ -536,9 +562,9 @@ export class DynamoDbLedger implements Ledger {
         );
       }
       if (fitting > 0n) {
-        return { ledgerId, first, count: Number(fitting), state: this.toState(partition, updated as Item) };
+        return { ledgerId, first, count: Number(fitting), subscriptionsVersion: versionOf(updated as Item) };
       }
-      await this.rollOver(partition, ledgerId);
+      await this.rollOver(partition, updated as Item);
     }
   }
 
@@ -590,20 +616,32 @@ export class DynamoDbLedger implements Ledger {
     }
   }
 
-  private async rollOver(partition: TopicName, fullLedgerId: bigint): Promise<void> {
+  /**
+   * Closes the full ledger of the state `full` and switches the state to a new one: the new
+   * ledgerId, the closed-ledger item (written before the switch, so whoever reads the state after
+   * it finds the closed ledger; a rollover racing this one writes the same item), then the switch,
+   * conditional on the full ledger being current. The state's size does not change. A state
+   * written before closed-ledger items has its list `ld` written as items and removed here.
+   */
+  private async rollOver(partition: TopicName, full: Item): Promise<void> {
+    const fullLedgerId = big(full, 'cl') as bigint;
     const ledgerId = await this.newLedger(partition);
+    await this.closedLedgers.record(partition, [
+      ...legacyClosedLedgers(full),
+      { ledgerId: fullLedgerId, entries: BigInt(this.maxEntriesPerLedger) },
+    ]);
     try {
       await this.client.send(
         new UpdateItemCommand({
           TableName: this.catalogTable,
           Key: { pk: S(stateKey(partition)), sk: S(STATE_SK) },
-          UpdateExpression: 'SET cl = :new, nx = :zero, ld = list_append(ld, :closed)',
+          UpdateExpression: 'SET cl = :new, nx = :zero, pc = :old, fl = :first REMOVE ld',
           ConditionExpression: 'cl = :old',
           ExpressionAttributeValues: {
             ':new': N(ledgerId),
             ':old': N(fullLedgerId),
             ':zero': N(0),
-            ':closed': { L: [{ M: { i: N(fullLedgerId), n: N(this.maxEntriesPerLedger) } }] },
+            ':first': N(firstLedgerOf(full)),
           },
         }),
       );
@@ -665,12 +703,19 @@ export class DynamoDbLedger implements Ledger {
     }
   }
 
-  private toState(partition: TopicName, item: Item): ManagedLedgerState {
+  /**
+   * The state item with the partition's closed ledgers: from its own list in a state written
+   * before closed-ledger items, else from those items (cached: see ClosedLedgerItems.read).
+   */
+  private async toState(partition: TopicName, item: Item): Promise<ManagedLedgerState> {
     const max = BigInt(this.maxEntriesPerLedger);
-    const closed: LedgerInfo[] = (item.ld?.L ?? []).map((ledger) => ({
-      ledgerId: big(ledger.M, 'i') as bigint,
-      entries: big(ledger.M, 'n') as bigint,
-    }));
+    const closed: LedgerInfo[] = item.ld
+      ? legacyClosedLedgers(item)
+      : await this.closedLedgers.read({
+          partition,
+          firstLedgerId: firstLedgerOf(item),
+          lastClosedId: big(item, 'pc'),
+        });
     const next = big(item, 'nx') as bigint;
     const current = { ledgerId: big(item, 'cl') as bigint, entries: next > max ? max : next };
     return {
@@ -683,10 +728,30 @@ export class DynamoDbLedger implements Ledger {
       ...(item.tp?.S ? { firstKept: Position.parse(item.tp.S) } : {}),
       ...(num(item, 'dm') !== undefined ? { entriesDeleted: num(item, 'dm') as number } : {}),
       ...(num(item, 'bd') !== undefined ? { bytesDeleted: num(item, 'bd') as number } : {}),
-      // The first ledger names the partition's incarnation: a recreated topic starts over at sv 0.
-      subscriptionsVersion: `${closed[0]?.ledgerId ?? current.ledgerId}.${num(item, 'sv') ?? 0}`,
+      subscriptionsVersion: versionOf(item),
     };
   }
+}
+
+/**
+ * The subscriptions version: the first ledger names the partition's incarnation, so a recreated
+ * topic starts over at sv 0 and still never repeats a version.
+ */
+function versionOf(item: Item): string {
+  return `${firstLedgerOf(item)}.${num(item, 'sv') ?? 0}`;
+}
+
+/** The partition's first ledger: `fl`, or in a state written before it the first of `ld` or `cl`. */
+function firstLedgerOf(item: Item): bigint {
+  return big(item, 'fl') ?? legacyClosedLedgers(item)[0]?.ledgerId ?? (big(item, 'cl') as bigint);
+}
+
+/** The closed ledgers a state written before closed-ledger items lists in `ld` (none for others). */
+function legacyClosedLedgers(item: Item): LedgerInfo[] {
+  return (item.ld?.L ?? []).map((ledger) => ({
+    ledgerId: big(ledger.M, 'i') as bigint,
+    entries: big(ledger.M, 'n') as bigint,
+  }));
 }
 
 function numbers(values: readonly number[]): AttributeValue {

@@ -83,6 +83,7 @@ type Entity =
   | { kind: 'topic'; topic: string }
   | { kind: 'subscription'; partition: string; name: string }
   | { kind: 'ledgerState'; partition: string }
+  | { kind: 'closedLedger'; partition: string; ledgerId: bigint }
   | { kind: 'membership'; topic: string; name: string; consumerId: string }
   | { kind: 'permission'; resource: string; role: string }
   | { kind: 'audit'; topic: string; atMs: number; requestId: string }
@@ -94,6 +95,9 @@ const entity: fc.Arbitrary<Entity> = fc.oneof(
     .tuple(topicName, freeName)
     .map(([t, name]): Entity => ({ kind: 'subscription', partition: t.toString(), name })),
   topicName.map((t): Entity => ({ kind: 'ledgerState', partition: t.toString() })),
+  fc
+    .tuple(topicName, fc.constantFrom(0n, 1n, 10n, 2n ** 63n - 1n))
+    .map(([t, ledgerId]): Entity => ({ kind: 'closedLedger', partition: t.toString(), ledgerId })),
   fc.tuple(topicName, freeName, fc.constantFrom('c1', 'c2')).map(
     ([t, name, consumerId]): Entity => ({
       kind: 'membership',
@@ -127,6 +131,8 @@ function keyOf(e: Entity): CatalogKey {
       return catalogKeys.subscription(TopicName.parse(e.partition), e.name);
     case 'ledgerState':
       return catalogKeys.ledgerState(TopicName.parse(e.partition));
+    case 'closedLedger':
+      return catalogKeys.closedLedger(TopicName.parse(e.partition), e.ledgerId);
     case 'membership':
       return catalogKeys.membership(subscriptionKey(e.topic, e.name), e.consumerId);
     case 'permission':
@@ -143,9 +149,10 @@ function decode(key: CatalogKey): Entity {
   const { pk, sk } = key;
   if (pk.startsWith('NS#')) return { kind: 'topic', topic: `${pk.slice(3)}/${sk.slice(2)}` };
   if (pk.startsWith('ML#')) {
-    return sk === 'M'
-      ? { kind: 'ledgerState', partition: pk.slice(3) }
-      : { kind: 'subscription', partition: pk.slice(3), name: sk.slice(2) };
+    if (sk === 'M') return { kind: 'ledgerState', partition: pk.slice(3) };
+    if (sk.startsWith('L#'))
+      return { kind: 'closedLedger', partition: pk.slice(3), ledgerId: BigInt(sk.slice(2)) };
+    return { kind: 'subscription', partition: pk.slice(3), name: sk.slice(2) };
   }
   if (pk.startsWith('MEM#')) {
     const [topic, name] = JSON.parse(pk.slice(4)) as [string, string];
@@ -159,6 +166,9 @@ function decode(key: CatalogKey): Entity {
   throw new Error(`unknown key ${pk}`);
 }
 
+/** An entity as text, to tell equal ones apart from distinct ones (ledger ids are bigints). */
+const textOf = (e: Entity) =>
+  JSON.stringify(e, (_, value) => (typeof value === 'bigint' ? `${value}n` : value));
 const same = (a: CatalogKey, b: CatalogKey) => a.pk === b.pk && a.sk === b.sk;
 const bytes = (text: string) => Buffer.byteLength(text, 'utf8');
 
@@ -166,7 +176,7 @@ describe('Catalog keys', () => {
   it('distinct entities never share a key (names from every character Pulsar allows)', () => {
     fc.assert(
       fc.property(entity, entity, (a, b) => {
-        if (JSON.stringify(a) === JSON.stringify(b)) return true;
+        if (textOf(a) === textOf(b)) return true;
         return !same(keyOf(a), keyOf(b));
       }),
       { numRuns: 20_000 },
@@ -216,6 +226,7 @@ describe('Catalog keys', () => {
         catalogKeys.topic(partition.partitionedTopicName),
         catalogKeys.subscription(partition, name),
         catalogKeys.ledgerState(partition),
+        catalogKeys.closedLedger(partition, 2n ** 63n - 1n),
         catalogKeys.membership(subscriptionKey(partition.toString(), name), 'x'.repeat(22)),
         catalogKeys.permission(partition.toString(), name),
         catalogKeys.audit(partition.toString(), 1_700_000_000_000, 'r'.repeat(64)),

@@ -3,7 +3,7 @@ import type { ProxyHandler } from './local-gateway.ts';
 /**
  * A function run as Lambda runs it: each container handles one request at a time, and a request
  * that finds every container busy starts a new one (a cold start: `start` builds the handler with
- * its own dependencies, so its SDK clients, process memo and caches are its own). Idle containers
+ * its own dependencies, so its SDK clients, caches and hints are its own). Idle containers
  * are reused, most recently used first, as Lambda tends to. The bench runs the API functions this
  * way, so what a container remembers counts only as often as it would on AWS.
  */

@@ -3,14 +3,19 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { ContainerHints } from '../application/container-hints.ts';
 import { EngineCursorView } from '../application/engine/cursor-view.ts';
 import { DEFAULT_ENGINE_LIMITS } from '../application/engine/engine-context.ts';
 import type { IdGenerator, UseCasePorts } from '../application/use-case-ports.ts';
 import { type AcklineConfig, METRICS_NAMESPACE, serviceNameOf } from '../config/load-config.ts';
 import { RoundRobinRouter } from '../domain/message-router.ts';
 import { RedeliveryBackoffRegistry } from '../domain/redelivery-backoff-registry.ts';
+import { CachingConsumerRegistry, CONSUMER_RECORD_TTL_MS } from './caching-consumer-registry.ts';
 import { CachingHandleKeyStore } from './caching-handle-key-store.ts';
+import { CachingLedger, LEDGER_STATE_TTL_MS } from './caching-ledger.ts';
+import { CATALOG_TTL_MS, CachingTopicCatalog } from './caching-topic-catalog.ts';
 import { ClosedLedgerCache } from './dynamodb/closed-ledger-cache.ts';
+
 import { DynamoDbActivityIndex } from './dynamodb/dynamodb-activity-index.ts';
 import { DynamoDbAuditLog } from './dynamodb/dynamodb-audit-log.ts';
 import { DynamoDbConsumerRegistry } from './dynamodb/dynamodb-consumer-registry.ts';
@@ -80,7 +85,7 @@ export function createDependencies(config: AcklineConfig, serviceName: string): 
     meter.attachDynamoDb(dynamodb);
     meter.attachSqs(sqs);
   }
-  const ledger = new DynamoDbLedger(dynamodb, {
+  const storedLedger = new DynamoDbLedger(dynamodb, {
     catalogTable: config.tables.catalog,
     entriesTable: config.tables.entries,
     maxEntriesPerLedger: config.maxEntriesPerLedger,
@@ -93,14 +98,22 @@ export function createDependencies(config: AcklineConfig, serviceName: string): 
     maxUnackedPerConsumer: config.maxUnackedPerConsumer,
     maxUnackedPerSubscription: config.maxUnackedPerSubscription,
   };
+  // This container's state (docs/design/delivery-engine.md#per-container-state): caches of the
+  // catalog, the ledger and the consumer registry in front of their stores, each with its TTL, and
+  // the hints the use cases keep between calls. All in memory, one set per cold start.
+  const ledger = new CachingLedger(storedLedger, systemClock, LEDGER_STATE_TTL_MS);
   const ports: UseCasePorts = {
-    catalog: new DynamoDbTopicCatalog(dynamodb, config.tables.catalog),
+    catalog: new CachingTopicCatalog(
+      new DynamoDbTopicCatalog(dynamodb, config.tables.catalog),
+      systemClock,
+      CATALOG_TTL_MS,
+    ),
     tenants: new DynamoDbTenantCatalog(dynamodb, config.tables.catalog),
     ledger,
     // Admin paths read and write the cursor through the engine's items: one truth for both.
     cursors: new EngineCursorView({
       store: dispatch,
-      ledger,
+      ledger: storedLedger,
       clock: systemClock,
       limits: engineLimits,
     }),
@@ -110,7 +123,11 @@ export function createDependencies(config: AcklineConfig, serviceName: string): 
     policies: new DynamoDbPolicyStore(dynamodb, config.tables.catalog),
     deliveryQueue: new SqsDeliveryQueue(sqs, config.queuePrefix, config.maxDelaySeconds),
     scheduler: new SqsScheduler(sqs, config.schedulerQueueUrl, systemClock, config.maxDelaySeconds),
-    consumers: new DynamoDbConsumerRegistry(dynamodb, config.tables.catalog),
+    consumers: new CachingConsumerRegistry(
+      new DynamoDbConsumerRegistry(dynamodb, config.tables.catalog),
+      systemClock,
+      CONSUMER_RECORD_TTL_MS,
+    ),
     // Read on the first receive or ack by handle, then kept: the key never changes once made.
     handleKeys: new CachingHandleKeyStore(new DynamoDbHandleKeyStore(dynamodb, config.tables.catalog)),
     deletions: new DynamoDbDeletionJobs(dynamodb, config.tables.catalog),
@@ -118,6 +135,7 @@ export function createDependencies(config: AcklineConfig, serviceName: string): 
     backoffs: RedeliveryBackoffRegistry.withBuiltIns(),
     counters: { add: (name, value) => metrics.addMetric(name, MetricUnit.Count, value) },
     clock: systemClock,
+    hints: new ContainerHints(systemClock),
     pauseAfterConflict,
     sleep,
     engineLimits,

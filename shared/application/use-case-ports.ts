@@ -2,19 +2,20 @@ import type { RedeliveryBackoffRegistry } from '../domain/redelivery-backoff-reg
 import type { ActivityIndex } from '../ports/activity-index.ts';
 import type { AuditLog } from '../ports/audit-log.ts';
 import type { Clock } from '../ports/clock.ts';
-import type { ConsumerRegistry } from '../ports/consumer-registry.ts';
+import type { CachedConsumerRegistry } from '../ports/consumer-registry.ts';
 import type { Counters } from '../ports/counters.ts';
 import type { CursorStore } from '../ports/cursor-store.ts';
 import type { DeletionJobStore } from '../ports/deletion-jobs.ts';
 import type { DeliveryQueue } from '../ports/delivery-queue.ts';
 import type { DispatchStore } from '../ports/dispatch-store.ts';
 import type { HandleKeyStore } from '../ports/handle-key-store.ts';
-import type { Ledger } from '../ports/ledger.ts';
+import type { CachedLedger } from '../ports/ledger.ts';
 import type { PermissionStore } from '../ports/permission-store.ts';
 import type { PolicyStore } from '../ports/policy-store.ts';
 import type { Scheduler } from '../ports/scheduler.ts';
 import type { TenantCatalog } from '../ports/tenant-catalog.ts';
-import type { TopicCatalog } from '../ports/topic-catalog.ts';
+import type { CachedTopicCatalog } from '../ports/topic-catalog.ts';
+import type { ContainerHints } from './container-hints.ts';
 import type { EngineLimits } from './engine/engine-context.ts';
 
 /** Fresh identifiers (cursor ids, consumer ids); injected so tests can fix them. */
@@ -22,12 +23,16 @@ export interface IdGenerator {
   newId(): string;
 }
 
-/** The secondary ports the use cases are written against. */
+/**
+ * The secondary ports the use cases are written against, as one container (a Lambda execution
+ * environment) holds them: the catalog, the ledger and the consumer registry with this container's
+ * caches in front (see their caching decorators), and this container's hints.
+ */
 export interface UseCasePorts {
-  readonly catalog: TopicCatalog;
+  readonly catalog: CachedTopicCatalog;
   /** Tenants and namespaces created by the admin API. */
   readonly tenants: TenantCatalog;
-  readonly ledger: Ledger;
+  readonly ledger: CachedLedger;
   /** The cursor as admin paths read and write it (mark-delete, acks): a view of `dispatch`. */
   readonly cursors: CursorStore;
   /** The delivery engine's cursor state (head, pages, redelivery tracker); see docs/design/delivery-engine.md#items. */
@@ -38,7 +43,7 @@ export interface UseCasePorts {
   readonly policies: PolicyStore;
   readonly deliveryQueue: DeliveryQueue;
   readonly scheduler: Scheduler;
-  readonly consumers: ConsumerRegistry;
+  readonly consumers: CachedConsumerRegistry;
   /** The key that signs delivery handles (cached by the composition root: one read per process). */
   readonly handleKeys: HandleKeyStore;
   /** The subscriptions maintenance has to look at (activity since it last found them settled). */
@@ -48,6 +53,11 @@ export interface UseCasePorts {
   /** Resolves stored backoff policies (built-ins plus any class the deployment registers). */
   readonly backoffs: RedeliveryBackoffRegistry;
   readonly clock: Clock;
+  /**
+   * What this container notes between calls (lease renewals, caught-up marks, activity marks,
+   * unacknowledged counts): one per container, never shared between two.
+   */
+  readonly hints: ContainerHints;
   readonly ids: IdGenerator;
   readonly settings: { readonly clusterName: string };
   /** Optional: what the use cases count (delivered, acked, nacked, ...). */

@@ -70,3 +70,15 @@ export interface ConsumerRegistry {
   /** Every member with the end of its lease (epoch ms), sorted by id. One strong Query. */
   leases(subscriptionKey: string): Promise<{ readonly consumerId: string; readonly untilMs: number }[]>;
 }
+
+/**
+ * The registry with this container's cache of consumer records in front of it
+ * (CachingConsumerRegistry, built in the composition root). The ConsumerRegistry methods read and
+ * write the store as they say; these two answer from what this container read lately.
+ */
+export interface CachedConsumerRegistry extends ConsumerRegistry {
+  /** The consumer's record as this container read it lately (a `get` when it did not, or too long ago). */
+  recent(consumerId: string): Promise<ConsumerRecord | undefined>;
+  /** Forgets this container's copy of the record: the next `recent` reads it. */
+  forget(consumerId: string): void;
+}

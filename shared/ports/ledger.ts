@@ -186,3 +186,20 @@ export interface Ledger {
     request: RetentionRequest & { readonly maxBatches: number },
   ): Promise<Trimmed | undefined>;
 }
+
+/**
+ * The ledger with this container's cache of ledger states and ledger owners in front of it
+ * (CachingLedger, built in the composition root). The Ledger methods read and write the store as
+ * they say; these answer from what this container read lately.
+ */
+export interface CachedLedger extends Ledger {
+  /** The partition's state, as read lately by this method (for the dispatcher's idle path). */
+  recentState(partition: TopicName): Promise<ManagedLedgerState | undefined>;
+  /**
+   * The first of `positions` that names no written entry of the partition's ledgers (none:
+   * undefined), answered from a remembered state when that already holds them all.
+   */
+  firstUnwritten(partition: TopicName, positions: readonly Position[]): Promise<Position | undefined>;
+  /** The partition that owns `ledgerId`, as this container read it once (a ledger never changes hands). */
+  knownOwnerOf(ledgerId: bigint): Promise<TopicName | undefined>;
+}

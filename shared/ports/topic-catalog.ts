@@ -87,3 +87,22 @@ export interface TopicCatalog {
    */
   recordFeedProgress(partition: TopicName, name: string, claim: FeedProgressClaim): Promise<boolean>;
 }
+
+/**
+ * The catalog with this container's cache of topic records and subscription lists in front of it
+ * (CachingTopicCatalog, built in the composition root). The TopicCatalog methods read and write
+ * the store as they say; these answer from what this container read lately.
+ */
+export interface CachedTopicCatalog extends TopicCatalog {
+  /** The topic's record as this container read it lately (a `getTopic` when it did not, or too long ago). */
+  recentTopic(topic: TopicName): Promise<TopicRecord | undefined>;
+  /** Forgets this container's copy of the topic's record: the next `recentTopic` reads it. */
+  forgetTopic(topic: TopicName): void;
+  /**
+   * The partition's subscriptions for subscriptions version `version` (Appended.subscriptionsVersion),
+   * listed again when the version is new to this container, or the list is old.
+   */
+  subscriptionsAt(partition: TopicName, version: string): Promise<readonly SubscriptionRecord[]>;
+  /** The partition's subscriptions as this container last listed them, whatever their age. */
+  knownSubscriptions(partition: TopicName): Promise<readonly SubscriptionRecord[]>;
+}

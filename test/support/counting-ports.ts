@@ -5,6 +5,14 @@ const READ_METHOD =
   /^(get|list|read|load|state|members|expired|leases|due|next|seeded|group|first|owner|is|recent|peek)/;
 
 /**
+ * The caching decorators' answers from this container's cache (CachedTopicCatalog, CachedLedger,
+ * CachedConsumerRegistry): not reads themselves. They read the store through their own port
+ * methods, so run with the wrapper as `this` they have those reads counted, and only those.
+ */
+const CACHED_METHOD =
+  /^(recent|recentTopic|recentState|firstUnwritten|knownOwnerOf|knownSubscriptions|subscriptionsAt)$/;
+
+/**
  * Wraps the storage ports so that every read is counted by the items it returns (an array by
  * its length, anything else as one, nothing as none): what maintenance reads per run, over the
  * in-memory fakes, as the usage meter counts it on DynamoDB.
@@ -19,6 +27,9 @@ export function countingPorts(ports: UseCasePorts): {
     new Proxy(port, {
       get(target, property, receiver) {
         const value = Reflect.get(target, property, receiver) as unknown;
+        if (typeof value === 'function' && typeof property === 'string' && CACHED_METHOD.test(property)) {
+          return value.bind(receiver);
+        }
         if (typeof value !== 'function' || typeof property !== 'string' || !READ_METHOD.test(property)) {
           return typeof value === 'function' ? value.bind(target) : value;
         }

@@ -1,8 +1,15 @@
+import { CachingConsumerRegistry } from '../../shared/adapters/caching-consumer-registry.ts';
+import { CachingLedger } from '../../shared/adapters/caching-ledger.ts';
+import { CachingTopicCatalog } from '../../shared/adapters/caching-topic-catalog.ts';
+import { ContainerHints } from '../../shared/application/container-hints.ts';
 import { EngineCursorView } from '../../shared/application/engine/cursor-view.ts';
 import { DEFAULT_ENGINE_LIMITS } from '../../shared/application/engine/engine-context.ts';
 import type { UseCasePorts } from '../../shared/application/use-case-ports.ts';
 import { RedeliveryBackoffRegistry } from '../../shared/domain/redelivery-backoff-registry.ts';
+import type { ConsumerRegistry } from '../../shared/ports/consumer-registry.ts';
 import type { CounterName } from '../../shared/ports/counters.ts';
+import type { Ledger } from '../../shared/ports/ledger.ts';
+import type { TopicCatalog } from '../../shared/ports/topic-catalog.ts';
 import { InMemoryActivityIndex } from './in-memory-activity-index.ts';
 import { InMemoryAuditLog } from './in-memory-audit-log.ts';
 import { InMemoryDeletionJobs } from './in-memory-deletion-jobs.ts';
@@ -26,11 +33,25 @@ export function unusedPort<T extends object>(name: string, who = 'the code under
 }
 
 /**
+ * What a test may give {@link inMemoryPorts}: any of the ports, with the catalog, the ledger and
+ * the consumer registry as stores (uncached: the container's caches are put in front of them).
+ */
+export type InMemoryPortParts = Partial<Omit<UseCasePorts, 'catalog' | 'ledger' | 'consumers'>> & {
+  readonly catalog?: TopicCatalog;
+  readonly ledger?: Ledger;
+  readonly consumers?: ConsumerRegistry;
+};
+
+/**
  * Use-case ports over the in-memory fakes, for unit tests: each part can be
  * replaced; the scheduler and the consumer registry are unused unless given.
  * Counters add up into `counted`; ids count up (`id-1`, `id-2`...).
+ *
+ * One call is one container: its own caches in front of the catalog, the ledger and the consumer
+ * registry (given or new), and its own ContainerHints unless `hints` is given. Two calls over the
+ * same stores are two containers (see in-memory-processes.ts).
  */
-export function inMemoryPorts(parts: Partial<UseCasePorts> = {}): {
+export function inMemoryPorts(parts: InMemoryPortParts = {}): {
   ports: UseCasePorts;
   counted: Map<CounterName, number>;
 } {
@@ -40,9 +61,7 @@ export function inMemoryPorts(parts: Partial<UseCasePorts> = {}): {
   const ledger = parts.ledger ?? new InMemoryLedger(1000);
   const dispatch = parts.dispatch ?? new InMemoryDispatchStore();
   const ports: UseCasePorts = {
-    catalog: new InMemoryTopicCatalog(),
     tenants: new InMemoryTenantCatalog(),
-    ledger,
     cursors: new EngineCursorView({ store: dispatch, ledger, clock, limits: DEFAULT_ENGINE_LIMITS }),
     dispatch,
     permissions: new InMemoryPermissionStore(),
@@ -50,7 +69,6 @@ export function inMemoryPorts(parts: Partial<UseCasePorts> = {}): {
     policies: new InMemoryPolicyStore(),
     deliveryQueue: new InMemoryDeliveryQueue(),
     scheduler: unusedPort('scheduler'),
-    consumers: unusedPort('consumers'),
     handleKeys: new InMemoryHandleKeyStore(),
     deletions: new InMemoryDeletionJobs(),
     activity: new InMemoryActivityIndex(),
@@ -59,7 +77,11 @@ export function inMemoryPorts(parts: Partial<UseCasePorts> = {}): {
     ids: { newId: () => `id-${++nextId}` },
     settings: { clusterName: 'standalone' },
     counters: { add: (name, value) => counted.set(name, (counted.get(name) ?? 0) + value) },
+    hints: new ContainerHints(clock),
     ...parts,
+    catalog: new CachingTopicCatalog(parts.catalog ?? new InMemoryTopicCatalog(), clock),
+    ledger: new CachingLedger(ledger, clock),
+    consumers: new CachingConsumerRegistry(parts.consumers ?? unusedPort('consumers'), clock),
   };
   return { ports, counted };
 }

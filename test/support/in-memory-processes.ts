@@ -11,8 +11,9 @@ import { InMemoryTopicCatalog } from './in-memory-topic-catalog.ts';
 import { ManualClock } from './manual-clock.ts';
 
 /**
- * Two "processes" (Lambda containers) over one set of stores and queues: two UseCasePorts, each
- * with its own process memo (records, marks, caches), sharing the clock and every fake.
+ * Two "processes" (Lambda containers) over one set of stores and queues: two UseCasePorts sharing
+ * the clock and every fake, each with its own per-container state: its caches in front of the
+ * catalog, the ledger and the consumer registry, and its own ContainerHints (`ports.hints`).
  */
 export function twoProcesses(): [UseCasePorts, UseCasePorts] {
   const shared = {
@@ -27,8 +28,7 @@ export function twoProcesses(): [UseCasePorts, UseCasePorts] {
   };
   // One deployment, one handle key: a handle one process issued verifies in the other.
   const handleKeys = new InMemoryHandleKeyTable();
-  return [
-    inMemoryPorts({ ...shared, handleKeys: new InMemoryHandleKeyStore(handleKeys) }).ports,
-    inMemoryPorts({ ...shared, handleKeys: new InMemoryHandleKeyStore(handleKeys) }).ports,
-  ];
+  const processOf = () =>
+    inMemoryPorts({ ...shared, handleKeys: new InMemoryHandleKeyStore(handleKeys) }).ports;
+  return [processOf(), processOf()];
 }

@@ -5,7 +5,7 @@ import type { Ledger } from '../../shared/ports/ledger.ts';
  * consumer's whole receive lands between a dispatch's entries read and its claim, so the claim's
  * compare-and-set meets the head that receive wrote. Later reads pass straight through.
  */
-export function overtakingLedger(ledger: Ledger, overtake: () => Promise<unknown>): Ledger {
+export function overtakingLedger<L extends Ledger>(ledger: L, overtake: () => Promise<unknown>): L {
   let pending = true;
   return new Proxy(ledger, {
     get(target, property, receiver) {

@@ -13,7 +13,6 @@ import {
   type NackItem,
   negativeAcknowledge as nackOnCursor,
 } from '../engine/pending-acks.ts';
-import { firstUnwritten } from '../process-memo.ts';
 import { deadLetterProducerOf } from '../producers/dead-letter-producer.ts';
 import type { Principal } from '../tenancy/principal.ts';
 import type { UseCasePorts } from '../use-case-ports.ts';
@@ -66,7 +65,7 @@ async function requireWritten(
   positions: readonly Position[],
 ) {
   if (positions.length === 0) return;
-  const missing = await firstUnwritten(ports, TopicName.parse(partition.topic), positions);
+  const missing = await ports.ledger.firstUnwritten(TopicName.parse(partition.topic), positions);
   if (missing)
     throw new PositionNotFoundError(`Message ${missing.toString()} not found in topic ${partition.topic}`);
 }

@@ -9,7 +9,6 @@ import type { DispatchConsumer, KeySharedMember } from '../engine/engine-context
 import { cursorOf, engineOf } from '../engine/engine-ports.ts';
 import { releaseConsumerStep, rewind } from '../engine/release.ts';
 import { markConsumerActive } from '../maintenance/activity.ts';
-import { consumerRecord, forgetConsumer, renewals } from '../process-memo.ts';
 import { deadLetterProducerOf } from '../producers/dead-letter-producer.ts';
 import { requireAction, requirePrincipal } from '../tenancy/authorization.ts';
 import type { Principal } from '../tenancy/principal.ts';
@@ -67,8 +66,8 @@ export async function requireConsumer(
   options: { readonly fresh?: boolean } = {},
 ): Promise<ConsumerRecord> {
   const caller = requirePrincipal(principal);
-  if (options.fresh) forgetConsumer(ports, consumerId, { recordOnly: true });
-  const consumer = await consumerRecord(ports, consumerId);
+  if (options.fresh) ports.consumers.forget(consumerId);
+  const consumer = await ports.consumers.recent(consumerId);
   if (!consumer)
     throw new NotFoundError(
       `Consumer ${consumerId} not found: closed, removed after its lease lapsed (no call for its lease), or never subscribed; subscribe again`,
@@ -94,7 +93,7 @@ export async function renewLease(ports: UseCasePorts, consumer: ConsumerRecord):
   await markConsumerActive(ports, consumer);
   if (consumer.kind === 'lambda') return;
   const now = ports.clock.nowMs();
-  const renewed = renewals(ports);
+  const renewed = ports.hints.renewals;
   if ((renewed.get(consumer.consumerId) ?? 0) > now - renewAfterMs(leaseMsOf(consumer))) return;
   await ports.consumers.heartbeat(
     subscriptionKey(consumer.topic, consumer.subscription),
@@ -164,7 +163,7 @@ export async function keySharedMembers(
   const ids = await ports.consumers.members(subscriptionKey(consumer.topic, consumer.subscription), 0);
   const members: KeySharedMember[] = [];
   for (const id of ids.includes(consumer.consumerId) ? ids : [...ids, consumer.consumerId].sort()) {
-    const record = id === consumer.consumerId ? consumer : await consumerRecord(ports, id);
+    const record = id === consumer.consumerId ? consumer : await ports.consumers.recent(id);
     const mark = record?.joinedAfter?.[partition.cursorId];
     if (record && mark) members.push({ consumerId: id, joinedAfter: Position.parseStored(mark) });
   }
@@ -225,8 +224,9 @@ export async function closeConsumer(
   // The second pass first: once it is scheduled, a crash at any later step still gives back what
   // the consumer held (and what a call racing the close claimed).
   await scheduleSecondPass(ports, consumer);
+  // The registry's cache forgets the record with the delete; this container's renewal goes too.
   await ports.consumers.delete(consumerId);
-  forgetConsumer(ports, consumerId);
+  ports.hints.renewals.delete(consumerId);
   await releaseConsumer(ports, consumer, { close: true });
   await ports.consumers.leave(subscriptionKey(consumer.topic, consumer.subscription), consumerId);
 }

@@ -2,7 +2,6 @@ import { NotFoundError } from '../../domain/errors.ts';
 import type { TopicName } from '../../domain/topic-name.ts';
 import type { SubscriptionQueue } from '../../ports/delivery-queue.ts';
 import { markSubscriptionActive } from '../maintenance/activity.ts';
-import { subscriptionsAt } from '../process-memo.ts';
 import type { UseCasePorts } from '../use-case-ports.ts';
 
 /** A subscription's doorbell queue (standard SQS: rings carry nothing, order does not matter). */
@@ -49,7 +48,7 @@ export async function ringSubscriptions(
   subscriptionsVersion: string,
   dueAtMs: readonly number[],
 ): Promise<void> {
-  const subscriptions = await subscriptionsAt(ports, partition, subscriptionsVersion);
+  const subscriptions = await ports.catalog.subscriptionsAt(partition, subscriptionsVersion);
   await Promise.all(
     subscriptions.map((subscription) =>
       Promise.all([

@@ -5,7 +5,6 @@ import type { Delivery } from '../engine/engine-context.ts';
 import { cursorOf, engineOf } from '../engine/engine-ports.ts';
 import { acknowledge, negativeAcknowledge } from '../engine/pending-acks.ts';
 import { markConsumerActive } from '../maintenance/activity.ts';
-import { addHandedOut } from '../process-memo.ts';
 import { deadLetterProducerOf } from '../producers/dead-letter-producer.ts';
 import type { UseCasePorts } from '../use-case-ports.ts';
 import type { BatchOrder, ConsumerMessage } from './consumer-message.ts';
@@ -211,5 +210,5 @@ function settled(
   partition: ConsumerPartition,
   count: number,
 ): void {
-  addHandedOut(ports, partition.cursorId, consumer.consumerId, -count);
+  ports.hints.unacked.add(partition.cursorId, consumer.consumerId, -count);
 }

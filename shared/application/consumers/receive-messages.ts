@@ -5,7 +5,6 @@ import type { ByteBudget } from '../engine/byte-budget.ts';
 import { dispatch } from '../engine/dispatcher.ts';
 import type { Delivery } from '../engine/engine-context.ts';
 import { cursorOf, engineOf } from '../engine/engine-ports.ts';
-import { caughtUpMarks } from '../process-memo.ts';
 import type { Principal } from '../tenancy/principal.ts';
 import type { UseCasePorts } from '../use-case-ports.ts';
 import type { ConsumerMessage } from './consumer-message.ts';
@@ -227,7 +226,7 @@ export async function receiveMessages(
       consumer.partitions.length === 1 ? (consumer.partitions[0] as ConsumerPartition) : undefined;
     // Caught up at the last look and no ring since: nothing to read the cursor for (an SQS short
     // poll instead of a head and an entries read).
-    const shortPolled = round === 0 && single !== undefined && caughtUpMarks.has(ports, single.cursorId);
+    const shortPolled = round === 0 && single !== undefined && ports.hints.caughtUp.has(single.cursorId);
     const rung = shortPolled ? await ports.deliveryQueue.waitForRing(doorbellOf(single.cursorId), 0) : true;
     if (shortPolled && rung) tookRing = single.cursorId;
     const { taken, caughtUp, blocked, standby, contended } = rung
@@ -248,8 +247,8 @@ export async function receiveMessages(
       tookRing = undefined;
     }
     if (single && rung) {
-      if (caughtUp.has(single.cursorId)) caughtUpMarks.mark(ports, single.cursorId);
-      else caughtUpMarks.forget(ports, single.cursorId);
+      if (caughtUp.has(single.cursorId)) ports.hints.caughtUp.mark(single.cursorId);
+      else ports.hints.caughtUp.forget(single.cursorId);
     }
     if (taken.length > 0) {
       return taken.map(({ partition, delivery }) => delivered(handles, partition, delivery));
@@ -268,7 +267,7 @@ export async function receiveMessages(
       const partition = open[round % open.length] as ConsumerPartition;
       // A round that trusted the mark instead of reading the cursor waits no longer than the mark
       // is trusted: the ring it did not find may have gone to another process.
-      const trusted = rung ? MAX_POLL_MS : caughtUpMarks.remainingMs(ports, partition.cursorId);
+      const trusted = rung ? MAX_POLL_MS : ports.hints.caughtUp.remainingMs(partition.cursorId);
       const pollMs = Math.min(
         consumer.partitions.length === 1 ? MAX_POLL_MS : 1_000,
         remaining,
@@ -280,7 +279,7 @@ export async function receiveMessages(
       );
       const woke = await ports.deliveryQueue.waitForRing(doorbellOf(partition.cursorId), pollMs);
       if (woke) tookRing = partition.cursorId;
-      if (woke || consumer.partitions.length > 1) caughtUpMarks.forget(ports, partition.cursorId);
+      if (woke || consumer.partitions.length > 1) ports.hints.caughtUp.forget(partition.cursorId);
     }
     // After any wait, the consumer is read again before anything is claimed: a close while this
     // call waited (an abandoned poll) refuses the claim. One consumer read per wait.

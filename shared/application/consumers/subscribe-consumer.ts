@@ -10,7 +10,6 @@ import { cursorOf, engineOf } from '../engine/engine-ports.ts';
 import { keySharedJoinMark } from '../engine/key-shared-routing.ts';
 import { createSubscriptionCursor } from '../engine/subscription-cursor.ts';
 import { markConsumerActive, markSubscriptionActive } from '../maintenance/activity.ts';
-import { forgetTopic } from '../process-memo.ts';
 import { requireAction, requirePrincipal } from '../tenancy/authorization.ts';
 import type { Principal } from '../tenancy/principal.ts';
 import { ensureTopic, requirePersistent } from '../topics/topic-lookup.ts';
@@ -177,10 +176,10 @@ export async function ensureSubscription(
     return existing;
   }
   // A new subscription is made only on a topic that exists now, not on one this process remembers
-  // (a topic deleted within the memo's life must not get a new ledger and a subscription that a
+  // (a topic deleted within the cache's life must not get a new ledger and a subscription that a
   // topic created again under the name would inherit). One strong read, on creation only.
   if (!(await ports.catalog.getTopic(partition.partitionedTopicName))) {
-    forgetTopic(ports, partition.partitionedTopicName);
+    ports.catalog.forgetTopic(partition.partitionedTopicName);
     throw new TopicNotFoundError(partition.partitionedTopicName.toString());
   }
   const cursorId = ports.ids.newId();
@@ -199,13 +198,13 @@ export async function ensureSubscription(
   try {
     await ports.ledger.announceSubscriptions(partition);
   } catch (error) {
-    // The topic was deleted while this call trusted its memo of it: take back what was made, so a
-    // topic created again under the name starts without it.
+    // The topic was deleted while this call trusted its cached record of it: take back what was
+    // made, so a topic created again under the name starts without it.
     if (error instanceof TopicNotFoundError) {
       await ports.catalog.deleteSubscription(partition, name, { cursorId });
       await ports.dispatch.deleteCursor(cursorId);
       await ports.deliveryQueue.delete(doorbellOf(cursorId));
-      forgetTopic(ports, partition.partitionedTopicName);
+      ports.catalog.forgetTopic(partition.partitionedTopicName);
     }
     throw error;
   }

@@ -13,7 +13,7 @@ export interface EngineContext {
   readonly limits: EngineLimits;
   /**
    * The partition's ledgers for the dispatcher's idle path, possibly remembered for a moment (see
-   * recentLedgerState); default: a fresh `ledger.state` read.
+   * CachedLedger.recentState); default: a fresh `ledger.state` read.
    */
   readonly recentState?: (partition: TopicName) => Promise<ManagedLedgerState | undefined>;
   /**

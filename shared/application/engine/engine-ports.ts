@@ -1,6 +1,5 @@
 import { TopicName } from '../../domain/topic-name.ts';
 import type { ConsumerPartition, ConsumerRecord } from '../../ports/consumer-registry.ts';
-import { addHandedOut, recentLedgerState, recentUnackedByConsumer } from '../process-memo.ts';
 import type { UseCasePorts } from '../use-case-ports.ts';
 import { heldAgainstCap } from './consumer-cap.ts';
 import { DEFAULT_ENGINE_LIMITS, type EngineContext, type PartitionCursor } from './engine-context.ts';
@@ -13,12 +12,12 @@ export function engineOf(ports: UseCasePorts): EngineContext {
     ledger: ports.ledger,
     clock: ports.clock,
     limits: ports.engineLimits ?? DEFAULT_ENGINE_LIMITS,
-    recentState: (partition) => recentLedgerState(ports, partition),
+    recentState: (partition) => ports.ledger.recentState(partition),
     unackedByConsumer: (cursor, maxAgeMs) =>
-      recentUnackedByConsumer(ports, cursor.cursorId, maxAgeMs, async () => {
+      ports.hints.unacked.recent(cursor.cursorId, maxAgeMs, async () => {
         return heldAgainstCap(await pendingSummary(ctx, cursor));
       }),
-    handedTo: (cursor, consumerId, count) => addHandedOut(ports, cursor.cursorId, consumerId, count),
+    handedTo: (cursor, consumerId, count) => ports.hints.unacked.add(cursor.cursorId, consumerId, count),
     ...(ports.pauseAfterConflict ? { pauseAfterConflict: ports.pauseAfterConflict } : {}),
   };
   return ctx;

@@ -2,7 +2,6 @@ import type { TopicName } from '../../domain/topic-name.ts';
 import type { IndexedSubscription } from '../../ports/activity-index.ts';
 import type { ConsumerRecord } from '../../ports/consumer-registry.ts';
 import type { SubscriptionRecord } from '../../ports/topic-catalog.ts';
-import { activityMarks, knownSubscriptions } from '../process-memo.ts';
 import type { UseCasePorts } from '../use-case-ports.ts';
 
 /**
@@ -19,7 +18,7 @@ export const MARK_EVERY_MS = 60_000;
  */
 export async function markActive(ports: UseCasePorts, subscription: IndexedSubscription): Promise<void> {
   const now = ports.clock.nowMs();
-  const marks = activityMarks(ports);
+  const marks = ports.hints.activityMarks;
   if ((marks.get(subscription.cursorId) ?? Number.NEGATIVE_INFINITY) > now - MARK_EVERY_MS) return;
   await ports.activity.mark(subscription, now);
   marks.set(subscription.cursorId, now);
@@ -53,6 +52,6 @@ export async function markConsumerActive(ports: UseCasePorts, consumer: Consumer
 
 /** {@link markActive} for every subscription of a partition (as this process knows them). */
 export async function markPartitionActive(ports: UseCasePorts, partition: TopicName): Promise<void> {
-  const subscriptions = await knownSubscriptions(ports, partition);
+  const subscriptions = await ports.catalog.knownSubscriptions(partition);
   for (const subscription of subscriptions) await markSubscriptionActive(ports, partition, subscription);
 }

@@ -4,7 +4,6 @@ import type { DeletionJob } from '../../ports/deletion-jobs.ts';
 import type { SubscriptionRecord, TopicRecord } from '../../ports/topic-catalog.ts';
 import { subscriptionKey } from '../consumers/consumer-session.ts';
 import { doorbellOf } from '../consumers/doorbells.ts';
-import { forgetConsumer, forgetTopic } from '../process-memo.ts';
 import type { UseCasePorts } from '../use-case-ports.ts';
 
 /** Items one purge call deletes (a Query page of keys, then BatchWriteItem). */
@@ -170,8 +169,8 @@ async function detachGroup(ports: UseCasePorts, jobs: readonly DeletionJob[]): P
   const topic = jobs[0]?.topic;
   if (topic) {
     const name = TopicName.parse(topic.name);
+    // The catalog's cache forgets the record with the delete.
     await ports.catalog.deleteTopic(name, { createdAtMs: topic.createdAtMs });
-    forgetTopic(ports, name);
   }
   // The consumers of the deleted subscriptions go now (a forced deletion disconnects them: their
   // next call answers 404), not only once the backlog is purged: their cursors are still there
@@ -254,7 +253,9 @@ async function removeConsumers(ports: UseCasePorts, job: DeletionJob): Promise<v
       if (record && !record.partitions.some((partition) => cursorIds.has(partition.cursorId))) continue;
       if (record) await ports.consumers.delete(consumerId);
       await ports.consumers.leave(key, consumerId);
-      forgetConsumer(ports, consumerId);
+      // Also when the record was gone already: this container may still hold a copy of it.
+      ports.consumers.forget(consumerId);
+      ports.hints.renewals.delete(consumerId);
     }
   }
 }

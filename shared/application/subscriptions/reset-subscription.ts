@@ -4,7 +4,6 @@ import type { TopicName } from '../../domain/topic-name.ts';
 import { ringAt } from '../consumers/doorbells.ts';
 import { engineOf } from '../engine/engine-ports.ts';
 import { type CursorMove, resetCursor } from '../engine/reset-cursor.ts';
-import { caughtUpMarks, ledgerOwner } from '../process-memo.ts';
 import { endOfLog, firstPublishedAtOrAfter } from '../topics/find-by-publish-time.ts';
 import type { UseCasePorts } from '../use-case-ports.ts';
 import { withCursorLease } from './cursor-lease.ts';
@@ -62,7 +61,7 @@ export function resetCursorToMessageId(
     operation: 'resetCursor',
     target: `${position.toString()}${request.isExcluded ? ' (excluded)' : ''}`,
     partitions: async (resolved) => {
-      const owner = await ledgerOwner(ports, position.ledgerId);
+      const owner = await ports.ledger.knownOwnerOf(position.ledgerId);
       const partition = resolved.partitions.find((candidate) => owner?.equals(candidate));
       if (!partition) throw unable(`ledger ${position.ledgerId} is not a ledger of this topic`);
       if (
@@ -171,7 +170,7 @@ async function resetTo(
   }
   // Receivers that found the subscription caught up read its cursor again (Pulsar disconnects
   // them, and they read from the new read position when they reconnect).
-  caughtUpMarks.forget(ports, cursor.cursorId);
+  ports.hints.caughtUp.forget(cursor.cursorId);
   await ringAt(ports, cursor.cursorId, ports.clock.nowMs());
   return move;
 }

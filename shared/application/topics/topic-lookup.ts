@@ -11,7 +11,6 @@ import type { Position } from '../../domain/position.ts';
 import type { TopicName } from '../../domain/topic-name.ts';
 import type { ManagedLedgerState } from '../../ports/ledger.ts';
 import type { SubscriptionRecord, TopicRecord } from '../../ports/topic-catalog.ts';
-import { firstUnwritten, ledgerOwner, topicRecord } from '../process-memo.ts';
 import type { UseCasePorts } from '../use-case-ports.ts';
 
 /** A topic as addressed by a call: the base record and the partitions the call applies to. */
@@ -37,7 +36,7 @@ export function requirePersistent(topic: TopicName): void {
 export async function resolveTopic(ports: UseCasePorts, topic: TopicName): Promise<ResolvedTopic> {
   requirePersistent(topic);
   const base = topic.partitionedTopicName;
-  const record = await topicRecord(ports, base);
+  const record = await ports.catalog.recentTopic(base);
   if (!record) throw new TopicNotFoundError(topic.toString());
   if (topic.isPartition) {
     if (topic.partitionIndex >= record.partitions) throw new TopicNotFoundError(topic.toString());
@@ -67,10 +66,10 @@ export async function resolvePosition(
   if (resolved.partitions.length === 1) {
     partition = resolved.partitions[0];
   } else {
-    const owner = await ledgerOwner(ports, position.ledgerId);
+    const owner = await ports.ledger.knownOwnerOf(position.ledgerId);
     partition = resolved.partitions.find((candidate) => owner?.equals(candidate));
   }
-  if (!partition || (await firstUnwritten(ports, partition, [position]))) throw notFound();
+  if (!partition || (await ports.ledger.firstUnwritten(partition, [position]))) throw notFound();
   return { partition };
 }
 
@@ -134,7 +133,7 @@ export async function foldCursor(
  */
 export async function ensureTopic(ports: UseCasePorts, topic: TopicName): Promise<TopicRecord> {
   const base = topic.partitionedTopicName;
-  const existing = await topicRecord(ports, base);
+  const existing = await ports.catalog.recentTopic(base);
   if (existing) {
     if (topic.isPartition && topic.partitionIndex >= existing.partitions) {
       throw new TopicNotFoundError(topic.toString());
@@ -168,7 +167,9 @@ export async function requireCreatableByPartitionKeyword(
 ): Promise<void> {
   const claim = topic.partitionKeywordIndex;
   if (!claim) return;
-  const partitioned = claim.partitionedTopic ? await topicRecord(ports, claim.partitionedTopic) : undefined;
+  const partitioned = claim.partitionedTopic
+    ? await ports.catalog.recentTopic(claim.partitionedTopic)
+    : undefined;
   const baseName = claim.partitionedTopic?.toString() ?? 'with an empty name';
   if (!partitioned || partitioned.partitions === 0) {
     throw new PreconditionFailedError(

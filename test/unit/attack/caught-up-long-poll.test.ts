@@ -1,11 +1,11 @@
-// Attack on the "caught up" shortcut (receive-messages.ts, caughtUpMarks): a long poll in a
+// Attack on the "caught up" shortcut (receive-messages.ts, ContainerHints.caughtUp): a long poll in a
 // process that holds a caught-up mark skips its first dispatch and waits on the doorbell. When
 // the ring went to another process, the message sits there for the whole poll (20 s), not for
-// the mark's life (5 s) that process-memo.ts promises.
+// the mark's life (5 s) that container-hints.ts promises.
 import { describe, expect, it } from 'vitest';
 import { receiveMessages } from '../../../shared/application/consumers/receive-messages.ts';
 import { subscribeConsumer } from '../../../shared/application/consumers/subscribe-consumer.ts';
-import { RECORD_TTL_MS } from '../../../shared/application/process-memo.ts';
+import { CAUGHT_UP_TTL_MS } from '../../../shared/application/container-hints.ts';
 import { publishMessages } from '../../../shared/application/producers/publish-messages.ts';
 import type { Principal } from '../../../shared/application/tenancy/principal.ts';
 import type { UseCasePorts } from '../../../shared/application/use-case-ports.ts';
@@ -84,6 +84,6 @@ describe('caught-up mark and long polls', () => {
     const started = clock.nowMs();
     const found = await receiveMessages(second, admin, b, { maxMessages: 10, waitMs: 30_000 });
     expect(found.map((message) => message.payload)).toEqual(['p1']);
-    expect(clock.nowMs() - started).toBeLessThanOrEqual(RECORD_TTL_MS);
+    expect(clock.nowMs() - started).toBeLessThanOrEqual(CAUGHT_UP_TTL_MS);
   });
 });

@@ -1,6 +1,6 @@
 // Attack on resumable deletes (deletion-jobs.ts): a topic deletion captures the partition's
 // subscriptions, then detaches them. A subscribe in another process (Lambda container) that still
-// trusts its memo of the topic record (RECORD_TTL_MS, 5 s) creates a subscription record after
+// trusts its cached topic record (CachingTopicCatalog, CATALOG_TTL_MS: 5 s) creates a subscription record after
 // the capture: nothing deletes it, and a topic created again under the name finds it (its cursor
 // and queue are never purged either). Fixed: a new subscription is made only after a strong read
 // finds the topic, and one whose ledger was detached meanwhile is taken back.
@@ -28,11 +28,11 @@ describe('a deleted and re-created topic starts empty', () => {
   it('a subscribe racing the deletion leaves no subscription on the re-created topic', async () => {
     const [first, second] = twoProcesses();
     await createTopic(first, admin, topic, 0);
-    // The second process knows the topic (its memo holds the record for a few seconds).
+    // The second process knows the topic (its catalog cache holds the record for a few seconds).
     await subscribe(second, 'known');
     await deleteTopic(first, admin, topic, { force: true });
 
-    // Within the memo's life, the second process subscribes again under a new name.
+    // Within the cache's life, the second process subscribes again under a new name.
     await subscribe(second, 'late').catch(() => undefined);
 
     // The topic is created again: it must start with no subscription.

@@ -1,5 +1,5 @@
 // The receive use case over in-memory ports, with two "processes" (Lambda containers): two
-// UseCasePorts over the same stores and queues, each with its own process memo. A doorbell ring
+// UseCasePorts over the same stores and queues, each with its own caches and hints. A doorbell ring
 // wakes one receiver, in whichever process polls first: nothing may wait on a ring that went to
 // the other process or to another member.
 import { describe, expect, it } from 'vitest';

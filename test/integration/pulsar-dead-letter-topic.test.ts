@@ -236,4 +236,36 @@ describe.concurrent("Pulsar's DeadLetterTopicTest", () => {
     expect(subscriptions).toContain('init-sub');
     expect(payloads(letters).sort()).toEqual([...sent].sort());
   });
+
+  it('where ackline differs on purpose: a close counts as a delivery of what the consumer held (in Pulsar the count stays 0), so two closes take a message past maxRedeliverCount 1', async ({
+    expect,
+  }) => {
+    const topic = TopicRef.unique('dlqclose');
+    const policy: SubscribeBody = {
+      subscriptionType: 'Shared',
+      subscriptionInitialPosition: 'Earliest',
+      deadLetterPolicy: { maxRedeliverCount: 1, initialSubscriptionName: 'dlq-reader' },
+    };
+    await admin.produce(topic, [{ payload: 'poison' }]);
+    const seen: TimedMessage[] = [];
+    for (let i = 0; i < 2; i++) {
+      const crashing = await consumers.subscribe(topic, SUBSCRIPTION, policy);
+      seen.push(...(await crashing.receiveN(1, 5000)));
+      await crashing.close();
+    }
+
+    const last = await consumers.subscribe(topic, SUBSCRIPTION, policy);
+    const after = await last.receiveFor(2000);
+    const reader = await consumers.subscribe(defaultDeadLetterTopic(topic, SUBSCRIPTION), 'dlq-reader', {
+      subscriptionType: 'Shared',
+    });
+    const letters = await readDeadLetters(reader, 1);
+
+    expect(seen.map((m) => [m.payload, m.redeliveryCount])).toEqual([
+      ['poison', 0],
+      ['poison', 1],
+    ]);
+    expect(after).toEqual([]);
+    expect(payloads(letters)).toEqual(['poison']);
+  });
 });

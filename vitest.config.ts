@@ -1,5 +1,12 @@
 import { defineConfig } from 'vitest/config';
 
+/** The unit project's settings, also all that `npm run mutate` runs (see vitest.mutate.config.ts). */
+export const unitProject = {
+  name: 'unit',
+  include: ['test/unit/**/*.test.ts'],
+  environment: 'node' as const,
+};
+
 // Four projects, run separately by `npm test` so a failure names its layer:
 // - unit: the pure domain and application logic, no network, no time;
 // - integration: real HTTP against the embedded stack (dynalite + local-aws-sqs);
@@ -8,13 +15,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     projects: [
-      {
-        test: {
-          name: 'unit',
-          include: ['test/unit/**/*.test.ts'],
-          environment: 'node',
-        },
-      },
+      { test: unitProject },
       {
         test: {
           name: 'integration',

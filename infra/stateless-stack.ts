@@ -179,9 +179,13 @@ export const functionSettings: Record<FunctionName, FunctionSettings> = {
   },
 };
 
-/** What the control plane and the delivery path do to the queues they create at run time. */
+/**
+ * What the control plane and the delivery path do to the queues they create at run time
+ * (`sqs:TagQueue`: CreateQueue with tags needs it besides `sqs:CreateQueue`).
+ */
 export const subscriptionQueueActions = [
   'sqs:CreateQueue',
+  'sqs:TagQueue',
   'sqs:GetQueueUrl',
   'sqs:GetQueueAttributes',
   'sqs:SetQueueAttributes',

@@ -195,8 +195,8 @@ describe('stateful stack', () => {
         maxReceiveCount: schedulerQueue.maxReceiveCount,
       },
     });
-    stateful.hasResource('AWS::SQS::Queue', {
-      Properties: { MessageRetentionPeriod: schedulerQueue.messageRetentionSeconds },
+    expect(queues[dlqId as string]).toMatchObject({
+      Properties: { MessageRetentionPeriod: schedulerQueue.deadLetterRetentionSeconds },
       DeletionPolicy: 'Retain',
     });
   });

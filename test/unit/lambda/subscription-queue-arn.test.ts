@@ -9,7 +9,7 @@ const arnOf = (name: string) => `arn:aws:sqs:eu-west-1:123456789012:${name}`;
 
 describe('cursorIdOfQueueArn', () => {
   // The adapter names the queues; the event-driven consumer reads the cursor back from the name.
-  const queues = new SqsDeliveryQueue(new SQSClient({ region: 'eu-west-1' }), PREFIX);
+  const queues = new SqsDeliveryQueue(new SQSClient({ region: 'eu-west-1' }), { queuePrefix: PREFIX });
 
   it.each([
     { cursorId: 'Xq3_b-9AbCdEfGhIjKlMnO', ordered: false },

@@ -195,11 +195,13 @@ export function activityMarks(ports: UseCasePorts): Map<string, number> {
 
 /**
  * Cursors whose last dispatch in this process found the subscription caught up (nothing written
- * past the read position, nothing due in the tracker, no replay). A receive on such a cursor asks
- * its doorbell (one SQS short poll) before it reads the cursor: every publish and timer rings.
- * A ring wakes one receiver, which may be in another process (Lambda container) and may take only
- * part of what is there, or nothing (a Key_Shared member whose keys it is not), so the mark is
- * trusted for RECORD_TTL_MS at most: a short-polling consumer finds its messages within that long.
+ * past the read position, nothing due in the tracker, no replay). A receive on such a cursor with a
+ * second or more to wait long-polls its doorbell (at least a second: an SQS short poll may miss a
+ * ring that is there) before it reads the cursor: every publish and timer rings. A receive with
+ * less to wait reads the cursor. A ring wakes one receiver, which may be in another process
+ * (Lambda container) and may take only part of what is there, or nothing (a Key_Shared member
+ * whose keys it is not), so the mark is trusted for RECORD_TTL_MS at most: a long-polling consumer
+ * finds its messages within that long.
  */
 export const caughtUpMarks = {
   has(ports: UseCasePorts, cursorId: string): boolean {

@@ -11,9 +11,10 @@ import { ManualClock } from './manual-clock.ts';
 
 /**
  * Two "processes" (Lambda containers) over one set of stores and queues: two UseCasePorts, each
- * with its own process memo (records, marks, caches), sharing the clock and every fake.
+ * with its own process memo (records, marks, caches), sharing the clock and every fake (those in
+ * `parts` instead of the defaults).
  */
-export function twoProcesses(): [UseCasePorts, UseCasePorts] {
+export function twoProcesses(parts: Partial<UseCasePorts> = {}): [UseCasePorts, UseCasePorts] {
   const shared = {
     clock: new ManualClock(1_700_000_000_000),
     catalog: new InMemoryTopicCatalog(),
@@ -23,6 +24,7 @@ export function twoProcesses(): [UseCasePorts, UseCasePorts] {
     consumers: new InMemoryConsumerRegistry(),
     permissions: new InMemoryPermissionStore(),
     scheduler: new InMemoryScheduler(),
+    ...parts,
   };
   return [inMemoryPorts(shared).ports, inMemoryPorts(shared).ports];
 }

@@ -198,7 +198,7 @@ export class Observability extends Construct {
         threshold: 0,
         comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
         description:
-          'Tokens in a subscription dead-letter queue (ackline-<stage>-s-*-dlq): SQS moved them there after ' +
+          'Tokens in a subscription dead-letter queue (ackline-<stage>--s-*-dlq): SQS moved them there after ' +
           'maxReceiveCount receives, and nothing delivers those messages until they are redriven or the ' +
           "queue is rebuilt. The maintenance function's 'maintenance run' log line names the queues.",
       }),

@@ -128,7 +128,35 @@ export function runTimeQueueTags(stage: string): Record<string, string> {
   return { 'ackline:app': 'ackline', 'ackline:stage': stage };
 }
 
-/** The prefix of every queue one deployment owns: `ackline-<stage>-`. */
+/** The longest stage name: queue names (80 characters at most) start with it. */
+export const MAX_STAGE_NAME_LENGTH = 20;
+
+/**
+ * A stage name: lower-case words of letters and digits joined by single hyphens, starting with a
+ * letter (`dev`, `dev-eu`, `prod2`). No `--` and no trailing `-`, so that no stage's queue prefix
+ * (`ackline-<stage>--`) starts another stage's queue names: IAM grants a stage `ackline-<stage>--*`.
+ */
+const STAGE_NAME = /^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/;
+
+/**
+ * The stage name, checked (see STAGE_NAME).
+ * @throws Error naming `what` (the context key or prop) and the rule.
+ */
+export function validStageName(stage: string, what = 'stage'): string {
+  if (stage.length > MAX_STAGE_NAME_LENGTH || !STAGE_NAME.test(stage)) {
+    throw new Error(
+      `${what} must be lower-case letters and digits in words joined by single hyphens, starting ` +
+        `with a letter, at most ${MAX_STAGE_NAME_LENGTH} characters (e.g. dev, dev-eu), got '${stage}'`,
+    );
+  }
+  return stage;
+}
+
+/**
+ * The prefix of every queue one deployment owns: `ackline-<stage>--`. The double hyphen is the
+ * delimiter a stage name cannot hold (validStageName), so stage `dev`'s prefix `ackline-dev--`
+ * never matches stage `dev-eu`'s queues (`ackline-dev-eu--...`), as `ackline-dev-` did.
+ */
 export function queuePrefix(stage: string): string {
-  return `ackline-${stage}-`;
+  return `ackline-${stage}--`;
 }

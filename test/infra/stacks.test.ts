@@ -21,7 +21,11 @@ import {
   tableItemActions,
 } from '../../infra/stateless-stack.ts';
 import { maintenanceMetricNames } from '../../shared/config/load-config.ts';
-import { schedulerQueue, tables } from '../../shared/config/resources.ts';
+import { queuePrefix, schedulerQueue, tables } from '../../shared/config/resources.ts';
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
 
 // The context `cdk synth` gets, so the template under test is the deployed one.
 const cdkJson = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8')) as {
@@ -148,7 +152,7 @@ const logs = ['logs:CreateLogStream', 'logs:PutLogEvents'];
 const tablesArns = ['Catalog.Arn', 'Cursors.Arn', 'Entries.Arn'];
 const subscriptionQueues = {
   actions: [...subscriptionQueueActions].sort(),
-  resources: ['arn:<AWS::Partition>:sqs:<AWS::Region>:<AWS::AccountId>:ackline-dev-*'],
+  resources: ['arn:<AWS::Partition>:sqs:<AWS::Region>:<AWS::AccountId>:ackline-dev--*'],
 };
 
 describe('stateful stack', () => {
@@ -315,7 +319,7 @@ describe('stateless stack', () => {
         ].sort(),
       );
       expect(variables).toMatchObject({
-        ACKLINE_QUEUE_PREFIX: 'ackline-dev-',
+        ACKLINE_QUEUE_PREFIX: 'ackline-dev--',
         ACKLINE_STAGE: 'dev',
         NODE_OPTIONS: '--enable-source-maps',
       });
@@ -841,7 +845,7 @@ describe('alarms and dashboard', () => {
 
   it('watches the run-time queues through metrics: no alarm names a subscription queue or needs a query', () => {
     for (const alarm of alarms()) {
-      expect(JSON.stringify(alarm)).not.toMatch(/ackline-dev-s-|SELECT /);
+      expect(JSON.stringify(alarm)).not.toMatch(/ackline-dev--s-|SELECT /);
     }
   });
 
@@ -951,8 +955,47 @@ describe('app', () => {
     expect(() => build({ 'ackline:maxUnackedPerConsumer': 0 })).toThrow(/ackline:maxUnackedPerConsumer/);
   });
 
-  it('rejects a stage that cannot prefix queue names', () => {
-    expect(() => buildApp({ context: { 'ackline:stage': 'Prod_1' } })).toThrow(/ackline:stage/);
+  it.each([
+    'Prod_1',
+    'dev-',
+    'dev--eu',
+    '-dev',
+    '1dev',
+    'a'.repeat(21),
+  ])("rejects the stage %s, which cannot prefix queue names or could start another stage's", (stage) => {
+    expect(() => buildApp({ context: { 'ackline:stage': stage } })).toThrow(/ackline:stage/);
+  });
+
+  it("grants one stage's run-time queues to its functions only: stage dev reaches no queue of stage dev-eu", () => {
+    const queueResources = (stage: string) => {
+      const built = build({ 'ackline:stage': stage });
+      return Object.values(
+        statementsByFunction(Template.fromStack(built.stateless), Template.fromStack(built.stateful)),
+      )
+        .flat()
+        .flatMap((statement) => statement.resources)
+        .filter((resource) => resource.includes(':sqs:') && resource.endsWith('*'))
+        .map((resource) => resource.slice(resource.lastIndexOf(':') + 1));
+    };
+    // IAM's `*` matches any run of characters.
+    const reaches = (pattern: string, queueName: string) =>
+      new RegExp(`^${pattern.split('*').map(escapeRegExp).join('.*')}$`).test(queueName);
+    const queuesOf = (stage: string) => [
+      `${queuePrefix(stage)}s-Xq3_b-9AbCdEfGhIjKlMnO`,
+      `${queuePrefix(stage)}s-Xq3_b-9AbCdEfGhIjKlMnO-dlq`,
+    ];
+
+    for (const [stage, other] of [
+      ['dev', 'dev-eu'],
+      ['dev-eu', 'dev'],
+    ] as const) {
+      const patterns = queueResources(stage);
+      expect(patterns).toContain(`${queuePrefix(stage)}*`);
+      expect(subscriptionQueueActions).toContain('sqs:TagQueue'); // CreateQueue with tags needs it
+      for (const name of queuesOf(stage)) expect(patterns.some((p) => reaches(p, name))).toBe(true);
+      for (const name of queuesOf(other))
+        expect([stage, name, patterns.some((p) => reaches(p, name))]).toEqual([stage, name, false]);
+    }
   });
 
   it('keeps the stacks environment-agnostic', () => {

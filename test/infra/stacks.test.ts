@@ -244,7 +244,7 @@ describe('stateless stack', () => {
       'AWS::Lambda::Function': functionNames.length,
       'AWS::IAM::Role': functionNames.length + 1, // + API Gateway's account logging role
       'AWS::IAM::Policy': functionNames.length,
-      'AWS::Logs::LogGroup': functionNames.length + 1, // + API access logs
+      'AWS::Logs::LogGroup': functionNames.length + 2, // + API access and execution logs
       'AWS::Lambda::EventSourceMapping': 1,
       'AWS::Events::Rule': 1,
       // API Gateway invokes each integration from the stage and from the console's test button;
@@ -258,8 +258,9 @@ describe('stateless stack', () => {
       'AWS::ApiGateway::Resource': expect.any(Number),
       'AWS::ApiGateway::Method': methods,
       'AWS::ApiGateway::GatewayResponse': Object.keys(gatewayResponses).length,
-      // Scheduler DLQ and age, API 5xx, subscription DLQs, backlog age, maintenance heartbeat.
-      'AWS::CloudWatch::Alarm': 6 + functionNames.length * 2,
+      // Scheduler DLQ and age, API 5xx, subscription DLQs, backlog age, maintenance heartbeat;
+      // errors and throttles per function; read and write throttle events per table.
+      'AWS::CloudWatch::Alarm': 6 + functionNames.length * 2 + tables.length * 2,
       'AWS::CloudWatch::Dashboard': 1,
     });
   });
@@ -503,6 +504,23 @@ describe('stateless stack', () => {
         ResponseTemplates: { 'application/json': JSON.stringify({ reason }) },
       });
     }
+  });
+
+  it("creates API Gateway's execution log group itself, with the context retention, before the stage logs to it", () => {
+    const groups = resourcesOf(stateless, 'AWS::Logs::LogGroup');
+    const [apiId] = Object.keys(resourcesOf(stateless, 'AWS::ApiGateway::RestApi'));
+    const execution = Object.entries(groups).filter(([id]) => id.startsWith('ApiExecutionLogs'));
+    expect(execution).toHaveLength(1);
+    const [executionId, group] = execution[0] as [string, Resource];
+    expect(group.Properties).toEqual({
+      LogGroupName: { 'Fn::Join': ['', ['API-Gateway-Execution-Logs_', { Ref: apiId }, '/dev']] },
+      RetentionInDays: cdkJson.context['ackline:logRetentionDays'],
+    });
+    expect((group as { DeletionPolicy?: string }).DeletionPolicy).toBe('Delete');
+    const stage = Object.values(resourcesOf(stateless, 'AWS::ApiGateway::Stage'))[0] as {
+      DependsOn?: string[];
+    };
+    expect(stage.DependsOn).toContain(executionId);
   });
 
   it('writes JSON access logs and error-level execution logs, never request bodies', () => {
@@ -775,6 +793,30 @@ describe('alarms and dashboard', () => {
       ComparisonOperator: 'GreaterThanOrEqualToThreshold',
       Threshold: 1,
     });
+  });
+
+  it.each(
+    tables.map((table) => table.logicalName),
+  )('alarms on read and write throttle events of the %s table', (name) => {
+    for (const kind of ['read', 'write']) {
+      expect(alarmNamed(`${name.toLowerCase()}-${kind}-throttles`)).toMatchObject({
+        Namespace: 'AWS/DynamoDB',
+        MetricName: `${kind === 'read' ? 'Read' : 'Write'}ThrottleEvents`,
+        Dimensions: [
+          {
+            Name: 'TableName',
+            Value: {
+              'Fn::ImportValue': expect.stringMatching(new RegExp(`Stateful:ExportsOutputRef${name}`)),
+            },
+          },
+        ],
+        Statistic: 'Sum',
+        Period: 300,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        Threshold: 1,
+        TreatMissingData: 'notBreaching',
+      });
+    }
   });
 
   it.each(functionNames)('alarms on errors and throttles of %s', (name) => {

@@ -1,5 +1,6 @@
 import { App, CrossStackReferences, ReferenceStrength, RemovalPolicy } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { validStageName } from '../shared/config/resources.ts';
 import type { TokenSecretReference } from './constructs/token-secret-access.ts';
 import { StatefulStack } from './stateful-stack.ts';
 import { StatelessStack, type TokenSettings } from './stateless-stack.ts';
@@ -69,11 +70,11 @@ export function buildApp(options: BuildAppOptions = {}): AcklineApp {
   if (app.node.tryGetContext('@aws-cdk/core:defaultCrossStackReferences') === undefined) {
     CrossStackReferences.of(app).consume(ReferenceStrength.STRONG);
   }
-  const stage = String(app.node.tryGetContext('ackline:stage') ?? DEFAULT_STAGE);
-  // The stage names stacks and prefixes queue names (80 characters at most).
-  if (!/^[a-z][a-z0-9-]{0,19}$/.test(stage)) {
-    throw new Error(`ackline:stage must match [a-z][a-z0-9-]{0,19}, got '${stage}'`);
-  }
+  // The stage names stacks and prefixes queue names: no stage's queue prefix may start another's.
+  const stage = validStageName(
+    String(app.node.tryGetContext('ackline:stage') ?? DEFAULT_STAGE),
+    'ackline:stage',
+  );
 
   const tokenSecretSetting = tokenSecretSettingFrom(app);
   const stateful = new StatefulStack(app, `Ackline-${stage}-Stateful`, {

@@ -137,7 +137,7 @@ export class StatefulStack extends Stack {
     removalPolicy: RemovalPolicy,
   ): { queue: Queue; deadLetterQueue: Queue } {
     const deadLetterQueue = new Queue(this, `${definition.logicalName}DeadLetter`, {
-      retentionPeriod: Duration.seconds(definition.messageRetentionSeconds),
+      retentionPeriod: Duration.seconds(definition.deadLetterRetentionSeconds),
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
       removalPolicy,

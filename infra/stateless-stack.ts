@@ -180,9 +180,13 @@ export const functionSettings: Record<FunctionName, FunctionSettings> = {
   },
 };
 
-/** What the control plane and the delivery path do to the queues they create at run time. */
+/**
+ * What the control plane and the delivery path do to the queues they create at run time
+ * (`sqs:TagQueue`: CreateQueue with tags needs it besides `sqs:CreateQueue`).
+ */
 export const subscriptionQueueActions = [
   'sqs:CreateQueue',
+  'sqs:TagQueue',
   'sqs:GetQueueUrl',
   'sqs:GetQueueAttributes',
   'sqs:SetQueueAttributes',
@@ -303,6 +307,7 @@ export class StatelessStack extends Stack {
       functions,
       schedulerQueue: props.schedulerQueue,
       schedulerDeadLetterQueue: props.schedulerDeadLetterQueue,
+      tables: props.tables.map(({ definition, table }) => ({ logicalName: definition.logicalName, table })),
       ...(props.alarmTopicArn === undefined ? {} : { alarmTopicArn: props.alarmTopicArn }),
     });
   }
@@ -407,12 +412,30 @@ export class StatelessStack extends Stack {
     return api;
   }
 
-  /** The REST API and its stage: JSON access logs to a log group of its own, ERROR execution logs. */
+  /**
+   * The REST API and its stage: JSON access logs to a log group of its own, ERROR execution logs
+   * to the group API Gateway writes them to, `API-Gateway-Execution-Logs_<restApiId>/<stage>`
+   * (https://docs.aws.amazon.com/apigateway/latest/developerguide/rest-api-execution-logging.html).
+   * API Gateway creates that group itself, with no retention (logs kept forever) and outside any
+   * stack (left behind by `cdk destroy`), unless it exists: so the stack creates it first, with the
+   * functions' retention, and the stage depends on it.
+   */
   private loggedRestApi(props: StatelessStackProps): RestApi {
     const accessLogs = new LogGroup(this, 'ApiAccessLogs', {
       retention: props.logRetention,
       removalPolicy: RemovalPolicy.DESTROY,
     });
+    const api = this.restApiWithAccessLogs(props, accessLogs);
+    const executionLogs = new LogGroup(this, 'ApiExecutionLogs', {
+      logGroupName: `API-Gateway-Execution-Logs_${api.restApiId}/${props.stage}`,
+      retention: props.logRetention,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    api.deploymentStage.node.addDependency(executionLogs);
+    return api;
+  }
+
+  private restApiWithAccessLogs(props: StatelessStackProps, accessLogs: LogGroup): RestApi {
     return new RestApi(this, 'Api', {
       restApiName: `ackline-${props.stage}`,
       description: `ackline ${props.stage}: Pulsar admin and data REST paths`,

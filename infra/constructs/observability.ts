@@ -12,6 +12,7 @@ import {
   TreatMissingData,
 } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
@@ -31,6 +32,8 @@ export interface ObservabilityProps {
   readonly functions: Readonly<Record<FunctionName, IFunction>>;
   readonly schedulerQueue: IQueue;
   readonly schedulerDeadLetterQueue: IQueue;
+  /** The stateful stack's tables, by their logical name (`Catalog`, ...): throttling is watched. */
+  readonly tables: readonly { readonly logicalName: string; readonly table: ITable }[];
   /** An SNS topic that hears every alarm (ALARM and back to OK); none by default. */
   readonly alarmTopicArn?: string;
 }
@@ -71,6 +74,7 @@ export const SUBSCRIPTION_BACKLOG_MAX_AGE_SECONDS = MAX_RETENTION_SECONDS / 2;
  * - scheduler dead-letter queue depth > 0 (a message failed maxReceiveCount times);
  * - age of the scheduler queue's oldest message > SCHEDULER_QUEUE_MAX_AGE_SECONDS;
  * - API 5xx >= 1 in 5 minutes (the handlers answer every known error with a 4xx);
+ * - per table, read and write throttle events >= 1 in 5 minutes (tableThrottleAlarms);
  * - per function, errors >= 1 and throttles >= 1 in 5 minutes. The authorizer
  *   answers a refused token (it names the failed check for the handlers' 401)
  *   rather than throwing, so its errors are failures only, as any function's;
@@ -95,6 +99,7 @@ export class Observability extends Construct {
     const alarms = [
       ...this.schedulerAndApiAlarms(watched),
       ...this.functionAlarms(props.functions),
+      ...this.tableThrottleAlarms(props.tables),
       ...this.subscriptionAlarms(watched),
     ];
     this.alarms = alarms;
@@ -122,6 +127,7 @@ export class Observability extends Construct {
     this.dashboard.addWidgets(...apiWidgets(props.api, watched));
     this.dashboard.addWidgets(...this.publishedAndSchedulerWidgets(props.schedulerQueue, watched));
     this.dashboard.addWidgets(...this.subscriptionWidgets(watched));
+    this.dashboard.addWidgets(tableThrottleWidget(props.tables));
     this.dashboard.addWidgets(...functionWidgets(props.functions));
   }
 
@@ -190,6 +196,32 @@ export class Observability extends Construct {
     return alarms;
   }
 
+  /**
+   * Per table, an alarm on ReadThrottleEvents and one on WriteThrottleEvents (dimension TableName):
+   * on-demand tables throttle too, past a partition's 3,000 read or 1,000 write units a second or
+   * the table's throughput limits. The event metrics, not ThrottledRequests: a batch request counts
+   * in ThrottledRequests only when every item of it was throttled, while each throttled item counts
+   * as an event; and ThrottledRequests needs the Operation dimension, one metric per operation
+   * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/TroubleshootingThrottling-cloudwatch.html).
+   * The SDK retries a throttled request and the adapters send unprocessed batch keys again, so a
+   * throttle is often absorbed; these alarms say it happened, before it becomes errors.
+   */
+  private tableThrottleAlarms(tables: ObservabilityProps['tables']): Alarm[] {
+    return tables.flatMap(({ logicalName, table }) =>
+      (['Read', 'Write'] as const).map((kind) =>
+        this.alarm(`${logicalName}${kind}Throttles`, {
+          metric: table.metric(`${kind}ThrottleEvents`, { period: PERIOD, statistic: 'Sum' }),
+          threshold: 1,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+          description:
+            `DynamoDB throttled ${kind.toLowerCase()}s on the ${logicalName} table: a hot partition key ` +
+            "(a partition's 3,000 read or 1,000 write units a second) or the table's throughput limit. " +
+            'Requests were retried or failed; see docs/operations.md#logs-metrics-alarms.',
+        }),
+      ),
+    );
+  }
+
   /** The run-time subscription queues and cursors, as the maintenance function reports them; and its runs. */
   private subscriptionAlarms(watched: WatchedMetrics): Alarm[] {
     return [
@@ -198,7 +230,7 @@ export class Observability extends Construct {
         threshold: 0,
         comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
         description:
-          'Tokens in a subscription dead-letter queue (ackline-<stage>-s-*-dlq): SQS moved them there after ' +
+          'Tokens in a subscription dead-letter queue (ackline-<stage>--s-*-dlq): SQS moved them there after ' +
           'maxReceiveCount receives, and nothing delivers those messages until they are redriven or the ' +
           "queue is rebuilt. The maintenance function's 'maintenance run' log line names the queues.",
       }),
@@ -374,6 +406,23 @@ function apiWidgets(api: RestApi, watched: WatchedMetrics): GraphWidget[] {
       width: 12,
     }),
   ];
+}
+
+/** Read and write throttle events, one line per table and kind. */
+function tableThrottleWidget(tables: ObservabilityProps['tables']): GraphWidget {
+  return new GraphWidget({
+    title: 'DynamoDB throttle events',
+    left: tables.flatMap(({ logicalName, table }) =>
+      (['Read', 'Write'] as const).map((kind) =>
+        table.metric(`${kind}ThrottleEvents`, {
+          period: PERIOD,
+          statistic: 'Sum',
+          label: `${logicalName} ${kind.toLowerCase()}s`,
+        }),
+      ),
+    ),
+    width: 24,
+  });
 }
 
 /** Invocations, errors, throttles and p99 duration, one line per function. */

@@ -16,6 +16,7 @@ import {
   subscriptionQueueTemplate,
   type TableDefinition,
   tables as tableDefinitions,
+  validStageName,
 } from '../../shared/config/resources.ts';
 import {
   CONSUMER_NAME_ENV,
@@ -120,7 +121,7 @@ export const MAX_FUNCTION_TIMEOUT_SECONDS = RUNNER_TIMEOUT_SECONDS - 4;
  * its own role:
  * - at deploy time, the construct reads the subscription's cursor id from the Catalog table (one
  *   `GetItem` per partition, through a CDK AwsCustomResource) and so finds its queues,
- *   `ackline-<stage>-s-<cursorId>`; the deploy fails if the subscription does not exist yet;
+ *   `ackline-<stage>--s-<cursorId>`; the deploy fails if the subscription does not exist yet;
  * - the runner (a prebuilt bundle shipped in this package; nodejs22.x, arm64) has an SQS event
  *   source with partial batch failures on each of them; it dispatches the subscription's
  *   messages to the function's consumer and invokes the function synchronously with each batch,
@@ -129,7 +130,7 @@ export const MAX_FUNCTION_TIMEOUT_SECONDS = RUNNER_TIMEOUT_SECONDS - 4;
  *   adapters call (on the Cursors table only the items of its own cursors, a
  *   `dynamodb:LeadingKeys` condition; on Catalog and Entries the whole table: its topic's
  *   ledgers roll over and a dead-letter topic's keys exist only at run time); send to the
- *   scheduler queue and to the deployment's queues, `ackline-<stage>-*` (redeliveries, dead
+ *   scheduler queue and to the deployment's queues, `ackline-<stage>--*` (redeliveries, dead
  *   letters); invoke the function, nothing else; and its own log group;
  * - the user's function gets nothing: no table, queue or environment.
  *
@@ -158,7 +159,7 @@ export class AcklineSubscriptionConsumer extends Construct {
   constructor(scope: Construct, id: string, props: AcklineSubscriptionConsumerProps) {
     super(scope, id);
     const fn = props.function;
-    const prefix = queuePrefix(props.stage);
+    const prefix = queuePrefix(validStageName(props.stage));
     const partitions = props.partitions ?? 0;
     validateProps(props, partitions);
     const deployment = props.deployment ?? this.importDeployment(props.stage);

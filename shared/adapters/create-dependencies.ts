@@ -8,6 +8,7 @@ import { EngineCursorView } from '../application/engine/cursor-view.ts';
 import { DEFAULT_ENGINE_LIMITS } from '../application/engine/engine-context.ts';
 import type { IdGenerator, UseCasePorts } from '../application/use-case-ports.ts';
 import { type AcklineConfig, METRICS_NAMESPACE, serviceNameOf } from '../config/load-config.ts';
+import { runTimeQueueTags } from '../config/resources.ts';
 import { RoundRobinRouter } from '../domain/message-router.ts';
 import { RedeliveryBackoffRegistry } from '../domain/redelivery-backoff-registry.ts';
 import { CachingConsumerRegistry, CONSUMER_RECORD_TTL_MS } from './caching-consumer-registry.ts';
@@ -121,7 +122,11 @@ export function createDependencies(config: AcklineConfig, serviceName: string): 
     permissions: new DynamoDbPermissionStore(dynamodb, config.tables.catalog),
     audit: new DynamoDbAuditLog(dynamodb, config.tables.catalog, config.auditRetentionDays * 86_400_000),
     policies: new DynamoDbPolicyStore(dynamodb, config.tables.catalog),
-    deliveryQueue: new SqsDeliveryQueue(sqs, config.queuePrefix, config.maxDelaySeconds),
+    deliveryQueue: new SqsDeliveryQueue(sqs, {
+      queuePrefix: config.queuePrefix,
+      maxDelaySeconds: config.maxDelaySeconds,
+      tags: runTimeQueueTags(config.stage),
+    }),
     scheduler: new SqsScheduler(sqs, config.schedulerQueueUrl, systemClock, config.maxDelaySeconds),
     consumers: new CachingConsumerRegistry(
       new DynamoDbConsumerRegistry(dynamodb, config.tables.catalog),

@@ -10,10 +10,12 @@ export const CAUGHT_UP_TTL_MS = 5_000;
 
 /**
  * Cursors whose last dispatch in this container found the subscription caught up (nothing written
- * past the read position, nothing due in the tracker, no replay): a receive on such a cursor asks
- * its doorbell (one SQS short poll) before it reads the cursor, since every publish and timer rings
- * (see glossary.md#caught-up-mark). Trusted for CAUGHT_UP_TTL_MS; forgotten by a dispatch that
- * found more, a ring taken, a wait on several partitions, and a cursor reset made here.
+ * past the read position, nothing due in the tracker, no replay): a receive on such a cursor with a
+ * second or more to wait long-polls its doorbell (at least a second: an SQS short poll may miss a
+ * ring that is there) before it reads the cursor, since every publish and timer rings; one with
+ * less reads the cursor (see glossary.md#caught-up-mark). Trusted for CAUGHT_UP_TTL_MS; forgotten
+ * by a dispatch that found more, a ring taken, a wait on several partitions, stale rings drained,
+ * and a cursor reset made here.
  */
 export class CaughtUpMarks {
   /** Cursor id -> until when the mark is trusted (epoch ms). */

@@ -68,13 +68,29 @@ export interface QueueDefinition {
   readonly logicalName: string;
   readonly visibilityTimeoutSeconds: number;
   readonly messageRetentionSeconds: number;
+  /**
+   * How long the dead-letter queue keeps a message. Longer than messageRetentionSeconds: a standard
+   * queue's message keeps its original enqueue time when SQS moves it to the dead-letter queue, so
+   * a shorter retention there would drop it before anyone looks
+   * (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/setting-up-dead-letter-queue-retention.html).
+   */
+  readonly deadLetterRetentionSeconds: number;
   /** Receives before SQS moves a message to the queue's dead-letter queue. */
   readonly maxReceiveCount: number;
   readonly envVar: string;
 }
 
-/** Fourteen days: SQS's maximum retention, so a token outlives any outage. */
+/** Fourteen days: SQS's maximum retention, so a timer outlives any outage. */
 export const MAX_RETENTION_SECONDS = 1_209_600;
+
+/**
+ * How long a doorbell keeps a ring: an hour. A ring only wakes receivers (the cursor is the record),
+ * so a ring older than the longest SQS delay (900 s) plus a few maintenance runs wakes nobody
+ * usefully: after an outage, rings kept for 14 days would make every long poll return at once on
+ * stale rings. A due backlog whose ring expired is rung again by maintenance
+ * (maintain-subscriptions.ts), and a receive reads the cursor whatever rang.
+ */
+export const DOORBELL_RETENTION_SECONDS = 3_600;
 
 /**
  * The scheduler's delay queue: every timing decision (nack backoff, ack-timeout
@@ -84,24 +100,63 @@ export const schedulerQueue: QueueDefinition = {
   logicalName: 'SchedulerQueue',
   visibilityTimeoutSeconds: 60,
   messageRetentionSeconds: MAX_RETENTION_SECONDS,
+  deadLetterRetentionSeconds: MAX_RETENTION_SECONDS,
   maxReceiveCount: 5,
   envVar: 'ACKLINE_SCHEDULER_QUEUE_URL',
 };
 
 /**
- * Template for the per-subscription delivery queues the control plane creates
+ * Template for the per-subscription doorbell queues the control plane creates
  * at run time. Their names start with the deployment's queue prefix, which
  * scopes the functions' IAM permissions.
  */
 export const subscriptionQueueTemplate: QueueDefinition = {
   logicalName: 'SubscriptionQueue',
   visibilityTimeoutSeconds: 30,
-  messageRetentionSeconds: MAX_RETENTION_SECONDS,
+  messageRetentionSeconds: DOORBELL_RETENTION_SECONDS,
+  deadLetterRetentionSeconds: MAX_RETENTION_SECONDS,
   maxReceiveCount: 50,
   envVar: 'ACKLINE_QUEUE_PREFIX',
 };
 
-/** The prefix of every queue one deployment owns: `ackline-<stage>-`. */
+/**
+ * The tags every queue created at run time gets at CreateQueue: no stack holds those queues, so
+ * the tags are how a stage's queues are found (cost allocation, teardown:
+ * docs/deploying.md#tearing-down).
+ */
+export function runTimeQueueTags(stage: string): Record<string, string> {
+  return { 'ackline:app': 'ackline', 'ackline:stage': stage };
+}
+
+/** The longest stage name: queue names (80 characters at most) start with it. */
+export const MAX_STAGE_NAME_LENGTH = 20;
+
+/**
+ * A stage name: lower-case words of letters and digits joined by single hyphens, starting with a
+ * letter (`dev`, `dev-eu`, `prod2`). No `--` and no trailing `-`, so that no stage's queue prefix
+ * (`ackline-<stage>--`) starts another stage's queue names: IAM grants a stage `ackline-<stage>--*`.
+ */
+const STAGE_NAME = /^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/;
+
+/**
+ * The stage name, checked (see STAGE_NAME).
+ * @throws Error naming `what` (the context key or prop) and the rule.
+ */
+export function validStageName(stage: string, what = 'stage'): string {
+  if (stage.length > MAX_STAGE_NAME_LENGTH || !STAGE_NAME.test(stage)) {
+    throw new Error(
+      `${what} must be lower-case letters and digits in words joined by single hyphens, starting ` +
+        `with a letter, at most ${MAX_STAGE_NAME_LENGTH} characters (e.g. dev, dev-eu), got '${stage}'`,
+    );
+  }
+  return stage;
+}
+
+/**
+ * The prefix of every queue one deployment owns: `ackline-<stage>--`. The double hyphen is the
+ * delimiter a stage name cannot hold (validStageName), so stage `dev`'s prefix `ackline-dev--`
+ * never matches stage `dev-eu`'s queues (`ackline-dev-eu--...`), as `ackline-dev-` did.
+ */
 export function queuePrefix(stage: string): string {
-  return `ackline-${stage}-`;
+  return `ackline-${stage}--`;
 }

@@ -34,6 +34,9 @@ export interface AuditLog {
    * @returns how many records were deleted.
    */
   purgeExpired(nowMs: number, before: () => boolean): Promise<number>;
-  /** Newest first (a record past its retention may show until it is deleted). */
-  list(topic: string, limit: number): Promise<AuditRecord[]>;
+  /**
+   * The topic's records newest first, at most `limit`, leaving out those past their retention at
+   * `nowMs`: DynamoDB's TTL deletes an expired item days later, and until then reads return it.
+   */
+  list(topic: string, limit: number, nowMs: number): Promise<AuditRecord[]>;
 }

@@ -35,8 +35,19 @@ export interface DeliveryQueue {
   ring(queue: SubscriptionQueue, delaySeconds: number): Promise<void>;
   /**
    * Waits up to `waitMs` (whole seconds, at most 20) for a ring, and takes every ring that came.
+   * Only a wait of a second or more can show that nothing rang: under a second it is SQS short
+   * polls, which sample some of SQS's servers and may miss a ring that is there.
    * Cost: one or two ReceiveMessage, one DeleteMessageBatch when rings came.
    * @returns whether a ring came.
    */
   waitForRing(queue: SubscriptionQueue, waitMs: number): Promise<boolean>;
+  /**
+   * Takes and deletes rings already there, without waiting (a receive that woke on a ring and
+   * found the subscription caught up: the rings left are stale, and each would end a long poll at
+   * once). Takes what short polls find, so it never shows that no ring is left.
+   * Cost: one ReceiveMessage, plus one ReceiveMessage and one DeleteMessageBatch per 10 rings
+   * taken (at most 100 rings a call).
+   * @returns how many rings it took.
+   */
+  drainRings(queue: SubscriptionQueue): Promise<number>;
 }

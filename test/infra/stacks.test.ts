@@ -21,7 +21,11 @@ import {
   tableItemActions,
 } from '../../infra/stateless-stack.ts';
 import { maintenanceMetricNames } from '../../shared/config/load-config.ts';
-import { schedulerQueue, tables } from '../../shared/config/resources.ts';
+import { queuePrefix, schedulerQueue, tables } from '../../shared/config/resources.ts';
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
 
 // The context `cdk synth` gets, so the template under test is the deployed one.
 const cdkJson = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8')) as {
@@ -148,7 +152,7 @@ const logs = ['logs:CreateLogStream', 'logs:PutLogEvents'];
 const tablesArns = ['Catalog.Arn', 'Cursors.Arn', 'Entries.Arn'];
 const subscriptionQueues = {
   actions: [...subscriptionQueueActions].sort(),
-  resources: ['arn:<AWS::Partition>:sqs:<AWS::Region>:<AWS::AccountId>:ackline-dev-*'],
+  resources: ['arn:<AWS::Partition>:sqs:<AWS::Region>:<AWS::AccountId>:ackline-dev--*'],
 };
 
 describe('stateful stack', () => {
@@ -195,8 +199,8 @@ describe('stateful stack', () => {
         maxReceiveCount: schedulerQueue.maxReceiveCount,
       },
     });
-    stateful.hasResource('AWS::SQS::Queue', {
-      Properties: { MessageRetentionPeriod: schedulerQueue.messageRetentionSeconds },
+    expect(queues[dlqId as string]).toMatchObject({
+      Properties: { MessageRetentionPeriod: schedulerQueue.deadLetterRetentionSeconds },
       DeletionPolicy: 'Retain',
     });
   });
@@ -240,7 +244,7 @@ describe('stateless stack', () => {
       'AWS::Lambda::Function': functionNames.length,
       'AWS::IAM::Role': functionNames.length + 1, // + API Gateway's account logging role
       'AWS::IAM::Policy': functionNames.length,
-      'AWS::Logs::LogGroup': functionNames.length + 1, // + API access logs
+      'AWS::Logs::LogGroup': functionNames.length + 2, // + API access and execution logs
       'AWS::Lambda::EventSourceMapping': 1,
       'AWS::Events::Rule': 1,
       // API Gateway invokes each integration from the stage and from the console's test button;
@@ -254,8 +258,9 @@ describe('stateless stack', () => {
       'AWS::ApiGateway::Resource': expect.any(Number),
       'AWS::ApiGateway::Method': methods,
       'AWS::ApiGateway::GatewayResponse': Object.keys(gatewayResponses).length,
-      // Scheduler DLQ and age, API 5xx, subscription DLQs, backlog age, maintenance heartbeat.
-      'AWS::CloudWatch::Alarm': 6 + functionNames.length * 2,
+      // Scheduler DLQ and age, API 5xx, subscription DLQs, backlog age, maintenance heartbeat;
+      // errors and throttles per function; read and write throttle events per table.
+      'AWS::CloudWatch::Alarm': 6 + functionNames.length * 2 + tables.length * 2,
       'AWS::CloudWatch::Dashboard': 1,
     });
   });
@@ -315,7 +320,7 @@ describe('stateless stack', () => {
         ].sort(),
       );
       expect(variables).toMatchObject({
-        ACKLINE_QUEUE_PREFIX: 'ackline-dev-',
+        ACKLINE_QUEUE_PREFIX: 'ackline-dev--',
         ACKLINE_STAGE: 'dev',
         NODE_OPTIONS: '--enable-source-maps',
       });
@@ -499,6 +504,23 @@ describe('stateless stack', () => {
         ResponseTemplates: { 'application/json': JSON.stringify({ reason }) },
       });
     }
+  });
+
+  it("creates API Gateway's execution log group itself, with the context retention, before the stage logs to it", () => {
+    const groups = resourcesOf(stateless, 'AWS::Logs::LogGroup');
+    const [apiId] = Object.keys(resourcesOf(stateless, 'AWS::ApiGateway::RestApi'));
+    const execution = Object.entries(groups).filter(([id]) => id.startsWith('ApiExecutionLogs'));
+    expect(execution).toHaveLength(1);
+    const [executionId, group] = execution[0] as [string, Resource];
+    expect(group.Properties).toEqual({
+      LogGroupName: { 'Fn::Join': ['', ['API-Gateway-Execution-Logs_', { Ref: apiId }, '/dev']] },
+      RetentionInDays: cdkJson.context['ackline:logRetentionDays'],
+    });
+    expect((group as { DeletionPolicy?: string }).DeletionPolicy).toBe('Delete');
+    const stage = Object.values(resourcesOf(stateless, 'AWS::ApiGateway::Stage'))[0] as {
+      DependsOn?: string[];
+    };
+    expect(stage.DependsOn).toContain(executionId);
   });
 
   it('writes JSON access logs and error-level execution logs, never request bodies', () => {
@@ -773,6 +795,30 @@ describe('alarms and dashboard', () => {
     });
   });
 
+  it.each(
+    tables.map((table) => table.logicalName),
+  )('alarms on read and write throttle events of the %s table', (name) => {
+    for (const kind of ['read', 'write']) {
+      expect(alarmNamed(`${name.toLowerCase()}-${kind}-throttles`)).toMatchObject({
+        Namespace: 'AWS/DynamoDB',
+        MetricName: `${kind === 'read' ? 'Read' : 'Write'}ThrottleEvents`,
+        Dimensions: [
+          {
+            Name: 'TableName',
+            Value: {
+              'Fn::ImportValue': expect.stringMatching(new RegExp(`Stateful:ExportsOutputRef${name}`)),
+            },
+          },
+        ],
+        Statistic: 'Sum',
+        Period: 300,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        Threshold: 1,
+        TreatMissingData: 'notBreaching',
+      });
+    }
+  });
+
   it.each(functionNames)('alarms on errors and throttles of %s', (name) => {
     const id = name
       .split('-')
@@ -841,7 +887,7 @@ describe('alarms and dashboard', () => {
 
   it('watches the run-time queues through metrics: no alarm names a subscription queue or needs a query', () => {
     for (const alarm of alarms()) {
-      expect(JSON.stringify(alarm)).not.toMatch(/ackline-dev-s-|SELECT /);
+      expect(JSON.stringify(alarm)).not.toMatch(/ackline-dev--s-|SELECT /);
     }
   });
 
@@ -951,8 +997,47 @@ describe('app', () => {
     expect(() => build({ 'ackline:maxUnackedPerConsumer': 0 })).toThrow(/ackline:maxUnackedPerConsumer/);
   });
 
-  it('rejects a stage that cannot prefix queue names', () => {
-    expect(() => buildApp({ context: { 'ackline:stage': 'Prod_1' } })).toThrow(/ackline:stage/);
+  it.each([
+    'Prod_1',
+    'dev-',
+    'dev--eu',
+    '-dev',
+    '1dev',
+    'a'.repeat(21),
+  ])("rejects the stage %s, which cannot prefix queue names or could start another stage's", (stage) => {
+    expect(() => buildApp({ context: { 'ackline:stage': stage } })).toThrow(/ackline:stage/);
+  });
+
+  it("grants one stage's run-time queues to its functions only: stage dev reaches no queue of stage dev-eu", () => {
+    const queueResources = (stage: string) => {
+      const built = build({ 'ackline:stage': stage });
+      return Object.values(
+        statementsByFunction(Template.fromStack(built.stateless), Template.fromStack(built.stateful)),
+      )
+        .flat()
+        .flatMap((statement) => statement.resources)
+        .filter((resource) => resource.includes(':sqs:') && resource.endsWith('*'))
+        .map((resource) => resource.slice(resource.lastIndexOf(':') + 1));
+    };
+    // IAM's `*` matches any run of characters.
+    const reaches = (pattern: string, queueName: string) =>
+      new RegExp(`^${pattern.split('*').map(escapeRegExp).join('.*')}$`).test(queueName);
+    const queuesOf = (stage: string) => [
+      `${queuePrefix(stage)}s-Xq3_b-9AbCdEfGhIjKlMnO`,
+      `${queuePrefix(stage)}s-Xq3_b-9AbCdEfGhIjKlMnO-dlq`,
+    ];
+
+    for (const [stage, other] of [
+      ['dev', 'dev-eu'],
+      ['dev-eu', 'dev'],
+    ] as const) {
+      const patterns = queueResources(stage);
+      expect(patterns).toContain(`${queuePrefix(stage)}*`);
+      expect(subscriptionQueueActions).toContain('sqs:TagQueue'); // CreateQueue with tags needs it
+      for (const name of queuesOf(stage)) expect(patterns.some((p) => reaches(p, name))).toBe(true);
+      for (const name of queuesOf(other))
+        expect([stage, name, patterns.some((p) => reaches(p, name))]).toEqual([stage, name, false]);
+    }
   });
 
   it('keeps the stacks environment-agnostic', () => {

@@ -117,9 +117,9 @@ function functionResource(template: Template, logicalId: string) {
   return found?.[1] as { Properties: Record<string, unknown> };
 }
 
-/** The queue of partition `index`: its name is `ackline-test-s-` + the cursor id the lookup read. */
+/** The queue of partition `index`: its name is `ackline-test--s-` + the cursor id the lookup read. */
 const queueArn = (index: number) =>
-  `arn:<AWS::Partition>:sqs:<AWS::Region>:<AWS::AccountId>:ackline-test-s-OrdersConsumerSubscription${index}.Item.ci.S`;
+  `arn:<AWS::Partition>:sqs:<AWS::Region>:<AWS::AccountId>:ackline-test--s-OrdersConsumerSubscription${index}.Item.ci.S`;
 const consume = [
   'sqs:ChangeMessageVisibility',
   'sqs:DeleteMessage',
@@ -171,7 +171,7 @@ describe('AcklineSubscriptionConsumer', () => {
     expect(variables).toEqual({
       NODE_OPTIONS: '--enable-source-maps',
       ACKLINE_STAGE: 'test',
-      ACKLINE_QUEUE_PREFIX: 'ackline-test-',
+      ACKLINE_QUEUE_PREFIX: 'ackline-test--',
       ACKLINE_SCHEDULER_QUEUE_URL: { Ref: expect.stringMatching(/^SchedulerQueue/) },
       ACKLINE_CATALOG_TABLE: { Ref: expect.stringMatching(/^Catalog/) },
       ACKLINE_ENTRIES_TABLE: { Ref: expect.stringMatching(/^Entries/) },
@@ -210,7 +210,7 @@ describe('AcklineSubscriptionConsumer', () => {
         },
         {
           actions: ['sqs:GetQueueUrl', 'sqs:SendMessage'],
-          resources: ['arn:<AWS::Partition>:sqs:<AWS::Region>:<AWS::AccountId>:ackline-test-*'],
+          resources: ['arn:<AWS::Partition>:sqs:<AWS::Region>:<AWS::AccountId>:ackline-test--*'],
         },
         // The user's function itself, unqualified: no version or alias wildcard.
         { actions: ['lambda:InvokeFunction'], resources: ['Orders.Arn'] },
@@ -333,7 +333,7 @@ describe('AcklineSubscriptionConsumer', () => {
     );
     const iam5 = suppressed.filter((rule) => rule.id === 'AwsSolutions-IAM5');
     expect(iam5).toHaveLength(1);
-    expect(iam5[0]?.reason).toContain('ackline-test-*');
+    expect(iam5[0]?.reason).toContain('ackline-test--*');
     // Every suppression of the construct's resources says why.
     const template = Template.fromStack(stack).toJSON() as {
       Resources: Record<
@@ -374,5 +374,13 @@ describe('AcklineSubscriptionConsumer', () => {
     expect(MAX_FUNCTION_TIMEOUT_SECONDS).toBe(25);
     expect(() => build({}, Duration.seconds(26))).toThrow(/must be at most 25 s/);
     expect(() => build({}, Duration.seconds(25))).not.toThrow();
+  });
+
+  it.each([
+    'test-',
+    'test--eu',
+    'Test',
+  ])("refuses the stage %s, whose queue prefix could start another stage's queue names", (stage) => {
+    expect(() => build({ stage })).toThrow(/stage must be/);
   });
 });

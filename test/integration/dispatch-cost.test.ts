@@ -82,7 +82,7 @@ describe.each(
     await dispatchStore.raiseAheadAck(cursorId, Position.of(LEDGER, FIRST_ENTRY + 600n));
     const raiseCost = meter?.snapshot();
 
-    // A refused compare-and-set is billed the same, but the meter sees only answers, not errors.
+    // A refused compare-and-set is billed by the head that refused it (see the last test).
     // Every write to the head is billed on the whole item: raising the early-ack mark too.
     const cost = { UpdateItem: { requests: 1, readCapacityUnits: 0, writeCapacityUnits: writeUnits } };
     expect(bytes(encodeDispatchHead(head))).toBe(encodedBytes);
@@ -187,5 +187,38 @@ describe.each(
     expect(put).toEqual({ requests: 2, readCapacityUnits: 0, writeCapacityUnits: 30 });
     expect(dueCost).toEqual({ Query: { requests: 1, readCapacityUnits: 1, writeCapacityUnits: 0 } });
     expect(nextCost).toEqual({ Query: { requests: 1, readCapacityUnits: 1, writeCapacityUnits: 0 } });
+  });
+
+  it('bills a refused conditional write by the item that refused it, and one unit when there is none', async () => {
+    const { dispatchStore, meter } = stores();
+    const cursorId = newCursorId();
+    await dispatchStore.createHead(cursorId, headWith([]));
+    await dispatchStore.raiseAheadAck(cursorId, Position.of(LEDGER, FIRST_ENTRY + 500n));
+    meter?.reset();
+    await dispatchStore.casHead(cursorId, 2, headWith(heldRuns(16, { ackTimeout: true })));
+    const headWriteUnits = meter?.totals().writeCapacityUnits;
+
+    meter?.reset();
+    const created = await dispatchStore.createHead(cursorId, headWith([])); // refused: the head exists
+    await dispatchStore.raiseAheadAck(newCursorId(), Position.of(LEDGER, FIRST_ENTRY)); // refused: no head
+    const refused = meter?.snapshot() ?? {};
+
+    expect(created).toBe(false);
+    expect(headWriteUnits).toBe(2);
+    // The head that refused the put is over 1 KB: two write units, as AWS bills it.
+    expect(refused['PutItem (condition failed)']).toEqual({
+      requests: 1,
+      readCapacityUnits: 0,
+      writeCapacityUnits: 2,
+    });
+    expect(refused['UpdateItem (condition failed)']).toEqual({
+      requests: 1,
+      readCapacityUnits: 0,
+      writeCapacityUnits: 1,
+    });
+    // DynamoDB Local answers the refusing item with the refusal (ReturnValuesOnConditionCheckFailure),
+    // so the meter reads only where no item refused (the missing head); dynalite ignores the
+    // parameter, so the meter reads the item after both refusals (filed as emulator-only).
+    expect(refused['GetItem (emulator only)']?.requests).toBe(backend.name === 'dynalite' ? 2 : 1);
   });
 });

@@ -23,7 +23,7 @@ describe('embedded stack', () => {
     const dataDir = await tempDir();
     const first = await startEmbeddedStack({ dataDir });
     for (const table of tables) expect(first.env[table.envVar]).toMatch(/^ackline-local-/);
-    expect(first.env.ACKLINE_SCHEDULER_QUEUE_URL).toMatch(/ackline-local-scheduler$/);
+    expect(first.env.ACKLINE_SCHEDULER_QUEUE_URL).toMatch(/ackline-local--scheduler$/);
     const tableName = first.env[catalogTable.envVar] as string;
     const client = (endpoint: string) =>
       new DynamoDBClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });

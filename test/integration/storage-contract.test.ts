@@ -12,7 +12,7 @@ import { type DispatchHead, newDispatchHead } from '../../shared/domain/dispatch
 import { MAX_ID } from '../../shared/domain/non-negative-id.ts';
 import { Position } from '../../shared/domain/position.ts';
 import { TopicName } from '../../shared/domain/topic-name.ts';
-import type { AuditRecord } from '../../shared/ports/audit-log.ts';
+import { type AuditRecord, DEFAULT_AUDIT_RETENTION_DAYS } from '../../shared/ports/audit-log.ts';
 import type { PageRef, PageState, TrackerEntry } from '../../shared/ports/dispatch-store.ts';
 import type { NewEntry, StoredEntry } from '../../shared/ports/ledger.ts';
 import type { SubscriptionRecord, TopicRecord } from '../../shared/ports/topic-catalog.ts';
@@ -2136,6 +2136,8 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
   });
 
   describe('AuditLog', () => {
+    /** Just after the records these tests write: none is past its retention. */
+    const AUDIT_NOW_MS = 1_700_000_001_000;
     const auditRecord = (topic: string, atMs: number, fields: Partial<AuditRecord> = {}): AuditRecord => ({
       atMs,
       role: 'admin',
@@ -2161,15 +2163,32 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
       for (const record of records) await auditLog.record(record);
       await auditLog.record(auditRecord(`${topic}-other`, 1_700_000_000_900));
 
-      const newest = await auditLog.list(topic, 3);
-      const all = await auditLog.list(topic, 10);
+      const newest = await auditLog.list(topic, 3, AUDIT_NOW_MS);
+      const all = await auditLog.list(topic, 10, AUDIT_NOW_MS);
 
       expect(newest).toEqual([records[2], records[4], records[0]]);
       expect(all.map((record) => record.atMs)).toEqual([
         1_700_000_000_500, 1_700_000_000_400, 1_700_000_000_300, 1_700_000_000_200, 1_700_000_000_100,
       ]);
       expect(all).toEqual(expect.arrayContaining(records));
-      expect(await auditLog.list(`${topic}-never`, 5)).toEqual([]);
+      expect(await auditLog.list(`${topic}-never`, 5, AUDIT_NOW_MS)).toEqual([]);
+    });
+
+    it("leaves out records past their retention that DynamoDB's TTL has not deleted yet", async () => {
+      const { auditLog } = storage();
+      const topic = `persistent://${uniqueNamespace()}/orders`;
+      const day = 86_400_000;
+      const records = [0, 1, 2, 3].map((days) => auditRecord(topic, AUDIT_NOW_MS + days * day));
+      for (const record of records) await auditLog.record(record);
+      // Thirty days (the default retention) and ten seconds after the second record.
+      const nowMs = AUDIT_NOW_MS + (1 + DEFAULT_AUDIT_RETENTION_DAYS) * day + 10_000;
+
+      const newest = await auditLog.list(topic, 1, nowMs);
+      const all = await auditLog.list(topic, 10, nowMs);
+
+      expect(newest).toEqual([records[3]]);
+      expect(all).toEqual([records[3], records[2]]);
+      expect(await auditLog.list(topic, 10, nowMs + 2 * day)).toEqual([]);
     });
 
     it('a request id containing # round trips', async () => {
@@ -2179,7 +2198,7 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
 
       await auditLog.record(record);
 
-      expect(await auditLog.list(topic, 1)).toEqual([record]);
+      expect(await auditLog.list(topic, 1, 43)).toEqual([record]);
     });
   });
 });

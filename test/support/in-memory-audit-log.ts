@@ -51,9 +51,10 @@ export class InMemoryAuditLog implements AuditLog {
     return [...this.records.values()].reduce((sum, records) => sum + records.size, 0);
   }
 
-  async list(topic: string, limit: number): Promise<AuditRecord[]> {
+  async list(topic: string, limit: number, nowMs: number): Promise<AuditRecord[]> {
     await this.faults.enter('list');
     return [...(this.records.get(topic) ?? [])]
+      .filter(([, record]) => record.atMs + this.retentionMs > nowMs)
       .sort(([a], [b]) => compareUtf8(b, a))
       .slice(0, limit)
       .map(([, record]) => ({ ...record, subscriptions: [...record.subscriptions] }));

@@ -50,6 +50,13 @@ export class InMemoryDeliveryQueue implements DeliveryQueue {
     return rings.splice(0).length > 0;
   }
 
+  async drainRings(queue: SubscriptionQueue): Promise<number> {
+    await this.faults.enter('drainRings');
+    const rings = this.rings.get(queue.cursorId);
+    if (!rings) throw new NotFoundError(`Queue of cursor ${queue.cursorId} not found`);
+    return rings.splice(0).length;
+  }
+
   async deadLetterCount(queue: SubscriptionQueue): Promise<number> {
     await this.faults.enter('deadLetterCount');
     return this.rings.has(queue.cursorId) ? (this.deadLetters.get(queue.cursorId) ?? 0) : 0;

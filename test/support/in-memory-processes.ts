@@ -15,7 +15,7 @@ import { ManualClock } from './manual-clock.ts';
  * the clock and every fake, each with its own per-container state: its caches in front of the
  * catalog, the ledger and the consumer registry, and its own ContainerHints (`ports.hints`).
  */
-export function twoProcesses(): [UseCasePorts, UseCasePorts] {
+export function twoProcesses(parts: Partial<UseCasePorts> = {}): [UseCasePorts, UseCasePorts] {
   const shared = {
     clock: new ManualClock(1_700_000_000_000),
     catalog: new InMemoryTopicCatalog(),
@@ -25,6 +25,7 @@ export function twoProcesses(): [UseCasePorts, UseCasePorts] {
     consumers: new InMemoryConsumerRegistry(),
     permissions: new InMemoryPermissionStore(),
     scheduler: new InMemoryScheduler(),
+    ...parts,
   };
   // One deployment, one handle key: a handle one process issued verifies in the other.
   const handleKeys = new InMemoryHandleKeyTable();

@@ -1,4 +1,11 @@
-import type { ConsumedCapacity, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  type AttributeValue,
+  type ConsumedCapacity,
+  type DynamoDBClient,
+  GetItemCommand,
+} from '@aws-sdk/client-dynamodb';
+import { tables } from '../../config/resources.ts';
+import { itemBytes } from './item-size.ts';
 
 /** Requests and capacity units per DynamoDB operation (e.g. `UpdateItem`). */
 export interface OperationUsage {
@@ -30,11 +37,9 @@ export class CapacityMeter {
   attach(client: DynamoDBClient): this {
     client.middlewareStack.add(
       (next, context) => async (args) => {
-        const input = args.input as { ReturnConsumedCapacity?: string };
-        if (input && typeof input === 'object' && input.ReturnConsumedCapacity === undefined) {
-          input.ReturnConsumedCapacity = 'TOTAL';
-        }
+        const input = args.input as WriteInput;
         const command = String(context.commandName ?? 'Unknown').replace(/Command$/, '');
+        if (input && typeof input === 'object') askForWhatItCosts(command, input);
         const emulatorOnly = input && typeof input === 'object' && EMULATOR_ONLY in input;
         const detail = this.detail ? ` ${itemKindOf(input)}` : '';
         const operation = emulatorOnly
@@ -44,9 +49,10 @@ export class CapacityMeter {
         try {
           result = await next(args);
         } catch (error) {
-          // AWS bills a conditional write that fails as a write (at least one unit): counted apart.
+          // AWS bills a refused conditional write by the item that refused it: counted apart.
           if ((error as { name?: string }).name === 'ConditionalCheckFailedException') {
-            this.add(`${command}${detail} (condition failed)`, { CapacityUnits: 1 }, true);
+            const units = await refusedWriteUnits(client, input, error as { Item?: Item });
+            this.add(`${command}${detail} (condition failed)`, { CapacityUnits: units }, true);
           }
           throw error;
         }
@@ -100,6 +106,66 @@ export class CapacityMeter {
     }
     this.usage.set(operation, usage);
   }
+}
+
+type Item = Record<string, AttributeValue>;
+
+/** The fields of a request the meter reads or sets. */
+interface WriteInput {
+  ReturnConsumedCapacity?: string;
+  ReturnValuesOnConditionCheckFailure?: string;
+  ConditionExpression?: string;
+  TableName?: string;
+  Key?: Item;
+  Item?: Item;
+}
+
+/**
+ * Asks every request for its consumed capacity, and a conditional single-item write for the item
+ * it is refused by (`ReturnValuesOnConditionCheckFailure: ALL_OLD`, free: no read unit), unless
+ * the caller asked already.
+ */
+function askForWhatItCosts(command: string, input: WriteInput): void {
+  if (input.ReturnConsumedCapacity === undefined) input.ReturnConsumedCapacity = 'TOTAL';
+  if (
+    /^(PutItem|UpdateItem|DeleteItem)$/.test(command) &&
+    input.ConditionExpression !== undefined &&
+    input.ReturnValuesOnConditionCheckFailure === undefined
+  ) {
+    input.ReturnValuesOnConditionCheckFailure = 'ALL_OLD';
+  }
+}
+
+/**
+ * What AWS bills a conditional write that its condition refused: a write unit per started KB of
+ * the item that refused it, at least one (no item). The refusal carries the item on AWS and on
+ * DynamoDB Local (ALL_OLD); dynalite ignores the parameter, so when it carries none the item is
+ * read (a GetItem filed as emulator-only, apart from AWS's bill).
+ */
+async function refusedWriteUnits(
+  client: DynamoDBClient,
+  input: WriteInput,
+  refusal: { Item?: Item },
+): Promise<number> {
+  const item = refusal.Item ?? (await readRefusingItem(client, input));
+  return item ? Math.max(1, Math.ceil(itemBytes(item) / 1024)) : 1;
+}
+
+async function readRefusingItem(client: DynamoDBClient, input: WriteInput): Promise<Item | undefined> {
+  const key = input.Key ?? keyOf(input.TableName, input.Item);
+  if (!input.TableName || !key) return undefined;
+  const read = { TableName: input.TableName, Key: key, ConsistentRead: true, [EMULATOR_ONLY]: true };
+  const { Item: item } = await client.send(new GetItemCommand(read));
+  return item;
+}
+
+/** The key attributes of a put's item, by the table definitions (physical names end `-<logicalName>`). */
+function keyOf(tableName: string | undefined, item: Item | undefined): Item | undefined {
+  const table = tables.find(({ logicalName }) => tableName?.endsWith(`-${logicalName}`));
+  if (!table || !item) return undefined;
+  const { partitionKey, sortKey } = table;
+  const [pk, sk] = [item[partitionKey.name], item[sortKey.name]];
+  return pk && sk ? { [partitionKey.name]: pk, [sortKey.name]: sk } : undefined;
 }
 
 function isWrite(operation: string): boolean {

@@ -108,19 +108,35 @@ export class DynamoDbAuditLog implements AuditLog {
     }
   }
 
-  async list(topic: string, limit: number): Promise<AuditRecord[]> {
+  /**
+   * Newest first, filtered on `ttl` (DynamoDB's TTL deletes an expired record days after it
+   * expires, and reads return it until then). The filter applies after each page's Limit, so pages
+   * are read until `limit` records are found or the topic's records end: the expired ones are
+   * usually the oldest, read last. Cost: the records read, expired ones included (1 read unit per
+   * 4 KB, strongly consistent).
+   */
+  async list(topic: string, limit: number, nowMs: number): Promise<AuditRecord[]> {
     if (limit < 1) return [];
-    const result = await this.client.send(
-      new QueryCommand({
-        TableName: this.tableName,
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': S(`AUDIT#${topic}`) },
-        ScanIndexForward: false,
-        Limit: limit,
-        ConsistentRead: true,
-      }),
-    );
-    return (result.Items ?? []).map((item) => ({
+    const items: Item[] = [];
+    let startKey: Item | undefined;
+    do {
+      const page = await this.client.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: 'pk = :pk',
+          FilterExpression: '#ttl > :now',
+          ExpressionAttributeNames: { '#ttl': TTL_ATTRIBUTE },
+          ExpressionAttributeValues: { ':pk': S(`AUDIT#${topic}`), ':now': N(Math.floor(nowMs / 1000)) },
+          ScanIndexForward: false,
+          Limit: limit,
+          ConsistentRead: true,
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      items.push(...(page.Items ?? []));
+      startKey = page.LastEvaluatedKey;
+    } while (startKey && items.length < limit);
+    return items.slice(0, limit).map((item) => ({
       ...(item.op?.S ? { operation: item.op.S as NonNullable<AuditRecord['operation']> } : {}),
       atMs: num(item, 'at') ?? 0,
       role: str(item, 'ro') ?? '',

@@ -1,5 +1,4 @@
 import {
-  BatchGetItemCommand,
   type DynamoDBClient,
   GetItemCommand,
   PutItemCommand,
@@ -15,7 +14,7 @@ import type {
   StoredCursor,
 } from '../../ports/cursor-store.ts';
 import {
-  backoff,
+  batchGetAll,
   big,
   deleteAll,
   forEachLimited,
@@ -404,23 +403,13 @@ export class DynamoDbCursorStore implements CursorStore {
     return new Map(item ? [[sk, item]] : []);
   }
 
+  /** The items of `sortKeys` that exist (batchGetAll: bounded attempts, then an error). */
   private async batchGet(cursorId: string, sortKeys: readonly string[]): Promise<Map<string, Item>> {
-    const found = new Map<string, Item>();
-    for (let i = 0; i < sortKeys.length; i += 100) {
-      let keys: Item[] = sortKeys.slice(i, i + 100).map((sk) => ({ pk: S(cursorId), sk: S(sk) }));
-      for (let attempt = 0; keys.length > 0; attempt++) {
-        const result = await this.client.send(
-          new BatchGetItemCommand({
-            RequestItems: { [this.tableName]: { Keys: keys, ConsistentRead: true } },
-          }),
-        );
-        for (const item of result.Responses?.[this.tableName] ?? [])
-          found.set(str(item, 'sk') as string, item);
-        keys = (result.UnprocessedKeys?.[this.tableName]?.Keys ?? []) as Item[];
-        if (keys.length > 0) await backoff(attempt);
-      }
-    }
-    return found;
+    const items = await batchGetAll(this.client, {
+      tableName: this.tableName,
+      keys: sortKeys.map((sk) => ({ pk: S(cursorId), sk: S(sk) })),
+    });
+    return new Map(items.map((item) => [str(item, 'sk') as string, item]));
   }
 }
 

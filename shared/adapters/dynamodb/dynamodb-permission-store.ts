@@ -1,16 +1,18 @@
-import { BatchGetItemCommand, type DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { type DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import type { AuthAction, PermissionStore } from '../../ports/permission-store.ts';
 import { catalogKeys, itemKey } from './catalog-keys.ts';
-import { backoff, deleteAll, type Item, queryAll, S, str } from './dynamodb-support.ts';
+import { batchGetAll, deleteAll, type Item, queryAll, S, str } from './dynamodb-support.ts';
 
 /**
  * Grants in the Catalog table: pk `PERM#<resource>` (a full topic name or
  * `tenant/namespace`), sk the role, `a` the actions (string set).
  */
 export class DynamoDbPermissionStore implements PermissionStore {
+  /** @param pause between BatchGetItem attempts (default: jittered doubling backoff; tests pass their own). */
   constructor(
     private readonly client: DynamoDBClient,
     private readonly tableName: string,
+    private readonly pause?: (attempt: number) => Promise<void>,
   ) {}
 
   async grant(resource: string, role: string, actions: readonly AuthAction[]): Promise<void> {
@@ -42,24 +44,21 @@ export class DynamoDbPermissionStore implements PermissionStore {
     return grants;
   }
 
+  /**
+   * The union of `role`'s actions on `resources`: one BatchGetItem per 100 resources, keys
+   * DynamoDB left unprocessed sent again with jittered backoff at most MAX_BATCH_GET_ATTEMPTS
+   * times, then an error (batchGetAll).
+   */
   async actionsOf(role: string, resources: readonly string[]): Promise<Set<AuthAction>> {
     const actions = new Set<AuthAction>();
     if (resources.length === 0) return actions;
-    const unique = [...new Set(resources)];
-    for (let i = 0; i < unique.length; i += 100) {
-      let keys: Item[] = unique.slice(i, i + 100).map((resource) => key(resource, role));
-      for (let attempt = 0; keys.length > 0; attempt++) {
-        const result = await this.client.send(
-          new BatchGetItemCommand({
-            RequestItems: { [this.tableName]: { Keys: keys, ConsistentRead: true } },
-          }),
-        );
-        for (const item of result.Responses?.[this.tableName] ?? []) {
-          for (const action of item.a?.SS ?? []) actions.add(action as AuthAction);
-        }
-        keys = (result.UnprocessedKeys?.[this.tableName]?.Keys ?? []) as Item[];
-        if (keys.length > 0) await backoff(attempt);
-      }
+    const items = await batchGetAll(this.client, {
+      tableName: this.tableName,
+      keys: [...new Set(resources)].map((resource) => key(resource, role)),
+      ...(this.pause ? { pause: this.pause } : {}),
+    });
+    for (const item of items) {
+      for (const action of item.a?.SS ?? []) actions.add(action as AuthAction);
     }
     return actions;
   }

@@ -1,5 +1,6 @@
 import {
   type AttributeValue,
+  BatchGetItemCommand,
   BatchWriteItemCommand,
   ConditionalCheckFailedException,
   type DynamoDBClient,
@@ -106,6 +107,54 @@ export async function writeAll(
       await backoff(attempt - 1);
     }
   });
+}
+
+/** BatchGetItem takes at most 100 keys. */
+export const MAX_BATCH_GET_KEYS = 100;
+/**
+ * Sends of one BatchGetItem's unprocessed keys before batchGetAll gives up (1.6 to 3.3 s of
+ * backoff in all, {@link backoff}).
+ */
+export const MAX_BATCH_GET_ATTEMPTS = 10;
+
+/** What batchGetAll reads, and how it waits between attempts. */
+export interface BatchGetAllInput {
+  readonly tableName: string;
+  readonly keys: readonly Item[];
+  /** The pause before attempt `attempt + 1` (default {@link backoff}: jittered, doubling). */
+  readonly pause?: (attempt: number) => Promise<void>;
+}
+
+/**
+ * Every item of `keys` that exists, read strongly consistent with BatchGetItem, MAX_BATCH_GET_KEYS
+ * keys a request. DynamoDB answers the keys it did not read (throttling, 16 MB answers) in
+ * UnprocessedKeys and asks for them to be sent again with exponential backoff
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_BatchGetItem.html): they
+ * are, after a jittered pause, and after MAX_BATCH_GET_ATTEMPTS sends of one batch this throws,
+ * naming how many keys were left unread (nothing is written, so the caller may simply retry).
+ * Cost: 1 read unit per 4 KB of each item found (an absent key costs at least one unit too).
+ */
+export async function batchGetAll(client: DynamoDBClient, input: BatchGetAllInput): Promise<Item[]> {
+  const { tableName, keys: all, pause = backoff } = input;
+  const found: Item[] = [];
+  for (let i = 0; i < all.length; i += MAX_BATCH_GET_KEYS) {
+    let keys = all.slice(i, i + MAX_BATCH_GET_KEYS);
+    for (let attempt = 1; keys.length > 0; attempt++) {
+      const result = await client.send(
+        new BatchGetItemCommand({ RequestItems: { [tableName]: { Keys: [...keys], ConsistentRead: true } } }),
+      );
+      found.push(...(result.Responses?.[tableName] ?? []));
+      keys = (result.UnprocessedKeys?.[tableName]?.Keys ?? []) as Item[];
+      if (keys.length === 0) break;
+      if (attempt >= MAX_BATCH_GET_ATTEMPTS) {
+        throw new Error(
+          `BatchGetItem on ${tableName} left ${keys.length} keys unread after ${attempt} attempts (throttled)`,
+        );
+      }
+      await pause(attempt - 1);
+    }
+  }
+  return found;
 }
 
 /** 10 ms doubling per attempt up to 1 s, each wait drawn from its upper half (jitter). */

@@ -193,6 +193,34 @@ export interface ReceiveOptions {
 }
 
 /**
+ * The shortest doorbell wait that can show that nothing rang: SQS's shortest long poll. Under it,
+ * SQS answers from a sample of its servers and may return nothing while a ring is there.
+ */
+const MIN_LONG_POLL_MS = 1_000;
+
+/** What one round's dispatch found; all empty for a round that trusted the caught-up mark. */
+type RoundOutcome = Awaited<ReturnType<typeof dispatchEach>>;
+
+const NOTHING_READ: RoundOutcome = {
+  taken: [],
+  caughtUp: new Set(),
+  blocked: new Set(),
+  standby: new Set(),
+  contended: new Set(),
+};
+
+/**
+ * Whether a receive may trust the caught-up mark of `cursorId` instead of reading the cursor: only
+ * when both the call's wait and the mark's life leave room for a long poll of at least
+ * MIN_LONG_POLL_MS, which is then the look (a ring there ends it at once). A short poll never
+ * decides that nothing is waiting; a shorter wait reads the cursor.
+ */
+function trustsCaughtUpMark(ports: UseCasePorts, cursorId: string, deadlineMs: number): boolean {
+  const roomMs = Math.min(deadlineMs - ports.clock.nowMs(), ports.hints.caughtUp.remainingMs(cursorId));
+  return roomMs >= MIN_LONG_POLL_MS;
+}
+
+/**
  * Receive up to `maxMessages` messages, waiting up to `waitMs` for the first (Pulsar's receive
  * over HTTP).
  * 1. The consumer's lease is renewed (every call renews it, and a call that waits renews it after
@@ -201,12 +229,16 @@ export interface ReceiveOptions {
  *    held by this consumer before it is returned (nothing handed out is lost if this call dies),
  *    up to `maxMessages` and only while the next message fits the answer's byte budget, each with
  *    a delivery handle signed with the deployment's handle key (loaded before the first claim).
+ *    A process that saw the subscription caught up (its caught-up mark, `ports.hints.caughtUp`) and has a second or more to
+ *    wait within the mark's life long-polls the doorbell first instead (trustsCaughtUpMark).
  * 3. Nothing to give: wait on the subscription's doorbell (rung by publishes and timers), at most
  *    the remaining wait (at most CONTENDED_RECHECK_MS when another consumer had just claimed what
  *    was at the read position), then read the consumer again (a close meanwhile refuses the claim:
  *    an abandoned poll takes nothing after the close) and go again. A consumer at its cap of
  *    unacknowledged entries (Pulsar's maxUnackedMessagesPerConsumer), or a Failover standby, waits
- *    a second instead and looks again, leaving the rings to the others.
+ *    a second instead and looks again, leaving the rings to the others. A wake whose dispatch found
+ *    the subscription caught up drains the rings left (stale: each would end a long poll at once)
+ *    and, when it took any, dispatches again (one may be a publish's after the dispatch read).
  */
 export async function receiveMessages(
   ports: UseCasePorts,
@@ -218,42 +250,42 @@ export async function receiveMessages(
   await renewLease(ports, consumer);
   // Before anything is claimed: a claim whose handles cannot be signed would leave its entries held.
   const handles = await deliveryHandlesOf(ports);
+  const sizing = answer ? { budget: answer, handles } : undefined;
   const deadline = ports.clock.nowMs() + waitMs;
-  /** The partition whose ring this call took last (a short poll, a wait), until a dispatch used it. */
+  /** The partition whose ring this call took last (a wait, a drain), until a dispatch used it. */
   let tookRing: string | undefined;
   for (let round = 0; ; round++) {
     const single =
       consumer.partitions.length === 1 ? (consumer.partitions[0] as ConsumerPartition) : undefined;
-    // Caught up at the last look and no ring since: nothing to read the cursor for (an SQS short
-    // poll instead of a head and an entries read).
-    const shortPolled = round === 0 && single !== undefined && ports.hints.caughtUp.has(single.cursorId);
-    const rung = shortPolled ? await ports.deliveryQueue.waitForRing(doorbellOf(single.cursorId), 0) : true;
-    if (shortPolled && rung) tookRing = single.cursorId;
-    const { taken, caughtUp, blocked, standby, contended } = rung
-      ? await dispatchEach(ports, consumer, maxMessages, answer ? { budget: answer, handles } : undefined)
-      : {
-          taken: [],
-          caughtUp: new Set<string>(),
-          blocked: new Set<string>(),
-          standby: new Set<string>(),
-          contended: new Set<string>(),
-        };
+    const rung = !(
+      round === 0 &&
+      single !== undefined &&
+      trustsCaughtUpMark(ports, single.cursorId, deadline)
+    );
+    const outcome = rung ? await dispatchEach(ports, consumer, maxMessages, sizing) : NOTHING_READ;
+    const { taken, caughtUp, blocked, standby } = outcome;
     // Partitions where nothing is this consumer's to take (at its cap, or a Failover standby):
     // their doorbell's rings are for the subscription's other consumers. A ring this call took
-    // before it knew (a short poll, a wait that trusted the caught-up mark) is passed on.
+    // before it knew (a wait that trusted the caught-up mark) is passed on.
     const idle = new Set([...blocked, ...standby]);
-    if (rung && tookRing !== undefined) {
-      if (idle.has(tookRing)) await ringAt(ports, tookRing, ports.clock.nowMs());
+    const woke = rung ? tookRing : undefined;
+    if (woke !== undefined) {
+      if (idle.has(woke)) await ringAt(ports, woke, ports.clock.nowMs());
       tookRing = undefined;
     }
     if (single && rung) {
       if (caughtUp.has(single.cursorId)) ports.hints.caughtUp.mark(single.cursorId);
       else ports.hints.caughtUp.forget(single.cursorId);
     }
-    if (taken.length > 0) {
+    if (taken.length > 0)
       return taken.map(({ partition, delivery }) => delivered(handles, partition, delivery));
-    }
     const remaining = deadline - ports.clock.nowMs();
+    if (woke !== undefined && caughtUp.has(woke) && (await drainStaleRings(ports, woke)) > 0) {
+      // A drained ring may be a publish's sent after this dispatch read: look again, not wait.
+      if (remaining <= 0) return [];
+      tookRing = woke;
+      continue;
+    }
     if (remaining <= 0) return [];
     if (idle.size > 0 && idle.size === consumer.partitions.length) {
       // At its cap of unacknowledged entries (Pulsar's blocked consumer) or a standby on every
@@ -262,24 +294,7 @@ export async function receiveMessages(
       if (!ports.sleep) return [];
       await ports.sleep(Math.min(remaining, IDLE_RECHECK_MS));
     } else {
-      // Never on the doorbell of an idle partition: that ring is for the others.
-      const open = consumer.partitions.filter((candidate) => !idle.has(candidate.cursorId));
-      const partition = open[round % open.length] as ConsumerPartition;
-      // A round that trusted the mark instead of reading the cursor waits no longer than the mark
-      // is trusted: the ring it did not find may have gone to another process.
-      const trusted = rung ? MAX_POLL_MS : ports.hints.caughtUp.remainingMs(partition.cursorId);
-      const pollMs = Math.min(
-        consumer.partitions.length === 1 ? MAX_POLL_MS : 1_000,
-        remaining,
-        trusted,
-        longestWaitMs(consumer),
-        // Another consumer took what was at the read position: more may wait behind it, and the
-        // rings of a backlog may all be taken. A short wait, then a look at the cursor again.
-        contended.size > 0 ? CONTENDED_RECHECK_MS : MAX_POLL_MS,
-      );
-      const woke = await ports.deliveryQueue.waitForRing(doorbellOf(partition.cursorId), pollMs);
-      if (woke) tookRing = partition.cursorId;
-      if (woke || consumer.partitions.length > 1) ports.hints.caughtUp.forget(partition.cursorId);
+      tookRing = await waitOnDoorbell(ports, { consumer, round, rung, remaining, outcome });
     }
     // After any wait, the consumer is read again before anything is claimed: a close while this
     // call waited (an abandoned poll) refuses the claim. One consumer read per wait.
@@ -291,6 +306,55 @@ export async function receiveMessages(
     }
     await renewLease(ports, consumer);
   }
+}
+
+/**
+ * The rings left on a doorbell whose wake found the subscription caught up: stale, taken so that
+ * the next long poll waits. The caught-up mark is forgotten when any were there (one may be a
+ * publish's sent after the dispatch read), so the next look reads the cursor.
+ * @returns how many rings were drained.
+ */
+async function drainStaleRings(ports: UseCasePorts, cursorId: string): Promise<number> {
+  const drained = await ports.deliveryQueue.drainRings(doorbellOf(cursorId));
+  if (drained > 0) ports.hints.caughtUp.forget(cursorId);
+  return drained;
+}
+
+/**
+ * One wait on the doorbell of an open partition (never one where this consumer is idle: that
+ * ring is for the others), in turn across the consumer's partitions. A round that trusted the
+ * caught-up mark instead of reading the cursor waits no longer than the mark is trusted (the ring
+ * it did not find may have gone to another process), and at least MIN_LONG_POLL_MS
+ * (trustsCaughtUpMark).
+ * @returns the partition whose ring it took, if one rang.
+ */
+async function waitOnDoorbell(
+  ports: UseCasePorts,
+  wait: {
+    readonly consumer: ConsumerRecord;
+    readonly round: number;
+    readonly rung: boolean;
+    readonly remaining: number;
+    readonly outcome: RoundOutcome;
+  },
+): Promise<string | undefined> {
+  const { consumer, round, rung, remaining, outcome } = wait;
+  const idle = new Set([...outcome.blocked, ...outcome.standby]);
+  const open = consumer.partitions.filter((candidate) => !idle.has(candidate.cursorId));
+  const partition = open[round % open.length] as ConsumerPartition;
+  const trusted = rung ? MAX_POLL_MS : ports.hints.caughtUp.remainingMs(partition.cursorId);
+  const pollMs = Math.min(
+    consumer.partitions.length === 1 ? MAX_POLL_MS : 1_000,
+    remaining,
+    trusted,
+    longestWaitMs(consumer),
+    // Another consumer took what was at the read position: more may wait behind it, and the
+    // rings of a backlog may all be taken. A short wait, then a look at the cursor again.
+    outcome.contended.size > 0 ? CONTENDED_RECHECK_MS : MAX_POLL_MS,
+  );
+  const woke = await ports.deliveryQueue.waitForRing(doorbellOf(partition.cursorId), pollMs);
+  if (woke || consumer.partitions.length > 1) ports.hints.caughtUp.forget(partition.cursorId);
+  return woke ? partition.cursorId : undefined;
 }
 
 /** The message with the signed handle that acknowledges or nacks it. */

@@ -174,5 +174,5 @@ export async function readAcknowledgeAudit(
 ) {
   await requireAction(ports.permissions, principal, topic, ['acknowledge_message']);
   requirePersistent(topic);
-  return ports.audit.list(topic.partitionedTopicName.toString(), limit);
+  return ports.audit.list(topic.partitionedTopicName.toString(), limit, ports.clock.nowMs());
 }

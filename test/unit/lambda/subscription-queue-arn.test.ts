@@ -4,12 +4,12 @@ import { SqsDeliveryQueue } from '../../../shared/adapters/sqs/sqs-delivery-queu
 import { ValidationError } from '../../../shared/domain/errors.ts';
 import { cursorIdOfQueueArn } from '../../../shared/lambda/subscription-queue-arn.ts';
 
-const PREFIX = 'ackline-prod-';
+const PREFIX = 'ackline-prod--';
 const arnOf = (name: string) => `arn:aws:sqs:eu-west-1:123456789012:${name}`;
 
 describe('cursorIdOfQueueArn', () => {
   // The adapter names the queues; the event-driven consumer reads the cursor back from the name.
-  const queues = new SqsDeliveryQueue(new SQSClient({ region: 'eu-west-1' }), PREFIX);
+  const queues = new SqsDeliveryQueue(new SQSClient({ region: 'eu-west-1' }), { queuePrefix: PREFIX });
 
   it.each([
     { cursorId: 'Xq3_b-9AbCdEfGhIjKlMnO', ordered: false },
@@ -23,10 +23,11 @@ describe('cursorIdOfQueueArn', () => {
   });
 
   it.each([
-    ['another stage', arnOf('ackline-dev-s-abc')],
-    ['the scheduler queue', arnOf('ackline-prod-scheduler')],
-    ['no cursor id', arnOf('ackline-prod-s-')],
-    ['no cursor id, FIFO', arnOf('ackline-prod-s-.fifo')],
+    ['another stage', arnOf('ackline-dev--s-abc')],
+    ['a stage that starts with this one', arnOf('ackline-prod-eu--s-abc')],
+    ['the scheduler queue', arnOf('ackline-prod--scheduler')],
+    ['no cursor id', arnOf('ackline-prod--s-')],
+    ['no cursor id, FIFO', arnOf('ackline-prod--s-.fifo')],
   ])('refuses %s', (_what, arn) => {
     expect(() => cursorIdOfQueueArn(PREFIX, arn)).toThrow(ValidationError);
   });

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { acknowledgeMessages } from '../../../../shared/application/consumers/consumer-acks.ts';
 import { receiveMessages } from '../../../../shared/application/consumers/receive-messages.ts';
 import { subscribeConsumer } from '../../../../shared/application/consumers/subscribe-consumer.ts';
+import { CAUGHT_UP_TTL_MS } from '../../../../shared/application/container-hints.ts';
 import { memberForKey } from '../../../../shared/application/engine/key-shared-routing.ts';
 import { publishMessages } from '../../../../shared/application/producers/publish-messages.ts';
 import type { Principal } from '../../../../shared/application/tenancy/principal.ts';
@@ -14,8 +15,10 @@ import { RoundRobinRouter } from '../../../../shared/domain/message-router.ts';
 import { Position } from '../../../../shared/domain/position.ts';
 import type { SubscriptionType } from '../../../../shared/domain/subscription-type.ts';
 import { TopicName } from '../../../../shared/domain/topic-name.ts';
+import type { SubscriptionQueue } from '../../../../shared/ports/delivery-queue.ts';
+import { InMemoryDeliveryQueue } from '../../../support/in-memory-delivery-queue.ts';
 import { twoProcesses } from '../../../support/in-memory-processes.ts';
-import type { ManualClock } from '../../../support/manual-clock.ts';
+import { ManualClock } from '../../../support/manual-clock.ts';
 import { overtakingLedger } from '../../../support/overtaking-ledger.ts';
 
 const admin: Principal = { role: 'admin', superuser: true };
@@ -116,11 +119,9 @@ describe('receive across processes', () => {
     while (await first.deliveryQueue.waitForRing(doorbell, 0)) {
       // every ring drained
     }
-    expect(await receiveMessages(second, admin, b, { maxMessages: 10 })).toEqual([]);
-
-    // The second process still has its mark: within the mark's life its short polls ask the
-    // doorbell; once the mark has expired it reads the cursor again.
-    (first.clock as ManualClock).advance(5_000);
+    // The second process still has its mark, but a receive that cannot wait a second reads the
+    // cursor: an SQS short poll samples some servers and may miss a ring that is there, so it
+    // never decides that nothing is waiting.
     const found = await receiveMessages(second, admin, b, { maxMessages: 10 });
     expect(found.map((message) => message.payload)).toEqual(['p1']);
   });
@@ -169,4 +170,112 @@ describe('receive across processes', () => {
 
 async function cursorOf(ports: UseCasePorts): Promise<string> {
   return (await ports.catalog.getSubscription(topic, 'sub'))?.cursorId as string;
+}
+
+/** Doorbells that record the wait of every waitForRing call, in order. */
+class RecordingDoorbells extends InMemoryDeliveryQueue {
+  readonly waits: number[] = [];
+
+  override async waitForRing(queue: SubscriptionQueue, waitMs = 0): Promise<boolean> {
+    this.waits.push(waitMs);
+    return super.waitForRing(queue);
+  }
+}
+
+/** A process whose mark says caught up, while p1 waits and its ring went to another process. */
+async function markedWhileRingWentElsewhere(): Promise<{
+  second: UseCasePorts;
+  b: string;
+  waits: number[];
+}> {
+  const doorbells = new RecordingDoorbells();
+  const [first, second] = twoProcesses({ deliveryQueue: doorbells });
+  await subscribe(first, 'Shared');
+  const b = await subscribe(second, 'Shared');
+  expect(await receiveMessages(second, admin, b, { maxMessages: 10 })).toEqual([]);
+  await publishMessages(first, admin, topic, {
+    messages: [{ payload: 'p1', properties: {} }],
+    router: new RoundRobinRouter(0),
+  });
+  const doorbell = { cursorId: await cursorOf(first), ordered: false };
+  expect(await first.deliveryQueue.waitForRing(doorbell, 0)).toBe(true);
+  doorbells.waits.splice(0);
+  return { second, b, waits: doorbells.waits };
+}
+
+describe('the caught-up mark and the doorbell', () => {
+  it('a receive that trusts the mark long-polls a second or more within the mark, then reads the cursor', async () => {
+    const { second, b, waits } = await markedWhileRingWentElsewhere();
+
+    const found = await receiveMessages(second, admin, b, { maxMessages: 10, waitMs: 20_000 });
+
+    expect(found.map((message) => message.payload)).toEqual(['p1']);
+    expect(waits).toHaveLength(1);
+    expect(waits[0]).toBeGreaterThanOrEqual(1_000);
+    expect(waits[0]).toBeLessThanOrEqual(CAUGHT_UP_TTL_MS);
+  });
+
+  it.each([
+    ['the call waits less than a second', 0, 999],
+    ['the mark has less than a second left', CAUGHT_UP_TTL_MS - 999, 20_000],
+  ])('a receive reads the cursor at once when %s: no short poll decides', async (_, agedMs, waitMs) => {
+    const { second, b, waits } = await markedWhileRingWentElsewhere();
+    (second.clock as ManualClock).advance(agedMs);
+
+    const found = await receiveMessages(second, admin, b, { maxMessages: 10, waitMs });
+
+    expect(found.map((message) => message.payload)).toEqual(['p1']);
+    expect(waits).toEqual([]);
+  });
+
+  it('a wake that finds the subscription caught up drains the stale rings: one wake, not one per 11 rings', async () => {
+    const clock = new ManualClock(1_700_000_000_000);
+    const doorbells = new SqsLikeDoorbells(clock);
+    const [ports] = twoProcesses({ clock, deliveryQueue: doorbells });
+    const a = await subscribe(ports, 'Shared');
+    // 30 publishes, 30 rings; the messages are taken and acknowledged without waiting, so the
+    // rings stay: stale.
+    for (let i = 0; i < 30; i++) {
+      await publishMessages(ports, admin, topic, {
+        messages: [{ payload: `m${i}`, properties: {} }],
+        router: new RoundRobinRouter(0),
+      });
+    }
+    const taken = await receiveMessages(ports, admin, a, { maxMessages: 100 });
+    await acknowledgeMessages(ports, admin, a, {
+      messageIds: [],
+      deliveryHandles: taken.map((message) => message.deliveryHandle),
+    });
+    expect(await receiveMessages(ports, admin, a, { maxMessages: 100 })).toEqual([]);
+    const cursorId = await cursorOf(ports);
+    expect(doorbells.rings.get(cursorId)).toHaveLength(30);
+
+    expect(await receiveMessages(ports, admin, a, { maxMessages: 10, waitMs: 20_000 })).toEqual([]);
+
+    expect(doorbells.rings.get(cursorId)).toEqual([]);
+    expect(doorbells.wakes).toBe(1);
+  });
+});
+
+/**
+ * Doorbells that wake as SQS does: a wait takes one ring and a short poll's batch of ten, and
+ * lasts the time it waits when nothing rang.
+ */
+class SqsLikeDoorbells extends InMemoryDeliveryQueue {
+  wakes = 0;
+
+  constructor(private readonly clock: ManualClock) {
+    super();
+  }
+
+  override async waitForRing(queue: SubscriptionQueue, waitMs = 0): Promise<boolean> {
+    const rings = this.rings.get(queue.cursorId) ?? [];
+    if (rings.length === 0) {
+      this.clock.advance(waitMs);
+      return super.waitForRing(queue);
+    }
+    rings.splice(0, 11);
+    this.wakes += 1;
+    return true;
+  }
 }

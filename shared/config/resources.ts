@@ -78,13 +78,17 @@ export const MAX_RETENTION_SECONDS = 1_209_600;
 
 /**
  * The scheduler's delay queue: every timing decision (nack backoff, ack-timeout
- * backoff, delays past SQS's 900 s) travels through it.
+ * backoff, delays past SQS's 900 s) travels through it. Its visibility timeout is six times the
+ * scheduler's (SCHEDULER_TIMEOUT_SECONDS), as AWS advises for a Lambda event source. A batch that
+ * fails or is throttled (the scheduler has no reserved concurrency by default, and a busy account
+ * throttles it) comes back after it: 10 receives give a timer ten minutes of such trouble before
+ * it is dead-lettered (AWS advises at least 5).
  */
 export const schedulerQueue: QueueDefinition = {
   logicalName: 'SchedulerQueue',
   visibilityTimeoutSeconds: 60,
   messageRetentionSeconds: MAX_RETENTION_SECONDS,
-  maxReceiveCount: 5,
+  maxReceiveCount: 10,
   envVar: 'ACKLINE_SCHEDULER_QUEUE_URL',
 };
 

@@ -95,13 +95,19 @@ export const schedulerQueue: QueueDefinition = {
 /**
  * Template for the per-subscription delivery queues the control plane creates
  * at run time. Their names start with the deployment's queue prefix, which
- * scopes the functions' IAM permissions.
+ * scopes the functions' IAM permissions. A subscription's runner (an event-driven consumer's SQS
+ * event source) takes them: their visibility timeout is at least six times the runner's 29 s, as
+ * AWS advises for an event source, and a ring its runner failed or Lambda throttled comes back
+ * after it; 10 receives give a ring half an hour of such trouble before it is dead-lettered (AWS
+ * advises at least 5). HTTP receivers set their own visibility per receive and delete what they
+ * take. A queue keeps the attributes it was created with: subscriptions older than these values
+ * keep theirs until an operator sets them (docs/deploying.md).
  */
 export const subscriptionQueueTemplate: QueueDefinition = {
   logicalName: 'SubscriptionQueue',
-  visibilityTimeoutSeconds: 30,
+  visibilityTimeoutSeconds: 180,
   messageRetentionSeconds: MAX_RETENTION_SECONDS,
-  maxReceiveCount: 50,
+  maxReceiveCount: 10,
   envVar: 'ACKLINE_QUEUE_PREFIX',
 };
 

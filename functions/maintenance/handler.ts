@@ -96,6 +96,7 @@ export function makeHandler(deps: Dependencies, random: () => number = Math.rand
       oldestBacklog: summary.oldestBacklog,
       failures: summary.failures,
       complete: summary.resumeAfter === undefined,
+      left: summary.left,
       resumeAfter: summary.resumeAfter,
     });
     return summary;

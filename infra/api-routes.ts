@@ -99,12 +99,11 @@ export const gatewayResponses = {
 } as const;
 
 /**
- * API Gateway's integration timeout for a REST API (29 s, its default and the
- * most it allows without a quota increase): when the function has not answered
- * by then, the client gets 504 (gatewayResponses.integrationTimeout) while the
- * function runs on until its own timeout. The API functions' timeout equals it.
+ * API Gateway's integration timeout for a REST API, 29 s (defined with the answer deadline the
+ * handlers derive from it). The API functions' timeout equals it; their answers are due 4 s
+ * before it, counted from the request's start (shared/http/answer-deadline.ts).
  */
-export const API_INTEGRATION_TIMEOUT_MS = 29_000;
+export { API_INTEGRATION_TIMEOUT_MS } from '../shared/http/answer-deadline.ts';
 
 /** API Gateway's request payload limit. */
 export const MAX_REQUEST_BODY_BYTES = 10 * 1024 * 1024;

@@ -48,13 +48,33 @@ export const AUTHORIZER_RESULT_TTL_SECONDS = 300;
  * in the embedded stack (infra/local/local-schedule.ts).
  */
 export const MAINTENANCE_INTERVAL_MS = 60_000;
-/** The maintenance function's timeout (its Lambda setting; the embedded stack gives it the same budget). */
-export const MAINTENANCE_TIMEOUT_SECONDS = 240;
+/**
+ * The maintenance function's timeout (its Lambda setting; the embedded stack gives it the same
+ * budget): shorter than MAINTENANCE_INTERVAL_MS, so a run has ended before the next one is due and
+ * runs do not pile up (EventBridge does not wait for a run to end; a scheduled rule fires somewhere
+ * within its minute, so two runs may still overlap by a few seconds: a run is idempotent).
+ */
+export const MAINTENANCE_TIMEOUT_SECONDS = 50;
 /**
  * The scheduler function's timeout, a sixth of its queue's visibility timeout as AWS advises for
  * SQS event sources (its Lambda setting; the embedded stack gives each batch the same budget).
  */
 export const SCHEDULER_TIMEOUT_SECONDS = schedulerQueue.visibilityTimeoutSeconds / 6;
+/**
+ * How many scheduler invocations its SQS event source runs at once (the event source's maximum
+ * concurrency, `ackline:schedulerMaxConcurrency`): the event source stops taking batches there,
+ * where a reserved concurrency would let it take them and have them throttled.
+ */
+export const SCHEDULER_MAX_CONCURRENCY = 5;
+/**
+ * The reserved concurrency `ackline:reservedConcurrency=true` gives each function (none by
+ * default: a reservation must leave the account's unreserved minimum, which a new account's low
+ * limit cannot).
+ */
+export const RECOMMENDED_RESERVED_CONCURRENCY = {
+  scheduler: SCHEDULER_MAX_CONCURRENCY,
+  maintenance: 1,
+} as const;
 
 /** Every entry point under functions/, API-facing or not. */
 export const functionNames = ['admin-api', 'data-api', 'authorizer', 'scheduler', 'maintenance'] as const;
@@ -79,12 +99,11 @@ export const gatewayResponses = {
 } as const;
 
 /**
- * API Gateway's integration timeout for a REST API (29 s, its default and the
- * most it allows without a quota increase): when the function has not answered
- * by then, the client gets 504 (gatewayResponses.integrationTimeout) while the
- * function runs on until its own timeout. The API functions' timeout equals it.
+ * API Gateway's integration timeout for a REST API, 29 s (defined with the answer deadline the
+ * handlers derive from it). The API functions' timeout equals it; their answers are due 4 s
+ * before it, counted from the request's start (shared/http/answer-deadline.ts).
  */
-export const API_INTEGRATION_TIMEOUT_MS = 29_000;
+export { API_INTEGRATION_TIMEOUT_MS } from '../shared/http/answer-deadline.ts';
 
 /** API Gateway's request payload limit. */
 export const MAX_REQUEST_BODY_BYTES = 10 * 1024 * 1024;

@@ -1,6 +1,7 @@
 import { App, CrossStackReferences, ReferenceStrength, RemovalPolicy } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { validStageName } from '../shared/config/resources.ts';
+import { RECOMMENDED_RESERVED_CONCURRENCY } from './api-routes.ts';
 import type { TokenSecretReference } from './constructs/token-secret-access.ts';
 import { StatefulStack } from './stateful-stack.ts';
 import { StatelessStack, type TokenSettings } from './stateless-stack.ts';
@@ -57,7 +58,12 @@ const removalPolicies: Readonly<Record<string, RemovalPolicy>> = {
  *   tokenAllowedClockSkewSeconds;
  * - `ackline:apiGatewayCloudWatchRole` (true): create API Gateway's
  *   account-level logging role; false when the account already has one;
- * - `ackline:alarmTopicArn`: an SNS topic for the alarms (none by default).
+ * - `ackline:alarmTopicArn`: an SNS topic for the alarms (none by default);
+ * - `ackline:reservedConcurrency` (false): reserve RECOMMENDED_RESERVED_CONCURRENCY for the
+ *   scheduler and maintenance; `ackline:schedulerReservedConcurrency` and
+ *   `ackline:maintenanceReservedConcurrency` set one function's (0: none). None by default: a
+ *   reservation must leave the account's 100 unreserved;
+ * - `ackline:schedulerMaxConcurrency` (5): the scheduler's SQS event source's maximum concurrency.
  */
 export function buildApp(options: BuildAppOptions = {}): AcklineApp {
   const app = new App({
@@ -91,17 +97,15 @@ export function buildApp(options: BuildAppOptions = {}): AcklineApp {
   const superuserRoles: unknown = app.node.tryGetContext('ackline:superuserRoles');
   const maxEntriesPerLedger: unknown = app.node.tryGetContext('ackline:maxEntriesPerLedger');
   const auditRetentionDays: unknown = app.node.tryGetContext('ackline:auditRetentionDays');
-  const reservedConcurrency: Partial<Record<'scheduler' | 'maintenance', number>> = {};
-  for (const [name, key] of [
-    ['scheduler', 'ackline:schedulerReservedConcurrency'],
-    ['maintenance', 'ackline:maintenanceReservedConcurrency'],
-  ] as const) {
-    const value: unknown = app.node.tryGetContext(key);
-    if (value === undefined) continue;
-    if (!(Number.isSafeInteger(Number(value)) && Number(value) >= 0)) {
-      throw new Error(`${key} must be an integer >= 0 (0: none reserved), got '${String(value)}'`);
-    }
-    reservedConcurrency[name] = Number(value);
+  const reservedConcurrency = reservedConcurrencyFrom(app);
+  const schedulerMaxConcurrency: unknown = app.node.tryGetContext('ackline:schedulerMaxConcurrency');
+  if (
+    schedulerMaxConcurrency !== undefined &&
+    !(Number.isSafeInteger(Number(schedulerMaxConcurrency)) && Number(schedulerMaxConcurrency) >= 2)
+  ) {
+    throw new Error(
+      `ackline:schedulerMaxConcurrency must be an integer from 2 to 1000, got '${String(schedulerMaxConcurrency)}'`,
+    );
   }
   const unackedCaps: { maxUnackedPerConsumer?: number; maxUnackedPerSubscription?: number } = {};
   for (const name of ['maxUnackedPerConsumer', 'maxUnackedPerSubscription'] as const) {
@@ -136,9 +140,40 @@ export function buildApp(options: BuildAppOptions = {}): AcklineApp {
     ...(auditRetentionDays === undefined ? {} : { auditRetentionDays: Number(auditRetentionDays) }),
     ...unackedCaps,
     reservedConcurrency,
+    ...(schedulerMaxConcurrency === undefined
+      ? {}
+      : { schedulerMaxConcurrency: Number(schedulerMaxConcurrency) }),
     description: `ackline ${stage}: functions, the REST API, alarms and the dashboard`,
   });
   return { app, stage, stateful, stateless };
+}
+
+/**
+ * The reserved concurrency the context asks for: none by default; `ackline:reservedConcurrency=true`
+ * gives the scheduler and maintenance RECOMMENDED_RESERVED_CONCURRENCY, and a function's own key
+ * (`ackline:schedulerReservedConcurrency`, `ackline:maintenanceReservedConcurrency`) sets its value
+ * either way (0: none).
+ */
+function reservedConcurrencyFrom(app: App): Partial<Record<'scheduler' | 'maintenance', number>> {
+  const reservedConcurrency: Partial<Record<'scheduler' | 'maintenance', number>> = booleanFrom(
+    app,
+    'ackline:reservedConcurrency',
+    false,
+  )
+    ? { ...RECOMMENDED_RESERVED_CONCURRENCY }
+    : {};
+  for (const [name, key] of [
+    ['scheduler', 'ackline:schedulerReservedConcurrency'],
+    ['maintenance', 'ackline:maintenanceReservedConcurrency'],
+  ] as const) {
+    const value: unknown = app.node.tryGetContext(key);
+    if (value === undefined) continue;
+    if (!(Number.isSafeInteger(Number(value)) && Number(value) >= 0)) {
+      throw new Error(`${key} must be an integer >= 0 (0: none reserved), got '${String(value)}'`);
+    }
+    reservedConcurrency[name] = Number(value);
+  }
+  return reservedConcurrency;
 }
 
 /** Complete ARN: Secrets Manager appends `-` and six characters to the name. */

@@ -31,6 +31,7 @@ import {
   gatewayResponses,
   MAINTENANCE_TIMEOUT_SECONDS,
   publicPaths,
+  SCHEDULER_MAX_CONCURRENCY,
   SCHEDULER_TIMEOUT_SECONDS,
 } from './api-routes.ts';
 import { AcklineFunction } from './constructs/ackline-function.ts';
@@ -66,8 +67,17 @@ export interface StatelessStackProps extends StackProps {
   readonly maxUnackedPerConsumer?: number;
   /** ACKLINE_MAX_UNACKED_PER_SUBSCRIPTION; the functions' default (200,000) applies when absent. */
   readonly maxUnackedPerSubscription?: number;
-  /** Reserved concurrency per function, over functionSettings' (0: none). */
+  /**
+   * Reserved concurrency per function; none by default. A reservation comes out of the account's
+   * concurrency and must leave its unreserved minimum (100), so an account whose limit is low (a
+   * new one's often is) refuses it: it is an opt-in (`ackline:reservedConcurrency`).
+   */
   readonly reservedConcurrency?: Partial<Record<FunctionName, number>>;
+  /**
+   * The most scheduler invocations its SQS event source runs at once (2..1000; default
+   * SCHEDULER_MAX_CONCURRENCY). With a reserved concurrency for the scheduler, at most that.
+   */
+  readonly schedulerMaxConcurrency?: number;
 }
 
 /** The authorizer's token settings (shared/config/load-config.ts tokenSettingsEnv). */
@@ -110,12 +120,6 @@ export interface FunctionSettings {
   readonly subscriptionQueues: SubscriptionQueueAccess;
   /** Reads the token secret; gets none of the table and queue configuration. */
   readonly readsTokenSecret: boolean;
-  /**
-   * Concurrency reserved for the function (taken from the account's pool, so it always has it,
-   * however many other functions, such as users' consumer functions polling subscriptions, run).
-   * Undefined: none.
-   */
-  readonly reservedConcurrency?: number;
 }
 
 /**
@@ -158,9 +162,8 @@ export const functionSettings: Record<FunctionName, FunctionSettings> = {
     memorySizeMb: 512,
     timeoutSeconds: SCHEDULER_TIMEOUT_SECONDS,
     tableAccess: 'items',
-    // Ack timeouts, nack backoffs and deletion steps keep running when consumers take the rest of
-    // the account's concurrency (the SQS event source then scales up to this many invocations).
-    reservedConcurrency: 5,
+    // Its event source runs at most SCHEDULER_MAX_CONCURRENCY invocations at once; no reserved
+    // concurrency unless the deployment asks for it (ackline:reservedConcurrency).
     schedules: true,
     subscriptionQueues: 'deliver',
     readsTokenSecret: false,
@@ -169,8 +172,8 @@ export const functionSettings: Record<FunctionName, FunctionSettings> = {
     memorySizeMb: 512,
     timeoutSeconds: MAINTENANCE_TIMEOUT_SECONDS,
     tableAccess: 'items',
-    // One run at a time, always able to start (lapsed consumers, stale deletions, due rings).
-    reservedConcurrency: 1,
+    // Its timeout is shorter than its schedule's interval, so runs do not pile up without a
+    // reserved concurrency of 1 (ackline:reservedConcurrency gives it one).
     // It counts the tokens in each subscription's dead-letter queue, rings doorbells (due
     // redeliveries nobody took), schedules the second release pass of a lapsed consumer and the
     // next step of a deletion job it resumed, and deletes a deleted subscription's queues.
@@ -225,6 +228,33 @@ export const subscriptionQueueMaintainActions = [
  * - `maintain`: {@link subscriptionQueueMaintainActions} (inspect, ring, delete).
  */
 type SubscriptionQueueAccess = 'none' | 'deliver' | 'inspect' | 'maintain';
+
+/** The least maximum concurrency an SQS event source takes (Lambda's ScalingConfig). */
+export const MIN_EVENT_SOURCE_CONCURRENCY = 2;
+
+/**
+ * The scheduler event source's maximum concurrency: the props' (default SCHEDULER_MAX_CONCURRENCY),
+ * and never more than a reserved concurrency the scheduler has, which would throttle the rest
+ * (Lambda's event source does not see the reservation).
+ */
+export function schedulerMaxConcurrency(
+  props: Pick<StatelessStackProps, 'reservedConcurrency' | 'schedulerMaxConcurrency'>,
+): number {
+  const wanted = props.schedulerMaxConcurrency ?? SCHEDULER_MAX_CONCURRENCY;
+  const reserved = props.reservedConcurrency?.scheduler;
+  if (!Number.isSafeInteger(wanted) || wanted < MIN_EVENT_SOURCE_CONCURRENCY || wanted > 1000) {
+    throw new Error(`the scheduler's maximum concurrency must be an integer from 2 to 1000, got ${wanted}`);
+  }
+  if (reserved === undefined || reserved === 0) return wanted;
+  if (reserved < MIN_EVENT_SOURCE_CONCURRENCY) {
+    throw new Error(
+      `the scheduler's reserved concurrency must be 0 (none) or at least ${MIN_EVENT_SOURCE_CONCURRENCY}, ` +
+        `the least its SQS event source runs at once, got ${reserved}: the event source would take ` +
+        'batches the reservation throttles',
+    );
+  }
+  return Math.min(wanted, reserved);
+}
 
 /**
  * The functions' environments: the token secret's reader (the authorizer) gets the stage, the
@@ -293,12 +323,20 @@ export class StatelessStack extends Stack {
     this.functions = functions;
 
     functions.scheduler.addEventSource(
-      new SqsEventSource(props.schedulerQueue, { batchSize: 10, reportBatchItemFailures: true }),
+      new SqsEventSource(props.schedulerQueue, {
+        batchSize: 10,
+        reportBatchItemFailures: true,
+        maxConcurrency: schedulerMaxConcurrency(props),
+      }),
     );
     new Rule(this, 'MaintenanceSchedule', {
       schedule: Schedule.rate(MAINTENANCE_INTERVAL),
       targets: [new LambdaFunction(functions.maintenance)],
     });
+    // A run that fails or is throttled is not retried: the next scheduled run, a minute later, does
+    // the same work (a retry would only overlap it). Lambda keeps a throttled event for at most one
+    // interval instead of six hours.
+    functions.maintenance.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: MAINTENANCE_INTERVAL });
 
     this.api = this.restApi(props, functions);
     this.observability = new Observability(this, 'Observability', {
@@ -313,8 +351,8 @@ export class StatelessStack extends Stack {
   }
 
   /**
-   * One function with the grants its {@link functionSettings} name: reserved concurrency, the
-   * tables, the scheduler queue, the subscription queues (on the stage's queue-name prefix), the
+   * One function with the grants its {@link functionSettings} name: the reserved concurrency the
+   * props ask for (none by default), the tables, the scheduler queue, the subscription queues (on the stage's queue-name prefix), the
    * token secret.
    */
   private lambdaFunction(
@@ -334,7 +372,7 @@ export class StatelessStack extends Stack {
       timeout: Duration.seconds(setting.timeoutSeconds),
     });
     const fn = construct.function;
-    const reserved = props.reservedConcurrency?.[name] ?? setting.reservedConcurrency;
+    const reserved = props.reservedConcurrency?.[name];
     if (reserved !== undefined && reserved > 0) {
       (fn.node.defaultChild as CfnFunction).reservedConcurrentExecutions = reserved;
     }

@@ -22,6 +22,6 @@ let cached: ApiHandler | undefined;
 
 /** Lambda entry point: dependencies are built once per cold start. */
 export const handler: ApiHandler = (event, context) => {
-  cached ??= makeHandler(createDependencies(loadConfig(), 'admin-api'));
+  cached ??= makeHandler(createDependencies(loadConfig(), 'admin-api', { answersApiGateway: true }));
   return cached(event, context);
 };

@@ -29,6 +29,6 @@ let cached: ApiHandler | undefined;
 
 /** Lambda entry point: dependencies are built once per cold start. */
 export const handler: ApiHandler = (event, context) => {
-  cached ??= makeHandler(createDependencies(loadConfig(), 'data-api'));
+  cached ??= makeHandler(createDependencies(loadConfig(), 'data-api', { answersApiGateway: true }));
   return cached(event, context);
 };

@@ -45,6 +45,7 @@ export function dataRoutes(deps: Dependencies): Route[] {
         const results = await publishMessages(ports, request.principal, name, {
           messages,
           router: deps.router,
+          deadlineMs: request.answerByMs,
         });
         return ok({ messagePublishResults: results, schemaVersion: 0 });
       },
@@ -69,10 +70,12 @@ export function dataRoutes(deps: Dependencies): Route[] {
       handler: async (request) => {
         const max = optionalInteger(request, 'maxMessages', { min: 1, max: 100, fallback: 1 });
         const waitMs = optionalInteger(request, 'waitMs', { min: 0, max: 20_000, fallback: 0 });
+        // The long poll and the claim end in time for API Gateway, whatever a cold start took.
         const messages = await receiveMessages(ports, request.principal, consumerIdOf(request), {
           maxMessages: max,
           waitMs,
           answer: receiveAnswer,
+          deadlineMs: request.answerByMs,
         });
         return ok({ messages });
       },

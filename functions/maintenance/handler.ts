@@ -12,17 +12,18 @@ import { observedHandler } from '../../shared/lambda/observed-handler.ts';
 export type MaintenanceHandler = (event: ScheduledEvent, context: Context) => Promise<MaintenanceSummary>;
 
 /**
- * Work stops being started this long before the Lambda timeout: what was
- * started finishes (one subscription is a few storage calls, retried), and the
- * summary and metrics are written, well inside it.
+ * Work stops being started this long before the Lambda timeout (MAINTENANCE_TIMEOUT_SECONDS, 50 s:
+ * so 30 s of a run take work): what was started finishes (one subscription is about ten storage
+ * calls, and the SDK's retries of a throttled one back off for up to 15 s in all), and the summary
+ * and metrics are written, inside it.
  */
-export const STOP_BEFORE_TIMEOUT_MS = 30_000;
+export const STOP_BEFORE_TIMEOUT_MS = 20_000;
 
 /** How many non-empty dead-letter queues one summary line names. */
 const LOGGED_DEAD_LETTER_QUEUES = 20;
 
 /**
- * Scheduled maintenance (EventBridge, every five minutes): reports the
+ * Scheduled maintenance (EventBridge, every minute; each run ends before the next is due): reports the
  * subscription dead-letter queues, folds acknowledged entries into mark-delete
  * positions, measures how late the backlogs are, then enforces the namespace and
  * topic policies (message TTL, retention: enforcePolicies).
@@ -95,6 +96,7 @@ export function makeHandler(deps: Dependencies, random: () => number = Math.rand
       oldestBacklog: summary.oldestBacklog,
       failures: summary.failures,
       complete: summary.resumeAfter === undefined,
+      left: summary.left,
       resumeAfter: summary.resumeAfter,
     });
     return summary;

@@ -93,21 +93,41 @@ export interface AcklineSubscriptionConsumerProps {
   readonly batchSize?: number;
   /** How long to gather records before invoking the runner. */
   readonly maxBatchingWindow?: Duration;
-  /** The most concurrent runner invocations the event source makes (2..1000). Default: no limit. */
+  /**
+   * The most concurrent runner invocations each event source (one per partition) makes (2..1000):
+   * the event source takes no batch beyond it, where a reserved concurrency would let it take
+   * batches and have them throttled. Default DEFAULT_RUNNER_MAX_CONCURRENCY (5); an ordered
+   * subscription's is ORDERED_RUNNER_MAX_CONCURRENCY (2) and cannot be set.
+   */
   readonly maxConcurrency?: number;
   /**
    * The subscription keeps an order (Exclusive, Failover, Key_Shared): the runner gets a reserved
    * concurrency of 1, so one invocation at a time takes the subscription's messages in order and
    * hands them to the function (the subscription's queues are standard queues: the event source
-   * alone would run several at once).
+   * alone would run several at once), and its event sources the least maximum concurrency Lambda
+   * takes, 2. The reservation comes out of the account's concurrency, which must keep 100
+   * unreserved: an account whose limit is under 101 refuses the deploy.
    */
   readonly ordered?: boolean;
 }
 
 const TOPIC_PATTERN = /^persistent:\/\/[^/\s]+\/[^/\s]+\/[^/\s]+$/;
 
-/** The runner's timeout: under the subscription queues' visibility timeout (30 s). */
-export const RUNNER_TIMEOUT_SECONDS = subscriptionQueueTemplate.visibilityTimeoutSeconds - 1;
+/**
+ * The runner's timeout. The subscription queues' visibility timeout (180 s) is at least six times
+ * it, as AWS advises for an SQS event source: a batch throttled while another runs comes back
+ * after the visibility timeout, so it needs room for Lambda's retries of it.
+ */
+export const RUNNER_TIMEOUT_SECONDS = 29;
+/** The runner event sources' maximum concurrency, unless `maxConcurrency` says otherwise. */
+export const DEFAULT_RUNNER_MAX_CONCURRENCY = 5;
+/**
+ * An ordered subscription's event sources' maximum concurrency: the least Lambda takes. Its runner's
+ * reserved concurrency of 1 still decides that one batch at a time runs; the event source's second
+ * batch is throttled and comes back after the visibility timeout (a doorbell ring: the running
+ * invocation takes what it rang for).
+ */
+export const ORDERED_RUNNER_MAX_CONCURRENCY = 2;
 /**
  * The longest timeout the user's function may have: the runner hands a batch over only while the
  * function's whole timeout, and 4 s to acknowledge, fit before the runner's own end.
@@ -134,8 +154,8 @@ export const MAX_FUNCTION_TIMEOUT_SECONDS = RUNNER_TIMEOUT_SECONDS - 4;
  *   letters); invoke the function, nothing else; and its own log group;
  * - the user's function gets nothing: no table, queue or environment.
  *
- * The function's timeout is the consumer's ack timeout, at most 25 s (the runner's 29 s, under
- * the subscription queues' visibility timeout of 30 s, less 4 s to acknowledge).
+ * The function's timeout is the consumer's ack timeout, at most 25 s (the runner's 29 s, a sixth of
+ * the subscription queues' visibility timeout of 180 s or less, less 4 s to acknowledge).
  *
  * @example
  * // subscribed first: POST /consumers/persistent/public/default/orders/subscription/billing
@@ -195,7 +215,7 @@ export class AcklineSubscriptionConsumer extends Construct {
           reportBatchItemFailures: true,
           batchSize: props.batchSize ?? 10,
           ...(props.maxBatchingWindow === undefined ? {} : { maxBatchingWindow: props.maxBatchingWindow }),
-          ...(props.maxConcurrency === undefined ? {} : { maxConcurrency: props.maxConcurrency }),
+          maxConcurrency: runnerMaxConcurrency(props),
         }),
     );
     for (const source of this.eventSources) runner.addEventSource(source);
@@ -362,6 +382,7 @@ function validateProps(props: AcklineSubscriptionConsumerProps, partitions: numb
     throw new Error(`partitions must be a non-negative integer, got ${partitions}`);
   }
   if (props.subscription.length === 0) throw new Error('subscription must not be empty');
+  runnerMaxConcurrency(props);
   const fn = props.function;
   if (fn.timeout?.isUnresolved()) {
     throw new Error(
@@ -372,11 +393,30 @@ function validateProps(props: AcklineSubscriptionConsumerProps, partitions: numb
   if (timeoutSeconds > MAX_FUNCTION_TIMEOUT_SECONDS) {
     throw new Error(
       `The timeout of ${fn.node.path} (${timeoutSeconds} s) must be at most ${MAX_FUNCTION_TIMEOUT_SECONDS} s: ` +
-        `the runner (${RUNNER_TIMEOUT_SECONDS} s, under the subscription queues' visibility timeout of ` +
-        `${subscriptionQueueTemplate.visibilityTimeoutSeconds} s) hands a batch over only while the function's ` +
-        'whole timeout and 4 s to acknowledge fit in its own',
+        `the runner (${RUNNER_TIMEOUT_SECONDS} s, a sixth of the subscription queues' visibility timeout of ` +
+        `${subscriptionQueueTemplate.visibilityTimeoutSeconds} s or less) hands a batch over only while the ` +
+        "function's whole timeout and 4 s to acknowledge fit in its own",
     );
   }
+}
+
+/** The runner event sources' maximum concurrency (see AcklineSubscriptionConsumerProps.maxConcurrency). */
+function runnerMaxConcurrency(props: AcklineSubscriptionConsumerProps): number {
+  const { maxConcurrency } = props;
+  if (props.ordered) {
+    if (maxConcurrency !== undefined && maxConcurrency !== ORDERED_RUNNER_MAX_CONCURRENCY) {
+      throw new Error(
+        `maxConcurrency cannot be set on an ordered subscription (got ${maxConcurrency}): its runner runs one ` +
+          `batch at a time, and its event sources take ${ORDERED_RUNNER_MAX_CONCURRENCY}, the least Lambda allows`,
+      );
+    }
+    return ORDERED_RUNNER_MAX_CONCURRENCY;
+  }
+  if (maxConcurrency === undefined) return DEFAULT_RUNNER_MAX_CONCURRENCY;
+  if (!Number.isInteger(maxConcurrency) || maxConcurrency < 2 || maxConcurrency > 1000) {
+    throw new Error(`maxConcurrency must be an integer from 2 to 1000, got ${maxConcurrency}`);
+  }
+  return maxConcurrency;
 }
 
 /** The function's timeout: its setting, or Lambda's default, 3 s. */

@@ -147,6 +147,8 @@ interface GatewayContext {
 }
 
 async function handle(req: IncomingMessage, res: ServerResponse, gateway: GatewayContext) {
+  // API Gateway stamps a request's start (requestTimeEpoch) when it arrives.
+  const receivedAtMs = Date.now();
   const { meter } = gateway;
   const url = requestUrl(req.url);
   const method = (req.method ?? 'GET').toUpperCase();
@@ -172,7 +174,13 @@ async function handle(req: IncomingMessage, res: ServerResponse, gateway: Gatewa
   }
   const isPublic = publicPaths.some((p) => p.method === method && p.path === rawPath.replace(/\/$/, ''));
   const resource = isPublic ? rawPath : `/${firstSegment}/{proxy+}`;
-  const matched: MatchedRequest = { method, path: rawPath, resource, requestId: randomUUID() };
+  const matched: MatchedRequest = {
+    method,
+    path: rawPath,
+    resource,
+    requestId: randomUUID(),
+    receivedAtMs,
+  };
   const query = queryParameters(url);
 
   // What API Gateway puts in both the authorizer's event and the integration's.
@@ -212,6 +220,11 @@ interface MatchedRequest {
   /** The matched resource: the public path itself, or `/{firstSegment}/{proxy+}`. */
   readonly resource: string;
   readonly requestId: string;
+  /**
+   * When the request came (epoch ms): its `requestTimeEpoch`, as API Gateway stamps a request on
+   * arrival, before the authorizer runs. The handlers' answer deadline counts from it.
+   */
+  readonly receivedAtMs: number;
 }
 
 /** The fields the authorizer's event and the integration's share. */
@@ -381,7 +394,7 @@ function requestContext(
     path: `/${STAGE}${matched.path}`,
     protocol: 'HTTP/1.1',
     requestId: matched.requestId,
-    requestTimeEpoch: Date.now(),
+    requestTimeEpoch: matched.receivedAtMs,
     resourceId: 'local',
     resourcePath: matched.resource,
     stage: STAGE,

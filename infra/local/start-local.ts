@@ -150,13 +150,7 @@ export async function startLocal(options: LocalOptions): Promise<RunningLocal> {
       host,
       functions: {
         authorizer,
-        api:
-          options.lambdaContainers === 'pool'
-            ? {
-                'admin-api': lambdaPool(() => makeAdminApi(createDependencies(loadConfig(), 'admin-api'))),
-                'data-api': lambdaPool(() => makeDataApi(createDependencies(loadConfig(), 'data-api'))),
-              }
-            : { 'admin-api': adminApi, 'data-api': dataApi },
+        api: apiFunctions(options.lambdaContainers),
       },
       status,
       ...(meter ? { meter } : {}),
@@ -188,6 +182,20 @@ export async function startLocal(options: LocalOptions): Promise<RunningLocal> {
       await rm(join(dataDir, ENDPOINTS_FILE), { force: true });
       await lock.release();
     },
+  };
+}
+
+/**
+ * The API functions behind the local gateway: the Lambda entry points themselves (one container
+ * each), or a pool of containers built as each entry point builds its own (see lambdaPool).
+ */
+function apiFunctions(containers: LocalOptions['lambdaContainers']) {
+  if (containers !== 'pool') return { 'admin-api': adminApi, 'data-api': dataApi };
+  const apiDependencies = (name: 'admin-api' | 'data-api') =>
+    createDependencies(loadConfig(), name, { answersApiGateway: true });
+  return {
+    'admin-api': lambdaPool(() => makeAdminApi(apiDependencies('admin-api'))),
+    'data-api': lambdaPool(() => makeDataApi(apiDependencies('data-api'))),
   };
 }
 

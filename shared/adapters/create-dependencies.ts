@@ -11,6 +11,7 @@ import { type AcklineConfig, METRICS_NAMESPACE, serviceNameOf } from '../config/
 import { runTimeQueueTags } from '../config/resources.ts';
 import { RoundRobinRouter } from '../domain/message-router.ts';
 import { RedeliveryBackoffRegistry } from '../domain/redelivery-backoff-registry.ts';
+import { API_REQUEST_RETRIES, BoundedRetryStrategy } from './bounded-retry-strategy.ts';
 import { CachingConsumerRegistry, CONSUMER_RECORD_TTL_MS } from './caching-consumer-registry.ts';
 import { CachingHandleKeyStore } from './caching-handle-key-store.ts';
 import { CachingLedger, LEDGER_STATE_TTL_MS } from './caching-ledger.ts';
@@ -62,11 +63,32 @@ export const randomIds: IdGenerator = { newId: () => randomBytes(16).toString('b
  * attaches its middleware right after construction, below). HTTP keeps the
  * SDK's defaults: keep-alive sockets, at most 50 per client.
  */
-function clientSettings(config: AcklineConfig) {
-  return { region: config.region, maxAttempts: 5, cacheMiddleware: true } as const;
+function clientSettings(config: AcklineConfig, options: DependencyOptions) {
+  const retries = options.answersApiGateway
+    ? {
+        maxAttempts: API_REQUEST_RETRIES.maxAttempts,
+        retryStrategy: new BoundedRetryStrategy(API_REQUEST_RETRIES),
+      }
+    : { maxAttempts: 5 };
+  return { region: config.region, ...retries, cacheMiddleware: true } as const;
 }
 
-export function createDependencies(config: AcklineConfig, serviceName: string): Dependencies {
+/** How the dependencies are built for the function that uses them. */
+export interface DependencyOptions {
+  /**
+   * The function answers API Gateway (the admin and data APIs), which gives up after 29 s: its SDK
+   * clients retry a failed call at most 3 times with short backoffs (API_REQUEST_RETRIES), so a
+   * throttled key adds at most 1.4 s per call to an answer instead of up to 15 s. Default false:
+   * the SDK's standard retries, 5 attempts (the scheduler, maintenance, the runner).
+   */
+  readonly answersApiGateway?: boolean;
+}
+
+export function createDependencies(
+  config: AcklineConfig,
+  serviceName: string,
+  options: DependencyOptions = {},
+): Dependencies {
   const logger = new Logger({ serviceName: serviceNameOf(serviceName) });
   const metrics = new Metrics({
     namespace: METRICS_NAMESPACE,
@@ -74,11 +96,11 @@ export function createDependencies(config: AcklineConfig, serviceName: string): 
     defaultDimensions: { stage: config.stage },
   });
   const dynamodb = new DynamoDBClient({
-    ...clientSettings(config),
+    ...clientSettings(config, options),
     ...(config.endpoints.dynamodb ? { endpoint: config.endpoints.dynamodb } : {}),
   });
   const sqs = new SQSClient({
-    ...clientSettings(config),
+    ...clientSettings(config, options),
     ...(config.endpoints.sqs ? { endpoint: config.endpoints.sqs } : {}),
   });
   const meter = installedUsageMeter();

@@ -94,28 +94,38 @@ export const DOORBELL_RETENTION_SECONDS = 3_600;
 
 /**
  * The scheduler's delay queue: every timing decision (nack backoff, ack-timeout
- * backoff, delays past SQS's 900 s) travels through it.
+ * backoff, delays past SQS's 900 s) travels through it. Its visibility timeout is six times the
+ * scheduler's (SCHEDULER_TIMEOUT_SECONDS), as AWS advises for a Lambda event source. A batch that
+ * fails or is throttled (the scheduler has no reserved concurrency by default, and a busy account
+ * throttles it) comes back after it: 10 receives give a timer ten minutes of such trouble before
+ * it is dead-lettered (AWS advises at least 5).
  */
 export const schedulerQueue: QueueDefinition = {
   logicalName: 'SchedulerQueue',
   visibilityTimeoutSeconds: 60,
   messageRetentionSeconds: MAX_RETENTION_SECONDS,
   deadLetterRetentionSeconds: MAX_RETENTION_SECONDS,
-  maxReceiveCount: 5,
+  maxReceiveCount: 10,
   envVar: 'ACKLINE_SCHEDULER_QUEUE_URL',
 };
 
 /**
  * Template for the per-subscription doorbell queues the control plane creates
  * at run time. Their names start with the deployment's queue prefix, which
- * scopes the functions' IAM permissions.
+ * scopes the functions' IAM permissions. A subscription's runner (an event-driven consumer's SQS
+ * event source) takes them: their visibility timeout is at least six times the runner's 29 s, as
+ * AWS advises for an event source, and a ring its runner failed or Lambda throttled comes back
+ * after it; 10 receives give a ring half an hour of such trouble before it is dead-lettered (AWS
+ * advises at least 5). HTTP receivers set their own visibility per receive and delete what they
+ * take. A queue keeps the attributes it was created with: subscriptions older than these values
+ * keep theirs until an operator sets them (docs/deploying.md).
  */
 export const subscriptionQueueTemplate: QueueDefinition = {
   logicalName: 'SubscriptionQueue',
-  visibilityTimeoutSeconds: 30,
+  visibilityTimeoutSeconds: 180,
   messageRetentionSeconds: DOORBELL_RETENTION_SECONDS,
   deadLetterRetentionSeconds: MAX_RETENTION_SECONDS,
-  maxReceiveCount: 50,
+  maxReceiveCount: 10,
   envVar: 'ACKLINE_QUEUE_PREFIX',
 };
 

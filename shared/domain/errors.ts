@@ -51,3 +51,9 @@ export class PreconditionFailedError extends AcklineError {}
 
 /** The request or message is larger than allowed (413). */
 export class PayloadTooLargeError extends AcklineError {}
+
+/**
+ * The request cannot be served now, and nothing was done: a retry may succeed (503), e.g. one
+ * whose answer could no longer arrive in time.
+ */
+export class ServiceUnavailableError extends AcklineError {}

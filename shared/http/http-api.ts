@@ -6,6 +6,7 @@ import { systemClock } from '../adapters/system-clock.ts';
 import { MethodNotAllowedError, NotFoundError, ValidationError } from '../domain/errors.ts';
 import { observedHandler } from '../lambda/observed-handler.ts';
 import type { Clock } from '../ports/clock.ts';
+import { answerDeadlineMs } from './answer-deadline.ts';
 import { requireCurrentCredentials } from './credentials.ts';
 import { errorResponse } from './http-error-status.ts';
 import type { HttpRequest, HttpResponse, Principal, Route } from './http-types.ts';
@@ -40,7 +41,7 @@ export function httpApi(
       method: route.method,
       path: route.path,
       handler: async (event: APIGatewayProxyEvent, context: Context) =>
-        proxyResultOf(await route.handler(toRequest(event, context))),
+        proxyResultOf(await route.handler(toRequest(event, context, clock.nowMs()))),
     })),
     notFoundResponse: ({ method, path }: { method: string; path: string }) => {
       // A path some route serves, asked with another method: 405, as Pulsar's JAX-RS answers.
@@ -137,7 +138,12 @@ function decodeParam(name: string, value: string): string {
   return boundedName(decoded, `Path parameter ${name}`);
 }
 
-export function toRequest(event: APIGatewayProxyEvent, context: Pick<Context, 'awsRequestId'>): HttpRequest {
+/** The route's view of a proxy event that reached the function at `nowMs` (epoch ms). */
+export function toRequest(
+  event: APIGatewayProxyEvent,
+  context: Pick<Context, 'awsRequestId'>,
+  nowMs: number,
+): HttpRequest {
   // Keyed by what the client sent: no prototype, so `__proto__` or `constructor` is just a name.
   const params = record<string>();
   const rawParams = record<string>();
@@ -171,6 +177,7 @@ export function toRequest(event: APIGatewayProxyEvent, context: Pick<Context, 'a
     body,
     principal: principalOf(event),
     requestId: context.awsRequestId,
+    answerByMs: answerDeadlineMs(event.requestContext?.requestTimeEpoch, nowMs),
   };
 }
 

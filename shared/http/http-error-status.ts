@@ -7,6 +7,7 @@ import {
   NotFoundError,
   PayloadTooLargeError,
   PreconditionFailedError,
+  ServiceUnavailableError,
   UnauthorizedError,
   ValidationError,
 } from '../domain/errors.ts';
@@ -28,6 +29,7 @@ const statusByErrorClass: readonly (readonly [ErrorClass, number])[] = [
   [ConflictError, 409],
   [PreconditionFailedError, 412],
   [PayloadTooLargeError, 413],
+  [ServiceUnavailableError, 503],
 ];
 
 export interface ErrorResponse {

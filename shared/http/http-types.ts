@@ -17,6 +17,12 @@ export interface HttpRequest {
   /** Undefined only on public routes. */
   readonly principal: Principal | undefined;
   readonly requestId: string;
+  /**
+   * Epoch ms by which the answer must be on its way, so that it beats API Gateway's integration
+   * timeout: 25 s after the request's start (answerDeadlineMs). Use cases that wait or write a lot
+   * take it as their deadline.
+   */
+  readonly answerByMs: number;
 }
 
 export interface HttpResponse {

@@ -3,12 +3,17 @@ import { Aspects, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { STOP_BEFORE_TIMEOUT_MS } from '../../functions/maintenance/handler.ts';
 import {
   AUTHORIZER_RESULT_TTL_SECONDS,
   apiRoutes,
   functionNames,
   gatewayResponses,
+  MAINTENANCE_INTERVAL_MS,
+  MAINTENANCE_TIMEOUT_SECONDS,
   publicPaths,
+  RECOMMENDED_RESERVED_CONCURRENCY,
+  SCHEDULER_MAX_CONCURRENCY,
 } from '../../infra/api-routes.ts';
 import { type AcklineApp, buildApp } from '../../infra/build-app.ts';
 import {
@@ -70,6 +75,22 @@ beforeAll(() => {
 
 function resourcesOf(template: Template, type: string): Resources {
   return template.findResources(type) as Resources;
+}
+
+/** `{ Scheduler: 5, ... }`: the functions that have a reserved concurrency, and how much. */
+function reservedConcurrencyOf(template: Template): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(resourcesOf(template, 'AWS::Lambda::Function'))
+      .filter(([, fn]) => fn.Properties?.ReservedConcurrentExecutions !== undefined)
+      .map(([id, fn]) => [id.replace(/Function.*$/, ''), fn.Properties?.ReservedConcurrentExecutions]),
+  );
+}
+
+/** The maximum concurrency of the stack's one event source mapping (the scheduler's). */
+function eventSourceConcurrency(template: Template): unknown {
+  const [mapping] = Object.values(resourcesOf(template, 'AWS::Lambda::EventSourceMapping'));
+  return (mapping?.Properties?.ScalingConfig as { MaximumConcurrency?: number } | undefined)
+    ?.MaximumConcurrency;
 }
 
 /** `AdminApiLogsB036E224` -> `AdminApiLogs`: CDK's logical ids end in an 8-digit hash. */
@@ -246,6 +267,7 @@ describe('stateless stack', () => {
       'AWS::IAM::Policy': functionNames.length,
       'AWS::Logs::LogGroup': functionNames.length + 2, // + API access and execution logs
       'AWS::Lambda::EventSourceMapping': 1,
+      'AWS::Lambda::EventInvokeConfig': 1, // maintenance: no retry of a run, the next one comes
       'AWS::Events::Rule': 1,
       // API Gateway invokes each integration from the stage and from the console's test button;
       // the authorizer once, EventBridge once.
@@ -570,20 +592,78 @@ describe('stateless stack', () => {
     });
   });
 
-  it('reserves concurrency for the scheduler (5) and maintenance (1) only, so consumers polling cannot starve them', () => {
-    const functions = Object.entries(stateless.findResources('AWS::Lambda::Function'));
-    const reserved = Object.fromEntries(
-      functions
-        .filter(([, fn]) => fn.Properties.ReservedConcurrentExecutions !== undefined)
-        .map(([id, fn]) => [id.replace(/Function.*$/, ''), fn.Properties.ReservedConcurrentExecutions]),
-    );
-    expect(reserved).toEqual({ Scheduler: 5, Maintenance: 1 });
+  it('reserves no concurrency by default, so an account with a low limit takes the first deploy', () => {
+    expect(reservedConcurrencyOf(stateless)).toEqual({});
   });
 
-  it('runs maintenance every five minutes', () => {
+  it('reserves the recommended concurrency with ackline:reservedConcurrency=true, or a chosen one per function', () => {
+    const recommended = Template.fromStack(build({ 'ackline:reservedConcurrency': 'true' }).stateless);
+    const chosen = Template.fromStack(
+      build({ 'ackline:maintenanceReservedConcurrency': 1, 'ackline:schedulerReservedConcurrency': '3' })
+        .stateless,
+    );
+    const off = Template.fromStack(
+      build({ 'ackline:reservedConcurrency': true, 'ackline:schedulerReservedConcurrency': 0 }).stateless,
+    );
+
+    expect(RECOMMENDED_RESERVED_CONCURRENCY).toEqual({ scheduler: 5, maintenance: 1 });
+    expect(reservedConcurrencyOf(recommended)).toEqual({ Scheduler: 5, Maintenance: 1 });
+    expect(reservedConcurrencyOf(chosen)).toEqual({ Scheduler: 3, Maintenance: 1 });
+    expect(reservedConcurrencyOf(off)).toEqual({ Maintenance: 1 });
+    // The event source never takes more than the reservation lets run.
+    expect(eventSourceConcurrency(recommended)).toBe(5);
+    expect(eventSourceConcurrency(chosen)).toBe(3);
+    expect(() => build({ 'ackline:reservedConcurrency': 'yes' })).toThrow(/must be true or false/);
+    expect(() => build({ 'ackline:schedulerReservedConcurrency': 1 })).toThrow(/at least 2/);
+  });
+
+  it('bounds the scheduler event source with its maximum concurrency (5, or the context value)', () => {
+    expect(SCHEDULER_MAX_CONCURRENCY).toBe(5);
+    expect(eventSourceConcurrency(stateless)).toBe(SCHEDULER_MAX_CONCURRENCY);
+    const raised = Template.fromStack(build({ 'ackline:schedulerMaxConcurrency': '40' }).stateless);
+    expect(eventSourceConcurrency(raised)).toBe(40);
+    expect(() => build({ 'ackline:schedulerMaxConcurrency': 1 })).toThrow(/from 2 to 1000/);
+  });
+
+  it('gives every SQS event source a maximum concurrency, and its queue six times the function timeout', () => {
+    const mappings = Object.values(resourcesOf(stateless, 'AWS::Lambda::EventSourceMapping'));
+    const functions = resourcesOf(stateless, 'AWS::Lambda::Function');
+    const queues = resourcesOf(stateful, 'AWS::SQS::Queue');
+    expect(mappings.length).toBeGreaterThan(0);
+    for (const mapping of mappings) {
+      const maximum = (mapping.Properties?.ScalingConfig as { MaximumConcurrency?: number } | undefined)
+        ?.MaximumConcurrency;
+      expect(maximum).toBeGreaterThanOrEqual(2);
+      const fn = functions[(mapping.Properties?.FunctionName as { Ref: string }).Ref];
+      const queueId = describeResource(mapping.Properties?.EventSourceArn, stateful).replace(/\.Arn$/, '');
+      const queue = Object.entries(queues).find(([id]) => withoutHash(id) === queueId)?.[1];
+      expect(queue, queueId).toBeDefined();
+      expect(queue?.Properties?.VisibilityTimeout).toBeGreaterThanOrEqual(
+        6 * Number(fn?.Properties?.Timeout),
+      );
+      // AWS advises at least 5 receives before a message of an event source is dead-lettered.
+      const redrive = queue?.Properties?.RedrivePolicy as { maxReceiveCount: number };
+      expect(redrive.maxReceiveCount).toBeGreaterThanOrEqual(5);
+    }
+  });
+
+  it('runs maintenance every minute, for less than a minute, without retrying a run', () => {
     stateless.hasResourceProperties('AWS::Events::Rule', {
       ScheduleExpression: 'rate(1 minute)',
       Targets: [{ Arn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^MaintenanceFunction'), 'Arn'] } }],
+    });
+    const [maintenance] = Object.entries(resourcesOf(stateless, 'AWS::Lambda::Function')).filter(([id]) =>
+      id.startsWith('MaintenanceFunction'),
+    );
+    const timeoutSeconds = Number(maintenance?.[1].Properties?.Timeout);
+    expect(timeoutSeconds).toBe(MAINTENANCE_TIMEOUT_SECONDS);
+    expect(timeoutSeconds * 1000).toBeLessThan(MAINTENANCE_INTERVAL_MS);
+    // It stops taking work with time left for what it started and its report.
+    expect(MAINTENANCE_TIMEOUT_SECONDS * 1000 - STOP_BEFORE_TIMEOUT_MS).toBeGreaterThan(0);
+    stateless.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      FunctionName: { Ref: maintenance?.[0] },
+      MaximumRetryAttempts: 0,
+      MaximumEventAgeInSeconds: MAINTENANCE_INTERVAL_MS / 1000,
     });
   });
 });

@@ -13,11 +13,13 @@ import {
   AcklineSubscriptionConsumer,
   type AcklineSubscriptionConsumerProps,
   consumerTableActions,
+  DEFAULT_RUNNER_MAX_CONCURRENCY,
   MAX_FUNCTION_TIMEOUT_SECONDS,
+  ORDERED_RUNNER_MAX_CONCURRENCY,
   RUNNER_TIMEOUT_SECONDS,
 } from '../../infra/constructs/subscription-consumer.ts';
 import { loadConfig } from '../../shared/config/load-config.ts';
-import { tables } from '../../shared/config/resources.ts';
+import { subscriptionQueueTemplate, tables } from '../../shared/config/resources.ts';
 
 type Statement = { Effect: string; Action: string | string[]; Resource: unknown; Condition?: unknown };
 type Props = Partial<Omit<AcklineSubscriptionConsumerProps, 'function'>>;
@@ -29,6 +31,13 @@ const TOPIC = 'persistent://public/default/orders';
  * `orders`; with `local: true`, the deployment's tables and scheduler queue are in the same stack
  * (as StatefulStack has them), otherwise they are imported by stage.
  */
+/** The ScalingConfig.MaximumConcurrency of each event source mapping of the template. */
+function maximumConcurrencies(template: Template): unknown[] {
+  return Object.values(template.findResources('AWS::Lambda::EventSourceMapping')).map(
+    (mapping) => mapping.Properties.ScalingConfig?.MaximumConcurrency,
+  );
+}
+
 function build(props: Props & { local?: boolean } = {}, timeout = Duration.seconds(10)) {
   const { local = true, ...rest } = props;
   const app = new App();
@@ -281,6 +290,35 @@ describe('AcklineSubscriptionConsumer', () => {
       1,
     );
     expect(functionResource(template, 'Orders').Properties.ReservedConcurrentExecutions).toBeUndefined();
+    // Its event source takes the least Lambda allows; a larger one would only be throttled.
+    expect(maximumConcurrencies(template)).toEqual([ORDERED_RUNNER_MAX_CONCURRENCY]);
+    expect(ORDERED_RUNNER_MAX_CONCURRENCY).toBe(2);
+    expect(() => build({ ordered: true, maxConcurrency: 10 })).toThrow(/cannot be set on an ordered/);
+  });
+
+  it('bounds every event source with a maximum concurrency: 5 by default, or the one given', () => {
+    const byDefault = Template.fromStack(build({ partitions: 3 }).stack);
+    const given = Template.fromStack(build({ partitions: 2, maxConcurrency: 20 }).stack);
+
+    expect(DEFAULT_RUNNER_MAX_CONCURRENCY).toBe(5);
+    expect(maximumConcurrencies(byDefault)).toEqual([5, 5, 5]);
+    expect(maximumConcurrencies(given)).toEqual([20, 20]);
+    expect(functionResource(byDefault, 'OrdersConsumerRunner').Properties.ReservedConcurrentExecutions).toBe(
+      undefined,
+    );
+    for (const wrong of [1, 1001, 2.5]) {
+      expect(() => build({ maxConcurrency: wrong })).toThrow(/from 2 to 1000/);
+    }
+  });
+
+  it("gives the runner a sixth of the subscription queues' visibility timeout, and them room for 5 receives", () => {
+    const runner = functionResource(Template.fromStack(build().stack), 'OrdersConsumerRunner');
+    const timeoutSeconds = Number(runner.Properties.Timeout);
+
+    // The queues are created at run time from the template (SqsDeliveryQueue.create).
+    expect(subscriptionQueueTemplate.visibilityTimeoutSeconds).toBeGreaterThanOrEqual(6 * timeoutSeconds);
+    expect(subscriptionQueueTemplate.maxReceiveCount).toBeGreaterThanOrEqual(5);
+    expect(timeoutSeconds).toBe(RUNNER_TIMEOUT_SECONDS);
   });
 
   it("imports the deployment's tables and scheduler queue by stage from what the stateful stack exports", () => {

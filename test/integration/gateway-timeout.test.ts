@@ -91,6 +91,42 @@ describe("the local gateway enforces API Gateway's integration timeout", () => {
     expect([first.status, second.status]).toEqual([504, 200]);
   });
 
+  it("stamps the request's start (requestTimeEpoch) on arrival, before the authorizer ran, as API Gateway does", async () => {
+    const AUTHORIZER_MS = 200;
+    let seen: { requestTimeEpoch: number; invokedAtMs: number } | undefined;
+    gateway = await startLocalGateway({
+      port: 0,
+      host: '127.0.0.1',
+      integrationTimeoutMs: TIMEOUT_MS,
+      functions: {
+        authorizer: async (event) => {
+          await new Promise((resolve) => setTimeout(resolve, AUTHORIZER_MS));
+          return allow(event);
+        },
+        api: {
+          'admin-api': async (event) => {
+            seen = { requestTimeEpoch: event.requestContext.requestTimeEpoch, invokedAtMs: Date.now() };
+            return { statusCode: 204, body: '' };
+          },
+          'data-api': async () => ({ statusCode: 204, body: '' }),
+        },
+      },
+    });
+    const sentAtMs = Date.now();
+
+    const response = await sendRaw(gateway.url, {
+      method: 'GET',
+      target: '/admin/v2/slow',
+      headers: [['Authorization', 'Bearer alice']],
+    });
+
+    expect(response.status).toBe(204);
+    expect(seen?.requestTimeEpoch).toBeGreaterThanOrEqual(sentAtMs);
+    expect((seen?.invokedAtMs ?? 0) - (seen?.requestTimeEpoch ?? 0)).toBeGreaterThanOrEqual(
+      AUTHORIZER_MS - 5,
+    );
+  });
+
   it('passes an answer given in time through unchanged', async () => {
     const get = await start(
       () =>

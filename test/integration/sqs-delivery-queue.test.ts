@@ -9,6 +9,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { createSqsServer } from 'local-aws-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RUNNER_TIMEOUT_SECONDS } from '../../infra/constructs/subscription-consumer.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../infra/local/embedded-stack.ts';
 import {
   SqsDeliveryQueue,
@@ -80,6 +81,23 @@ async function attributesOf(sqs: SQSClient, name: string): Promise<Record<string
 }
 
 describe('SqsDeliveryQueue doorbells', () => {
+  it("creates a subscription's queue with the template's visibility (six times the runner's timeout) and redrive", async () => {
+    const queues = new SqsDeliveryQueue(client, { queuePrefix: 'it-' });
+    const queue = newQueue();
+    await queues.create(queue);
+
+    const { QueueUrl } = await client.send(new GetQueueUrlCommand({ QueueName: queues.queueName(queue) }));
+    const { Attributes } = await client.send(
+      new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['VisibilityTimeout', 'RedrivePolicy'] }),
+    );
+
+    expect(Number(Attributes?.VisibilityTimeout)).toBe(subscriptionQueueTemplate.visibilityTimeoutSeconds);
+    expect(Number(Attributes?.VisibilityTimeout)).toBeGreaterThanOrEqual(6 * RUNNER_TIMEOUT_SECONDS);
+    expect(JSON.parse(Attributes?.RedrivePolicy ?? '{}').maxReceiveCount).toBe(
+      subscriptionQueueTemplate.maxReceiveCount,
+    );
+  });
+
   it('a ring wakes a waiting receiver, which takes every ring that came', async () => {
     const queues = queuesOn(client);
     const queue = newQueue();

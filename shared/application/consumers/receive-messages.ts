@@ -179,12 +179,27 @@ const IDLE_RECHECK_MS = 1_000;
  */
 const CONTENDED_RECHECK_MS = 100;
 
+/**
+ * What one round of a receive may take at most, kept back from its deadline: reading the consumer
+ * and renewing its lease, the dispatcher's reads and its claim, the rings it sets (about seven
+ * storage calls of a few ms each) and the SDK's backoffs of two of them throttled through every
+ * retry (1.4 s each with the API functions' bounded retries). No wait lasts, and no round starts,
+ * past the deadline less this; so a round that claims has this long to return its answer.
+ */
+export const ROUND_RESERVE_MS = 4_000;
+
 /** How much one receive call takes, and how long it waits for the first message. */
 export interface ReceiveOptions {
   /** At most this many messages. */
   readonly maxMessages: number;
   /** How long to wait for the first message when none is there (a long poll); default 0. */
   readonly waitMs?: number;
+  /**
+   * Epoch ms (of `ports.clock`) by which the call must have returned: the HTTP answer's deadline,
+   * 25 s after the request's start whatever a cold start took. The wait ends, and no round starts,
+   * ROUND_RESERVE_MS before it; the call then answers what it has. Default: none (`waitMs` alone).
+   */
+  readonly deadlineMs?: number;
   /**
    * What the answer can carry: messages are claimed only while the next one fits, so nothing is
    * held that the answer cannot deliver (a Lambda answer carries at most 6 MB). Default: no limit.
@@ -239,22 +254,31 @@ function trustsCaughtUpMark(ports: UseCasePorts, cursorId: string, deadlineMs: n
  *    a second instead and looks again, leaving the rings to the others. A wake whose dispatch found
  *    the subscription caught up drains the rings left (stale: each would end a long poll at once)
  *    and, when it took any, dispatches again (one may be a publish's after the dispatch read).
+ * 4. Out of time (ROUND_RESERVE_MS before `deadlineMs`): answer nothing, handing a ring the call
+ *    took and did not use to whoever polls next.
  */
 export async function receiveMessages(
   ports: UseCasePorts,
   principal: Principal | undefined,
   consumerId: string,
-  { maxMessages, waitMs = 0, answer }: ReceiveOptions,
+  { maxMessages, waitMs = 0, answer, deadlineMs = Number.POSITIVE_INFINITY }: ReceiveOptions,
 ): Promise<DeliveredMessage[]> {
   let consumer = await requireConsumer(ports, principal, consumerId);
   await renewLease(ports, consumer);
   // Before anything is claimed: a claim whose handles cannot be signed would leave its entries held.
   const handles = await deliveryHandlesOf(ports);
   const sizing = answer ? { budget: answer, handles } : undefined;
-  const deadline = ports.clock.nowMs() + waitMs;
+  const lastRoundMs = deadlineMs - ROUND_RESERVE_MS;
+  const deadline = Math.min(ports.clock.nowMs() + waitMs, lastRoundMs);
   /** The partition whose ring this call took last (a wait, a drain), until a dispatch used it. */
   let tookRing: string | undefined;
+  const outOfTime = async (): Promise<boolean> => {
+    if (ports.clock.nowMs() < lastRoundMs) return false;
+    if (tookRing !== undefined) await ringAt(ports, tookRing, ports.clock.nowMs());
+    return true;
+  };
   for (let round = 0; ; round++) {
+    if (round === 0 && (await outOfTime())) return [];
     const single =
       consumer.partitions.length === 1 ? (consumer.partitions[0] as ConsumerPartition) : undefined;
     const rung = !(
@@ -296,6 +320,7 @@ export async function receiveMessages(
     } else {
       tookRing = await waitOnDoorbell(ports, { consumer, round, rung, remaining, outcome });
     }
+    if (await outOfTime()) return [];
     // After any wait, the consumer is read again before anything is claimed: a close while this
     // call waited (an abandoned poll) refuses the claim. One consumer read per wait.
     try {

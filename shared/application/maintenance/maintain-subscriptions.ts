@@ -49,8 +49,9 @@ export interface MaintenanceFailure {
 
 export interface MaintenanceOptions {
   /**
-   * Epoch ms after which no further partition or subscription is started (the
-   * ones started finish). Whatever is left waits for the next run.
+   * Epoch ms (of `ports.clock`) from which no further deletion step, partition or subscription is
+   * started (the ones started finish). Whatever is left waits for the next run. The handler takes
+   * it from the Lambda context's remaining time.
    */
   readonly deadlineMs: number;
   /** `resumeAfter` of the previous run's summary: the fold starts after that subscription. */
@@ -97,6 +98,11 @@ export interface MaintenanceSummary {
   readonly deletions: { readonly pending: number; readonly resumed: number };
   /** Steps that failed (each also given to `onFailure`). */
   readonly failures: number;
+  /**
+   * Due subscriptions this run did not start before its deadline: the next run takes them first
+   * (from `resumeAfter`). 0 when the run reached every one.
+   */
+  readonly left: number;
   /** Where the next run's fold starts; undefined when this run visited every subscription. */
   readonly resumeAfter?: string;
 }
@@ -243,6 +249,7 @@ export async function maintainSubscriptions(
     ...(oldestBacklog === undefined ? {} : { oldestBacklog }),
     deletions,
     failures,
+    left: order.length - visited,
     ...(resumeAfter === undefined ? {} : { resumeAfter }),
   };
 }

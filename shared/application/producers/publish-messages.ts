@@ -1,3 +1,4 @@
+import { ServiceUnavailableError } from '../../domain/errors.ts';
 import { partitionForKey, type RoundRobinRouter } from '../../domain/message-router.ts';
 import type { TopicName } from '../../domain/topic-name.ts';
 import type { NewEntry } from '../../ports/ledger.ts';
@@ -19,7 +20,22 @@ export interface PublishRequest {
   readonly messages: readonly NewEntry[];
   /** Picks the partition of a message without a key, on a partitioned topic (round-robin). */
   readonly router: RoundRobinRouter;
+  /**
+   * Epoch ms (of `ports.clock`) by which the call must have returned: the HTTP answer's deadline.
+   * Nothing is written unless PUBLISH_RESERVE_MS are left before it. Default: none.
+   */
+  readonly deadlineMs?: number;
 }
+
+/**
+ * What a publish's writes may take at most, kept back from its deadline: per partition, at once,
+ * the activity mark, the id allocation, the entries' chunk writes and the rings (a few storage
+ * calls each), with the SDK's backoffs of two of them throttled through every retry (1.4 s each
+ * with the API functions' bounded retries). A publish that starts later writes nothing and answers
+ * 503: writing entries whose MessageIds the producer would never learn makes its retry publish
+ * them twice.
+ */
+export const PUBLISH_RESERVE_MS = 4_000;
 
 /**
  * Publish messages to a topic (Pulsar's REST produce).
@@ -34,6 +50,8 @@ export interface PublishRequest {
  *    Nothing is fanned out: each subscription's dispatcher reads the ledger, so a publish that
  *    dies after writing loses no delivery (a missed ring delays a waiting receiver by one poll).
  * 5. Answer the MessageIds in the order the messages came.
+ * Out of time before step 3 (PUBLISH_RESERVE_MS before `deadlineMs`): nothing is written, and
+ * ServiceUnavailableError tells the producer to try again.
  */
 export async function publishMessages(
   ports: UseCasePorts,
@@ -45,6 +63,11 @@ export async function publishMessages(
   requirePersistent(topic);
   await requireAction(ports.permissions, principal, topic, ['produce']);
   const record = await ensureTopic(ports, topic);
+  if (request.deadlineMs !== undefined && ports.clock.nowMs() > request.deadlineMs - PUBLISH_RESERVE_MS) {
+    throw new ServiceUnavailableError(
+      `Publishing to ${topic.toString()} started too late to answer in time; nothing was written: try again`,
+    );
+  }
   const byPartition = new Map<number, { partition: TopicName; indexes: number[]; entries: NewEntry[] }>();
   messages.forEach((message, index) => {
     const partitionIndex = topic.isPartition

@@ -8,6 +8,7 @@ import {
   NotFoundError,
   PayloadTooLargeError,
   PreconditionFailedError,
+  ServiceUnavailableError,
   UnauthorizedError,
   ValidationError,
 } from '../../../shared/domain/errors.ts';
@@ -51,6 +52,7 @@ describe('AcklineError', () => {
     [ConflictError, AcklineError],
     [PreconditionFailedError, AcklineError],
     [PayloadTooLargeError, AcklineError],
+    [ServiceUnavailableError, AcklineError],
     [InvalidTopicNameError, ValidationError],
     [InvalidPositionError, ValidationError],
     [InvalidRedeliveryBackoffError, ValidationError],

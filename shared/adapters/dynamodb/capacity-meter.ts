@@ -1,4 +1,5 @@
-import type { ConsumedCapacity, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { AttributeValue, ConsumedCapacity, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { type CompareAndSetUsage, type KeyUsage, PartitionKeyMeter, unitsOf } from './partition-key-meter.ts';
 
 /** Requests and capacity units per DynamoDB operation (e.g. `UpdateItem`). */
 export interface OperationUsage {
@@ -18,11 +19,15 @@ export const EMULATOR_ONLY_SUFFIX = '(emulator only)';
 /**
  * Counts what a DynamoDB client spends: asks every request for
  * `ReturnConsumedCapacity: TOTAL` and adds up what DynamoDB reports, per
- * operation. For the benchmark and the cost tests; not wired in production
- * (the extra response field is free, but nobody reads it there).
+ * operation, and per partition key (PartitionKeyMeter). A write refused by its
+ * condition reports nothing, but AWS bills it on the size of the item it found,
+ * at least one unit: counted apart, as PartitionKeyMeter sizes it. For the
+ * benchmark and the cost tests; not wired in production (the extra response
+ * field is free, but nobody reads it there).
  */
 export class CapacityMeter {
   private readonly usage = new Map<string, OperationUsage>();
+  private readonly keys = new PartitionKeyMeter();
 
   /** @param detail also split each operation by table and item kind (`npm run bench -- --detail`). */
   constructor(private readonly detail = process.env.ACKLINE_METER_DETAIL === '1') {}
@@ -44,9 +49,10 @@ export class CapacityMeter {
         try {
           result = await next(args);
         } catch (error) {
-          // AWS bills a conditional write that fails as a write (at least one unit): counted apart.
-          if ((error as { name?: string }).name === 'ConditionalCheckFailedException') {
-            this.add(`${command}${detail} (condition failed)`, { CapacityUnits: 1 }, true);
+          const refusal = error as { name?: string; Item?: Record<string, AttributeValue> };
+          if (refusal.name === 'ConditionalCheckFailedException') {
+            const units = this.keys.refused(input, refusal.Item);
+            this.add(`${command}${detail} (condition failed)`, { CapacityUnits: units }, true);
           }
           throw error;
         }
@@ -54,6 +60,7 @@ export class CapacityMeter {
           ConsumedCapacity?: ConsumedCapacity | ConsumedCapacity[];
           Count?: number;
         };
+        if (!emulatorOnly) this.keys.answered(command, input, output);
         this.add(
           this.detail && command === 'Query' ? `${operation} ${queryShape(input, output.Count)}` : operation,
           output.ConsumedCapacity,
@@ -80,8 +87,19 @@ export class CapacityMeter {
     return total;
   }
 
+  /** Capacity by partition key (emulator-only requests left out, as from AWS's bill). */
+  keyUsage(): KeyUsage[] {
+    return this.keys.keyUsage();
+  }
+
+  /** Compare-and-sets by item: committed and refused. */
+  compareAndSetUsage(): CompareAndSetUsage[] {
+    return this.keys.compareAndSetUsage();
+  }
+
   reset(): void {
     this.usage.clear();
+    this.keys.reset();
   }
 
   private add(
@@ -92,11 +110,9 @@ export class CapacityMeter {
     const usage = this.usage.get(operation) ?? { requests: 0, readCapacityUnits: 0, writeCapacityUnits: 0 };
     usage.requests += 1;
     for (const capacity of Array.isArray(consumed) ? consumed : consumed ? [consumed] : []) {
-      // DynamoDB Local and dynalite report only CapacityUnits; AWS also splits read and write.
-      const read = capacity.ReadCapacityUnits ?? (write ? 0 : (capacity.CapacityUnits ?? 0));
-      const written = capacity.WriteCapacityUnits ?? (write ? (capacity.CapacityUnits ?? 0) : 0);
-      usage.readCapacityUnits += read;
-      usage.writeCapacityUnits += written;
+      const units = unitsOf(capacity, write);
+      usage.readCapacityUnits += units.readCapacityUnits;
+      usage.writeCapacityUnits += units.writeCapacityUnits;
     }
     this.usage.set(operation, usage);
   }

@@ -180,8 +180,8 @@ export function roleOf(table: string, partitionKey: string, kinds: readonly stri
   const [prefix = '', rest = ''] = /^([A-Z]+#?)(.*)$/.exec(partitionKey)?.slice(1) ?? [];
   const catalog: Record<string, () => string> = {
     'ML#': () => `partition state of ${localName(rest)}${holding(PARTITION_ITEMS)}`,
-    ACT: () => 'activity index ACT',
-    'ACT#': () => 'activity index seed flag',
+    ACT: () => 'activity index ACT (before its shards)',
+    'ACT#': () => (rest === 'seeded' ? 'activity index seed flag' : `activity index shard ACT#${rest}`),
     'MEM#': () => `memberships of ${subscriptionOf(rest)}`,
     'CONS#': () => `consumer ${short(rest)}`,
     'C#': () => `${rest} counter (deployment-wide)`,

@@ -19,6 +19,7 @@ import { MAX_RECEIVE_WAIT_MS } from '../shared/client/consumer.ts';
 import { runAckHoles } from './ack-holes.ts';
 import { runAdminAck } from './admin-ack.ts';
 import { BenchStack, median, note } from './harness.ts';
+import { type HotKeys, hotKeysOf } from './hot-keys.ts';
 import { runIdleConsumer } from './idle-consumer.ts';
 import {
   type BareSqsRun,
@@ -82,6 +83,7 @@ try {
     const acklineRuns: LifecycleRun[] = [];
     const bareSqsRuns: BareSqsRun[] = [];
     const roundResults: LifecycleRound[] = [];
+    const hotKeyRounds: HotKeys[] = [];
     if (warmup > 0) {
       // The stack's functions and its SQS server start cold (module loading, JIT, connection pools):
       // the first messages through either path measure that, not the path. Each run meters its own
@@ -100,6 +102,8 @@ try {
       acklineRuns.push(ackline);
       bareSqsRuns.push(bareSqs);
       const own = summariseLifecycle(shared, [ackline]);
+      const hot = hotKeysOf(ackline.usage, ackline.messages);
+      hotKeyRounds.push(hot);
       roundResults.push({
         acklineMessagesPerSecond: ackline.messagesPerSecond,
         bareSqsMessagesPerSecond: bareSqs.messagesPerSecond,
@@ -107,13 +111,17 @@ try {
         dynamodbWriteUnitsPerMessage: own.dynamodbWriteUnitsPerMessage,
         dynamodbReadUnitsPerMessage: own.dynamodbReadUnitsPerMessage,
         sqsRequestsPerMessage: own.sqsRequestsPerMessage,
+        ceilingMessagesPerSecond: hot.ceiling.messagesPerSecond,
       });
     }
     note('lifecycle: the same workload with one Exclusive consumer');
     const exclusiveOptions = { subscriptionType: 'Exclusive', consumers: 1 } as const;
-    const exclusive = summariseLifecycle(exclusiveOptions, [
-      await runLifecycle(stack, { ...options, ...exclusiveOptions, topic: 'bench-lifecycle-exclusive' }),
-    ]);
+    const exclusiveRun = await runLifecycle(stack, {
+      ...options,
+      ...exclusiveOptions,
+      topic: 'bench-lifecycle-exclusive',
+    });
+    const exclusive = summariseLifecycle(exclusiveOptions, [exclusiveRun]);
     const ackline = summariseLifecycle(shared, acklineRuns);
     const bareSqs = summariseBareSqs(bareSqsRuns);
     results.lifecycle = {
@@ -129,6 +137,7 @@ try {
         throughputRatio:
           exclusive.messagesPerSecond / median(roundResults.map((round) => round.bareSqsMessagesPerSecond)),
       },
+      hotKeys: { rounds: hotKeyRounds, exclusive: hotKeysOf(exclusiveRun.usage, exclusiveRun.messages) },
     };
   }
   if (only.includes('idle')) {

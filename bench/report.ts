@@ -2,6 +2,7 @@ import type { OperationUsage } from '../shared/adapters/dynamodb/capacity-meter.
 import type { AckHolesResult } from './ack-holes.ts';
 import type { AdminAckResult } from './admin-ack.ts';
 import type { Distribution } from './harness.ts';
+import { type HotKeys, hotKeysLines, PARTITION_LIMITS } from './hot-keys.ts';
 import type { CallCost, IdleConsumerResult } from './idle-consumer.ts';
 import type { BareSqsResult, LifecycleResult } from './lifecycle.ts';
 import type { CostPerMillion } from './prices.ts';
@@ -30,6 +31,8 @@ export interface BenchResults {
       /** Its messages/s over the median of the rounds' bare SQS messages/s. */
       throughputRatio: number;
     };
+    /** Each round's hot keys and ceiling on AWS (bench/hot-keys.ts), and the Exclusive run's. */
+    hotKeys?: { rounds: HotKeys[]; exclusive?: HotKeys };
   };
   idleConsumer?: IdleConsumerResult;
   redelivery?: RedeliveryResult;
@@ -48,6 +51,8 @@ export interface LifecycleRound {
   readonly dynamodbWriteUnitsPerMessage: number;
   readonly dynamodbReadUnitsPerMessage: number;
   readonly sqsRequestsPerMessage: number;
+  /** The messages/s one topic partition could reach on AWS before a key's limits stop it (hot keys). */
+  readonly ceilingMessagesPerSecond?: number | null;
 }
 
 /** One of the issue's targets, with the figure that meets it or not. */
@@ -154,7 +159,11 @@ export function markdownReport(results: BenchResults): string {
     '',
   ];
   if (results.lifecycle)
-    lines.push(...lifecycleRounds(results.lifecycle), ...lifecyclePerMessage(results.lifecycle));
+    lines.push(
+      ...lifecycleRounds(results.lifecycle),
+      ...lifecyclePerMessage(results.lifecycle),
+      ...hotKeysSection(results.lifecycle),
+    );
   if (results.idleConsumer) lines.push(...idleConsumerSection(results.idleConsumer));
   if (results.redelivery) lines.push(...redeliverySection(results.redelivery));
   if (results.adminAck) lines.push(...adminAckSection(results.adminAck));
@@ -263,6 +272,32 @@ function lifecyclePerMessage(lifecycle: LifecycleResults): string[] {
     '',
   );
   return lines;
+}
+
+/**
+ * The hot keys of the round whose ceiling is the median one, every round's ceiling and the
+ * Exclusive run's: what one topic partition could reach on AWS (bench/hot-keys.ts).
+ */
+function hotKeysSection(lifecycle: LifecycleResults): string[] {
+  const hot = lifecycle.hotKeys;
+  if (!hot || hot.rounds.length === 0) return [];
+  const ceilingOf = (keys: HotKeys) => keys.ceiling.messagesPerSecond ?? Infinity;
+  const byCeiling = hot.rounds
+    .map((keys, i) => ({ keys, round: i + 1 }))
+    .sort((a, b) => ceilingOf(a.keys) - ceilingOf(b.keys));
+  const middle = byCeiling[Math.floor((byCeiling.length - 1) / 2)] as { keys: HotKeys; round: number };
+  const rate = (keys: HotKeys) => f(ceilingOf(keys), 0);
+  const { writeUnitsPerSecond, readUnitsPerSecond, callLatencyMs } = PARTITION_LIMITS;
+  return [
+    `## Hot keys: the ceiling of one topic partition on AWS (round ${middle.round}, the median ceiling)`,
+    '',
+    `Per partition key k: T_units = min(${writeUnitsPerSecond} / w, ${readUnitsPerSecond} / r), no credit for adaptive capacity; per compare-and-set item: T_cas = m × (1 − c) × 1000 / (L_read + L_write), L = ${callLatencyMs} ms a call (assumed of AWS). The ${Math.min(5, middle.keys.keys.length)} most limiting keys:`,
+    '',
+    ...hotKeysLines(middle.keys),
+    '',
+    `Ceilings by round: ${hot.rounds.map(rate).join(', ')} messages/s${hot.exclusive ? `; Exclusive (one consumer): ${rate(hot.exclusive)}, set by ${hot.exclusive.ceiling.role}` : ''}. What bounds it and how partitions scale past it: docs/design/aws-limits.md#hot-keys.`,
+    '',
+  ];
 }
 
 function idleConsumerSection(idle: IdleConsumerResult): string[] {

@@ -1,6 +1,7 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { CapacityMeter, type OperationUsage } from './dynamodb/capacity-meter.ts';
+import type { CompareAndSetUsage, KeyUsage } from './dynamodb/partition-key-meter.ts';
 
 /** What one benchmark phase cost: requests per service and operation, capacity, invocations. */
 export interface UsageSnapshot {
@@ -8,6 +9,10 @@ export interface UsageSnapshot {
   readonly requests: Record<string, OperationUsage>;
   /** API Gateway requests and Lambda invocations by function (`authorizer`, `data-api`, ...), with their total time. */
   readonly invocations: Record<string, { count: number; totalMs: number }>;
+  /** DynamoDB capacity by table and partition key (absent from snapshots of SQS alone). */
+  readonly keys?: KeyUsage[];
+  /** Compare-and-sets by item, committed and refused. */
+  readonly compareAndSets?: CompareAndSetUsage[];
 }
 
 /**
@@ -55,7 +60,12 @@ export class UsageMeter {
     const invocations = Object.fromEntries(
       [...this.invocations].map(([name, usage]) => [name, { ...usage }]),
     );
-    return { requests, invocations };
+    return {
+      requests,
+      invocations,
+      keys: this.dynamodb.keyUsage(),
+      compareAndSets: this.dynamodb.compareAndSetUsage(),
+    };
   }
 
   reset(): void {

@@ -31,7 +31,10 @@ export interface ActiveSubscription extends IndexedSubscription {
 export interface ActivityIndex {
   /** Marks the subscription active now (creates or overwrites its entry). Cost: one write. */
   mark(subscription: IndexedSubscription, nowMs: number): Promise<void>;
-  /** Every entry. Cost: one Query per 1 MB of entries (about 150 bytes each). */
+  /**
+   * Every entry, in cursor id order. Cost on DynamoDB: one Query per shard of the index and one
+   * of its unsharded key (17), and one more per 1 MB of a shard's entries (about 150 bytes each).
+   */
   list(): Promise<ActiveSubscription[]>;
   /** Removes the entry unless activity marked it again after `markedAtMs`. */
   remove(cursorId: string, markedAtMs: number): Promise<void>;

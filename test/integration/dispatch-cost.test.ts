@@ -82,7 +82,7 @@ describe.each(
     await dispatchStore.raiseAheadAck(cursorId, Position.of(LEDGER, FIRST_ENTRY + 600n));
     const raiseCost = meter?.snapshot();
 
-    // A refused compare-and-set is billed by the head that refused it (see the last test).
+    // A refused compare-and-set is billed on the item it found (partition-key-cost.test.ts).
     // Every write to the head is billed on the whole item: raising the early-ack mark too.
     const cost = { UpdateItem: { requests: 1, readCapacityUnits: 0, writeCapacityUnits: writeUnits } };
     expect(bytes(encodeDispatchHead(head))).toBe(encodedBytes);

@@ -1,11 +1,5 @@
-import {
-  type AttributeValue,
-  type ConsumedCapacity,
-  type DynamoDBClient,
-  GetItemCommand,
-} from '@aws-sdk/client-dynamodb';
-import { tables } from '../../config/resources.ts';
-import { itemBytes } from './item-size.ts';
+import type { AttributeValue, ConsumedCapacity, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { type CompareAndSetUsage, type KeyUsage, PartitionKeyMeter, unitsOf } from './partition-key-meter.ts';
 
 /** Requests and capacity units per DynamoDB operation (e.g. `UpdateItem`). */
 export interface OperationUsage {
@@ -25,11 +19,15 @@ export const EMULATOR_ONLY_SUFFIX = '(emulator only)';
 /**
  * Counts what a DynamoDB client spends: asks every request for
  * `ReturnConsumedCapacity: TOTAL` and adds up what DynamoDB reports, per
- * operation. For the benchmark and the cost tests; not wired in production
- * (the extra response field is free, but nobody reads it there).
+ * operation, and per partition key (PartitionKeyMeter). A write refused by its
+ * condition reports nothing, but AWS bills it on the size of the item it found,
+ * at least one unit: counted apart, as PartitionKeyMeter sizes it. For the
+ * benchmark and the cost tests; not wired in production (the extra response
+ * field is free, but nobody reads it there).
  */
 export class CapacityMeter {
   private readonly usage = new Map<string, OperationUsage>();
+  private readonly keys = new PartitionKeyMeter();
 
   /** @param detail also split each operation by table and item kind (`npm run bench -- --detail`). */
   constructor(private readonly detail = process.env.ACKLINE_METER_DETAIL === '1') {}
@@ -37,9 +35,11 @@ export class CapacityMeter {
   attach(client: DynamoDBClient): this {
     client.middlewareStack.add(
       (next, context) => async (args) => {
-        const input = args.input as WriteInput;
+        const input = args.input as { ReturnConsumedCapacity?: string };
+        if (input && typeof input === 'object' && input.ReturnConsumedCapacity === undefined) {
+          input.ReturnConsumedCapacity = 'TOTAL';
+        }
         const command = String(context.commandName ?? 'Unknown').replace(/Command$/, '');
-        if (input && typeof input === 'object') askForWhatItCosts(command, input);
         const emulatorOnly = input && typeof input === 'object' && EMULATOR_ONLY in input;
         const detail = this.detail ? ` ${itemKindOf(input)}` : '';
         const operation = emulatorOnly
@@ -49,9 +49,9 @@ export class CapacityMeter {
         try {
           result = await next(args);
         } catch (error) {
-          // AWS bills a refused conditional write by the item that refused it: counted apart.
-          if ((error as { name?: string }).name === 'ConditionalCheckFailedException') {
-            const units = await refusedWriteUnits(client, input, error as { Item?: Item });
+          const refusal = error as { name?: string; Item?: Record<string, AttributeValue> };
+          if (refusal.name === 'ConditionalCheckFailedException') {
+            const units = this.keys.refused(input, refusal.Item);
             this.add(`${command}${detail} (condition failed)`, { CapacityUnits: units }, true);
           }
           throw error;
@@ -60,6 +60,7 @@ export class CapacityMeter {
           ConsumedCapacity?: ConsumedCapacity | ConsumedCapacity[];
           Count?: number;
         };
+        if (!emulatorOnly) this.keys.answered(command, input, output);
         this.add(
           this.detail && command === 'Query' ? `${operation} ${queryShape(input, output.Count)}` : operation,
           output.ConsumedCapacity,
@@ -86,8 +87,19 @@ export class CapacityMeter {
     return total;
   }
 
+  /** Capacity by partition key (emulator-only requests left out, as from AWS's bill). */
+  keyUsage(): KeyUsage[] {
+    return this.keys.keyUsage();
+  }
+
+  /** Compare-and-sets by item: committed and refused. */
+  compareAndSetUsage(): CompareAndSetUsage[] {
+    return this.keys.compareAndSetUsage();
+  }
+
   reset(): void {
     this.usage.clear();
+    this.keys.reset();
   }
 
   private add(
@@ -98,74 +110,12 @@ export class CapacityMeter {
     const usage = this.usage.get(operation) ?? { requests: 0, readCapacityUnits: 0, writeCapacityUnits: 0 };
     usage.requests += 1;
     for (const capacity of Array.isArray(consumed) ? consumed : consumed ? [consumed] : []) {
-      // DynamoDB Local and dynalite report only CapacityUnits; AWS also splits read and write.
-      const read = capacity.ReadCapacityUnits ?? (write ? 0 : (capacity.CapacityUnits ?? 0));
-      const written = capacity.WriteCapacityUnits ?? (write ? (capacity.CapacityUnits ?? 0) : 0);
-      usage.readCapacityUnits += read;
-      usage.writeCapacityUnits += written;
+      const units = unitsOf(capacity, write);
+      usage.readCapacityUnits += units.readCapacityUnits;
+      usage.writeCapacityUnits += units.writeCapacityUnits;
     }
     this.usage.set(operation, usage);
   }
-}
-
-type Item = Record<string, AttributeValue>;
-
-/** The fields of a request the meter reads or sets. */
-interface WriteInput {
-  ReturnConsumedCapacity?: string;
-  ReturnValuesOnConditionCheckFailure?: string;
-  ConditionExpression?: string;
-  TableName?: string;
-  Key?: Item;
-  Item?: Item;
-}
-
-/**
- * Asks every request for its consumed capacity, and a conditional single-item write for the item
- * it is refused by (`ReturnValuesOnConditionCheckFailure: ALL_OLD`, free: no read unit), unless
- * the caller asked already.
- */
-function askForWhatItCosts(command: string, input: WriteInput): void {
-  if (input.ReturnConsumedCapacity === undefined) input.ReturnConsumedCapacity = 'TOTAL';
-  if (
-    /^(PutItem|UpdateItem|DeleteItem)$/.test(command) &&
-    input.ConditionExpression !== undefined &&
-    input.ReturnValuesOnConditionCheckFailure === undefined
-  ) {
-    input.ReturnValuesOnConditionCheckFailure = 'ALL_OLD';
-  }
-}
-
-/**
- * What AWS bills a conditional write that its condition refused: a write unit per started KB of
- * the item that refused it, at least one (no item). The refusal carries the item on AWS and on
- * DynamoDB Local (ALL_OLD); dynalite ignores the parameter, so when it carries none the item is
- * read (a GetItem filed as emulator-only, apart from AWS's bill).
- */
-async function refusedWriteUnits(
-  client: DynamoDBClient,
-  input: WriteInput,
-  refusal: { Item?: Item },
-): Promise<number> {
-  const item = refusal.Item ?? (await readRefusingItem(client, input));
-  return item ? Math.max(1, Math.ceil(itemBytes(item) / 1024)) : 1;
-}
-
-async function readRefusingItem(client: DynamoDBClient, input: WriteInput): Promise<Item | undefined> {
-  const key = input.Key ?? keyOf(input.TableName, input.Item);
-  if (!input.TableName || !key) return undefined;
-  const read = { TableName: input.TableName, Key: key, ConsistentRead: true, [EMULATOR_ONLY]: true };
-  const { Item: item } = await client.send(new GetItemCommand(read));
-  return item;
-}
-
-/** The key attributes of a put's item, by the table definitions (physical names end `-<logicalName>`). */
-function keyOf(tableName: string | undefined, item: Item | undefined): Item | undefined {
-  const table = tables.find(({ logicalName }) => tableName?.endsWith(`-${logicalName}`));
-  if (!table || !item) return undefined;
-  const { partitionKey, sortKey } = table;
-  const [pk, sk] = [item[partitionKey.name], item[sortKey.name]];
-  return pk && sk ? { [partitionKey.name]: pk, [sortKey.name]: sk } : undefined;
 }
 
 function isWrite(operation: string): boolean {

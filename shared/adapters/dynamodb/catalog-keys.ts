@@ -53,8 +53,38 @@ export const catalogKeys = {
     sk: `${pad(expiryDay, 6)}#${topic}`,
   }),
   deletionJob: (jobId: string): CatalogKey => ({ pk: 'DJ', sk: jobId }),
-  activity: (cursorId: string): CatalogKey => ({ pk: 'ACT', sk: cursorId }),
+  /** A subscription's entry in the activity index: in one of ACTIVITY_SHARDS partitions, by its cursor id. */
+  activity: (cursorId: string): CatalogKey => ({
+    pk: activityShardKey(activityShard(cursorId)),
+    sk: cursorId,
+  }),
 } as const;
+
+/**
+ * Partitions of the activity index. Every warm process marks each subscription it serves at most
+ * once a minute, so one partition key (at most 1,000 writes a second) would cap a deployment at
+ * 60,000 marks a minute; sixteen take 960,000, and maintenance reads them with sixteen Queries a
+ * run (docs/design/aws-limits.md#hot-keys).
+ */
+export const ACTIVITY_SHARDS = 16;
+
+/** The activity index's partition key before it was sharded: read by maintenance, never written. */
+export const LEGACY_ACTIVITY_PK = 'ACT';
+
+/** `ACT#00` to `ACT#15`: fixed width, so never `ACT#seeded` (the seed flag). */
+export function activityShardKey(shard: number): string {
+  return `ACT#${pad(shard, 2)}`;
+}
+
+/** The shard of a cursor id: FNV-1a of its UTF-16 code units, modulo ACTIVITY_SHARDS. Pure and stable. */
+export function activityShard(cursorId: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < cursorId.length; i++) {
+    hash ^= cursorId.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash % ACTIVITY_SHARDS;
+}
 
 /** The key as DynamoDB attribute values. */
 export function itemKey(key: CatalogKey): { pk: { S: string }; sk: { S: string } } {

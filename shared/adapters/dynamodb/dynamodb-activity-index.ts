@@ -1,4 +1,5 @@
 import {
+  type AttributeValue,
   DeleteItemCommand,
   type DynamoDBClient,
   GetItemCommand,
@@ -7,16 +8,40 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { parseSubscriptionType } from '../../domain/subscription-type.ts';
 import type { ActiveSubscription, ActivityIndex, IndexedSubscription } from '../../ports/activity-index.ts';
-import { type Item, isConditionalCheckFailed, N, num, queryAll, S, str } from './dynamodb-support.ts';
+import {
+  ACTIVITY_SHARDS,
+  activityShardKey,
+  catalogKeys,
+  itemKey,
+  LEGACY_ACTIVITY_PK,
+} from './catalog-keys.ts';
+import {
+  forEachLimited,
+  type Item,
+  isConditionalCheckFailed,
+  N,
+  num,
+  queryAll,
+  S,
+  str,
+} from './dynamodb-support.ts';
 
-const INDEX_PK = 'ACT';
 const SEEDED_KEY = { pk: S('ACT#seeded'), sk: S('M') };
+/** Legacy entries moved at once. */
+const MOVE_CONCURRENCY = 8;
 
 /**
- * The activity index in the Catalog table: pk `ACT`, sk the cursorId (unique per subscription
- * incarnation), `p` partition, `s` subscription, `ty` type, `m` marked at (ms), `rv` revisit at,
- * `bd` backlog due since. One partition key: marks are at most one per subscription, process and
- * minute, far below a partition's 1,000 writes a second for any deployment this serves.
+ * The activity index in the Catalog table: pk `ACT#<shard>` (ACTIVITY_SHARDS partitions, the
+ * shard a hash of the cursor id), sk the cursorId (unique per subscription incarnation), `p`
+ * partition, `s` subscription, `ty` type, `m` marked at (ms), `rv` revisit at, `bd` backlog due
+ * since. Marks are at most one per subscription, process and minute; spread over sixteen
+ * partition keys they stay under a partition's 1,000 writes a second up to 960,000 marks a
+ * minute (docs/design/aws-limits.md#hot-keys).
+ *
+ * An index written before the shards (pk `ACT`) is moved into them by `list`: each entry is put
+ * into its shard unless a later mark is there, then deleted from `ACT` unless marked again
+ * meanwhile (by a process still running the older code; the next list moves it). So `list` reads
+ * ACTIVITY_SHARDS + 1 partitions: one Query each while the index is under 1 MB a partition.
  */
 export class DynamoDbActivityIndex implements ActivityIndex {
   constructor(
@@ -29,8 +54,7 @@ export class DynamoDbActivityIndex implements ActivityIndex {
       new PutItemCommand({
         TableName: this.tableName,
         Item: {
-          pk: S(INDEX_PK),
-          sk: S(subscription.cursorId),
+          ...itemKey(catalogKeys.activity(subscription.cursorId)),
           p: S(subscription.partition),
           s: S(subscription.subscription),
           ty: S(subscription.type),
@@ -41,28 +65,61 @@ export class DynamoDbActivityIndex implements ActivityIndex {
   }
 
   async list(): Promise<ActiveSubscription[]> {
-    const items = await queryAll(this.client, {
-      TableName: this.tableName,
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': S(INDEX_PK) },
-      ConsistentRead: true,
-    });
-    return items.map(entryOf);
+    await this.moveLegacyEntries();
+    const shards = Array.from({ length: ACTIVITY_SHARDS }, (_, shard) => activityShardKey(shard));
+    const entries = (await Promise.all(shards.map((pk) => this.entries(pk)))).flat().map(entryOf);
+    return entries.sort((a, b) => (a.cursorId < b.cursorId ? -1 : a.cursorId > b.cursorId ? 1 : 0));
   }
 
-  async remove(cursorId: string, markedAtMs: number): Promise<void> {
+  private entries(pk: string): Promise<Item[]> {
+    return queryAll(this.client, {
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': S(pk) },
+      ConsistentRead: true,
+    });
+  }
+
+  /** Entries of the index before its shards: each into its shard (unless marked since), then out of `ACT`. */
+  private async moveLegacyEntries(): Promise<void> {
+    const legacy = await this.entries(LEGACY_ACTIVITY_PK);
+    await forEachLimited(legacy, MOVE_CONCURRENCY, async (item) => {
+      const cursorId = str(item, 'sk') as string;
+      const marked = item.m ?? N(0);
+      try {
+        await this.client.send(
+          new PutItemCommand({
+            TableName: this.tableName,
+            Item: { ...item, ...itemKey(catalogKeys.activity(cursorId)) },
+            ConditionExpression: 'attribute_not_exists(pk) OR m < :m',
+            ExpressionAttributeValues: { ':m': marked },
+          }),
+        );
+      } catch (error) {
+        // Its shard holds a later mark: that one stands.
+        if (!isConditionalCheckFailed(error)) throw error;
+      }
+      await this.deleteIfMarked({ pk: S(LEGACY_ACTIVITY_PK), sk: S(cursorId) }, marked);
+    });
+  }
+
+  private async deleteIfMarked(key: Item, marked: AttributeValue): Promise<void> {
     try {
       await this.client.send(
         new DeleteItemCommand({
           TableName: this.tableName,
-          Key: { pk: S(INDEX_PK), sk: S(cursorId) },
+          Key: key,
           ConditionExpression: 'm = :m',
-          ExpressionAttributeValues: { ':m': N(markedAtMs) },
+          ExpressionAttributeValues: { ':m': marked },
         }),
       );
     } catch (error) {
       if (!isConditionalCheckFailed(error)) throw error;
     }
+  }
+
+  async remove(cursorId: string, markedAtMs: number): Promise<void> {
+    await this.deleteIfMarked(itemKey(catalogKeys.activity(cursorId)), N(markedAtMs));
   }
 
   async defer(
@@ -74,7 +131,7 @@ export class DynamoDbActivityIndex implements ActivityIndex {
       await this.client.send(
         new UpdateItemCommand({
           TableName: this.tableName,
-          Key: { pk: S(INDEX_PK), sk: S(cursorId) },
+          Key: itemKey(catalogKeys.activity(cursorId)),
           UpdateExpression:
             next.backlogDueSinceMs === undefined ? 'SET rv = :rv REMOVE bd' : 'SET rv = :rv, bd = :bd',
           ConditionExpression: 'm = :m',

@@ -43,6 +43,7 @@ import {
   str,
   writeAll,
 } from './dynamodb-support.ts';
+import { COMPARE_AND_SET } from './partition-key-meter.ts';
 
 const HEAD = 'H';
 /** The delivery counters item (see addToCounters). */
@@ -173,6 +174,8 @@ export class DynamoDbDispatchStore implements DispatchStore {
             ':expected': N(expectedVersion),
           },
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          // For the usage meter only (not sent): the head is the subscription's serialisation point.
+          ...{ [COMPARE_AND_SET]: true },
         }),
       );
       return { ok: true };
@@ -262,6 +265,7 @@ export class DynamoDbDispatchStore implements DispatchStore {
           UpdateExpression: `SET ${set.join(', ')}${next.clearAcks ? ' REMOVE a' : ''}`,
           ConditionExpression: condition,
           ExpressionAttributeValues: values,
+          ...{ [COMPARE_AND_SET]: true },
         }),
       );
       return true;

@@ -4,7 +4,12 @@
 // share a Catalog key, and names at their limits give keys within DynamoDB's.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type CatalogKey, catalogKeys } from '../../../../shared/adapters/dynamodb/catalog-keys.ts';
+import {
+  ACTIVITY_SHARDS,
+  activityShard,
+  type CatalogKey,
+  catalogKeys,
+} from '../../../../shared/adapters/dynamodb/catalog-keys.ts';
 import { subscriptionKey } from '../../../../shared/application/consumers/consumer-session.ts';
 import {
   MAX_SUBSCRIPTION_NAME_BYTES,
@@ -264,5 +269,25 @@ describe('Catalog keys', () => {
     ['a lone surrogate in a subscription name', () => validateSubscriptionName('a\uDC00'), /lone surrogate/],
   ])('refuses %s, with the reason', (_, build, reason) => {
     expect(build).toThrow(reason);
+  });
+
+  it('files an activity entry under one of 16 fixed-width shards by its cursor id, never the seed flag', () => {
+    const cursorIds = Array.from({ length: 1_600 }, (_, i) => `c${i}AbCdEfGhIjKlMnOpQrStU`);
+    const perShard = new Map<string, number>();
+    for (const cursorId of cursorIds) {
+      const { pk, sk } = catalogKeys.activity(cursorId);
+      expect(sk).toBe(cursorId);
+      expect(pk).toBe(`ACT#${activityShard(cursorId).toString().padStart(2, '0')}`);
+      perShard.set(pk, (perShard.get(pk) ?? 0) + 1);
+    }
+
+    expect([...perShard.keys()].sort()).toEqual(
+      Array.from({ length: ACTIVITY_SHARDS }, (_, i) => `ACT#${i.toString().padStart(2, '0')}`),
+    );
+    // About 100 each (FNV-1a is not a cryptographic hash, but spreads these well).
+    expect(Math.min(...perShard.values())).toBeGreaterThan(60);
+    expect(catalogKeys.activity('AbCdEfGhIjKlMnOpQrStUv')).toEqual(
+      catalogKeys.activity('AbCdEfGhIjKlMnOpQrStUv'),
+    );
   });
 });

@@ -144,6 +144,10 @@ class DispatchCall {
     const current = this.record;
     if (!current) return 'done';
     if (current.head.replayFrom && isCumulativeAckType(this.cursor.type)) return this.replay(current, limit);
+    // Key_Shared: entries routed at a time still ahead of this clock (another container's) are not
+    // due to this pickup yet; a first delivery now could overtake them.
+    if (this.cursor.type === 'Key_Shared' && (current.head.routedAtMs ?? 0) > now)
+      return this.waitForTracker();
     return this.claim({ record: current, limit, ownerChanges, attempt });
   }
 
@@ -224,7 +228,23 @@ class DispatchCall {
       this.fresh = true;
       return 'retry';
     }
+    if (picked.mineLeft) {
+      // A race the pickup lost: look again on the current head (the next attempt).
+      if (this.delivered.length === 0 && !(await this.confirm())) return 'retry';
+      return this.waitForTracker();
+    }
     return 'go on';
+  }
+
+  /**
+   * Key_Shared: an entry due for this member stayed in the tracker (or may have: see
+   * PickUpResult.mineLeft), so no first delivery now: a later message of its key would overtake it
+   * (I3). The call ends with what it has; with nothing, as after a lost claim (`contended`), the
+   * receive looks again in a moment.
+   */
+  private waitForTracker(): 'done' {
+    if (this.delivered.length === 0) this.contended = true;
+    return 'done';
   }
 
   /** An Exclusive/Failover rewind's replay, in order. */

@@ -1,4 +1,11 @@
-import { carveRun, type DeliveryRun, runEnd, runPositions, sliceRun } from '../../domain/delivery-run.ts';
+import {
+  carveRun,
+  type DeliveryRun,
+  runEnd,
+  runPositions,
+  runStart,
+  sliceRun,
+} from '../../domain/delivery-run.ts';
 import { DeadLetterRefusedError } from '../../domain/errors.ts';
 import { Position } from '../../domain/position.ts';
 import type { HeadRecord, PageState, TrackerEntry } from '../../ports/dispatch-store.ts';
@@ -17,7 +24,6 @@ import {
   locateRun,
   type PageMap,
   pageKey,
-  type RunHome,
   readPagesOf,
   runPagesOf,
   withRunsReplaced,
@@ -57,6 +63,12 @@ export interface PickUpResult {
    * head it handed in (the consumer's room under its cap) is to be judged again on this one.
    */
   readonly reread: boolean;
+  /**
+   * Key_Shared: an entry due for this member may be left in the tracker (not taken: the call's
+   * max, a lost race, an entry not readable yet, or due entries beyond what the pickup looked
+   * at). Its first deliveries wait: a later message of that key must not overtake it (I3).
+   */
+  readonly mineLeft: boolean;
 }
 
 /**
@@ -73,111 +85,163 @@ export interface PickUpResult {
  * page), one tracker write per entry put or deleted.
  */
 export async function pickUpDue(ctx: EngineContext, request: PickUpRequest): Promise<PickUpResult> {
-  const { cursor } = request;
-  const now = ctx.clock.nowMs();
-  const limit = Math.max(request.max, 10);
-  let due = await ctx.store.dueTracker(cursor.cursorId, now, limit);
-  const deliveries: Delivery[] = [];
-  const timers: number[] = [];
-  let record: HeadRecord | undefined = request.record;
-  let reread = false;
-  let allSettled = due.length < limit;
-  // The head handed in may be an eventually consistent read: an entry it makes look stale is
-  // judged again on a strong read before it is deleted (an old head does not know the run a
-  // newer claim released, and deleting that run's entry would lose it).
-  let confirmed = false;
-  let pages: PageMap = new Map();
-  /** Key_Shared: further pages of due entries still to look through (see below). */
-  let furtherPages = cursor.type === 'Key_Shared' ? KEY_SHARED_FURTHER_PAGES : 0;
-  while (due.length > 0) {
+  return new Pickup(ctx, request).run();
+}
+
+/** One pickup's state across the pages of due entries it reads. */
+class Pickup {
+  private readonly deliveries: Delivery[] = [];
+  private readonly timers: number[] = [];
+  private record: HeadRecord | undefined;
+  private reread = false;
+  private allSettled = true;
+  private mineLeft = false;
+  /**
+   * The head handed in may be an eventually consistent read: an entry it makes look stale is
+   * judged again on a strong read before it is deleted (an old head does not know the run a newer
+   * claim released, and deleting that run's entry would lose it).
+   */
+  private confirmed = false;
+  private pages: PageMap = new Map();
+  private readonly now: number;
+
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly request: PickUpRequest,
+  ) {
+    this.record = request.record;
+    this.now = ctx.clock.nowMs();
+  }
+
+  async run(): Promise<PickUpResult> {
+    const { ctx, request } = this;
+    const { cursor } = request;
+    const limit = Math.max(request.max, 10);
+    let due = await ctx.store.dueTracker(cursor.cursorId, this.now, limit);
+    if (due.length >= limit) this.allSettled = false;
+    /** Key_Shared: further pages of due entries still to look through (see below). */
+    let furtherPages = cursor.type === 'Key_Shared' ? KEY_SHARED_FURTHER_PAGES : 0;
+    while (due.length > 0) {
+      const stopped = await this.takePage(due);
+      if (stopped || !this.record || due.length < limit) break;
+      // Key_Shared: a full page of entries due for other members (one at its cap of unacknowledged
+      // entries, or slow) must not hide this member's entries behind it: look a few pages further
+      // (bounded, KEY_SHARED_FURTHER_PAGES per call; only while others lag).
+      if (furtherPages <= 0) {
+        this.mineLeft = true; // due entries not looked at: some may be this member's
+        break;
+      }
+      furtherPages--;
+      due = await ctx.store.dueTracker(cursor.cursorId, this.now, limit, {
+        after: due[due.length - 1] as TrackerEntry,
+      });
+    }
+    if (this.allSettled && this.record) await this.moveDueTime(this.record);
+    return {
+      deliveries: this.deliveries,
+      timers: this.timers,
+      record: this.record,
+      reread: this.reread,
+      mineLeft: cursor.type === 'Key_Shared' && this.mineLeft,
+    };
+  }
+
+  /** Takes what it may of one page of due entries; true when the pickup stopped there. */
+  private async takePage(due: readonly TrackerEntry[]): Promise<boolean> {
+    const { ctx, request } = this;
     const read = await readPagesOf(
       ctx.store,
-      cursor.cursorId,
+      request.cursor.cursorId,
       due.flatMap((entry) => [
         ...runPagesOf(entry.position),
         Position.of(entry.position.ledgerId, entry.position.entryId + BigInt(entry.n - 1)),
       ]),
     );
-    pages = new Map([...pages, ...read]);
-    let stopped = false;
-    let othersOnly = true;
+    this.pages = new Map([...this.pages, ...read]);
     for (const entry of due) {
-      if (!record) break;
-      if (deliveries.length >= request.max) {
-        allSettled = false;
-        stopped = true;
-        break;
-      }
-      let outcome: TakeOutcome;
-      try {
-        const take = (current: HeadRecord) =>
-          takeTrackerEntry(ctx, {
-            ...request,
-            record: current,
-            pages,
-            entry,
-            max: request.max - deliveries.length,
-            nowMs: now,
-          });
-        outcome = await take(record);
-        if (outcome.kind === 'stale' && !confirmed) {
-          confirmed = true;
-          const current = await ctx.store.readHead(cursor.cursorId);
-          if (current?.version !== record.version) {
-            // A newer head (or none): the caller judges it before anything is taken on it.
-            record = current;
-            reread = true;
-            allSettled = false;
-            stopped = true;
-            break;
-          }
-        }
-      } catch (error) {
-        // What is taken is held by the consumer already: hand it out. The refused entry stays due;
-        // a timer for it wakes the next receive, which answers the refusal.
-        if (!(error instanceof DeadLetterRefusedError) || deliveries.length === 0) throw error;
-        timers.push(entry.dueAtMs);
-        allSettled = false;
-        stopped = true;
-        break;
-      }
-      if (outcome.kind !== 'notMine') othersOnly = false;
+      if (!this.record) return true;
+      if (this.deliveries.length >= request.max) return this.stop();
+      const outcome = await this.takeOne(this.record, entry);
+      if (outcome === 'stop') return this.stop();
+      if ('mineLeft' in outcome && outcome.mineLeft) this.mineLeft = true;
       if (outcome.kind === 'taken') {
-        deliveries.push(...outcome.deliveries);
-        timers.push(...outcome.timers);
-        record = outcome.record;
-        pages = outcome.pages;
-      } else if (outcome.kind === 'stale' || outcome.kind === 'deadLettered') {
-        await ctx.store.deleteTracker(cursor.cursorId, [entry]);
-      } else {
-        allSettled = false;
-        if (outcome.kind === 'conflict') {
-          stopped = true;
-          break;
+        this.deliveries.push(...outcome.deliveries);
+        this.timers.push(...outcome.timers);
+        this.record = outcome.record;
+        this.pages = outcome.pages;
+      } else if (outcome.kind === 'stale') {
+        await ctx.store.deleteTracker(request.cursor.cursorId, [entry]);
+      } else if (outcome.kind === 'deadLettered') {
+        await ctx.store.deleteTracker(request.cursor.cursorId, [entry]);
+        if (!outcome.record) {
+          // The step moved the head's due time for its claim: go on from a head read anew.
+          this.record = await ctx.store.readHead(request.cursor.cursorId);
+          this.reread = true;
+          return this.stop();
         }
+        this.record = outcome.record;
+      } else {
+        this.allSettled = false;
+        if (outcome.kind === 'conflict') return this.stop();
       }
     }
-    // Key_Shared: a full page of entries due for other members only (one at its cap of
-    // unacknowledged entries, or slow) must not hide this member's redeliveries behind it: look a
-    // few pages further (bounded, KEY_SHARED_FURTHER_PAGES per call; only while others lag).
-    if (stopped || !record || !othersOnly || due.length < limit || furtherPages <= 0) break;
-    furtherPages--;
-    due = await ctx.store.dueTracker(cursor.cursorId, now, limit, {
-      after: due[due.length - 1] as TrackerEntry,
-    });
+    return false;
   }
-  if (allSettled && record) {
-    // The earliest entry left, due or not (a pending one stays due until it is taken or swept).
-    const next = await ctx.store.nextTrackerDue(cursor.cursorId, -1);
-    if (record.head.trackerDueAtMs !== next) {
-      const { trackerDueAtMs: _old, ...rest } = record.head;
-      const head = next === undefined ? rest : { ...rest, trackerDueAtMs: next };
-      const written = await ctx.store.casHead(cursor.cursorId, record.version, head);
-      reread = !written.ok;
-      record = written.ok ? { ...record, head, version: record.version + 1 } : written.current;
+
+  /**
+   * One entry taken (or judged) on `record`; 'stop' when the pickup ends here: a stale-looking
+   * entry on a head that a strong read finds was not the current one, or a refused dead letter
+   * after something was taken (held by the consumer already: hand it out; the refused entry stays
+   * due and a timer for it wakes the next receive, which answers the refusal).
+   */
+  private async takeOne(record: HeadRecord, entry: TrackerEntry): Promise<TakeOutcome | 'stop'> {
+    const { ctx, request } = this;
+    let outcome: TakeOutcome;
+    try {
+      outcome = await takeTrackerEntry(ctx, {
+        ...request,
+        record,
+        pages: this.pages,
+        entry,
+        max: request.max - this.deliveries.length,
+        nowMs: this.now,
+      });
+    } catch (error) {
+      if (!(error instanceof DeadLetterRefusedError) || this.deliveries.length === 0) throw error;
+      this.timers.push(entry.dueAtMs);
+      return 'stop';
     }
+    if (outcome.kind === 'stale' && !this.confirmed) {
+      this.confirmed = true;
+      const current = await ctx.store.readHead(request.cursor.cursorId);
+      if (current?.version !== record.version) {
+        // A newer head (or none): the caller judges it before anything is taken on it.
+        this.record = current;
+        this.reread = true;
+        return 'stop';
+      }
+    }
+    return outcome;
   }
-  return { deliveries, timers, record, reread };
+
+  /** Ends the pickup before every due entry was looked at. */
+  private stop(): true {
+    this.allSettled = false;
+    this.mineLeft = true;
+    return true;
+  }
+
+  /** Everything due was settled: the head's due time moves to the earliest entry left, due or not. */
+  private async moveDueTime(record: HeadRecord): Promise<void> {
+    // A pending entry stays due until it is taken or swept.
+    const next = await this.ctx.store.nextTrackerDue(this.request.cursor.cursorId, -1);
+    if (record.head.trackerDueAtMs === next) return;
+    const { trackerDueAtMs: _old, ...rest } = record.head;
+    const head = next === undefined ? rest : { ...rest, trackerDueAtMs: next };
+    const written = await this.ctx.store.casHead(this.request.cursor.cursorId, record.version, head);
+    this.reread = !written.ok;
+    this.record = written.ok ? { ...record, head, version: record.version + 1 } : written.current;
+  }
 }
 
 /** One stretch of a tracker entry's range covered by one run, and what that run says of it now. */
@@ -232,13 +296,18 @@ type TakeOutcome =
       readonly timers: number[];
       readonly record: HeadRecord;
       readonly pages: PageMap;
+      /** Key_Shared: entries of this member's stayed in the tracker (see PickUpResult). */
+      readonly mineLeft: boolean;
     }
   /** The run no longer is in the state the entry names: delete the entry. */
   | { readonly kind: 'stale' }
-  /** Published to the dead-letter topic and acknowledged: delete the entry (never judge it again). */
-  | { readonly kind: 'deadLettered' }
-  /** Key_Shared: due, but for another member (or this one is recently joined). */
-  | { readonly kind: 'notMine' }
+  /**
+   * Published to the dead-letter topic and acknowledged: delete the entry (never judge it again).
+   * `record`: the head the step ended on (undefined: it wrote the head in a way it did not follow).
+   */
+  | { readonly kind: 'deadLettered'; readonly record: HeadRecord | undefined }
+  /** Key_Shared: nothing this member may take now (another member's, or recently joined). */
+  | { readonly kind: 'notMine'; readonly mineLeft: boolean }
   /** Its run does not say so yet (a write in flight, or one that died): leave it. */
   | { readonly kind: 'pending' }
   /** The head or page changed meanwhile: leave the entry for the next receive. */
@@ -258,17 +327,18 @@ async function takeTrackerEntry(ctx: EngineContext, request: TakeRequest): Promi
     return segments.some((segment) => segment.verdict === 'pending')
       ? { kind: 'pending' }
       : { kind: 'stale' };
-  const { run, home } = chosen.located;
+  const { run } = chosen.located;
   const slice = sliceRun(run, chosen.from, chosen.from + BigInt(chosen.n)) as DeliveryRun;
   const unacked = runPositions(slice);
-  // What this entry still stands for beyond the stretch taken here keeps an entry of its own.
-  const others: TrackerEntry[] = segments
-    .filter((segment) => segment !== chosen && segment.verdict !== 'stale')
-    .map((segment) => ({
-      ...entry,
-      position: Position.of(entry.position.ledgerId, segment.from),
-      n: segment.n,
-    }));
+  // What this entry still stands for beyond the stretch taken here keeps an entry of its own (its
+  // keys not read here: on Key_Shared a due one may be this member's).
+  const rest = segments.filter((segment) => segment !== chosen && segment.verdict !== 'stale');
+  const others: TrackerEntry[] = rest.map((segment) => ({
+    ...entry,
+    position: Position.of(entry.position.ledgerId, segment.from),
+    n: segment.n,
+  }));
+  const othersDue = rest.some((segment) => segment.verdict === 'due');
   const entries = await readEntriesAt(ctx, unacked);
   const deadLetter = consumer.deadLetter;
   if (deadLetter && run.deliveries > deadLetter.maxRedeliverCount) {
@@ -278,53 +348,64 @@ async function takeTrackerEntry(ctx: EngineContext, request: TakeRequest): Promi
     await deadLetter.publish(stored, run.deliveries);
     await ctx.store.putTracker(cursor.cursorId, others);
     await ctx.store.acknowledge(cursor.cursorId, unacked);
-    return { kind: 'deadLettered' };
+    return { kind: 'deadLettered', record };
   }
-  const taken = takeableFrom(request, unacked, entries);
-  if (taken.length === 0) return { kind: cursor.type === 'Key_Shared' ? 'notMine' : 'conflict' };
-  return holdTaken(ctx, { request, run, home, slice, others, taken });
+  const { taken, left } = takeableFrom(request, unacked, entries);
+  const mineLeft = left || othersDue;
+  if (taken.length === 0) {
+    return cursor.type === 'Key_Shared' ? { kind: 'notMine', mineLeft } : { kind: 'conflict' };
+  }
+  const held = await holdTaken(ctx, { request, located: chosen.located, slice, others, taken });
+  return held.kind === 'taken' ? { ...held, mineLeft } : held;
 }
 
-/** The unacknowledged positions of the run this call may take, in order, with their entries. */
+/**
+ * The unacknowledged positions of the run this call may take, in order, with their entries: on
+ * Key_Shared those routed to this member (others' stay where they are, in the tracker), up to
+ * the call's max. `left`: an entry this member may take was not taken (the max, or an entry not
+ * readable yet, after which nothing is taken: its key is not known).
+ */
 function takeableFrom(
   request: TakeRequest,
   unacked: readonly Position[],
   entries: ReadonlyMap<string, StoredEntry>,
-): { position: Position; entry: StoredEntry }[] {
+): { taken: { position: Position; entry: StoredEntry }[]; left: boolean } {
   const { cursor, consumer, record } = request;
   const taken: { position: Position; entry: StoredEntry }[] = [];
   for (const position of unacked) {
-    if (taken.length >= request.max) break;
     const stored = entries.get(position.toString());
-    if (!stored) break; // not visible yet: take what comes before it
+    if (!stored) return { taken, left: true }; // not visible yet: take what comes before it
     if (
       cursor.type === 'Key_Shared' &&
       request.members &&
       !routesTo(request.members, consumer.consumerId, stored, record.head)
     ) {
-      break;
+      continue;
     }
+    if (taken.length >= request.max) return { taken, left: true };
     taken.push({ position, entry: stored });
   }
-  return taken;
+  return { taken, left: false };
 }
 
 /**
  * Records what was taken as held by the consumer (count + 1, its ack timeout in the tracker), in
- * the one conditional write of the run's home (head or page), and deletes the tracker entry.
+ * the one conditional write of the run's home (head or page), and deletes the tracker entry; what
+ * the entry stood for and was not taken (another member's entries, past the max) keeps entries of
+ * its own, put first.
  */
 async function holdTaken(
   ctx: EngineContext,
   input: {
     readonly request: TakeRequest;
-    readonly run: DeliveryRun;
-    readonly home: RunHome;
+    readonly located: LocatedRun;
     readonly slice: DeliveryRun;
     readonly others: readonly TrackerEntry[];
     readonly taken: readonly { position: Position; entry: StoredEntry }[];
   },
 ): Promise<TakeOutcome> {
-  const { request, run, home, taken } = input;
+  const { request, taken } = input;
+  const { run, home } = input.located;
   const { cursor, consumer, record, pages, entry, nowMs } = request;
   const takenIds = new Set(taken.map(({ position }) => position.entryId));
   const timeoutMs = consumer.ackTimeoutMs(run.deliveries);
@@ -335,18 +416,9 @@ async function holdTaken(
     ...(timeoutMs > 0 ? { timeoutAtMs: nowMs + timeoutMs } : {}),
   };
   const replacement = carveRun(run, takenIds, () => ({ deliveries: run.deliveries + 1, state: heldState }));
-  const lastTaken = (taken[taken.length - 1] as { position: Position }).position.entryId;
-  const trackerEntries = trackerAfterTake({ entry, slice: input.slice, others: input.others, lastTaken });
-  for (const piece of replacement) {
-    if (piece.state === heldState && heldState.kind === 'held' && heldState.timeoutAtMs !== undefined) {
-      trackerEntries.push({
-        dueAtMs: heldState.timeoutAtMs,
-        position: Position.of(piece.ledgerId, piece.entryId),
-        deliveries: piece.deliveries,
-        n: piece.n,
-      });
-    }
-  }
+  const trackerEntries = [...input.others, ...untakenOf(replacement, input.slice, entry)];
+  const ackTimeouts = ackTimeoutEntries(replacement, heldState);
+  trackerEntries.push(...ackTimeouts);
   await ctx.store.putTracker(cursor.cursorId, trackerEntries);
   const written = await writeRuns(ctx.store, cursor.cursorId, {
     record,
@@ -361,45 +433,47 @@ async function holdTaken(
     redeliveryCount: run.deliveries,
     entry: stored,
   }));
-  const timers = trackerEntries.map((e) => e.dueAtMs);
+  const outcome = {
+    kind: 'taken' as const,
+    deliveries,
+    timers: trackerEntries.map((e) => e.dueAtMs),
+    mineLeft: false,
+  };
   if (home.kind === 'head') {
     const head = { ...record.head, runs: withRunsReplaced(record.head.runs, [run], replacement) };
-    return {
-      kind: 'taken',
-      deliveries,
-      timers,
-      record: { ...record, head, version: record.version + 1 },
-      pages,
-    };
+    return { ...outcome, record: { ...record, head, version: record.version + 1 }, pages };
   }
   const page: PageState = {
     ...home.page,
     runs: withRunsReplaced(home.page.runs, [run], replacement),
     version: home.page.version + 1,
   };
-  return { kind: 'taken', deliveries, timers, record, pages: new Map(pages).set(pageKey(page), page) };
+  return { ...outcome, record, pages: new Map(pages).set(pageKey(page), page) };
 }
 
-/** The tracker entries that stay: the others, and the rest of this entry's slice past what was taken. */
-function trackerAfterTake(input: {
-  readonly entry: TrackerEntry;
-  readonly slice: DeliveryRun;
-  readonly others: readonly TrackerEntry[];
-  readonly lastTaken: bigint;
-}): TrackerEntry[] {
-  const { entry, slice, lastTaken } = input;
-  const trackerEntries: TrackerEntry[] = [...input.others];
-  const sliceEnd = runEnd(slice);
-  if (lastTaken + 1n < sliceEnd) {
-    // The rest of this entry's slice keeps its state and its due time.
-    trackerEntries.push({
-      dueAtMs: entry.dueAtMs,
-      position: Position.of(slice.ledgerId, lastTaken + 1n),
-      deliveries: entry.deliveries,
-      n: Number(sliceEnd - lastTaken - 1n),
-    });
-  }
-  return trackerEntries;
+/** The ack timeouts of the pieces now held (`heldState`), as tracker entries. */
+function ackTimeoutEntries(pieces: readonly DeliveryRun[], heldState: DeliveryRun['state']): TrackerEntry[] {
+  if (heldState.kind !== 'held' || heldState.timeoutAtMs === undefined) return [];
+  const timeoutAtMs = heldState.timeoutAtMs;
+  return pieces
+    .filter((piece) => piece.state === heldState)
+    .map((piece) => ({
+      dueAtMs: timeoutAtMs,
+      position: runStart(piece),
+      deliveries: piece.deliveries,
+      n: piece.n,
+    }));
+}
+
+/** The stretches of the entry's slice that were not taken: they keep its state and due time. */
+function untakenOf(pieces: readonly DeliveryRun[], slice: DeliveryRun, entry: TrackerEntry): TrackerEntry[] {
+  return pieces.flatMap((piece) => {
+    if (piece.deliveries !== slice.deliveries) return [];
+    const part = sliceRun(piece, slice.entryId, runEnd(slice));
+    return part
+      ? [{ dueAtMs: entry.dueAtMs, position: runStart(part), deliveries: entry.deliveries, n: part.n }]
+      : [];
+  });
 }
 
 /** The stored entries at `positions`, strongly consistent (they are before the read position). */

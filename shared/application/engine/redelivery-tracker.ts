@@ -10,6 +10,7 @@ import { DeadLetterRefusedError } from '../../domain/errors.ts';
 import { Position } from '../../domain/position.ts';
 import type { HeadRecord, PageState, TrackerEntry } from '../../ports/dispatch-store.ts';
 import type { StoredEntry } from '../../ports/ledger.ts';
+import { deadLetterEntries } from './dead-letter-claim.ts';
 import type {
   Delivery,
   DispatchConsumer,
@@ -342,13 +343,15 @@ async function takeTrackerEntry(ctx: EngineContext, request: TakeRequest): Promi
   const entries = await readEntriesAt(ctx, unacked);
   const deadLetter = consumer.deadLetter;
   if (deadLetter && run.deliveries > deadLetter.maxRedeliverCount) {
-    // Handed out again it would pass maxRedeliverCount: Pulsar's dead-letter producer takes it.
+    // Handed out again it would pass maxRedeliverCount: Pulsar's dead-letter producer takes it,
+    // once, whatever the number of consumers racing for this entry (the step claims it first).
     const stored = unacked.flatMap((position) => entries.get(position.toString()) ?? []);
-    if (stored.length < unacked.length) return { kind: 'conflict' };
-    await deadLetter.publish(stored, run.deliveries);
+    if (stored.length < unacked.length || stored.length === 0) return { kind: 'conflict' };
     await ctx.store.putTracker(cursor.cursorId, others);
-    await ctx.store.acknowledge(cursor.cursorId, unacked);
-    return { kind: 'deadLettered', record };
+    const step = { cursor, record, located: chosen.located, entries: stored, deadLetter };
+    const done = await deadLetterEntries(ctx, step);
+    if (done.kind === 'lost') return { kind: 'conflict' };
+    return { kind: 'deadLettered', record: done.record };
   }
   const { taken, left } = takeableFrom(request, unacked, entries);
   const mineLeft = left || othersDue;

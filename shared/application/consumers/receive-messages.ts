@@ -5,6 +5,7 @@ import { dispatch } from '../engine/dispatcher.ts';
 import type { Delivery } from '../engine/engine-context.ts';
 import { cursorOf, engineOf } from '../engine/engine-ports.ts';
 import { caughtUpMarks } from '../process-memo.ts';
+import { scheduleDeadLetterTimers } from '../producers/dead-letter-timers.ts';
 import type { Principal } from '../tenancy/principal.ts';
 import type { UseCasePorts } from '../use-case-ports.ts';
 import type { ConsumerMessage } from './consumer-message.ts';
@@ -111,6 +112,7 @@ async function dispatchEach(
     if (result.contended) contended.add(partition.cursorId);
     for (const delivery of result.deliveries) taken.push({ partition, delivery });
     await ringAll(ports, partition.cursorId, result.timers);
+    await scheduleDeadLetterTimers(ports, consumer, partition, result.deadLetterTimers);
   }
   ports.counters?.add('delivered', taken.length);
   const redelivered = taken.filter(({ delivery }) => delivery.redeliveryCount > 0).length;

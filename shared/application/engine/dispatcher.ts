@@ -3,7 +3,7 @@ import type { DispatchHead } from '../../domain/dispatch-head.ts';
 import { DeadLetterRefusedError, NotFoundError } from '../../domain/errors.ts';
 import { ConsumerFencedError, decideOwnership, type Ownership } from '../../domain/ownership.ts';
 import { isCumulativeAckType } from '../../domain/subscription-type.ts';
-import type { HeadRecord } from '../../ports/dispatch-store.ts';
+import type { HeadRecord, TrackerEntry } from '../../ports/dispatch-store.ts';
 import { consumerRoom } from './consumer-cap.ts';
 import {
   bytesOf,
@@ -27,6 +27,12 @@ export type DispatchResult =
       readonly kind: 'delivered';
       readonly deliveries: readonly Delivery[];
       readonly timers: readonly number[];
+      /**
+       * The ack-timeout tracker entries of what was handed out after which the consumer's next
+       * delivery would pass its maxRedeliverCount: for the caller to have the server dead-letter
+       * them when due (a dead-letter timer), whether or not the consumer polls again.
+       */
+      readonly deadLetterTimers: readonly TrackerEntry[];
       /**
        * Nothing more for any consumer of the subscription at this moment: the read position is at
        * the end of what is written, nothing in the tracker is due and no replay is under way. Only
@@ -85,6 +91,7 @@ class DispatchCall {
   /** Deliveries not made by a claim (tracker pickups, replays): counted beside the head. */
   private readonly outside: Delivery[] = [];
   private readonly timers: number[] = [];
+  private readonly deadLetterTimers: TrackerEntry[] = [];
   private atEnd = false;
   private contended = false;
   private readonly max: number;
@@ -219,6 +226,7 @@ class DispatchCall {
     this.delivered.push(...picked.deliveries);
     this.outside.push(...picked.deliveries);
     this.timers.push(...picked.timers);
+    this.deadLetterTimers.push(...picked.deadLetterTimers);
     this.record = picked.record;
     if (!this.record || this.delivered.length >= limit) return 'done';
     if (picked.reread) {
@@ -322,6 +330,7 @@ class DispatchCall {
       kind: 'delivered',
       deliveries: delivered,
       timers: this.timers,
+      deadLetterTimers: this.deadLetterTimers,
       caughtUp,
       contended: this.contended,
     };

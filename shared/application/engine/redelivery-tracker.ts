@@ -57,6 +57,12 @@ export const KEY_SHARED_FURTHER_PAGES = 4;
 export interface PickUpResult {
   readonly deliveries: Delivery[];
   readonly timers: number[];
+  /**
+   * Of the tracker entries put for the ack timeouts of what was handed out, those after which the
+   * consumer's next delivery would pass its maxRedeliverCount: the server dead-letters them when
+   * due (a dead-letter timer), whether or not the consumer polls again.
+   */
+  readonly deadLetterTimers: TrackerEntry[];
   readonly record: HeadRecord | undefined;
   /**
    * The head it ended on was read anew (a strong read, or the answer of a compare-and-set it lost),
@@ -93,6 +99,7 @@ export async function pickUpDue(ctx: EngineContext, request: PickUpRequest): Pro
 class Pickup {
   private readonly deliveries: Delivery[] = [];
   private readonly timers: number[] = [];
+  private readonly deadLetterTimers: TrackerEntry[] = [];
   private record: HeadRecord | undefined;
   private reread = false;
   private allSettled = true;
@@ -141,6 +148,7 @@ class Pickup {
     return {
       deliveries: this.deliveries,
       timers: this.timers,
+      deadLetterTimers: this.deadLetterTimers,
       record: this.record,
       reread: this.reread,
       mineLeft: cursor.type === 'Key_Shared' && this.mineLeft,
@@ -168,6 +176,7 @@ class Pickup {
       if (outcome.kind === 'taken') {
         this.deliveries.push(...outcome.deliveries);
         this.timers.push(...outcome.timers);
+        this.deadLetterTimers.push(...outcome.deadLetterTimers);
         this.record = outcome.record;
         this.pages = outcome.pages;
       } else if (outcome.kind === 'stale') {
@@ -295,6 +304,7 @@ type TakeOutcome =
       readonly kind: 'taken';
       readonly deliveries: Delivery[];
       readonly timers: number[];
+      readonly deadLetterTimers: TrackerEntry[];
       readonly record: HeadRecord;
       readonly pages: PageMap;
       /** Key_Shared: entries of this member's stayed in the tracker (see PickUpResult). */
@@ -440,6 +450,9 @@ async function holdTaken(
     kind: 'taken' as const,
     deliveries,
     timers: trackerEntries.map((e) => e.dueAtMs),
+    // Its next hand-out would pass maxRedeliverCount: the server dead-letters it when this is due.
+    deadLetterTimers:
+      consumer.deadLetter && run.deliveries + 1 > consumer.deadLetter.maxRedeliverCount ? ackTimeouts : [],
     mineLeft: false,
   };
   if (home.kind === 'head') {

@@ -1,8 +1,11 @@
 import fc from 'fast-check';
 import { heldAgainstCap } from '../../../shared/application/engine/consumer-cap.ts';
+import { DEAD_LETTER_HOLDER } from '../../../shared/application/engine/dead-letter-claim.ts';
+import { deadLetterOnTimer } from '../../../shared/application/engine/dead-letter-timer.ts';
 import { dispatch } from '../../../shared/application/engine/dispatcher.ts';
 import {
   DEFAULT_ENGINE_LIMITS,
+  type DeadLetterProducer,
   type Delivery,
   type DispatchConsumer,
   type EngineContext,
@@ -16,6 +19,12 @@ import {
   acknowledgeCumulative,
   negativeAcknowledge,
 } from '../../../shared/application/engine/pending-acks.ts';
+import {
+  isAcknowledged,
+  locateRun,
+  readPagesOf,
+  runPagesOf,
+} from '../../../shared/application/engine/pending-state.ts';
 import { pendingSummary } from '../../../shared/application/engine/pending-summary.ts';
 import { releaseConsumerStep, rewind } from '../../../shared/application/engine/release.ts';
 import { markDeleteForward, resetCursor } from '../../../shared/application/engine/reset-cursor.ts';
@@ -94,6 +103,8 @@ export interface SimScript {
   readonly maxUnacked: number;
   /** Each consumer's cap (small ones block consumers until their acks are counted). */
   readonly maxUnackedPerConsumer: number;
+  /** Every consumer's dead-letter policy's maxRedeliverCount (none: no dead-letter policy). */
+  readonly deadLetter?: number;
   readonly rounds: readonly SimRound[];
 }
 
@@ -113,7 +124,9 @@ export type Mutation =
   /** I6: an owner's lease always reads as lapsed (anyone takes over at any time). */
   | 'noFencing'
   /** I7: the head's run bound is misconfigured (spills never happen). */
-  | 'noSpill';
+  | 'noSpill'
+  /** Dead letters: a dead-letter step's claim applies whatever the version (every racer wins it). */
+  | 'blindDeadLetterClaims';
 
 const crashArb: fc.Arbitrary<CrashPlan | undefined> = fc.option(
   fc.record({ atCall: fc.nat({ max: 8 }), applied: fc.boolean() }),
@@ -225,6 +238,7 @@ export function scriptArb(
       duplicateCalls: fc.boolean(),
       maxUnacked: fc.constantFrom(3, 8, 200_000),
       maxUnackedPerConsumer: fc.constantFrom(2, 5, 50_000),
+      deadLetter: fc.constantFrom(undefined, undefined, 1, 2),
     })
     .chain((base) =>
       fc
@@ -360,11 +374,20 @@ export async function runSimulation(
     };
     return { ctx, invocation, simLedger: scheduledPort(ledger, 'ledger', scheduler, invocation) };
   };
-  const dispatchConsumer = (client: ClientConsumer): DispatchConsumer => ({
-    consumerId: client.id,
-    ackTimeoutMs: () => (script.ackTimeout ? ACK_TIMEOUT_MS : 0),
-    leaseMs: LEASE_MS,
-  });
+  const deadLetters = new SimDeadLetters(script.deadLetter, (invariant, detail) => fail(invariant, detail));
+  /** Dead-letter timers the receives set (the server's jobs), run by maintenance when due. */
+  let deadLetterTimers: TrackerEntry[] = [];
+  const deadLetterProducer = (invocation: Invocation) => deadLetters.producer(invocation);
+  const deadLetteredBy = (invocation: Invocation) => deadLetters.by(invocation);
+  const dispatchConsumer = (client: ClientConsumer, invocation?: Invocation): DispatchConsumer => {
+    const deadLetter = invocation ? deadLetterProducer(invocation) : undefined;
+    return {
+      consumerId: client.id,
+      ackTimeoutMs: () => (script.ackTimeout ? ACK_TIMEOUT_MS : 0),
+      leaseMs: LEASE_MS,
+      ...(deadLetter ? { deadLetter } : {}),
+    };
+  };
   const members = (): KeySharedMember[] =>
     consumers
       .filter((client) => client.state !== 'gone' && client.joinedAfter)
@@ -450,7 +473,7 @@ export async function runSimulation(
         let result: Awaited<ReturnType<typeof dispatch>>;
         const receiving = dispatch(ctx, {
           cursor,
-          consumer: dispatchConsumer(c),
+          consumer: dispatchConsumer(c, invocation),
           max: action.max,
           ...(script.type === 'Key_Shared' ? { members: members() } : {}),
         });
@@ -464,9 +487,15 @@ export async function runSimulation(
           }
           throw error;
         }
-        done();
+        const returnedAt = done();
+        for (const position of deadLetteredBy(invocation)) recordAck(position, startSeq, returnedAt);
         if (result.kind !== 'delivered') return;
+        deadLetterTimers.push(...result.deadLetterTimers);
         for (const delivery of result.deliveries) {
+          checkDeadLetterCount(delivery);
+          if (script.type === 'Key_Shared' && delivery.redeliveryCount === 0) {
+            await checkKeyOrder(delivery, c.id);
+          }
           const position = delivery.position.toString();
           const ackSeq = acked.get(position);
           if (ackSeq !== undefined && ackSeq < startSeq && !resetOverlaps(delivery.position, ackSeq)) {
@@ -581,13 +610,16 @@ export async function runSimulation(
         const chosen = choose(c.held, action.pick);
         if (chosen.length === 0) return;
         c.held = c.held.filter((d) => !chosen.includes(d));
+        const deadLetter = deadLetterProducer(invocation);
         const nacked = await negativeAcknowledge(ctx, {
           cursor,
           consumerId: c.id,
           items: chosen.map((d) => ({ position: d.position, redeliveryCount: d.redeliveryCount })),
           delayMs: () => NACK_DELAY_MS,
+          ...(deadLetter ? { deadLetter } : {}),
         });
-        done();
+        const nackedAt = done();
+        for (const position of deadLetteredBy(invocation)) recordAck(position, startSeq, nackedAt);
         // Only what the nack released waits for its backoff (an entry redelivered meanwhile by its
         // ack timeout is no longer the consumer's to nack).
         for (const position of nacked.released) nackGuards.set(position.toString(), now + NACK_DELAY_MS);
@@ -705,9 +737,45 @@ export async function runSimulation(
       }
       case 'maintenance': {
         await maintenance(ctx);
-        done();
+        await runDeadLetterTimers(ctx, invocation);
+        const at = done();
+        for (const position of deadLetteredBy(invocation)) recordAck(position, startSeq, at);
         return;
       }
+    }
+  };
+
+  /** The server's dead-letter jobs that are due (as the scheduler runs them), racing the receives. */
+  const runDeadLetterTimers = async (ctx: EngineContext, invocation: Invocation) => {
+    const deadLetter = deadLetterProducer(invocation);
+    if (!deadLetter) return;
+    const due = deadLetterTimers.filter((timer) => timer.dueAtMs <= clock.nowMs());
+    deadLetterTimers = deadLetterTimers.filter((timer) => timer.dueAtMs > clock.nowMs());
+    for (const entry of due) {
+      const { retryAtMs } = await deadLetterOnTimer(ctx, { cursor, entry, deadLetter });
+      if (retryAtMs !== undefined) deadLetterTimers.push({ ...entry, dueAtMs: retryAtMs });
+    }
+  };
+
+  /** No delivery on Shared/Key_Shared passes the dead-letter policy's maxRedeliverCount. */
+  const checkDeadLetterCount = (delivery: Delivery) => {
+    if (script.deadLetter === undefined || (script.type !== 'Shared' && script.type !== 'Key_Shared')) return;
+    if (delivery.redeliveryCount > script.deadLetter) {
+      fail(
+        'DL',
+        `${delivery.position.toString()} delivered with count ${delivery.redeliveryCount}, past maxRedeliverCount ${script.deadLetter}`,
+      );
+    }
+  };
+
+  /** I3, Key_Shared: a first delivery never overtakes an earlier message of its key (see waitingBefore). */
+  const checkKeyOrder = async (delivery: Delivery, consumerId: string) => {
+    const waiting = await waitingBefore(store, cursor, published, delivery);
+    if (waiting) {
+      fail(
+        'I3',
+        `${delivery.position.toString()} (key ${delivery.entry.key}) handed to ${consumerId} while ${waiting.toString()} waits for its first delivery`,
+      );
     }
   };
 
@@ -827,16 +895,18 @@ export async function runSimulation(
   drainer.joinedAfter = await calm((ctx) => keySharedJoinMark(ctx, cursor));
   consumers.push(drainer);
   let idle = 0;
+  const drainerCalls = new Invocation('drainer', undefined);
   for (let i = 0; i < 400 && idle < 4; i++) {
     const result = await calm((ctx) =>
       dispatch(ctx, {
         cursor,
-        consumer: dispatchConsumer(drainer),
+        consumer: dispatchConsumer(drainer, drainerCalls),
         max: 20,
         ...(script.type === 'Key_Shared' ? { members: members() } : {}),
       }),
     );
     const got = result.kind === 'delivered' ? result.deliveries : [];
+    for (const d of got) checkDeadLetterCount(d);
     for (const d of got)
       observed.push({
         consumer: drainer.id,
@@ -873,7 +943,7 @@ export async function runSimulation(
         `${key} is still unacknowledged after the faults stopped (mark-delete ${head?.markDelete.toString()})`,
       );
     }
-    if (!adminAttempted.has(key) && !observed.some((o) => o.position === key)) {
+    if (!adminAttempted.has(key) && !observed.some((o) => o.position === key) && !deadLetters.has(key)) {
       fail('I2', `${key} was acknowledged without ever being delivered or acknowledged by the admin`);
     }
   }
@@ -985,6 +1055,9 @@ function mutate(store: InMemoryDispatchStore, mutation: Mutation | undefined): D
           return { ...record, head: { ...head, owner: { ...head.owner, leaseUntilMs: 0 } } };
         };
       }
+      if (mutation === 'blindDeadLetterClaims' && (property === 'casHead' || property === 'casPage')) {
+        return blindDeadLetterClaims(target, property);
+      }
       if (mutation === 'earlyRelease' && property === 'putTracker') {
         return (cursorId: string, entries: readonly TrackerEntry[]) =>
           original(
@@ -1013,4 +1086,92 @@ function mutate(store: InMemoryDispatchStore, mutation: Mutation | undefined): D
       return original;
     },
   });
+}
+
+/** The store's compare-and-set of `property`, made blind for writes that claim runs for a dead-letter step. */
+function blindDeadLetterClaims(store: InMemoryDispatchStore, property: 'casHead' | 'casPage') {
+  const claims = (runs: readonly DeliveryRun[]) =>
+    runs.some((run) => run.state.kind === 'held' && run.state.consumerId === DEAD_LETTER_HOLDER);
+  if (property === 'casHead') {
+    return async (cursorId: string, version: number, head: DispatchHead) => {
+      const current = await store.readHead(cursorId);
+      const blind = claims(head.runs) && current !== undefined;
+      return store.casHead(cursorId, blind ? current.version : version, head);
+    };
+  }
+  return async (cursorId: string, page: PageRef, version: number, next: { runs: readonly DeliveryRun[] }) => {
+    const [current] = await store.readPages(cursorId, [page]);
+    const blind = claims(next.runs) && current !== undefined;
+    return store.casPage(cursorId, page, blind ? current.version : version, next);
+  };
+}
+
+/**
+ * The dead letters a simulation's consumers publish (every consumer shares one policy), checked as
+ * they come: once per message, unless a step that published it died before its acknowledgement.
+ */
+class SimDeadLetters {
+  /** Dead letters published, by position, with the invocations that published each. */
+  private readonly published = new Map<string, Invocation[]>();
+
+  constructor(
+    private readonly maxRedeliverCount: number | undefined,
+    private readonly fail: (invariant: string, detail: string) => never,
+  ) {}
+
+  /** The producer of one invocation (none without a policy). */
+  producer(invocation: Invocation): DeadLetterProducer | undefined {
+    if (this.maxRedeliverCount === undefined) return undefined;
+    return {
+      maxRedeliverCount: this.maxRedeliverCount,
+      publish: async (entries) => {
+        for (const entry of entries) {
+          const key = entry.position.toString();
+          const before = this.published.get(key) ?? [];
+          const alive = before.find((other) => !other.dead);
+          if (alive) this.fail('DL', `${key} dead-lettered by ${invocation.id} after ${alive.id} did`);
+          this.published.set(key, [...before, invocation]);
+        }
+      },
+    };
+  }
+
+  /** The positions `invocation` dead-lettered. */
+  by(invocation: Invocation): Position[] {
+    return [...this.published]
+      .filter(([, by]) => by.includes(invocation))
+      .map(([key]) => positionOfText(key));
+  }
+
+  has(key: string): boolean {
+    return this.published.has(key);
+  }
+}
+
+/**
+ * An earlier message of `delivery`'s key (not delayed) that still waits in the tracker for its
+ * first delivery (a released run never handed out), read from the store as it is now.
+ */
+async function waitingBefore(
+  store: DispatchStore,
+  cursor: PartitionCursor,
+  published: readonly { position: Position; key: string; deliverAtMs?: number }[],
+  delivery: Delivery,
+): Promise<Position | undefined> {
+  const record = await store.readHead(cursor.cursorId);
+  const key = delivery.entry.key;
+  if (!record || key === undefined) return undefined;
+  const earlier = published.filter(
+    (p) => p.key === key && p.deliverAtMs === undefined && p.position.compareTo(delivery.position) < 0,
+  );
+  const pages = await readPagesOf(
+    store,
+    cursor.cursorId,
+    earlier.flatMap((p) => runPagesOf(p.position)),
+  );
+  return earlier.find((p) => {
+    if (isAcknowledged(record.head, pages, p.position)) return false;
+    const run = locateRun(record.head, pages, p.position)?.run;
+    return run?.state.kind === 'released' && run.deliveries === 0;
+  })?.position;
 }

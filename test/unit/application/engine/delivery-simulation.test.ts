@@ -141,6 +141,47 @@ const pagesAlongside: fc.Arbitrary<SimScript> = fc.constant({
   ],
 });
 
+/**
+ * Issue 21 (Pulsar's DeadLetterTopicTest.testDuplicatedMessageSendToDeadLetterTopic): three Shared
+ * consumers with maxRedeliverCount 1 and an ack timeout, nobody acknowledging: once the entries'
+ * next delivery would pass the count, every consumer's receive and the server's timer race to
+ * dead-letter them. One dead letter per message; a claim lost by a crash is done again later.
+ */
+const deadLetterRace: fc.Arbitrary<SimScript> = fc.constant({
+  type: 'Shared',
+  consumers: 3,
+  ledgerSize: 250,
+  ackTimeout: true,
+  staleSeed: 5,
+  duplicateCalls: false,
+  maxUnacked: 200_000,
+  maxUnackedPerConsumer: 50_000,
+  deadLetter: 1,
+  initial: 4,
+  rounds: [
+    { actions: [{ kind: 'receive', consumer: 0, max: 2 }], advanceMs: 0 },
+    { actions: [{ kind: 'receive', consumer: 1, max: 2 }], advanceMs: 20_000 },
+    {
+      actions: [0, 1, 2].map((consumer) => ({ kind: 'receive' as const, consumer, max: 8 })),
+      advanceMs: 20_000,
+    },
+    {
+      actions: [
+        ...[0, 1, 2].map((consumer) => ({ kind: 'receive' as const, consumer, max: 8 })),
+        { kind: 'maintenance' as const },
+      ],
+      advanceMs: 40_000,
+    },
+    {
+      actions: [
+        ...[2, 1].map((consumer) => ({ kind: 'receive' as const, consumer, max: 8 })),
+        { kind: 'maintenance' as const },
+      ],
+      advanceMs: 0,
+    },
+  ],
+});
+
 describe('delivery engine simulation', () => {
   it.each([
     'Shared',
@@ -167,6 +208,10 @@ describe('delivery engine simulation', () => {
     expect(await violationFound(undefined as unknown as Mutation, pagesAlongside, 30)).toBeUndefined();
   });
 
+  it('publishes one dead letter per message when consumers and the timer race for it', async () => {
+    expect(await violationFound(undefined as unknown as Mutation, deadLetterRace, 60)).toBeUndefined();
+  });
+
   it('keeps the head bounded when many runs are open at once', async () => {
     expect(await violationFound(undefined as unknown as Mutation, manyRuns, 3)).toBeUndefined();
   });
@@ -183,6 +228,7 @@ describe('delivery engine simulation', () => {
     ['earlyRelease', 'I5', scriptArb(['Shared', 'Key_Shared']), 400],
     ['noFencing', 'I6', scriptArb(['Exclusive', 'Failover'], consumerKinds), 1_000],
     ['noSpill', 'I7', manyRuns, 2],
+    ['blindDeadLetterClaims', 'DL', deadLetterRace, 60],
   ])(
     'catches a deliberately broken engine (%s breaks %s)',
     async (mutation, invariant, scripts, runs) => {

@@ -15,7 +15,7 @@ import {
   type PartitionCursor,
 } from './engine-context.ts';
 import { type ClaimOutcome, claimFirstDeliveries } from './first-deliveries.ts';
-import { pickUpDue } from './redelivery-tracker.ts';
+import { type MineLeft, pickUpDue } from './redelivery-tracker.ts';
 import { replayStep } from './replay.ts';
 
 export type DispatchResult =
@@ -153,8 +153,9 @@ class DispatchCall {
     if (current.head.replayFrom && isCumulativeAckType(this.cursor.type)) return this.replay(current, limit);
     // Key_Shared: entries routed at a time still ahead of this clock (another container's) are not
     // due to this pickup yet; a first delivery now could overtake them.
-    if (this.cursor.type === 'Key_Shared' && (current.head.routedAtMs ?? 0) > now)
-      return this.waitForTracker();
+    if (this.cursor.type === 'Key_Shared' && (current.head.routedAtMs ?? 0) > now) {
+      return this.waitForTracker('raced');
+    }
     return this.claim({ record: current, limit, ownerChanges, attempt });
   }
 
@@ -236,22 +237,23 @@ class DispatchCall {
       this.fresh = true;
       return 'retry';
     }
-    if (picked.mineLeft) {
-      // A race the pickup lost: look again on the current head (the next attempt).
-      if (this.delivered.length === 0 && !(await this.confirm())) return 'retry';
-      return this.waitForTracker();
+    if (picked.mineLeft === 'raced' && this.delivered.length === 0 && !(await this.confirm())) {
+      return 'retry'; // a race the pickup lost: look again on the current head
     }
+    if (picked.mineLeft) return this.waitForTracker(picked.mineLeft);
     return 'go on';
   }
 
   /**
    * Key_Shared: an entry due for this member stayed in the tracker (or may have: see
    * PickUpResult.mineLeft), so no first delivery now: a later message of its key would overtake it
-   * (I3). The call ends with what it has; with nothing, as after a lost claim (`contended`), the
-   * receive looks again in a moment.
+   * (I3). The call ends with what it has. With nothing after a race, as after a lost claim
+   * (`contended`), the receive looks again in a moment; when its entries lie past what a pickup
+   * reads (other members' due entries in front), it waits for a ring (a publish, a timer,
+   * maintenance), so an event-driven consumer does not invoke itself again and again meanwhile.
    */
-  private waitForTracker(): 'done' {
-    if (this.delivered.length === 0) this.contended = true;
+  private waitForTracker(why: MineLeft): 'done' {
+    if (this.delivered.length === 0 && why === 'raced') this.contended = true;
     return 'done';
   }
 

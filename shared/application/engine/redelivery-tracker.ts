@@ -53,6 +53,9 @@ export interface PickUpRequest {
  */
 export const KEY_SHARED_FURTHER_PAGES = 4;
 
+/** Why a Key_Shared member's entries may be left due in the tracker (see PickUpResult.mineLeft). */
+export type MineLeft = 'raced' | 'unseen';
+
 /** What a pickup handed out, and the head it ended on. */
 export interface PickUpResult {
   readonly deliveries: Delivery[];
@@ -71,11 +74,12 @@ export interface PickUpResult {
    */
   readonly reread: boolean;
   /**
-   * Key_Shared: an entry due for this member may be left in the tracker (not taken: the call's
-   * max, a lost race, an entry not readable yet, or due entries beyond what the pickup looked
-   * at). Its first deliveries wait: a later message of that key must not overtake it (I3).
+   * Key_Shared: an entry due for this member may be left in the tracker, so its first deliveries
+   * wait (a later message of that key must not overtake it, I3): `raced`, it was not taken for a
+   * lost race or an entry not readable yet (look again at once); `unseen`, the call's max, or due
+   * entries beyond what a pickup reads (look again when something rings). Undefined: none.
    */
-  readonly mineLeft: boolean;
+  readonly mineLeft?: MineLeft;
 }
 
 /**
@@ -103,7 +107,7 @@ class Pickup {
   private record: HeadRecord | undefined;
   private reread = false;
   private allSettled = true;
-  private mineLeft = false;
+  private mineLeft: MineLeft | undefined;
   /**
    * The head handed in may be an eventually consistent read: an entry it makes look stale is
    * judged again on a strong read before it is deleted (an old head does not know the run a newer
@@ -136,7 +140,7 @@ class Pickup {
       // entries, or slow) must not hide this member's entries behind it: look a few pages further
       // (bounded, KEY_SHARED_FURTHER_PAGES per call; only while others lag).
       if (furtherPages <= 0) {
-        this.mineLeft = true; // due entries not looked at: some may be this member's
+        this.leave('unseen'); // due entries not looked at: some may be this member's
         break;
       }
       furtherPages--;
@@ -151,7 +155,7 @@ class Pickup {
       deadLetterTimers: this.deadLetterTimers,
       record: this.record,
       reread: this.reread,
-      mineLeft: cursor.type === 'Key_Shared' && this.mineLeft,
+      ...(cursor.type === 'Key_Shared' && this.mineLeft ? { mineLeft: this.mineLeft } : {}),
     };
   }
 
@@ -169,10 +173,10 @@ class Pickup {
     this.pages = new Map([...this.pages, ...read]);
     for (const entry of due) {
       if (!this.record) return true;
-      if (this.deliveries.length >= request.max) return this.stop();
+      if (this.deliveries.length >= request.max) return this.stop('unseen');
       const outcome = await this.takeOne(this.record, entry);
-      if (outcome === 'stop') return this.stop();
-      if ('mineLeft' in outcome && outcome.mineLeft) this.mineLeft = true;
+      if (outcome === 'stop') return this.stop('raced');
+      if ('mineLeft' in outcome && outcome.mineLeft) this.leave(outcome.mineLeft);
       if (outcome.kind === 'taken') {
         this.deliveries.push(...outcome.deliveries);
         this.timers.push(...outcome.timers);
@@ -187,12 +191,12 @@ class Pickup {
           // The step moved the head's due time for its claim: go on from a head read anew.
           this.record = await ctx.store.readHead(request.cursor.cursorId);
           this.reread = true;
-          return this.stop();
+          return this.stop('raced');
         }
         this.record = outcome.record;
       } else {
         this.allSettled = false;
-        if (outcome.kind === 'conflict') return this.stop();
+        if (outcome.kind === 'conflict') return this.stop('raced');
       }
     }
     return false;
@@ -235,10 +239,15 @@ class Pickup {
   }
 
   /** Ends the pickup before every due entry was looked at. */
-  private stop(): true {
+  private stop(why: MineLeft): true {
     this.allSettled = false;
-    this.mineLeft = true;
+    this.leave(why);
     return true;
+  }
+
+  /** Notes that entries of this member's may stay due (a race wins over what was not looked at). */
+  private leave(why: MineLeft): void {
+    if (this.mineLeft !== 'raced') this.mineLeft = why;
   }
 
   /** Everything due was settled: the head's due time moves to the earliest entry left, due or not. */
@@ -308,7 +317,7 @@ type TakeOutcome =
       readonly record: HeadRecord;
       readonly pages: PageMap;
       /** Key_Shared: entries of this member's stayed in the tracker (see PickUpResult). */
-      readonly mineLeft: boolean;
+      readonly mineLeft?: MineLeft;
     }
   /** The run no longer is in the state the entry names: delete the entry. */
   | { readonly kind: 'stale' }
@@ -318,7 +327,7 @@ type TakeOutcome =
    */
   | { readonly kind: 'deadLettered'; readonly record: HeadRecord | undefined }
   /** Key_Shared: nothing this member may take now (another member's, or recently joined). */
-  | { readonly kind: 'notMine'; readonly mineLeft: boolean }
+  | { readonly kind: 'notMine'; readonly mineLeft?: MineLeft }
   /** Its run does not say so yet (a write in flight, or one that died): leave it. */
   | { readonly kind: 'pending' }
   /** The head or page changed meanwhile: leave the entry for the next receive. */
@@ -364,30 +373,32 @@ async function takeTrackerEntry(ctx: EngineContext, request: TakeRequest): Promi
     return { kind: 'deadLettered', record: done.record };
   }
   const { taken, left } = takeableFrom(request, unacked, entries);
-  const mineLeft = left || othersDue;
+  // Other stretches of this entry get entries of their own, due now: a look again finds them.
+  const mineLeft: MineLeft | undefined = othersDue ? 'raced' : left;
+  const leftMine = mineLeft ? { mineLeft } : {};
   if (taken.length === 0) {
-    return cursor.type === 'Key_Shared' ? { kind: 'notMine', mineLeft } : { kind: 'conflict' };
+    return cursor.type === 'Key_Shared' ? { kind: 'notMine', ...leftMine } : { kind: 'conflict' };
   }
   const held = await holdTaken(ctx, { request, located: chosen.located, slice, others, taken });
-  return held.kind === 'taken' ? { ...held, mineLeft } : held;
+  return held.kind === 'taken' ? { ...held, ...leftMine } : held;
 }
 
 /**
  * The unacknowledged positions of the run this call may take, in order, with their entries: on
  * Key_Shared those routed to this member (others' stay where they are, in the tracker), up to
- * the call's max. `left`: an entry this member may take was not taken (the max, or an entry not
- * readable yet, after which nothing is taken: its key is not known).
+ * the call's max. `left`: an entry this member may take was not taken: `unseen`, past the max;
+ * `raced`, an entry not readable yet, after which nothing is taken (its key is not known).
  */
 function takeableFrom(
   request: TakeRequest,
   unacked: readonly Position[],
   entries: ReadonlyMap<string, StoredEntry>,
-): { taken: { position: Position; entry: StoredEntry }[]; left: boolean } {
+): { taken: { position: Position; entry: StoredEntry }[]; left?: MineLeft } {
   const { cursor, consumer, record } = request;
   const taken: { position: Position; entry: StoredEntry }[] = [];
   for (const position of unacked) {
     const stored = entries.get(position.toString());
-    if (!stored) return { taken, left: true }; // not visible yet: take what comes before it
+    if (!stored) return { taken, left: 'raced' }; // not visible yet: take what comes before it
     if (
       cursor.type === 'Key_Shared' &&
       request.members &&
@@ -395,10 +406,10 @@ function takeableFrom(
     ) {
       continue;
     }
-    if (taken.length >= request.max) return { taken, left: true };
+    if (taken.length >= request.max) return { taken, left: 'unseen' };
     taken.push({ position, entry: stored });
   }
-  return { taken, left: false };
+  return { taken };
 }
 
 /**
@@ -453,7 +464,6 @@ async function holdTaken(
     // Its next hand-out would pass maxRedeliverCount: the server dead-letters it when this is due.
     deadLetterTimers:
       consumer.deadLetter && run.deliveries + 1 > consumer.deadLetter.maxRedeliverCount ? ackTimeouts : [],
-    mineLeft: false,
   };
   if (home.kind === 'head') {
     const head = { ...record.head, runs: withRunsReplaced(record.head.runs, [run], replacement) };

@@ -27,7 +27,23 @@ export interface PurgeJob {
   readonly dueAtMs: number;
 }
 
-export type ScheduledJob = RingJob | ReleaseJob | PurgeJob;
+/**
+ * At `dueAtMs` (an ack timeout), dead-letter what the tracker entry names if it is still due and
+ * its next delivery would pass the maxRedeliverCount of consumer `consumerId`'s dead-letter policy
+ * (read from its record then): Pulsar dead-letters on its timer, not on the next receive. The
+ * entry is `deliveries` hand-outs of `n` entries from `position` (a stored position).
+ */
+export interface DeadLetterJob {
+  readonly kind: 'deadLetter';
+  readonly cursorId: string;
+  readonly consumerId: string;
+  readonly position: string;
+  readonly n: number;
+  readonly deliveries: number;
+  readonly dueAtMs: number;
+}
+
+export type ScheduledJob = RingJob | ReleaseJob | PurgeJob | DeadLetterJob;
 
 /**
  * Every timing decision past what one SQS delay carries: jobs wait on the scheduler's delay queue,

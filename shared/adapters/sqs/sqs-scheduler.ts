@@ -3,7 +3,7 @@ import { ValidationError } from '../../domain/errors.ts';
 import { Position } from '../../domain/position.ts';
 import { TopicName } from '../../domain/topic-name.ts';
 import type { Clock } from '../../ports/clock.ts';
-import type { ScheduledJob, Scheduler } from '../../ports/scheduler.ts';
+import type { DeadLetterJob, ScheduledJob, Scheduler } from '../../ports/scheduler.ts';
 import { sendInBatches } from './send-in-batches.ts';
 import { sqsMessageBody } from './sqs-message-body.ts';
 
@@ -79,5 +79,35 @@ export function decodeJob(body: string): ScheduledJob {
     if (from !== undefined) Position.parseStored(from);
     return { kind, cursorId, partition, consumerId, ...(from !== undefined ? { from } : {}), dueAtMs };
   }
+  if (kind === 'deadLetter') return decodeDeadLetterJob(parsed, cursorId, dueAtMs);
   throw new ValidationError(`Unknown scheduled job kind ${String(kind)}`);
+}
+
+function decodeDeadLetterJob(
+  parsed: Record<string, unknown>,
+  cursorId: string,
+  dueAtMs: number,
+): DeadLetterJob {
+  const { consumerId, position, n, deliveries } = parsed;
+  if (
+    typeof consumerId !== 'string' ||
+    consumerId.length === 0 ||
+    typeof position !== 'string' ||
+    !Number.isSafeInteger(n) ||
+    (n as number) < 1 ||
+    !Number.isSafeInteger(deliveries) ||
+    (deliveries as number) < 0
+  ) {
+    throw new ValidationError('Scheduled dead-letter job is malformed');
+  }
+  Position.parseStored(position);
+  return {
+    kind: 'deadLetter',
+    cursorId,
+    consumerId,
+    position,
+    n: n as number,
+    deliveries: deliveries as number,
+    dueAtMs,
+  };
 }

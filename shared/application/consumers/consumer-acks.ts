@@ -187,20 +187,7 @@ export async function negativeAcknowledge(
       consumerId,
       items: [...byHandle, ...byId.map((position) => ({ position }))],
       delayMs: (count) => (immediate ? 0 : negativeAckDelayMs(ports.backoffs, consumer.policy, count)),
-      ...(producer && !immediate
-        ? {
-            maxRedeliverCount: producer.maxRedeliverCount,
-            deadLetter: async (positions: readonly Position[], count: number) => {
-              const entries = await Promise.all(
-                positions.map((position) => ports.ledger.readEntry(position)),
-              );
-              await producer.publish(
-                entries.flatMap((entry) => entry ?? []),
-                count,
-              );
-            },
-          }
-        : {}),
+      ...(producer && !immediate ? { deadLetter: producer } : {}),
     });
     await ringAll(ports, partition.cursorId, result.dueAtMs);
   }

@@ -185,12 +185,7 @@ async function negativelyAcknowledge(
     consumerId: consumer.consumerId,
     items: [{ position: delivery.position, redeliveryCount: delivery.redeliveryCount }],
     delayMs: (count) => negativeAckDelayMs(ports.backoffs, consumer.policy, count),
-    ...(producer
-      ? {
-          maxRedeliverCount: producer.maxRedeliverCount,
-          deadLetter: (_positions, count) => producer.publish([delivery.entry], count),
-        }
-      : {}),
+    ...(producer ? { deadLetter: producer } : {}),
   });
   await ringAll(ports, partition.cursorId, result.dueAtMs);
   settled(ports, consumer, partition, 1);

@@ -5,6 +5,7 @@ import type { ByteBudget } from '../engine/byte-budget.ts';
 import { dispatch } from '../engine/dispatcher.ts';
 import type { Delivery } from '../engine/engine-context.ts';
 import { cursorOf, engineOf } from '../engine/engine-ports.ts';
+import { scheduleDeadLetterTimers } from '../producers/dead-letter-timers.ts';
 import type { Principal } from '../tenancy/principal.ts';
 import type { UseCasePorts } from '../use-case-ports.ts';
 import type { ConsumerMessage } from './consumer-message.ts';
@@ -136,6 +137,7 @@ async function dispatchEach(
       if (costOf) bytesLeft -= costOf(delivery);
     }
     await ringAll(ports, partition.cursorId, result.timers);
+    await scheduleDeadLetterTimers(ports, consumer, partition, result.deadLetterTimers);
   }
   ports.counters?.add('delivered', taken.length);
   const redelivered = taken.filter(({ delivery }) => delivery.redeliveryCount > 0).length;

@@ -3,7 +3,7 @@ import type { DispatchHead } from '../../domain/dispatch-head.ts';
 import { DeadLetterRefusedError, NotFoundError } from '../../domain/errors.ts';
 import { ConsumerFencedError, decideOwnership, type Ownership } from '../../domain/ownership.ts';
 import { isCumulativeAckType } from '../../domain/subscription-type.ts';
-import type { HeadRecord } from '../../ports/dispatch-store.ts';
+import type { HeadRecord, TrackerEntry } from '../../ports/dispatch-store.ts';
 import { type ByteBudget, budgetLeft } from './byte-budget.ts';
 import { consumerRoom } from './consumer-cap.ts';
 import {
@@ -16,7 +16,7 @@ import {
   type PartitionCursor,
 } from './engine-context.ts';
 import { type ClaimOutcome, claimFirstDeliveries } from './first-deliveries.ts';
-import { pickUpDue } from './redelivery-tracker.ts';
+import { type MineLeft, pickUpDue } from './redelivery-tracker.ts';
 import { replayStep } from './replay.ts';
 
 export type DispatchResult =
@@ -28,6 +28,12 @@ export type DispatchResult =
       readonly kind: 'delivered';
       readonly deliveries: readonly Delivery[];
       readonly timers: readonly number[];
+      /**
+       * The ack-timeout tracker entries of what was handed out after which the consumer's next
+       * delivery would pass its maxRedeliverCount: for the caller to have the server dead-letter
+       * them when due (a dead-letter timer), whether or not the consumer polls again.
+       */
+      readonly deadLetterTimers: readonly TrackerEntry[];
       /**
        * Nothing more for any consumer of the subscription at this moment: the read position is at
        * the end of what is written, nothing in the tracker is due and no replay is under way. Only
@@ -98,6 +104,7 @@ class DispatchCall {
   /** Deliveries not made by a claim (tracker pickups, replays): counted beside the head. */
   private readonly outside: Delivery[] = [];
   private readonly timers: number[] = [];
+  private readonly deadLetterTimers: TrackerEntry[] = [];
   private atEnd = false;
   private contended = false;
   /** A step stopped at a delivery the byte budget could not carry. */
@@ -165,6 +172,11 @@ class DispatchCall {
     const current = this.record;
     if (!current) return 'done';
     if (current.head.replayFrom && isCumulativeAckType(this.cursor.type)) return this.replay(current, limit);
+    // Key_Shared: entries routed at a time still ahead of this clock (another container's) are not
+    // due to this pickup yet; a first delivery now could overtake them.
+    if (this.cursor.type === 'Key_Shared' && (current.head.routedAtMs ?? 0) > now) {
+      return this.waitForTracker('raced');
+    }
     return this.claim({ record: current, limit, ownerChanges, attempt });
   }
 
@@ -237,6 +249,7 @@ class DispatchCall {
     this.delivered.push(...picked.deliveries);
     this.outside.push(...picked.deliveries);
     this.timers.push(...picked.timers);
+    this.deadLetterTimers.push(...picked.deadLetterTimers);
     this.record = picked.record;
     if (picked.full) this.full = true;
     if (!this.record || this.full || this.delivered.length >= limit) return 'done';
@@ -247,7 +260,24 @@ class DispatchCall {
       this.fresh = true;
       return 'retry';
     }
+    if (picked.mineLeft === 'raced' && this.delivered.length === 0 && !(await this.confirm())) {
+      return 'retry'; // a race the pickup lost: look again on the current head
+    }
+    if (picked.mineLeft) return this.waitForTracker(picked.mineLeft);
     return 'go on';
+  }
+
+  /**
+   * Key_Shared: an entry due for this member stayed in the tracker (or may have: see
+   * PickUpResult.mineLeft), so no first delivery now: a later message of its key would overtake it
+   * (I3). The call ends with what it has. With nothing after a race, as after a lost claim
+   * (`contended`), the receive looks again in a moment; when its entries lie past what a pickup
+   * reads (other members' due entries in front), it waits for a ring (a publish, a timer,
+   * maintenance), so an event-driven consumer does not invoke itself again and again meanwhile.
+   */
+  private waitForTracker(why: MineLeft): 'done' {
+    if (this.delivered.length === 0 && why === 'raced') this.contended = true;
+    return 'done';
   }
 
   /** An Exclusive/Failover rewind's replay, in order. */
@@ -329,6 +359,7 @@ class DispatchCall {
       kind: 'delivered',
       deliveries: delivered,
       timers: this.timers,
+      deadLetterTimers: this.deadLetterTimers,
       caughtUp,
       contended: this.contended,
       full: this.full,

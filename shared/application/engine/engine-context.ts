@@ -88,8 +88,9 @@ export interface DeadLetterProducer {
   readonly maxRedeliverCount: number;
   /**
    * Publishes the entries to the dead-letter topic (as the consumer's role, with REAL_TOPIC,
-   * ORIGIN_MESSAGE_ID and REAL_SUBSCRIPTION); the engine acknowledges them after it resolves, so
-   * a crash in between publishes a dead letter twice, never loses one.
+   * ORIGIN_MESSAGE_ID and REAL_SUBSCRIPTION). The engine claims them before (so of the steps
+   * racing for an entry one publishes) and acknowledges them after it resolves, so a crash in
+   * between publishes a dead letter twice, never loses one (see deadLetterEntries).
    * @throws DeadLetterRefusedError when the role may not produce there: nothing is published.
    */
   publish(entries: readonly StoredEntry[], redeliveryCount: number): Promise<void>;

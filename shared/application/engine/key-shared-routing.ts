@@ -1,39 +1,60 @@
 import type { DispatchHead } from '../../domain/dispatch-head.ts';
 import { NotFoundError } from '../../domain/errors.ts';
+import { murmur3Hash31 } from '../../domain/murmur3.ts';
 import { Position } from '../../domain/position.ts';
 import type { StoredEntry } from '../../ports/ledger.ts';
 import type { EngineContext, KeySharedMember, PartitionCursor } from './engine-context.ts';
 
-/** Points each member has on the hash ring (Pulsar's consistent-hashing selector uses 100). */
-const POINTS_PER_MEMBER = 100;
+/** Points each member has on the hash ring (Pulsar's subscriptionKeySharedConsistentHashingReplicaPoints, 100). */
+export const POINTS_PER_MEMBER = 100;
 
-/** FNV-1a, 32 bits: stable across processes and runtimes. */
-function hash32(text: string): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    hash ^= text.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193) >>> 0;
-  }
-  return hash >>> 0;
+/** The hash ring of a member list: each member's points, ascending (ties: the lower member id). */
+type HashRing = readonly { readonly point: number; readonly member: KeySharedMember }[];
+
+/**
+ * Rings already built, per member list: a dispatch routes every entry it reads against one list,
+ * and a ring costs POINTS_PER_MEMBER hashes per member to build. Held as long as the list is (a
+ * list is built per receive), so nothing outlives the call that made it.
+ */
+const rings = new WeakMap<readonly KeySharedMember[], HashRing>();
+
+function ringOf(members: readonly KeySharedMember[]): HashRing {
+  const known = rings.get(members);
+  if (known) return known;
+  const ring = members
+    .flatMap((member) =>
+      Array.from({ length: POINTS_PER_MEMBER }, (_, i) => ({
+        point: murmur3Hash31(`${member.consumerId}\0${i}`),
+        member,
+      })),
+    )
+    .sort((a, b) =>
+      a.point !== b.point ? a.point - b.point : a.member.consumerId < b.member.consumerId ? -1 : 1,
+    );
+  rings.set(members, ring);
+  return ring;
 }
 
 /**
- * The member a key belongs to, by consistent hashing (Pulsar's ConsistentHashingStickyKeyConsumerSelector):
- * when a member leaves, only its keys move; when one joins, only the keys it takes move. Pure.
+ * The member a key belongs to, by consistent hashing as Pulsar's
+ * ConsistentHashingStickyKeyConsumerSelector does: POINTS_PER_MEMBER points per member on a ring of
+ * 31-bit Murmur3 hashes (of `consumerId NUL i`), and the key (its Murmur3 hash) goes to the first
+ * point at or after it, wrapping around. When a member leaves only its keys move; when one joins
+ * only the keys it takes move; with 3 members each holds about a third of the ring (100 points
+ * each). Pure.
  */
 export function memberForKey(members: readonly KeySharedMember[], key: string): KeySharedMember | undefined {
   if (members.length === 0) return undefined;
-  const keyHash = hash32(key);
-  let best: { point: number; member: KeySharedMember } | undefined;
-  let lowest: { point: number; member: KeySharedMember } | undefined;
-  for (const member of members) {
-    for (let i = 0; i < POINTS_PER_MEMBER; i++) {
-      const point = hash32(`${member.consumerId}#${i}`);
-      if (point >= keyHash && (!best || point < best.point)) best = { point, member };
-      if (!lowest || point < lowest.point) lowest = { point, member };
-    }
+  const ring = ringOf(members);
+  const keyHash = murmur3Hash31(key);
+  let low = 0;
+  let high = ring.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if ((ring[mid] as HashRing[number]).point < keyHash) low = mid + 1;
+    else high = mid;
   }
-  return (best ?? lowest)?.member;
+  return (ring[low] ?? ring[0])?.member;
 }
 
 /**

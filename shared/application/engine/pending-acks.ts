@@ -4,15 +4,19 @@ import { PreconditionFailedError } from '../../domain/errors.ts';
 import { ConsumerFencedError } from '../../domain/ownership.ts';
 import { Position } from '../../domain/position.ts';
 import type { HeadRecord, TrackerEntry } from '../../ports/dispatch-store.ts';
-import type { EngineContext, PartitionCursor } from './engine-context.ts';
+import { deadLetterEntries } from './dead-letter-claim.ts';
+import type { DeadLetterProducer, EngineContext, PartitionCursor } from './engine-context.ts';
 import {
   isAcknowledged,
   type LocatedRun,
   locateRun,
+  lowerTrackerDue,
+  type PageMap,
   readPagesOf,
   runPagesOf,
   writeRuns,
 } from './pending-state.ts';
+import { readEntriesAt } from './redelivery-tracker.ts';
 
 /**
  * Individual acknowledgement: each page touched gets the positions added to its acks (commutative,
@@ -84,104 +88,131 @@ export interface NackResult {
   readonly deadLettered: Position[];
 }
 
+/** A negative acknowledgement of a consumer's entries on one partition. */
+export interface NackRequest {
+  readonly cursor: PartitionCursor;
+  readonly consumerId: string;
+  readonly items: readonly NackItem[];
+  readonly delayMs: (redeliveryCount: number) => number;
+  /** The consumer's dead-letter policy: entries past its maxRedeliverCount go there instead. */
+  readonly deadLetter?: DeadLetterProducer;
+}
+
 /**
  * Negative acknowledgement (PIP-106): each entry the consumer holds (with the handle's count, when
  * given) is released to the tracker, due after the consumer's backoff for the count it was handed
- * with; past the dead-letter policy's maxRedeliverCount it goes to `deadLetter` instead. Entries the
- * consumer does not hold (acknowledged, redelivered since, another consumer's) are left alone.
- * Dead letters go first, so a refused one (DeadLetterRefusedError, 403) leaves every entry as it was.
+ * with; past the dead-letter policy's maxRedeliverCount it goes to the dead-letter topic instead
+ * (deadLetterEntries: claimed first, so a nack racing another nack or the ack timeout's pickup
+ * publishes once). Entries the consumer does not hold (acknowledged, redelivered since, another
+ * consumer's) are left alone. Dead letters go first, so a refused one (DeadLetterRefusedError,
+ * 403) leaves every entry as it was.
  * Cost: the head and the pages of the runs (reads), one tracker write per released run, one write
  * per run home (head or page), and one head write to lower the due time for a page's run.
  */
-export async function negativeAcknowledge(
-  ctx: EngineContext,
-  request: {
-    readonly cursor: PartitionCursor;
-    readonly consumerId: string;
-    readonly items: readonly NackItem[];
-    readonly delayMs: (redeliveryCount: number) => number;
-    readonly maxRedeliverCount?: number;
-    readonly deadLetter?: (positions: readonly Position[], redeliveryCount: number) => Promise<void>;
-  },
-): Promise<NackResult> {
-  const { cursor } = request;
+export async function negativeAcknowledge(ctx: EngineContext, request: NackRequest): Promise<NackResult> {
   const result: NackResult = { dueAtMs: [], released: [], deadLettered: [] };
   for (let attempt = 0; attempt < ctx.limits.casAttempts; attempt++) {
-    const record = await ctx.store.readHead(cursor.cursorId);
+    const record = await ctx.store.readHead(request.cursor.cursorId);
     if (!record) return result;
     const pages = await readPagesOf(
       ctx.store,
-      cursor.cursorId,
+      request.cursor.cursorId,
       request.items.flatMap((item) => [...runPagesOf(item.position), item.position]),
     );
-    const byRun = new Map<DeliveryRun, { located: LocatedRun; ids: Set<bigint> }>();
-    for (const item of request.items) {
-      if (isAcknowledged(record.head, pages, item.position)) continue;
-      const located = locateRun(record.head, pages, item.position);
-      if (!located || located.run.state.kind !== 'held') continue;
-      if (located.run.state.consumerId !== request.consumerId) continue;
-      if (item.redeliveryCount !== undefined && located.run.deliveries !== item.redeliveryCount + 1) continue;
-      const group = byRun.get(located.run) ?? { located, ids: new Set<bigint>() };
-      group.ids.add(item.position.entryId);
-      byRun.set(located.run, group);
-    }
+    const byRun = heldByConsumer(record, pages, request);
     if (byRun.size === 0) return result;
-    const now = ctx.clock.nowMs();
-    let conflict = false;
-    let current: HeadRecord = record;
-    let lowestDue: number | undefined;
-    const pastMax = (run: DeliveryRun) =>
-      request.deadLetter !== undefined &&
-      request.maxRedeliverCount !== undefined &&
-      run.deliveries - 1 >= request.maxRedeliverCount;
-    // Dead letters first: a refused one (DeadLetterRefusedError) is thrown before anything is written.
-    const runs = [...byRun].sort(([a], [b]) => Number(pastMax(b)) - Number(pastMax(a)));
-    for (const [run, { located, ids }] of runs) {
-      const redeliveryCount = run.deliveries - 1;
-      if (pastMax(run) && request.deadLetter) {
-        const positions = runPositions(run).filter((position) => ids.has(position.entryId));
-        await request.deadLetter(positions, redeliveryCount);
-        await ctx.store.acknowledge(cursor.cursorId, positions);
-        result.deadLettered.push(...positions);
-        continue;
-      }
-      const dueAtMs = now + request.delayMs(redeliveryCount);
-      const state: DeliveryRun['state'] = { kind: 'released', dueAtMs };
-      const pieces = carveRun(run, ids, () => ({ deliveries: run.deliveries, state }));
-      const entries: TrackerEntry[] = pieces
-        .filter((piece) => piece.state === state)
-        .map((piece) => ({
-          dueAtMs,
-          position: Position.of(piece.ledgerId, piece.entryId),
-          deliveries: piece.deliveries,
-          n: piece.n,
-        }));
-      await ctx.store.putTracker(cursor.cursorId, entries);
-      const home = located.home.kind === 'head' ? located.home : located.home;
-      const trackerDueAtMs = Math.min(current.head.trackerDueAtMs ?? Infinity, dueAtMs);
-      const written = await writeRuns(ctx.store, cursor.cursorId, {
-        record: current,
-        home,
-        replaced: [run],
-        by: pieces,
-        headChanges: { trackerDueAtMs },
-      });
-      if (!written) {
+    if (!(await releaseOrDeadLetter(ctx, { request, record, byRun, result }))) return result;
+  }
+  return result;
+}
+
+type NackGroups = Map<DeliveryRun, { located: LocatedRun; ids: Set<bigint> }>;
+
+/** The nacked entries the consumer holds, by run (with the handle's count, when given). */
+function heldByConsumer(record: HeadRecord, pages: PageMap, request: NackRequest): NackGroups {
+  const byRun: NackGroups = new Map();
+  for (const item of request.items) {
+    if (isAcknowledged(record.head, pages, item.position)) continue;
+    const located = locateRun(record.head, pages, item.position);
+    if (!located || located.run.state.kind !== 'held') continue;
+    if (located.run.state.consumerId !== request.consumerId) continue;
+    if (item.redeliveryCount !== undefined && located.run.deliveries !== item.redeliveryCount + 1) continue;
+    const group = byRun.get(located.run) ?? { located, ids: new Set<bigint>() };
+    group.ids.add(item.position.entryId);
+    byRun.set(located.run, group);
+  }
+  return byRun;
+}
+
+/**
+ * One attempt: each run's nacked entries dead-lettered (first) or released.
+ * @returns true when a write lost a race (the caller reads again and retries what is left).
+ */
+async function releaseOrDeadLetter(
+  ctx: EngineContext,
+  input: {
+    readonly request: NackRequest;
+    readonly record: HeadRecord;
+    readonly byRun: NackGroups;
+    readonly result: NackResult;
+  },
+): Promise<boolean> {
+  const { request, byRun, result } = input;
+  const { cursor, deadLetter } = request;
+  const now = ctx.clock.nowMs();
+  let current: HeadRecord = input.record;
+  let lowestDue: number | undefined;
+  let conflict = false;
+  const pastMax = (run: DeliveryRun) =>
+    deadLetter !== undefined && run.deliveries > deadLetter.maxRedeliverCount;
+  // Dead letters first: a refused one (DeadLetterRefusedError) is thrown before anything is released.
+  const runs = [...byRun].sort(([a], [b]) => Number(pastMax(b)) - Number(pastMax(a)));
+  for (const [run, { located, ids }] of runs) {
+    const positions = runPositions(run).filter((position) => ids.has(position.entryId));
+    if (pastMax(run) && deadLetter) {
+      const found = await readEntriesAt(ctx, positions);
+      const entries = positions.flatMap((position) => found.get(position.toString()) ?? []);
+      const step = { cursor, record: current, located, entries, deadLetter };
+      const done = entries.length === positions.length ? await deadLetterEntries(ctx, step) : undefined;
+      if (done?.kind !== 'published') {
         conflict = true;
         break;
       }
-      if (home.kind === 'head') {
-        current = await refreshed(ctx, cursor, current);
-      } else {
-        lowestDue = Math.min(lowestDue ?? Infinity, dueAtMs);
-      }
-      result.dueAtMs.push(dueAtMs);
-      result.released.push(...runPositions(run).filter((position) => ids.has(position.entryId)));
+      current = done.record ?? (await refreshed(ctx, cursor, current));
+      result.deadLettered.push(...positions);
+      continue;
     }
-    if (lowestDue !== undefined) await lowerTrackerDue(ctx, cursor, lowestDue);
-    if (!conflict) return result;
+    const dueAtMs = now + request.delayMs(run.deliveries - 1);
+    const state: DeliveryRun['state'] = { kind: 'released', dueAtMs };
+    const pieces = carveRun(run, ids, () => ({ deliveries: run.deliveries, state }));
+    const entries: TrackerEntry[] = pieces
+      .filter((piece) => piece.state === state)
+      .map((piece) => ({
+        dueAtMs,
+        position: Position.of(piece.ledgerId, piece.entryId),
+        deliveries: piece.deliveries,
+        n: piece.n,
+      }));
+    await ctx.store.putTracker(cursor.cursorId, entries);
+    const trackerDueAtMs = Math.min(current.head.trackerDueAtMs ?? Infinity, dueAtMs);
+    const written = await writeRuns(ctx.store, cursor.cursorId, {
+      record: current,
+      home: located.home,
+      replaced: [run],
+      by: pieces,
+      headChanges: { trackerDueAtMs },
+    });
+    if (!written) {
+      conflict = true;
+      break;
+    }
+    if (located.home.kind === 'head') current = await refreshed(ctx, cursor, current);
+    else lowestDue = Math.min(lowestDue ?? Infinity, dueAtMs);
+    result.dueAtMs.push(dueAtMs);
+    result.released.push(...positions);
   }
-  return result;
+  if (lowestDue !== undefined) await lowerTrackerDue(ctx, cursor, lowestDue);
+  return conflict;
 }
 
 async function refreshed(
@@ -190,28 +221,6 @@ async function refreshed(
   fallback: HeadRecord,
 ): Promise<HeadRecord> {
   return (await ctx.store.readHead(cursor.cursorId)) ?? fallback;
-}
-
-/**
- * Makes the head's tracker due time at most `dueAtMs` (after a run released in a page, or a
- * tracker entry put by a job). Cost: one head read and write when it must move; retried on
- * conflict at most casAttempts times (maintenance repairs what is still missed).
- */
-export async function lowerTrackerDue(
-  ctx: EngineContext,
-  cursor: PartitionCursor,
-  dueAtMs: number,
-): Promise<void> {
-  for (let attempt = 0; attempt < ctx.limits.casAttempts; attempt++) {
-    const record = await ctx.store.readHead(cursor.cursorId);
-    if (!record || (record.head.trackerDueAtMs !== undefined && record.head.trackerDueAtMs <= dueAtMs))
-      return;
-    const written = await ctx.store.casHead(cursor.cursorId, record.version, {
-      ...record.head,
-      trackerDueAtMs: dueAtMs,
-    });
-    if (written.ok) return;
-  }
 }
 
 /** Whether `position` is acknowledged on the cursor (reads the head and its page). */

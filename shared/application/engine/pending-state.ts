@@ -8,6 +8,7 @@ import {
   type PageRef,
   type PageState,
 } from '../../ports/dispatch-store.ts';
+import type { EngineContext, PartitionCursor } from './engine-context.ts';
 
 /**
  * Pulsar's pendingAcks, durable: who holds which entry, read from the delivery runs of the head
@@ -185,5 +186,27 @@ export async function spillIfFull(
     const head = { ...current.head, runs: withRunsReplaced(runs, moving, []) };
     if (!(await store.casHead(cursorId, current.version, head)).ok) return;
     current = { ...current, head, version: current.version + 1 };
+  }
+}
+
+/**
+ * Makes the head's tracker due time at most `dueAtMs` (after a run released in a page, or a
+ * tracker entry put by a job). Cost: one head read and write when it must move; retried on
+ * conflict at most casAttempts times (maintenance repairs what is still missed).
+ */
+export async function lowerTrackerDue(
+  ctx: EngineContext,
+  cursor: PartitionCursor,
+  dueAtMs: number,
+): Promise<void> {
+  for (let attempt = 0; attempt < ctx.limits.casAttempts; attempt++) {
+    const record = await ctx.store.readHead(cursor.cursorId);
+    if (!record || (record.head.trackerDueAtMs !== undefined && record.head.trackerDueAtMs <= dueAtMs))
+      return;
+    const written = await ctx.store.casHead(cursor.cursorId, record.version, {
+      ...record.head,
+      trackerDueAtMs: dueAtMs,
+    });
+    if (written.ok) return;
   }
 }

@@ -1,9 +1,17 @@
-import { carveRun, type DeliveryRun, runEnd, runPositions, sliceRun } from '../../domain/delivery-run.ts';
+import {
+  carveRun,
+  type DeliveryRun,
+  runEnd,
+  runPositions,
+  runStart,
+  sliceRun,
+} from '../../domain/delivery-run.ts';
 import { DeadLetterRefusedError } from '../../domain/errors.ts';
 import { Position } from '../../domain/position.ts';
 import type { HeadRecord, PageState, TrackerEntry } from '../../ports/dispatch-store.ts';
 import type { StoredEntry } from '../../ports/ledger.ts';
 import { type ByteBudget, ByteTally, budgetLeft } from './byte-budget.ts';
+import { deadLetterEntries } from './dead-letter-claim.ts';
 import type {
   Delivery,
   DispatchConsumer,
@@ -18,7 +26,6 @@ import {
   locateRun,
   type PageMap,
   pageKey,
-  type RunHome,
   readPagesOf,
   runPagesOf,
   withRunsReplaced,
@@ -49,10 +56,19 @@ export interface PickUpRequest {
  */
 export const KEY_SHARED_FURTHER_PAGES = 4;
 
+/** Why a Key_Shared member's entries may be left due in the tracker (see PickUpResult.mineLeft). */
+export type MineLeft = 'raced' | 'unseen';
+
 /** What a pickup handed out, and the head it ended on. */
 export interface PickUpResult {
   readonly deliveries: Delivery[];
   readonly timers: number[];
+  /**
+   * Of the tracker entries put for the ack timeouts of what was handed out, those after which the
+   * consumer's next delivery would pass its maxRedeliverCount: the server dead-letters them when
+   * due (a dead-letter timer), whether or not the consumer polls again.
+   */
+  readonly deadLetterTimers: TrackerEntry[];
   readonly record: HeadRecord | undefined;
   /**
    * The head it ended on was read anew (a strong read, or the answer of a compare-and-set it lost),
@@ -60,6 +76,13 @@ export interface PickUpResult {
    * head it handed in (the consumer's room under its cap) is to be judged again on this one.
    */
   readonly reread: boolean;
+  /**
+   * Key_Shared: an entry due for this member may be left in the tracker, so its first deliveries
+   * wait (a later message of that key must not overtake it, I3): `raced`, it was not taken for a
+   * lost race or an entry not readable yet (look again at once); `unseen`, the call's max, or due
+   * entries beyond what a pickup reads (look again when something rings). Undefined: none.
+   */
+  readonly mineLeft?: MineLeft;
   /** The answer's byte budget could not carry the next due redelivery: it stays due. */
   readonly full: boolean;
 }
@@ -82,24 +105,25 @@ export async function pickUpDue(ctx: EngineContext, request: PickUpRequest): Pro
   return new TrackerPickup(ctx, request).run();
 }
 
-/** How one due tracker entry went for a pickup: go on with the next, or stop the page. */
-type EntryStep = 'next' | 'stop';
-
-/** One pickup's state across the due entries it looks at. */
+/** One pickup's state across the pages of due entries it reads. */
 class TrackerPickup {
   private readonly deliveries: Delivery[] = [];
   private readonly timers: number[] = [];
+  private readonly deadLetterTimers: TrackerEntry[] = [];
   private record: HeadRecord | undefined;
   private reread = false;
-  private allSettled = false;
+  private allSettled = true;
+  private mineLeft: MineLeft | undefined;
+  /** A due redelivery the answer's byte budget could not carry: it stays due. */
   private full = false;
-  // The head handed in may be an eventually consistent read: an entry it makes look stale is
-  // judged again on a strong read before it is deleted (an old head does not know the run a
-  // newer claim released, and deleting that run's entry would lose it).
+  /**
+   * The head handed in may be an eventually consistent read: an entry it makes look stale is
+   * judged again on a strong read before it is deleted (an old head does not know the run a newer
+   * claim released, and deleting that run's entry would lose it).
+   */
   private confirmed = false;
   private pages: PageMap = new Map();
   private readonly now: number;
-  private readonly limit: number;
 
   constructor(
     private readonly ctx: EngineContext,
@@ -107,25 +131,28 @@ class TrackerPickup {
   ) {
     this.record = request.record;
     this.now = ctx.clock.nowMs();
-    this.limit = Math.max(request.max, 10);
   }
 
   async run(): Promise<PickUpResult> {
     const { ctx, request } = this;
-    const limit = this.limit;
-    const { cursorId } = request.cursor;
-    let due = await ctx.store.dueTracker(cursorId, this.now, limit);
-    this.allSettled = due.length < limit;
+    const { cursor } = request;
+    const limit = Math.max(request.max, 10);
+    let due = await ctx.store.dueTracker(cursor.cursorId, this.now, limit);
+    if (due.length >= limit) this.allSettled = false;
     /** Key_Shared: further pages of due entries still to look through (see below). */
-    let furtherPages = request.cursor.type === 'Key_Shared' ? KEY_SHARED_FURTHER_PAGES : 0;
+    let furtherPages = cursor.type === 'Key_Shared' ? KEY_SHARED_FURTHER_PAGES : 0;
     while (due.length > 0) {
-      const { stopped, othersOnly } = await this.takePage(due);
-      // Key_Shared: a full page of entries due for other members only (one at its cap of
-      // unacknowledged entries, or slow) must not hide this member's redeliveries behind it: look a
-      // few pages further (bounded, KEY_SHARED_FURTHER_PAGES per call; only while others lag).
-      if (stopped || !this.record || !othersOnly || due.length < limit || furtherPages <= 0) break;
+      const stopped = await this.takePage(due);
+      if (stopped || !this.record || due.length < limit) break;
+      // Key_Shared: a full page of entries due for other members (one at its cap of unacknowledged
+      // entries, or slow) must not hide this member's entries behind it: look a few pages further
+      // (bounded, KEY_SHARED_FURTHER_PAGES per call; only while others lag).
+      if (furtherPages <= 0) {
+        this.leave('unseen'); // due entries not looked at: some may be this member's
+        break;
+      }
       furtherPages--;
-      due = await ctx.store.dueTracker(cursorId, this.now, limit, {
+      due = await ctx.store.dueTracker(cursor.cursorId, this.now, limit, {
         after: due[due.length - 1] as TrackerEntry,
       });
     }
@@ -133,106 +160,123 @@ class TrackerPickup {
     return {
       deliveries: this.deliveries,
       timers: this.timers,
+      deadLetterTimers: this.deadLetterTimers,
       record: this.record,
       reread: this.reread,
       full: this.full,
+      ...(cursor.type === 'Key_Shared' && this.mineLeft ? { mineLeft: this.mineLeft } : {}),
     };
   }
 
-  /** The entries of one page of due entries, in order, until one stops the pickup. */
-  private async takePage(due: readonly TrackerEntry[]): Promise<{ stopped: boolean; othersOnly: boolean }> {
+  /** Takes what it may of one page of due entries; true when the pickup stopped there. */
+  private async takePage(due: readonly TrackerEntry[]): Promise<boolean> {
+    const { ctx, request } = this;
     const read = await readPagesOf(
-      this.ctx.store,
-      this.request.cursor.cursorId,
+      ctx.store,
+      request.cursor.cursorId,
       due.flatMap((entry) => [
         ...runPagesOf(entry.position),
         Position.of(entry.position.ledgerId, entry.position.entryId + BigInt(entry.n - 1)),
       ]),
     );
     this.pages = new Map([...this.pages, ...read]);
-    let othersOnly = true;
     for (const entry of due) {
-      if (!this.record) break;
-      if (this.deliveries.length >= this.request.max) return this.stop(othersOnly);
+      if (!this.record) return true;
+      if (this.deliveries.length >= request.max) return this.stop('unseen');
       const outcome = await this.takeOne(this.record, entry);
-      if (outcome === 'stop') return this.stop(othersOnly);
-      if (outcome.kind !== 'notMine') othersOnly = false;
-      if ((await this.settle(entry, outcome)) === 'stop') return { stopped: true, othersOnly };
+      if (outcome === 'stop') return this.stop('raced');
+      if ('mineLeft' in outcome && outcome.mineLeft) this.leave(outcome.mineLeft);
+      if (outcome.kind === 'full') return this.stopFull();
+      if (outcome.kind === 'taken') {
+        this.deliveries.push(...outcome.deliveries);
+        this.timers.push(...outcome.timers);
+        this.deadLetterTimers.push(...outcome.deadLetterTimers);
+        this.record = outcome.record;
+        this.pages = outcome.pages;
+        // The answer cannot carry the next redelivery: the rest stays due.
+        if (outcome.full) return this.stopFull();
+      } else if (outcome.kind === 'stale') {
+        await ctx.store.deleteTracker(request.cursor.cursorId, [entry]);
+      } else if (outcome.kind === 'deadLettered') {
+        await ctx.store.deleteTracker(request.cursor.cursorId, [entry]);
+        if (!outcome.record) {
+          // The step moved the head's due time for its claim: go on from a head read anew.
+          this.record = await ctx.store.readHead(request.cursor.cursorId);
+          this.reread = true;
+          return this.stop('raced');
+        }
+        this.record = outcome.record;
+      } else {
+        this.allSettled = false;
+        if (outcome.kind === 'conflict') return this.stop('raced');
+      }
     }
-    return { stopped: false, othersOnly };
+    return false;
   }
 
-  private stop(othersOnly: boolean): { stopped: boolean; othersOnly: boolean } {
-    this.allSettled = false;
-    return { stopped: true, othersOnly };
-  }
-
-  /** Takes one due entry on the head; 'stop' when the pickup ends here (a newer head, a refusal). */
+  /**
+   * One entry taken (or judged) on `record`; 'stop' when the pickup ends here: a stale-looking
+   * entry on a head that a strong read finds was not the current one, or a refused dead letter
+   * after something was taken (held by the consumer already: hand it out; the refused entry stays
+   * due and a timer for it wakes the next receive, which answers the refusal).
+   */
   private async takeOne(record: HeadRecord, entry: TrackerEntry): Promise<TakeOutcome | 'stop'> {
     const { ctx, request } = this;
+    let outcome: TakeOutcome;
     try {
-      const take = (current: HeadRecord) =>
-        takeTrackerEntry(ctx, {
-          ...request,
-          record: current,
-          pages: this.pages,
-          entry,
-          max: request.max - this.deliveries.length,
-          nowMs: this.now,
-          ...(request.budget ? { budget: budgetLeft(request.budget, this.deliveries) } : {}),
-        });
-      const outcome = await take(record);
-      if (outcome.kind === 'stale' && !this.confirmed) {
-        this.confirmed = true;
-        const current = await ctx.store.readHead(request.cursor.cursorId);
-        if (current?.version !== record.version) {
-          // A newer head (or none): the caller judges it before anything is taken on it.
-          this.record = current;
-          this.reread = true;
-          return 'stop';
-        }
-      }
-      return outcome;
+      outcome = await takeTrackerEntry(ctx, {
+        ...request,
+        record,
+        pages: this.pages,
+        entry,
+        max: request.max - this.deliveries.length,
+        nowMs: this.now,
+        ...(request.budget ? { budget: budgetLeft(request.budget, this.deliveries) } : {}),
+      });
     } catch (error) {
-      // What is taken is held by the consumer already: hand it out. The refused entry stays due;
-      // a timer for it wakes the next receive, which answers the refusal.
       if (!(error instanceof DeadLetterRefusedError) || this.deliveries.length === 0) throw error;
       this.timers.push(entry.dueAtMs);
       return 'stop';
     }
+    if (outcome.kind === 'stale' && !this.confirmed) {
+      this.confirmed = true;
+      const current = await ctx.store.readHead(request.cursor.cursorId);
+      if (current?.version !== record.version) {
+        // A newer head (or none): the caller judges it before anything is taken on it.
+        this.record = current;
+        this.reread = true;
+        return 'stop';
+      }
+    }
+    return outcome;
   }
 
-  /** Records what taking one entry did; 'stop' when the pickup ends after it. */
-  private async settle(entry: TrackerEntry, outcome: TakeOutcome): Promise<EntryStep> {
-    // The answer cannot carry the next redelivery: the rest stays due (see the check below).
-    this.full = outcome.kind === 'full' || (outcome.kind === 'taken' && outcome.full === true);
-    if (outcome.kind === 'taken') {
-      this.deliveries.push(...outcome.deliveries);
-      this.timers.push(...outcome.timers);
-      this.record = outcome.record;
-      this.pages = outcome.pages;
-    } else if (outcome.kind === 'stale' || outcome.kind === 'deadLettered') {
-      await this.ctx.store.deleteTracker(this.request.cursor.cursorId, [entry]);
-    } else {
-      this.allSettled = false;
-      if (outcome.kind === 'conflict') return 'stop';
-    }
-    if (this.full) {
-      this.allSettled = false;
-      return 'stop';
-    }
-    return 'next';
+  /** Ends the pickup before every due entry was looked at. */
+  private stop(why: MineLeft): true {
+    this.allSettled = false;
+    this.leave(why);
+    return true;
   }
 
-  /** Nothing more is due: the head's due time moves to the earliest entry left, due or not. */
+  /** Ends the pickup at a due redelivery the answer's byte budget cannot carry (it stays due). */
+  private stopFull(): true {
+    this.full = true;
+    return this.stop('unseen');
+  }
+
+  /** Notes that entries of this member's may stay due (a race wins over what was not looked at). */
+  private leave(why: MineLeft): void {
+    if (this.mineLeft !== 'raced') this.mineLeft = why;
+  }
+
+  /** Everything due was settled: the head's due time moves to the earliest entry left, due or not. */
   private async moveDueTime(record: HeadRecord): Promise<void> {
-    const { cursorId } = this.request.cursor;
     // A pending entry stays due until it is taken or swept.
-    const next = await this.ctx.store.nextTrackerDue(cursorId, -1);
+    const next = await this.ctx.store.nextTrackerDue(this.request.cursor.cursorId, -1);
     if (record.head.trackerDueAtMs === next) return;
     const { trackerDueAtMs: _old, ...rest } = record.head;
     const head = next === undefined ? rest : { ...rest, trackerDueAtMs: next };
-    const written = await this.ctx.store.casHead(cursorId, record.version, head);
+    const written = await this.ctx.store.casHead(this.request.cursor.cursorId, record.version, head);
     this.reread = !written.ok;
     this.record = written.ok ? { ...record, head, version: record.version + 1 } : written.current;
   }
@@ -288,8 +332,11 @@ type TakeOutcome =
       readonly kind: 'taken';
       readonly deliveries: Delivery[];
       readonly timers: number[];
+      readonly deadLetterTimers: TrackerEntry[];
       readonly record: HeadRecord;
       readonly pages: PageMap;
+      /** Key_Shared: entries of this member's stayed in the tracker (see PickUpResult). */
+      readonly mineLeft?: MineLeft;
       /** It stopped at a delivery the byte budget could not carry (the rest stays due). */
       readonly full?: boolean;
     }
@@ -297,10 +344,13 @@ type TakeOutcome =
   | { readonly kind: 'full' }
   /** The run no longer is in the state the entry names: delete the entry. */
   | { readonly kind: 'stale' }
-  /** Published to the dead-letter topic and acknowledged: delete the entry (never judge it again). */
-  | { readonly kind: 'deadLettered' }
-  /** Key_Shared: due, but for another member (or this one is recently joined). */
-  | { readonly kind: 'notMine' }
+  /**
+   * Published to the dead-letter topic and acknowledged: delete the entry (never judge it again).
+   * `record`: the head the step ended on (undefined: it wrote the head in a way it did not follow).
+   */
+  | { readonly kind: 'deadLettered'; readonly record: HeadRecord | undefined }
+  /** Key_Shared: nothing this member may take now (another member's, or recently joined). */
+  | { readonly kind: 'notMine'; readonly mineLeft?: MineLeft }
   /** Its run does not say so yet (a write in flight, or one that died): leave it. */
   | { readonly kind: 'pending' }
   /** The head or page changed meanwhile: leave the entry for the next receive. */
@@ -320,81 +370,96 @@ async function takeTrackerEntry(ctx: EngineContext, request: TakeRequest): Promi
     return segments.some((segment) => segment.verdict === 'pending')
       ? { kind: 'pending' }
       : { kind: 'stale' };
-  const { run, home } = chosen.located;
+  const { run } = chosen.located;
   const slice = sliceRun(run, chosen.from, chosen.from + BigInt(chosen.n)) as DeliveryRun;
   const unacked = runPositions(slice);
-  // What this entry still stands for beyond the stretch taken here keeps an entry of its own.
-  const others: TrackerEntry[] = segments
-    .filter((segment) => segment !== chosen && segment.verdict !== 'stale')
-    .map((segment) => ({
-      ...entry,
-      position: Position.of(entry.position.ledgerId, segment.from),
-      n: segment.n,
-    }));
+  // What this entry still stands for beyond the stretch taken here keeps an entry of its own (its
+  // keys not read here: on Key_Shared a due one may be this member's).
+  const rest = segments.filter((segment) => segment !== chosen && segment.verdict !== 'stale');
+  const others: TrackerEntry[] = rest.map((segment) => ({
+    ...entry,
+    position: Position.of(entry.position.ledgerId, segment.from),
+    n: segment.n,
+  }));
+  const othersDue = rest.some((segment) => segment.verdict === 'due');
   const entries = await readEntriesAt(ctx, unacked);
   const deadLetter = consumer.deadLetter;
   if (deadLetter && run.deliveries > deadLetter.maxRedeliverCount) {
-    // Handed out again it would pass maxRedeliverCount: Pulsar's dead-letter producer takes it.
+    // Handed out again it would pass maxRedeliverCount: Pulsar's dead-letter producer takes it,
+    // once, whatever the number of consumers racing for this entry (the step claims it first).
     const stored = unacked.flatMap((position) => entries.get(position.toString()) ?? []);
-    if (stored.length < unacked.length) return { kind: 'conflict' };
-    await deadLetter.publish(stored, run.deliveries);
+    if (stored.length < unacked.length || stored.length === 0) return { kind: 'conflict' };
     await ctx.store.putTracker(cursor.cursorId, others);
-    await ctx.store.acknowledge(cursor.cursorId, unacked);
-    return { kind: 'deadLettered' };
+    const step = { cursor, record, located: chosen.located, entries: stored, deadLetter };
+    const done = await deadLetterEntries(ctx, step);
+    if (done.kind === 'lost') return { kind: 'conflict' };
+    return { kind: 'deadLettered', record: done.record };
   }
-  const { taken, full } = takeableFrom(request, unacked, entries, run.deliveries);
+  const { taken, left, full } = takeableFrom(request, unacked, entries, run.deliveries);
   if (taken.length === 0 && full) return { kind: 'full' };
-  if (taken.length === 0) return { kind: cursor.type === 'Key_Shared' ? 'notMine' : 'conflict' };
-  const held = await holdTaken(ctx, { request, run, home, slice, others, taken });
-  return held.kind === 'taken' ? { ...held, full } : held;
+  // Other stretches of this entry get entries of their own, due now: a look again finds them.
+  const mineLeft: MineLeft | undefined = othersDue ? 'raced' : left;
+  const leftMine = mineLeft ? { mineLeft } : {};
+  if (taken.length === 0) {
+    return cursor.type === 'Key_Shared' ? { kind: 'notMine', ...leftMine } : { kind: 'conflict' };
+  }
+  const held = await holdTaken(ctx, { request, located: chosen.located, slice, others, taken });
+  return held.kind === 'taken' ? { ...held, ...leftMine, full } : held;
 }
 
 /**
- * The unacknowledged positions of the run this call may take, in order, with their entries; `full`
- * when it stopped at one the byte budget could not carry.
+ * The unacknowledged positions of the run this call may take, in order, with their entries: on
+ * Key_Shared those routed to this member (others' stay where they are, in the tracker), up to
+ * the call's max. `left`: an entry this member may take was not taken: `unseen`, past the max;
+ * `raced`, an entry not readable yet, after which nothing is taken (its key is not known).
+ * `full`: it stopped at one the byte budget could not carry.
  */
 function takeableFrom(
   request: TakeRequest,
   unacked: readonly Position[],
   entries: ReadonlyMap<string, StoredEntry>,
   redeliveryCount: number,
-): { taken: { position: Position; entry: StoredEntry }[]; full: boolean } {
+): { taken: { position: Position; entry: StoredEntry }[]; left?: MineLeft; full: boolean } {
   const { cursor, consumer, record } = request;
   const taken: { position: Position; entry: StoredEntry }[] = [];
   const tally = new ByteTally(request.budget);
   for (const position of unacked) {
-    if (taken.length >= request.max) break;
     const stored = entries.get(position.toString());
-    if (!stored) break; // not visible yet: take what comes before it
+    if (!stored) return { taken, left: 'raced', full: false }; // not visible yet: take what comes before it
     if (
       cursor.type === 'Key_Shared' &&
       request.members &&
       !routesTo(request.members, consumer.consumerId, stored, record.head)
     ) {
-      break;
+      continue;
     }
-    if (!tally.admits({ position, redeliveryCount, entry: stored })) break;
+    if (taken.length >= request.max) return { taken, left: 'unseen', full: false };
+    if (!tally.admits({ position, redeliveryCount, entry: stored })) {
+      return { taken, left: 'unseen', full: true };
+    }
     taken.push({ position, entry: stored });
   }
-  return { taken, full: tally.full };
+  return { taken, full: false };
 }
 
 /**
  * Records what was taken as held by the consumer (count + 1, its ack timeout in the tracker), in
- * the one conditional write of the run's home (head or page), and deletes the tracker entry.
+ * the one conditional write of the run's home (head or page), and deletes the tracker entry; what
+ * the entry stood for and was not taken (another member's entries, past the max) keeps entries of
+ * its own, put first.
  */
 async function holdTaken(
   ctx: EngineContext,
   input: {
     readonly request: TakeRequest;
-    readonly run: DeliveryRun;
-    readonly home: RunHome;
+    readonly located: LocatedRun;
     readonly slice: DeliveryRun;
     readonly others: readonly TrackerEntry[];
     readonly taken: readonly { position: Position; entry: StoredEntry }[];
   },
 ): Promise<TakeOutcome> {
-  const { request, run, home, taken } = input;
+  const { request, taken } = input;
+  const { run, home } = input.located;
   const { cursor, consumer, record, pages, entry, nowMs } = request;
   const takenIds = new Set(taken.map(({ position }) => position.entryId));
   const timeoutMs = consumer.ackTimeoutMs(run.deliveries);
@@ -405,18 +470,9 @@ async function holdTaken(
     ...(timeoutMs > 0 ? { timeoutAtMs: nowMs + timeoutMs } : {}),
   };
   const replacement = carveRun(run, takenIds, () => ({ deliveries: run.deliveries + 1, state: heldState }));
-  const lastTaken = (taken[taken.length - 1] as { position: Position }).position.entryId;
-  const trackerEntries = trackerAfterTake({ entry, slice: input.slice, others: input.others, lastTaken });
-  for (const piece of replacement) {
-    if (piece.state === heldState && heldState.kind === 'held' && heldState.timeoutAtMs !== undefined) {
-      trackerEntries.push({
-        dueAtMs: heldState.timeoutAtMs,
-        position: Position.of(piece.ledgerId, piece.entryId),
-        deliveries: piece.deliveries,
-        n: piece.n,
-      });
-    }
-  }
+  const trackerEntries = [...input.others, ...untakenOf(replacement, input.slice, entry)];
+  const ackTimeouts = ackTimeoutEntries(replacement, heldState);
+  trackerEntries.push(...ackTimeouts);
   await ctx.store.putTracker(cursor.cursorId, trackerEntries);
   const written = await writeRuns(ctx.store, cursor.cursorId, {
     record,
@@ -431,45 +487,49 @@ async function holdTaken(
     redeliveryCount: run.deliveries,
     entry: stored,
   }));
-  const timers = trackerEntries.map((e) => e.dueAtMs);
+  const outcome = {
+    kind: 'taken' as const,
+    deliveries,
+    timers: trackerEntries.map((e) => e.dueAtMs),
+    // Its next hand-out would pass maxRedeliverCount: the server dead-letters it when this is due.
+    deadLetterTimers:
+      consumer.deadLetter && run.deliveries + 1 > consumer.deadLetter.maxRedeliverCount ? ackTimeouts : [],
+  };
   if (home.kind === 'head') {
     const head = { ...record.head, runs: withRunsReplaced(record.head.runs, [run], replacement) };
-    return {
-      kind: 'taken',
-      deliveries,
-      timers,
-      record: { ...record, head, version: record.version + 1 },
-      pages,
-    };
+    return { ...outcome, record: { ...record, head, version: record.version + 1 }, pages };
   }
   const page: PageState = {
     ...home.page,
     runs: withRunsReplaced(home.page.runs, [run], replacement),
     version: home.page.version + 1,
   };
-  return { kind: 'taken', deliveries, timers, record, pages: new Map(pages).set(pageKey(page), page) };
+  return { ...outcome, record, pages: new Map(pages).set(pageKey(page), page) };
 }
 
-/** The tracker entries that stay: the others, and the rest of this entry's slice past what was taken. */
-function trackerAfterTake(input: {
-  readonly entry: TrackerEntry;
-  readonly slice: DeliveryRun;
-  readonly others: readonly TrackerEntry[];
-  readonly lastTaken: bigint;
-}): TrackerEntry[] {
-  const { entry, slice, lastTaken } = input;
-  const trackerEntries: TrackerEntry[] = [...input.others];
-  const sliceEnd = runEnd(slice);
-  if (lastTaken + 1n < sliceEnd) {
-    // The rest of this entry's slice keeps its state and its due time.
-    trackerEntries.push({
-      dueAtMs: entry.dueAtMs,
-      position: Position.of(slice.ledgerId, lastTaken + 1n),
-      deliveries: entry.deliveries,
-      n: Number(sliceEnd - lastTaken - 1n),
-    });
-  }
-  return trackerEntries;
+/** The ack timeouts of the pieces now held (`heldState`), as tracker entries. */
+function ackTimeoutEntries(pieces: readonly DeliveryRun[], heldState: DeliveryRun['state']): TrackerEntry[] {
+  if (heldState.kind !== 'held' || heldState.timeoutAtMs === undefined) return [];
+  const timeoutAtMs = heldState.timeoutAtMs;
+  return pieces
+    .filter((piece) => piece.state === heldState)
+    .map((piece) => ({
+      dueAtMs: timeoutAtMs,
+      position: runStart(piece),
+      deliveries: piece.deliveries,
+      n: piece.n,
+    }));
+}
+
+/** The stretches of the entry's slice that were not taken: they keep its state and due time. */
+function untakenOf(pieces: readonly DeliveryRun[], slice: DeliveryRun, entry: TrackerEntry): TrackerEntry[] {
+  return pieces.flatMap((piece) => {
+    if (piece.deliveries !== slice.deliveries) return [];
+    const part = sliceRun(piece, slice.entryId, runEnd(slice));
+    return part
+      ? [{ dueAtMs: entry.dueAtMs, position: runStart(part), deliveries: entry.deliveries, n: part.n }]
+      : [];
+  });
 }
 
 /** The stored entries at `positions`, strongly consistent (they are before the read position). */

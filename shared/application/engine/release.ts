@@ -5,8 +5,7 @@ import { nextInLedger, Position } from '../../domain/position.ts';
 import type { TrackerEntry } from '../../ports/dispatch-store.ts';
 import { windowPages } from './cursor-window.ts';
 import type { EngineContext, PartitionCursor } from './engine-context.ts';
-import { lowerTrackerDue } from './pending-acks.ts';
-import { withRunsReplaced } from './pending-state.ts';
+import { lowerTrackerDue, withRunsReplaced } from './pending-state.ts';
 
 /** Pages one release step walks before it returns where it stopped. */
 export const RELEASE_PAGES_PER_STEP = 50;

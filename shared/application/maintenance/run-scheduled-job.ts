@@ -4,6 +4,7 @@ import type { ScheduledJob } from '../../ports/scheduler.ts';
 import { doorbellOf } from '../consumers/doorbells.ts';
 import { engineOf } from '../engine/engine-ports.ts';
 import { releaseConsumerStep } from '../engine/release.ts';
+import { runDeadLetterJob } from '../producers/dead-letter-timers.ts';
 import type { UseCasePorts } from '../use-case-ports.ts';
 import { runDeletionStep } from './deletion-jobs.ts';
 
@@ -15,7 +16,9 @@ const DUE_TOLERANCE_MS = 50;
  * 1. not yet due: send it on for another hop (SQS delays stop at 900 s);
  * 2. `ring`: ring the subscription's doorbell (a timer came due);
  * 3. `release`: one release step of a gone consumer's held entries; the rest as another job;
- * 4. `purge`: one step of a deletion job (it schedules the next itself).
+ * 4. `purge`: one step of a deletion job (it schedules the next itself);
+ * 5. `deadLetter`: an ack timeout after which the delivery would pass its consumer's
+ *    maxRedeliverCount: dead-letter what is still due (runDeadLetterJob).
  * A job whose queue or cursor is gone (its subscription deleted) is done.
  */
 export async function runScheduledJob(ports: UseCasePorts, job: ScheduledJob): Promise<'hopped' | 'done'> {
@@ -26,6 +29,10 @@ export async function runScheduledJob(ports: UseCasePorts, job: ScheduledJob): P
   }
   if (job.kind === 'purge') {
     await runDeletionStep(ports, job.jobId);
+    return 'done';
+  }
+  if (job.kind === 'deadLetter') {
+    await runDeadLetterJob(ports, job);
     return 'done';
   }
   if (job.kind === 'ring') {

@@ -1,8 +1,11 @@
 import fc from 'fast-check';
 import { heldAgainstCap } from '../../../shared/application/engine/consumer-cap.ts';
+import { DEAD_LETTER_HOLDER } from '../../../shared/application/engine/dead-letter-claim.ts';
+import { deadLetterOnTimer } from '../../../shared/application/engine/dead-letter-timer.ts';
 import { dispatch } from '../../../shared/application/engine/dispatcher.ts';
 import {
   DEFAULT_ENGINE_LIMITS,
+  type DeadLetterProducer,
   type Delivery,
   type DispatchConsumer,
   type EngineContext,
@@ -16,6 +19,12 @@ import {
   acknowledgeCumulative,
   negativeAcknowledge,
 } from '../../../shared/application/engine/pending-acks.ts';
+import {
+  isAcknowledged,
+  locateRun,
+  readPagesOf,
+  runPagesOf,
+} from '../../../shared/application/engine/pending-state.ts';
 import { pendingSummary } from '../../../shared/application/engine/pending-summary.ts';
 import { releaseConsumerStep, rewind } from '../../../shared/application/engine/release.ts';
 import { markDeleteForward, resetCursor } from '../../../shared/application/engine/reset-cursor.ts';
@@ -94,6 +103,8 @@ export interface SimScript {
   readonly maxUnacked: number;
   /** Each consumer's cap (small ones block consumers until their acks are counted). */
   readonly maxUnackedPerConsumer: number;
+  /** Every consumer's dead-letter policy's maxRedeliverCount (none: no dead-letter policy). */
+  readonly deadLetter?: number;
   readonly rounds: readonly SimRound[];
 }
 
@@ -113,7 +124,9 @@ export type Mutation =
   /** I6: an owner's lease always reads as lapsed (anyone takes over at any time). */
   | 'noFencing'
   /** I7: the head's run bound is misconfigured (spills never happen). */
-  | 'noSpill';
+  | 'noSpill'
+  /** Dead letters: a dead-letter step's claim applies whatever the version (every racer wins it). */
+  | 'blindDeadLetterClaims';
 
 const crashArb: fc.Arbitrary<CrashPlan | undefined> = fc.option(
   fc.record({ atCall: fc.nat({ max: 8 }), applied: fc.boolean() }),
@@ -225,6 +238,7 @@ export function scriptArb(
       duplicateCalls: fc.boolean(),
       maxUnacked: fc.constantFrom(3, 8, 200_000),
       maxUnackedPerConsumer: fc.constantFrom(2, 5, 50_000),
+      deadLetter: fc.constantFrom(undefined, undefined, 1, 2),
     })
     .chain((base) =>
       fc
@@ -283,6 +297,7 @@ interface PageTakes {
 /** One action's call: its invocation's ports, and when it started (seq and clock). */
 interface ActionCall {
   readonly ctx: EngineContext;
+  readonly invocation: Invocation;
   readonly simLedger: SimLedger;
   readonly startSeq: number;
   readonly now: number;
@@ -346,6 +361,12 @@ class Simulation {
   private exactCounts = true;
   private readonly consumers: ClientConsumer[];
   private invocations = 0;
+  /** The dead letters the consumers publish (one policy for all), checked as they come. */
+  private readonly deadLetters: SimDeadLetters;
+  /** Dead-letter timers the receives set (the server's jobs), run by maintenance when due. */
+  private deadLetterTimers: TrackerEntry[] = [];
+  /** The drainer's calls (it never crashes). */
+  private readonly drainerCalls = new Invocation('drainer', undefined);
 
   constructor(
     private readonly script: SimScript,
@@ -363,6 +384,7 @@ class Simulation {
       maxUnackedPerConsumer: script.maxUnackedPerConsumer,
       ...(mutation === 'noSpill' ? { maxHeadRuns: 10_000 } : {}),
     };
+    this.deadLetters = new SimDeadLetters(script.deadLetter, fail);
     this.consumers = Array.from({ length: script.consumers }, (_, i) => ({
       id: `c${i}.0`,
       generation: 0,
@@ -446,12 +468,20 @@ class Simulation {
     return { ctx, invocation, simLedger: scheduledPort(this.ledger, 'ledger', this.scheduler, invocation) };
   }
 
-  private dispatchConsumer(client: ClientConsumer): DispatchConsumer {
+  /** `client` as the engine sees it; with `invocation`, its dead-letter policy's producer for that call. */
+  private dispatchConsumer(client: ClientConsumer, invocation?: Invocation): DispatchConsumer {
+    const deadLetter = invocation ? this.deadLetters.producer(invocation) : undefined;
     return {
       consumerId: client.id,
       ackTimeoutMs: () => (this.script.ackTimeout ? ACK_TIMEOUT_MS : 0),
       leaseMs: LEASE_MS,
+      ...(deadLetter ? { deadLetter } : {}),
     };
+  }
+
+  /** Records as acknowledged (returned at `at`) what `invocation` dead-lettered. */
+  private recordDeadLettered(invocation: Invocation, startSeq: number, at: number): void {
+    for (const position of this.deadLetters.by(invocation)) this.recordAck(position, startSeq, at);
   }
 
   private members(): KeySharedMember[] {
@@ -568,7 +598,7 @@ class Simulation {
       mine,
     );
     this.dead.push({ invocation, kind: action.kind, ...(client ? { client } : {}) });
-    await this.perform(action, client as ClientConsumer, { ctx, simLedger, startSeq, now });
+    await this.perform(action, client as ClientConsumer, { ctx, invocation, simLedger, startSeq, now });
   }
 
   /** The action itself (`client` is its consumer's, for the consumers' actions). */
@@ -598,7 +628,8 @@ class Simulation {
         return this.expire(action, call);
       case 'maintenance': {
         await this.maintenance(call.ctx);
-        this.done();
+        await this.runDeadLetterTimers(call.ctx, call.invocation);
+        this.recordDeadLettered(call.invocation, call.startSeq, this.done());
         return;
       }
     }
@@ -641,7 +672,7 @@ class Simulation {
     let result: Awaited<ReturnType<typeof dispatch>>;
     const receiving = dispatch(ctx, {
       cursor: this.cursor,
-      consumer: this.dispatchConsumer(c),
+      consumer: this.dispatchConsumer(c, call.invocation),
       max: action.max,
       ...(this.script.type === 'Key_Shared' ? { members: this.members() } : {}),
     });
@@ -655,9 +686,16 @@ class Simulation {
       }
       throw error;
     }
-    this.done();
+    this.recordDeadLettered(call.invocation, call.startSeq, this.done());
     if (result.kind !== 'delivered') return;
-    for (const delivery of result.deliveries) this.observeDelivery(c, delivery, call);
+    this.deadLetterTimers.push(...result.deadLetterTimers);
+    for (const delivery of result.deliveries) {
+      this.checkDeadLetterCount(delivery);
+      if (this.script.type === 'Key_Shared' && delivery.redeliveryCount === 0) {
+        await this.checkKeyOrder(delivery, c.id);
+      }
+      this.observeDelivery(c, delivery, call);
+    }
     if (this.shared && result.deliveries.length > 0 && this.mutation === undefined) {
       await this.checkConsumerCap(c);
     }
@@ -747,6 +785,29 @@ class Simulation {
     }
   }
 
+  /** No delivery on Shared/Key_Shared passes the dead-letter policy's maxRedeliverCount. */
+  private checkDeadLetterCount(delivery: Delivery): void {
+    const { deadLetter } = this.script;
+    if (deadLetter === undefined || !this.shared) return;
+    if (delivery.redeliveryCount > deadLetter) {
+      fail(
+        'DL',
+        `${delivery.position.toString()} delivered with count ${delivery.redeliveryCount}, past maxRedeliverCount ${deadLetter}`,
+      );
+    }
+  }
+
+  /** I3, Key_Shared: a first delivery never overtakes an earlier message of its key (see waitingBefore). */
+  private async checkKeyOrder(delivery: Delivery, consumerId: string): Promise<void> {
+    const waiting = await waitingBefore(this.store, this.cursor, this.published, delivery);
+    if (waiting) {
+      fail(
+        'I3',
+        `${delivery.position.toString()} (key ${delivery.entry.key}) handed to ${consumerId} while ${waiting.toString()} waits for its first delivery`,
+      );
+    }
+  }
+
   /** I6: only the latest owner receives; I3: first deliveries come in order. */
   private checkOrderedDeliveries(c: ClientConsumer, delivered: boolean): void {
     if (delivered) {
@@ -781,17 +842,23 @@ class Simulation {
     c.held = c.held.filter((d) => !chosen.includes(d));
   }
 
-  private async nack(action: ActionOf<'nack'>, c: ClientConsumer, { ctx, now }: ActionCall): Promise<void> {
+  private async nack(
+    action: ActionOf<'nack'>,
+    c: ClientConsumer,
+    { ctx, invocation, startSeq, now }: ActionCall,
+  ): Promise<void> {
     const chosen = choose(c.held, action.pick);
     if (chosen.length === 0) return;
     c.held = c.held.filter((d) => !chosen.includes(d));
+    const deadLetter = this.deadLetters.producer(invocation);
     const nacked = await negativeAcknowledge(ctx, {
       cursor: this.cursor,
       consumerId: c.id,
       items: chosen.map((d) => ({ position: d.position, redeliveryCount: d.redeliveryCount })),
       delayMs: () => NACK_DELAY_MS,
+      ...(deadLetter ? { deadLetter } : {}),
     });
-    this.done();
+    this.recordDeadLettered(invocation, startSeq, this.done());
     // Only what the nack released waits for its backoff (an entry redelivered meanwhile by its
     // ack timeout is no longer the consumer's to nack).
     for (const position of nacked.released) this.nackGuards.set(position.toString(), now + NACK_DELAY_MS);
@@ -925,6 +992,19 @@ class Simulation {
     }
   }
 
+  /** The server's dead-letter jobs that are due (as the scheduler runs them), racing the receives. */
+  private async runDeadLetterTimers(ctx: EngineContext, invocation: Invocation): Promise<void> {
+    const deadLetter = this.deadLetters.producer(invocation);
+    if (!deadLetter) return;
+    const now = this.clock.nowMs();
+    const due = this.deadLetterTimers.filter((timer) => timer.dueAtMs <= now);
+    this.deadLetterTimers = this.deadLetterTimers.filter((timer) => timer.dueAtMs > now);
+    for (const entry of due) {
+      const { retryAtMs } = await deadLetterOnTimer(ctx, { cursor: this.cursor, entry, deadLetter });
+      if (retryAtMs !== undefined) this.deadLetterTimers.push({ ...entry, dueAtMs: retryAtMs });
+    }
+  }
+
   /** `c`'s close, run again with nothing else running. */
   private async calmRelease(c: ClientConsumer): Promise<void> {
     const { ctx } = this.contextFor();
@@ -981,12 +1061,13 @@ class Simulation {
     const result = await this.calm((ctx) =>
       dispatch(ctx, {
         cursor: this.cursor,
-        consumer: this.dispatchConsumer(drainer),
+        consumer: this.dispatchConsumer(drainer, this.drainerCalls),
         max: 20,
         ...(this.script.type === 'Key_Shared' ? { members: this.members() } : {}),
       }),
     );
     const got = result.kind === 'delivered' ? result.deliveries : [];
+    for (const d of got) this.checkDeadLetterCount(d);
     for (const d of got)
       this.observed.push({
         consumer: drainer.id,
@@ -1025,7 +1106,11 @@ class Simulation {
           `${key} is still unacknowledged after the faults stopped (mark-delete ${head?.markDelete.toString()})`,
         );
       }
-      if (!this.adminAttempted.has(key) && !this.observed.some((o) => o.position === key)) {
+      if (
+        !this.adminAttempted.has(key) &&
+        !this.observed.some((o) => o.position === key) &&
+        !this.deadLetters.has(key)
+      ) {
         fail('I2', `${key} was acknowledged without ever being delivered or acknowledged by the admin`);
       }
     }
@@ -1137,6 +1222,9 @@ function mutate(store: InMemoryDispatchStore, mutation: Mutation | undefined): D
           return { ...record, head: { ...head, owner: { ...head.owner, leaseUntilMs: 0 } } };
         };
       }
+      if (mutation === 'blindDeadLetterClaims' && (property === 'casHead' || property === 'casPage')) {
+        return blindDeadLetterClaims(target, property);
+      }
       if (mutation === 'earlyRelease' && property === 'putTracker') {
         return (cursorId: string, entries: readonly TrackerEntry[]) =>
           original(
@@ -1165,4 +1253,92 @@ function mutate(store: InMemoryDispatchStore, mutation: Mutation | undefined): D
       return original;
     },
   });
+}
+
+/** The store's compare-and-set of `property`, made blind for writes that claim runs for a dead-letter step. */
+function blindDeadLetterClaims(store: InMemoryDispatchStore, property: 'casHead' | 'casPage') {
+  const claims = (runs: readonly DeliveryRun[]) =>
+    runs.some((run) => run.state.kind === 'held' && run.state.consumerId === DEAD_LETTER_HOLDER);
+  if (property === 'casHead') {
+    return async (cursorId: string, version: number, head: DispatchHead) => {
+      const current = await store.readHead(cursorId);
+      const blind = claims(head.runs) && current !== undefined;
+      return store.casHead(cursorId, blind ? current.version : version, head);
+    };
+  }
+  return async (cursorId: string, page: PageRef, version: number, next: { runs: readonly DeliveryRun[] }) => {
+    const [current] = await store.readPages(cursorId, [page]);
+    const blind = claims(next.runs) && current !== undefined;
+    return store.casPage(cursorId, page, blind ? current.version : version, next);
+  };
+}
+
+/**
+ * The dead letters a simulation's consumers publish (every consumer shares one policy), checked as
+ * they come: once per message, unless a step that published it died before its acknowledgement.
+ */
+class SimDeadLetters {
+  /** Dead letters published, by position, with the invocations that published each. */
+  private readonly published = new Map<string, Invocation[]>();
+
+  constructor(
+    private readonly maxRedeliverCount: number | undefined,
+    private readonly fail: (invariant: string, detail: string) => never,
+  ) {}
+
+  /** The producer of one invocation (none without a policy). */
+  producer(invocation: Invocation): DeadLetterProducer | undefined {
+    if (this.maxRedeliverCount === undefined) return undefined;
+    return {
+      maxRedeliverCount: this.maxRedeliverCount,
+      publish: async (entries) => {
+        for (const entry of entries) {
+          const key = entry.position.toString();
+          const before = this.published.get(key) ?? [];
+          const alive = before.find((other) => !other.dead);
+          if (alive) this.fail('DL', `${key} dead-lettered by ${invocation.id} after ${alive.id} did`);
+          this.published.set(key, [...before, invocation]);
+        }
+      },
+    };
+  }
+
+  /** The positions `invocation` dead-lettered. */
+  by(invocation: Invocation): Position[] {
+    return [...this.published]
+      .filter(([, by]) => by.includes(invocation))
+      .map(([key]) => positionOfText(key));
+  }
+
+  has(key: string): boolean {
+    return this.published.has(key);
+  }
+}
+
+/**
+ * An earlier message of `delivery`'s key (not delayed) that still waits in the tracker for its
+ * first delivery (a released run never handed out), read from the store as it is now.
+ */
+async function waitingBefore(
+  store: DispatchStore,
+  cursor: PartitionCursor,
+  published: readonly { position: Position; key: string; deliverAtMs?: number }[],
+  delivery: Delivery,
+): Promise<Position | undefined> {
+  const record = await store.readHead(cursor.cursorId);
+  const key = delivery.entry.key;
+  if (!record || key === undefined) return undefined;
+  const earlier = published.filter(
+    (p) => p.key === key && p.deliverAtMs === undefined && p.position.compareTo(delivery.position) < 0,
+  );
+  const pages = await readPagesOf(
+    store,
+    cursor.cursorId,
+    earlier.flatMap((p) => runPagesOf(p.position)),
+  );
+  return earlier.find((p) => {
+    if (isAcknowledged(record.head, pages, p.position)) return false;
+    const run = locateRun(record.head, pages, p.position)?.run;
+    return run?.state.kind === 'released' && run.deliveries === 0;
+  })?.position;
 }

@@ -13,11 +13,22 @@ const release: ScheduledJob = {
   dueAtMs: 1_700_000_000_123,
 };
 
+const deadLetter: ScheduledJob = {
+  kind: 'deadLetter',
+  cursorId: 'c-1',
+  consumerId: 'consumer-1',
+  position: '9007199254740993:4',
+  n: 3,
+  deliveries: 3,
+  dueAtMs: 1_700_000_000_123,
+};
+
 describe('scheduler job codec', () => {
   it.each<[string, ScheduledJob]>([
     ['a ring job', { kind: 'ring', cursorId: 'c-1', dueAtMs: 1_700_000_000_000 }],
     ['a release job', release],
     ['a release job from the start', { ...release, from: undefined } as unknown as ScheduledJob],
+    ['a dead-letter job', deadLetter],
   ])('round-trips %s', (_, job) => {
     expect(decodeJob(encodeJob(job))).toEqual(JSON.parse(JSON.stringify(job)));
   });
@@ -31,6 +42,10 @@ describe('scheduler job codec', () => {
     ['a release job without consumer', JSON.stringify({ ...release, consumerId: undefined })],
     ['a release job with a bad partition', JSON.stringify({ ...release, partition: 'persistent://a' })],
     ['a release job with a bad position', JSON.stringify({ ...release, from: '1:x' })],
+    ['a dead-letter job without consumer', JSON.stringify({ ...deadLetter, consumerId: undefined })],
+    ['a dead-letter job with a bad position', JSON.stringify({ ...deadLetter, position: '1:x' })],
+    ['a dead-letter job of no entries', JSON.stringify({ ...deadLetter, n: 0 })],
+    ['a dead-letter job with a fractional count', JSON.stringify({ ...deadLetter, deliveries: 1.5 })],
   ])('rejects %s with a ValidationError', (_, body) => {
     expect(() => decodeJob(body)).toThrow(ValidationError);
   });

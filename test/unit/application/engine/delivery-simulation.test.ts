@@ -145,6 +145,47 @@ const pagesAlongside: fc.Arbitrary<SimScript> = fc.constant({
   ],
 });
 
+/**
+ * Issue 21 (Pulsar's DeadLetterTopicTest.testDuplicatedMessageSendToDeadLetterTopic): three Shared
+ * consumers with maxRedeliverCount 1 and an ack timeout, nobody acknowledging: once the entries'
+ * next delivery would pass the count, every consumer's receive and the server's timer race to
+ * dead-letter them. One dead letter per message; a claim lost by a crash is done again later.
+ */
+const deadLetterRace: fc.Arbitrary<SimScript> = fc.constant({
+  type: 'Shared',
+  consumers: 3,
+  ledgerSize: 250,
+  ackTimeout: true,
+  staleSeed: 5,
+  duplicateCalls: false,
+  maxUnacked: 200_000,
+  maxUnackedPerConsumer: 50_000,
+  deadLetter: 1,
+  initial: 4,
+  rounds: [
+    { actions: [{ kind: 'receive', consumer: 0, max: 2 }], advanceMs: 0 },
+    { actions: [{ kind: 'receive', consumer: 1, max: 2 }], advanceMs: 20_000 },
+    {
+      actions: [0, 1, 2].map((consumer) => ({ kind: 'receive' as const, consumer, max: 8 })),
+      advanceMs: 20_000,
+    },
+    {
+      actions: [
+        ...[0, 1, 2].map((consumer) => ({ kind: 'receive' as const, consumer, max: 8 })),
+        { kind: 'maintenance' as const },
+      ],
+      advanceMs: 40_000,
+    },
+    {
+      actions: [
+        ...[2, 1].map((consumer) => ({ kind: 'receive' as const, consumer, max: 8 })),
+        { kind: 'maintenance' as const },
+      ],
+      advanceMs: 0,
+    },
+  ],
+});
+
 describe('delivery engine simulation', () => {
   it.each(TYPES.flatMap((type) => FAULT_MIXES.map((mix) => [type, mix.name, mix.duplicateCalls] as const)))(
     '%s under %s: I1-I7 hold on every schedule explored',
@@ -170,6 +211,10 @@ describe('delivery engine simulation', () => {
 
   it('lets receives of one consumer running alongside pass its cap only by their takes from pages (I7)', async () => {
     expect(await violationFound(undefined as unknown as Mutation, pagesAlongside, 30)).toBeUndefined();
+  });
+
+  it('publishes one dead letter per message when consumers and the timer race for it', async () => {
+    expect(await violationFound(undefined as unknown as Mutation, deadLetterRace, 60)).toBeUndefined();
   });
 
   it('keeps the head bounded when many runs are open at once', async () => {
@@ -233,6 +278,13 @@ describe('delivery engine simulation', () => {
       runs: 300,
     },
     { mutation: 'noSpill', invariant: 'I7', on: 'many open runs', scripts: manyRuns, runs: 2 },
+    {
+      mutation: 'blindDeadLetterClaims',
+      invariant: 'DL',
+      on: 'consumers and the timer racing to dead-letter',
+      scripts: deadLetterRace,
+      runs: 60,
+    },
   ])('catches a deliberately broken engine ($mutation breaks $invariant, on $on)', async ({
     mutation,
     invariant,

@@ -7,10 +7,12 @@ export type PolicyScope = { readonly namespace: string } | { readonly topic: str
 export interface PolicyChange {
   readonly retention?: RetentionPolicies | null;
   readonly messageTTLInSeconds?: number | null;
+  readonly maxSubscriptionsPerTopic?: number | null;
+  readonly maxConsumersPerSubscription?: number | null;
 }
 
 /**
- * Namespace and topic policies (Pulsar's retention and message TTL). One small item per scope.
+ * Namespace and topic policies (Pulsar's retention, message TTL and subscription limits). One small item per scope.
  * Cost: get one read; update one write.
  */
 export interface PolicyStore {

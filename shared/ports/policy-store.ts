@@ -11,6 +11,14 @@ export interface PolicyChange {
   readonly maxConsumersPerSubscription?: number | null;
 }
 
+/** The change that removes every policy of a scope (its namespace or topic is deleted). */
+export const REMOVE_ALL_POLICIES: PolicyChange = {
+  retention: null,
+  messageTTLInSeconds: null,
+  maxSubscriptionsPerTopic: null,
+  maxConsumersPerSubscription: null,
+};
+
 /**
  * Namespace and topic policies (Pulsar's retention, message TTL and subscription limits). One small item per scope.
  * Cost: get one read; update one write.

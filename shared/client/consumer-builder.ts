@@ -235,8 +235,10 @@ export class ConsumerBuilder {
    * and resolves to the consumer.
    * @throws AcklineClientArgumentError (rejects, nothing sent) on a missing or invalid setting, or
    * when both negativeAckRedeliveryDelay and negativeAckRedeliveryBackoff are set;
-   * AcklineClientError with the server's reason on 400 (e.g. an unknown backoff class) or 409 (the
-   * subscription has another type, or an Exclusive one has a consumer).
+   * AcklineClientError with the server's reason on 400 (e.g. an unknown backoff class), 409 (the
+   * subscription has another type, an Exclusive one has a consumer, or it has
+   * maxConsumersPerSubscription connected: Pulsar's ConsumerBusy) or 412 (a new subscription on a
+   * topic that has maxSubscriptionsPerTopic).
    * @example const consumer = await client.newConsumer().topic('my-tenant/my-ns/orders').subscriptionName('billing').subscribe();
    */
   async subscribe(): Promise<Consumer> {

@@ -4,10 +4,13 @@ import type { AuthAction, PermissionMap } from './admin-types.ts';
 import { checkCount } from './entry-id.ts';
 import type { JsonObject } from './lossless-json.ts';
 import {
+  checkedLimit,
   checkedTtlSeconds,
+  limitAnswer,
   type RetentionPolicies,
   retentionAnswer,
   retentionBody,
+  type SubscriptionLimit,
   ttlAnswer,
 } from './policies.ts';
 import { expectObject, expectPermissionMap, expectStringArray } from './response-shapes.ts';
@@ -168,6 +171,77 @@ export class Namespaces {
    */
   async removeNamespaceMessageTTL(namespace: string): Promise<void> {
     await this.http.send({ method: 'DELETE', path: `${this.namespacePath(namespace)}/messageTTL` });
+  }
+
+  /**
+   * Sets how many subscriptions each topic of the namespace may have (Pulsar's `POST
+   * .../maxSubscriptionsPerTopic`, body the number; 0: no limit). One more is refused (412).
+   * @example await admin.namespaces().setMaxSubscriptionsPerTopic('my-tenant/my-ns', 50);
+   */
+  async setMaxSubscriptionsPerTopic(namespace: string, maxSubscriptionsPerTopic: number): Promise<void> {
+    await this.setLimit(namespace, 'maxSubscriptionsPerTopic', maxSubscriptionsPerTopic);
+  }
+
+  /**
+   * The namespace's maxSubscriptionsPerTopic, or undefined when none is set (ackline's default,
+   * 1,000, applies).
+   * @example const max = await admin.namespaces().getMaxSubscriptionsPerTopic('my-tenant/my-ns');
+   */
+  async getMaxSubscriptionsPerTopic(namespace: string): Promise<number | undefined> {
+    return this.getLimit(namespace, 'maxSubscriptionsPerTopic');
+  }
+
+  /**
+   * Removes the namespace's maxSubscriptionsPerTopic.
+   * @example await admin.namespaces().removeMaxSubscriptionsPerTopic('my-tenant/my-ns');
+   */
+  async removeMaxSubscriptionsPerTopic(namespace: string): Promise<void> {
+    await this.http.send({
+      method: 'DELETE',
+      path: `${this.namespacePath(namespace)}/maxSubscriptionsPerTopic`,
+    });
+  }
+
+  /**
+   * Sets how many consumers each subscription in the namespace may have connected (Pulsar's `POST
+   * .../maxConsumersPerSubscription`, body the number; 0: no limit). One more is refused (409).
+   * @example await admin.namespaces().setMaxConsumersPerSubscription('my-tenant/my-ns', 10);
+   */
+  async setMaxConsumersPerSubscription(
+    namespace: string,
+    maxConsumersPerSubscription: number,
+  ): Promise<void> {
+    await this.setLimit(namespace, 'maxConsumersPerSubscription', maxConsumersPerSubscription);
+  }
+
+  /**
+   * The namespace's maxConsumersPerSubscription, or undefined when none is set (ackline's
+   * default, 1,000, applies).
+   * @example const max = await admin.namespaces().getMaxConsumersPerSubscription('my-tenant/my-ns');
+   */
+  async getMaxConsumersPerSubscription(namespace: string): Promise<number | undefined> {
+    return this.getLimit(namespace, 'maxConsumersPerSubscription');
+  }
+
+  /**
+   * Removes the namespace's maxConsumersPerSubscription.
+   * @example await admin.namespaces().removeMaxConsumersPerSubscription('my-tenant/my-ns');
+   */
+  async removeMaxConsumersPerSubscription(namespace: string): Promise<void> {
+    await this.http.send({
+      method: 'DELETE',
+      path: `${this.namespacePath(namespace)}/maxConsumersPerSubscription`,
+    });
+  }
+
+  private async setLimit(namespace: string, name: SubscriptionLimit, value: number): Promise<void> {
+    const path = `${this.namespacePath(namespace)}/${name}`;
+    await this.http.send({ method: 'POST', path, body: checkedLimit(name, value) });
+  }
+
+  private async getLimit(namespace: string, name: SubscriptionLimit): Promise<number | undefined> {
+    const path = `${this.namespacePath(namespace)}/${name}`;
+    return limitAnswer(await this.http.send({ method: 'GET', path }), name);
   }
 
   private namespacePath(namespace: string): string {

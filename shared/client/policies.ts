@@ -48,3 +48,19 @@ export function checkedTtlSeconds(ttlInSeconds: number): number {
 export function ttlAnswer(body: JsonValue | undefined): number | undefined {
   return body === undefined ? undefined : expectNumber(body, 'message TTL');
 }
+
+/** Pulsar's two subscription limits. */
+export type SubscriptionLimit = 'maxSubscriptionsPerTopic' | 'maxConsumersPerSubscription';
+
+/** A subscription limit, checked: an integer >= 0 (0: no limit). */
+export function checkedLimit(name: SubscriptionLimit, value: number): number {
+  if (!Number.isSafeInteger(value) || value < 0) {
+    throw new AcklineAdminArgumentError(`Invalid ${name} '${value}': expected an integer >= 0 (0: no limit)`);
+  }
+  return value;
+}
+
+/** A get answer of a subscription limit: undefined when none is set. */
+export function limitAnswer(body: JsonValue | undefined, name: SubscriptionLimit): number | undefined {
+  return body === undefined ? undefined : expectNumber(body, name);
+}

@@ -14,10 +14,13 @@ import { checkCount, type EntryIdInput, entryIdText } from './entry-id.ts';
 import { AcklineAdminArgumentError, AcklineAdminError } from './errors.ts';
 import type { JsonObject, JsonValue } from './lossless-json.ts';
 import {
+  checkedLimit,
   checkedTtlSeconds,
+  limitAnswer,
   type RetentionPolicies,
   retentionAnswer,
   retentionBody,
+  type SubscriptionLimit,
   ttlAnswer,
 } from './policies.ts';
 import { expectArray, expectObject, expectPermissionMap, expectStringArray } from './response-shapes.ts';
@@ -527,4 +530,74 @@ export class Topics {
   async removeMessageTTL(topic: string): Promise<void> {
     await this.http.send({ method: 'DELETE', path: `${topicPath(topic)}/messageTTL` });
   }
+  /**
+   * Sets how many subscriptions the topic (each partition) may have, over its namespace's (Pulsar's
+   * `POST .../{topic}/maxSubscriptionsPerTopic`, body the number; 0: no limit). One more is refused (412).
+   * @example await admin.topics().setMaxSubscriptionsPerTopic('my-tenant/my-ns/orders', 50);
+   */
+  async setMaxSubscriptionsPerTopic(topic: string, maxSubscriptionsPerTopic: number): Promise<void> {
+    await setTopicLimit(this.http, topic, ['maxSubscriptionsPerTopic', maxSubscriptionsPerTopic]);
+  }
+
+  /**
+   * The topic's own maxSubscriptionsPerTopic, or undefined when it has none; with `applied`, the
+   * one in force (its own, else its namespace's, else ackline's default, 1,000).
+   * @example const max = await admin.topics().getMaxSubscriptionsPerTopic('my-tenant/my-ns/orders', true);
+   */
+  async getMaxSubscriptionsPerTopic(topic: string, applied = false): Promise<number | undefined> {
+    return getTopicLimit(this.http, topic, 'maxSubscriptionsPerTopic', applied);
+  }
+
+  /**
+   * Removes the topic's own maxSubscriptionsPerTopic: its namespace's applies again.
+   * @example await admin.topics().removeMaxSubscriptionsPerTopic('my-tenant/my-ns/orders');
+   */
+  async removeMaxSubscriptionsPerTopic(topic: string): Promise<void> {
+    await this.http.send({ method: 'DELETE', path: `${topicPath(topic)}/maxSubscriptionsPerTopic` });
+  }
+
+  /**
+   * Sets how many consumers each subscription of the topic may have connected, over its
+   * namespace's (Pulsar's `POST .../{topic}/maxConsumersPerSubscription`; 0: no limit). One more
+   * is refused (409).
+   * @example await admin.topics().setMaxConsumersPerSubscription('my-tenant/my-ns/orders', 10);
+   */
+  async setMaxConsumersPerSubscription(topic: string, maxConsumersPerSubscription: number): Promise<void> {
+    await setTopicLimit(this.http, topic, ['maxConsumersPerSubscription', maxConsumersPerSubscription]);
+  }
+
+  /**
+   * The topic's own maxConsumersPerSubscription, or undefined when it has none; with `applied`,
+   * the one in force.
+   * @example const max = await admin.topics().getMaxConsumersPerSubscription('my-tenant/my-ns/orders', true);
+   */
+  async getMaxConsumersPerSubscription(topic: string, applied = false): Promise<number | undefined> {
+    return getTopicLimit(this.http, topic, 'maxConsumersPerSubscription', applied);
+  }
+
+  /**
+   * Removes the topic's own maxConsumersPerSubscription: its namespace's applies again.
+   * @example await admin.topics().removeMaxConsumersPerSubscription('my-tenant/my-ns/orders');
+   */
+  async removeMaxConsumersPerSubscription(topic: string): Promise<void> {
+    await this.http.send({ method: 'DELETE', path: `${topicPath(topic)}/maxConsumersPerSubscription` });
+  }
+}
+
+async function setTopicLimit(
+  http: AdminHttp,
+  topic: string,
+  [name, value]: readonly [SubscriptionLimit, number],
+): Promise<void> {
+  await http.send({ method: 'POST', path: `${topicPath(topic)}/${name}`, body: checkedLimit(name, value) });
+}
+
+async function getTopicLimit(
+  http: AdminHttp,
+  topic: string,
+  name: SubscriptionLimit,
+  applied: boolean,
+): Promise<number | undefined> {
+  const path = `${topicPath(topic)}/${name}`;
+  return limitAnswer(await http.send({ method: 'GET', path, query: [['applied', String(applied)]] }), name);
 }

@@ -15,7 +15,26 @@ export interface Policies {
   readonly retention?: RetentionPolicies;
   /** Pulsar's message TTL: messages older are acknowledged (expired) on every subscription; 0: none. */
   readonly messageTTLInSeconds?: number;
+  /** Pulsar's maxSubscriptionsPerTopic: how many subscriptions a topic (each partition) may have; 0: no limit. */
+  readonly maxSubscriptionsPerTopic?: number;
+  /** Pulsar's maxConsumersPerSubscription: how many consumers a subscription may have connected; 0: no limit. */
+  readonly maxConsumersPerSubscription?: number;
 }
+
+/** The two subscription limits, by Pulsar's names. */
+export type LimitPolicy = 'maxSubscriptionsPerTopic' | 'maxConsumersPerSubscription';
+
+/**
+ * What applies when neither the topic nor its namespace sets a limit. Pulsar's broker defaults are
+ * 0 (no limit); ackline bounds both: a publish announces to and fans out over every subscription
+ * of the partition (1,000 subscription items are one Query page), and a subscription's dispatch
+ * and liveness read its consumers' leases (1,000 lease items are one Query page). Set 0 to lift a
+ * limit, as in Pulsar.
+ */
+export const DEFAULT_LIMITS: { readonly [K in LimitPolicy]: number } = {
+  maxSubscriptionsPerTopic: 1_000,
+  maxConsumersPerSubscription: 1_000,
+};
 
 /**
  * What applies when neither the topic nor its namespace sets retention: keep everything. Pulsar's
@@ -46,15 +65,48 @@ export function validateMessageTTL(seconds: number): void {
   }
 }
 
+/** Pulsar's validation of a limit (412): an integer, 0 (no limit) or more. */
+export function validateLimit(name: LimitPolicy, value: number): void {
+  if (!Number.isSafeInteger(value) || value < 0) {
+    throw new PreconditionFailedError(`${name} must be 0 or more, got ${value}`);
+  }
+}
+
+/** Whether `count` more than fill a limit (0: no limit). */
+export function limitReached(limit: number, count: number): boolean {
+  return limit > 0 && count >= limit;
+}
+
+/** The policies in force on a topic (every one set). */
+export interface AppliedPolicies {
+  readonly retention: RetentionPolicies;
+  readonly messageTTLInSeconds: number;
+  readonly maxSubscriptionsPerTopic: number;
+  readonly maxConsumersPerSubscription: number;
+}
+
 /** The policies in force on a topic: the topic's own, else its namespace's, else the defaults. */
 export function appliedPolicies(
   topic: Policies | undefined,
   namespace: Policies | undefined,
-): { readonly retention: RetentionPolicies; readonly messageTTLInSeconds: number } {
+): AppliedPolicies {
   return {
     retention: topic?.retention ?? namespace?.retention ?? DEFAULT_RETENTION,
     messageTTLInSeconds: topic?.messageTTLInSeconds ?? namespace?.messageTTLInSeconds ?? 0,
+    maxSubscriptionsPerTopic:
+      topic?.maxSubscriptionsPerTopic ??
+      namespace?.maxSubscriptionsPerTopic ??
+      DEFAULT_LIMITS.maxSubscriptionsPerTopic,
+    maxConsumersPerSubscription:
+      topic?.maxConsumersPerSubscription ??
+      namespace?.maxConsumersPerSubscription ??
+      DEFAULT_LIMITS.maxConsumersPerSubscription,
   };
+}
+
+/** Whether the policies set retention or a message TTL (what maintenance enforces). */
+export function setsRetentionOrTTL(policies: Policies): boolean {
+  return policies.retention !== undefined || policies.messageTTLInSeconds !== undefined;
 }
 
 /** Whether retention keeps everything (both limits -1): nothing to trim. */

@@ -177,6 +177,17 @@ export function retentionBodyOf(body: unknown): {
 /** Integer.MAX_VALUE. */
 const MAX_JAVA_INT = 2_147_483_647;
 
+/**
+ * The body of a set-maxSubscriptionsPerTopic or set-maxConsumersPerSubscription call: a JSON
+ * integer (Pulsar's int; a negative one is the use case's 412, as Pulsar).
+ */
+export function limitOf(value: unknown, name: string): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value > MAX_JAVA_INT) {
+    throw new ValidationError(`The body must be ${name}, an integer up to ${MAX_JAVA_INT}`);
+  }
+  return value;
+}
+
 /** A message TTL in seconds: a JSON integer body (namespace) or a `messageTTL` query value (topic). */
 export function messageTTLOf(value: unknown, where: string): number {
   const parsed = typeof value === 'string' && /^-?\d{1,15}$/.test(value) ? Number(value) : value;

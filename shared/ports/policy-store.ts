@@ -7,10 +7,20 @@ export type PolicyScope = { readonly namespace: string } | { readonly topic: str
 export interface PolicyChange {
   readonly retention?: RetentionPolicies | null;
   readonly messageTTLInSeconds?: number | null;
+  readonly maxSubscriptionsPerTopic?: number | null;
+  readonly maxConsumersPerSubscription?: number | null;
 }
 
+/** The change that removes every policy of a scope (its namespace or topic is deleted). */
+export const REMOVE_ALL_POLICIES: PolicyChange = {
+  retention: null,
+  messageTTLInSeconds: null,
+  maxSubscriptionsPerTopic: null,
+  maxConsumersPerSubscription: null,
+};
+
 /**
- * Namespace and topic policies (Pulsar's retention and message TTL). One small item per scope.
+ * Namespace and topic policies (Pulsar's retention, message TTL and subscription limits). One small item per scope.
  * Cost: get one read; update one write.
  */
 export interface PolicyStore {

@@ -540,4 +540,56 @@ describe('ackline-admin tenants and namespaces (issue 13)', () => {
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toContain("Invalid size 'lots'");
   });
+
+  it('sets, shows and removes the subscription limits with pulsar-admin names (-m, -c); a topic at its limit refuses with the reason', async () => {
+    const topic = TopicRef.unique('cli-limits');
+    await cli(['topics', 'create', topic.name]);
+    const namespace = topic.namespace.name;
+
+    const set = [
+      await cli(['namespaces', 'set-max-subscriptions-per-topic', namespace, '-m', '1']),
+      await cli([
+        'namespaces',
+        'set-max-consumers-per-subscription',
+        namespace,
+        '--max-consumers-per-subscription',
+        '4',
+      ]),
+      await cli(['topics', 'set-max-consumers-per-subscription', topic.name, '-c', '3']),
+    ];
+    const shown = [
+      await cli(['namespaces', 'get-max-subscriptions-per-topic', namespace]),
+      await cli(['namespaces', 'get-max-consumers-per-subscription', namespace]),
+      await cli(['topics', 'get-max-consumers-per-subscription', topic.name]),
+      await cli(['topics', 'get-max-subscriptions-per-topic', topic.name]),
+      await cli(['topics', 'get-max-subscriptions-per-topic', topic.name, '-ap']),
+    ];
+    const first = await cli(['topics', 'create-subscription', topic.name, '-s', 'a']);
+    const second = await cli(['topics', 'create-subscription', topic.name, '-s', 'b']);
+    const removed = [
+      await cli(['topics', 'remove-max-consumers-per-subscription', topic.name]),
+      await cli(['namespaces', 'remove-max-subscriptions-per-topic', namespace]),
+      await cli(['namespaces', 'remove-max-consumers-per-subscription', namespace]),
+    ];
+    const applied = [
+      await cli(['topics', 'get-max-subscriptions-per-topic', topic.name, '--applied']),
+      await cli(['topics', 'get-max-consumers-per-subscription', topic.name, '-ap']),
+    ];
+    const invalid = await cli(['topics', 'set-max-subscriptions-per-topic', topic.name, '-m', '-2']);
+
+    expect(set.map((result) => result.stdout)).toEqual([
+      `Set maxSubscriptionsPerTopic of ${namespace} to 1\n`,
+      `Set maxConsumersPerSubscription of ${namespace} to 4\n`,
+      `Set maxConsumersPerSubscription of ${topic.name} to 3\n`,
+    ]);
+    expect(shown.map((result) => JSON.parse(result.stdout))).toEqual([1, 4, 3, null, 1]);
+    expect(first.code).toBe(0);
+    expect(second.code).not.toBe(0);
+    expect(second.stderr).toContain(
+      `412 Precondition Failed: Exceed the maximum number of subscriptions of the topic: ${topic.name}`,
+    );
+    expect(removed.map((result) => result.code)).toEqual([0, 0, 0]);
+    expect(applied.map((result) => JSON.parse(result.stdout))).toEqual([1000, 1000]);
+    expect(invalid.code).not.toBe(0);
+  });
 });

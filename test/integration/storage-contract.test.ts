@@ -15,6 +15,7 @@ import { TopicName } from '../../shared/domain/topic-name.ts';
 import { type AuditRecord, DEFAULT_AUDIT_RETENTION_DAYS } from '../../shared/ports/audit-log.ts';
 import type { PageRef, PageState, TrackerEntry } from '../../shared/ports/dispatch-store.ts';
 import type { NewEntry, StoredEntry } from '../../shared/ports/ledger.ts';
+import { REMOVE_ALL_POLICIES } from '../../shared/ports/policy-store.ts';
 import type { SubscriptionRecord, TopicRecord } from '../../shared/ports/topic-catalog.ts';
 import { InMemoryCursorStore } from '../support/in-memory-cursor-store.ts';
 import { InMemoryLedger } from '../support/in-memory-ledger.ts';
@@ -1120,6 +1121,25 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
       expect(await policyStore.get(namespace)).toEqual({ messageTTLInSeconds: 30 });
       await policyStore.update(namespace, { messageTTLInSeconds: null });
       expect(await policyStore.get(namespace)).toBeUndefined();
+    });
+
+    it('sets, reads and removes the subscription limits; REMOVE_ALL_POLICIES leaves nothing', async () => {
+      const { policyStore } = storage();
+      const topic = { topic: `persistent://${uniqueId('t')}/ns/limited` };
+      await policyStore.update(topic, { maxSubscriptionsPerTopic: 2, maxConsumersPerSubscription: 0 });
+      await policyStore.update(topic, { messageTTLInSeconds: 5 });
+      expect(await policyStore.get(topic)).toEqual({
+        messageTTLInSeconds: 5,
+        maxSubscriptionsPerTopic: 2,
+        maxConsumersPerSubscription: 0,
+      });
+      await policyStore.update(topic, { maxSubscriptionsPerTopic: null });
+      expect(await policyStore.get(topic)).toEqual({
+        messageTTLInSeconds: 5,
+        maxConsumersPerSubscription: 0,
+      });
+      await policyStore.update(topic, REMOVE_ALL_POLICIES);
+      expect(await policyStore.get(topic)).toBeUndefined();
     });
 
     it('lists every scope that sets a policy, and none whose policies were all removed', async () => {

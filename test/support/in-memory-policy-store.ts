@@ -7,25 +7,25 @@ import {
   policyScopeOf,
 } from '../../shared/ports/policy-store.ts';
 
+type MutablePolicies = { -readonly [K in keyof Policies]: Policies[K] };
+
 /** PolicyStore in memory, as DynamoDbPolicyStore: one record per scope, set and removed field by field. */
 export class InMemoryPolicyStore implements PolicyStore {
   private readonly policies = new Map<string, Policies>();
 
   async get(scope: PolicyScope): Promise<Policies | undefined> {
     const found = this.policies.get(policyScopeKey(scope));
-    return found && (found.retention || found.messageTTLInSeconds !== undefined) ? { ...found } : undefined;
+    return found && Object.keys(found).length > 0 ? structuredClone(found) : undefined;
   }
 
   async update(scope: PolicyScope, change: PolicyChange): Promise<void> {
     const key = policyScopeKey(scope);
-    const { retention, messageTTLInSeconds } = this.policies.get(key) ?? {};
-    const nextRetention = change.retention === null ? undefined : (change.retention ?? retention);
-    const nextTtl =
-      change.messageTTLInSeconds === null ? undefined : (change.messageTTLInSeconds ?? messageTTLInSeconds);
-    this.policies.set(key, {
-      ...(nextRetention ? { retention: { ...nextRetention } } : {}),
-      ...(nextTtl !== undefined ? { messageTTLInSeconds: nextTtl } : {}),
-    });
+    const next: MutablePolicies = structuredClone(this.policies.get(key) ?? {});
+    for (const [field, value] of Object.entries(change) as [keyof Policies, unknown][]) {
+      if (value === null) delete next[field];
+      else if (value !== undefined) Object.assign(next, { [field]: structuredClone(value) });
+    }
+    this.policies.set(key, next);
   }
 
   async list(): Promise<{ scope: PolicyScope; policies: Policies }[]> {

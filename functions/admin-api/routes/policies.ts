@@ -1,42 +1,74 @@
 import {
   getPolicy,
   type PolicyTarget,
+  setLimit,
   setMessageTTL,
   setRetention,
 } from '../../../shared/application/tenancy/manage-policies.ts';
 import type { UseCasePorts } from '../../../shared/application/use-case-ports.ts';
-import { messageTTLOf, retentionBodyOf } from '../../../shared/http/admin-requests.ts';
+import type { LimitPolicy, Policies } from '../../../shared/domain/policies.ts';
+import { limitOf, messageTTLOf, retentionBodyOf } from '../../../shared/http/admin-requests.ts';
 import type { HttpRequest, HttpResponse, Route } from '../../../shared/http/http-types.ts';
 import { noContent, ok } from '../../../shared/http/http-types.ts';
 import { jsonBody, queryBoolean, queryValue } from '../../../shared/http/request-parsing.ts';
 import { NAMESPACE, namespaceOf, TOPIC, topicOf } from './admin-paths.ts';
 
-/** A namespace's retention and message TTL (before the generic {domain} routes, which would also match). */
+type TargetOf = (request: HttpRequest) => PolicyTarget;
+
+/** A namespace's retention, message TTL and subscription limits (before the generic {domain} routes, which would also match). */
 export function namespacePolicyRoutes(ports: UseCasePorts): Route[] {
-  return policyRoutes(ports, NAMESPACE, namespaceOf);
+  return [...policyRoutes(ports, NAMESPACE, namespaceOf), ...limitRoutes(ports, NAMESPACE, namespaceOf)];
 }
 
-/** A topic's retention and message TTL. */
+/** A topic's retention, message TTL and subscription limits. */
 export function topicPolicyRoutes(ports: UseCasePorts): Route[] {
-  return policyRoutes(ports, TOPIC, (request) => ({ topic: topicOf(request) }));
+  const targetOf: TargetOf = (request) => ({ topic: topicOf(request) });
+  return [...policyRoutes(ports, TOPIC, targetOf), ...limitRoutes(ports, TOPIC, targetOf)];
+}
+
+/** A GET of one policy: what is set (204 when nothing), or with `applied=true` what is in force. */
+function readPolicy(ports: UseCasePorts, targetOf: TargetOf, name: keyof Policies) {
+  return async (request: HttpRequest): Promise<HttpResponse> => {
+    const value = await getPolicy(ports, request.principal, targetOf(request), {
+      name,
+      applied: queryBoolean(request, 'applied'),
+    });
+    // Pulsar answers a policy never set with no content.
+    return value === undefined ? noContent() : ok(value);
+  };
+}
+
+/**
+ * GET/POST/DELETE of maxSubscriptionsPerTopic and maxConsumersPerSubscription on a namespace or a
+ * topic (Pulsar's paths; POST takes the integer as the body).
+ */
+function limitRoutes(ports: UseCasePorts, base: string, targetOf: TargetOf): Route[] {
+  const names: LimitPolicy[] = ['maxSubscriptionsPerTopic', 'maxConsumersPerSubscription'];
+  return names.flatMap((name): Route[] => [
+    { method: 'GET', path: `${base}/${name}`, handler: readPolicy(ports, targetOf, name) },
+    {
+      method: 'POST',
+      path: `${base}/${name}`,
+      handler: async (request) => {
+        const value = limitOf(jsonBody(request), name);
+        await setLimit(ports, request.principal, targetOf(request), { name, value });
+        return noContent();
+      },
+    },
+    {
+      method: 'DELETE',
+      path: `${base}/${name}`,
+      handler: async (request) => {
+        await setLimit(ports, request.principal, targetOf(request), { name, value: null });
+        return noContent();
+      },
+    },
+  ]);
 }
 
 /** GET/POST/DELETE of retention and message TTL on a namespace or a topic (Pulsar's paths). */
-function policyRoutes(
-  ports: UseCasePorts,
-  base: string,
-  targetOf: (request: HttpRequest) => PolicyTarget,
-): Route[] {
-  const read =
-    (name: 'retention' | 'messageTTLInSeconds') =>
-    async (request: HttpRequest): Promise<HttpResponse> => {
-      const value = await getPolicy(ports, request.principal, targetOf(request), {
-        name,
-        applied: queryBoolean(request, 'applied'),
-      });
-      // Pulsar answers a policy never set with no content.
-      return value === undefined ? noContent() : ok(value);
-    };
+function policyRoutes(ports: UseCasePorts, base: string, targetOf: TargetOf): Route[] {
+  const read = (name: 'retention' | 'messageTTLInSeconds') => readPolicy(ports, targetOf, name);
   return [
     { method: 'GET', path: `${base}/retention`, handler: read('retention') },
     {

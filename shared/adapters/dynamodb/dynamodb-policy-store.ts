@@ -17,7 +17,8 @@ import { N, num, queryAll, S } from './dynamodb-support.ts';
 /**
  * Policies in the Catalog table, all under pk `POL` (they are few and small, and maintenance lists
  * them each run), sk `NS#<tenant/namespace>` or `T#<topic>`; attributes `rt`
- * (retentionTimeInMinutes), `rz` (retentionSizeInMB), `tt` (messageTTLInSeconds).
+ * (retentionTimeInMinutes), `rz` (retentionSizeInMB), `tt` (messageTTLInSeconds), `ms`
+ * (maxSubscriptionsPerTopic), `mc` (maxConsumersPerSubscription).
  */
 export class DynamoDbPolicyStore implements PolicyStore {
   constructor(
@@ -57,10 +58,13 @@ export class DynamoDbPolicyStore implements PolicyStore {
       values[':rt'] = N(change.retention.retentionTimeInMinutes);
       values[':rz'] = N(change.retention.retentionSizeInMB);
     }
-    if (change.messageTTLInSeconds === null) remove.push('tt');
-    else if (change.messageTTLInSeconds !== undefined) {
-      set.push('tt = :tt');
-      values[':tt'] = N(change.messageTTLInSeconds);
+    for (const [field, attribute] of NUMBER_ATTRIBUTES) {
+      const value = change[field];
+      if (value === null) remove.push(attribute);
+      else if (value !== undefined) {
+        set.push(`${attribute} = :${attribute}`);
+        values[`:${attribute}`] = N(value);
+      }
     }
     if (set.length === 0 && remove.length === 0) return;
     await this.client.send(
@@ -81,6 +85,13 @@ export class DynamoDbPolicyStore implements PolicyStore {
 
 const POLICIES_PK = 'POL';
 
+/** The policies that are one number, and their attributes. */
+const NUMBER_ATTRIBUTES = [
+  ['messageTTLInSeconds', 'tt'],
+  ['maxSubscriptionsPerTopic', 'ms'],
+  ['maxConsumersPerSubscription', 'mc'],
+] as const;
+
 function key(scope: PolicyScope): Record<string, AttributeValue> {
   return { pk: S(POLICIES_PK), sk: S(policyScopeKey(scope)) };
 }
@@ -88,12 +99,13 @@ function key(scope: PolicyScope): Record<string, AttributeValue> {
 function policiesOf(item: Record<string, AttributeValue>): Policies | undefined {
   const time = num(item, 'rt');
   const size = num(item, 'rz');
-  const ttl = num(item, 'tt');
-  if (time === undefined && ttl === undefined) return undefined;
-  return {
-    ...(time !== undefined && size !== undefined
-      ? { retention: { retentionTimeInMinutes: time, retentionSizeInMB: size } }
-      : {}),
-    ...(ttl !== undefined ? { messageTTLInSeconds: ttl } : {}),
-  };
+  const policies: { -readonly [K in keyof Policies]: Policies[K] } = {};
+  if (time !== undefined && size !== undefined) {
+    policies.retention = { retentionTimeInMinutes: time, retentionSizeInMB: size };
+  }
+  for (const [field, attribute] of NUMBER_ATTRIBUTES) {
+    const value = num(item, attribute);
+    if (value !== undefined) policies[field] = value;
+  }
+  return Object.keys(policies).length > 0 ? policies : undefined;
 }

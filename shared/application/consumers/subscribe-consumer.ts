@@ -10,6 +10,7 @@ import { cursorOf, engineOf } from '../engine/engine-ports.ts';
 import { keySharedJoinMark } from '../engine/key-shared-routing.ts';
 import { createSubscriptionCursor } from '../engine/subscription-cursor.ts';
 import { markConsumerActive, markSubscriptionActive } from '../maintenance/activity.ts';
+import { requireConsumerRoom, requireSubscriptionRoom } from '../subscriptions/subscription-limits.ts';
 import { requireAction, requirePrincipal } from '../tenancy/authorization.ts';
 import type { Principal } from '../tenancy/principal.ts';
 import { ensureTopic, requirePersistent } from '../topics/topic-lookup.ts';
@@ -37,7 +38,9 @@ export interface SubscribeRequest {
  * 2. The topic is created if missing (Pulsar's allowAutoTopicCreation), and the
  *    subscription too, at the requested initial position, with its queues.
  * 3. An existing subscription of another type is a conflict (409), as is a
- *    second consumer on an Exclusive subscription whose owner is alive.
+ *    second consumer on an Exclusive subscription whose owner is alive, and one more
+ *    consumer on a subscription at maxConsumersPerSubscription; a new subscription on a
+ *    topic at maxSubscriptionsPerTopic is refused (412).
  * 4. A dead-letter policy's initial subscription is created up front.
  * 5. The consumer is recorded with its policy; its id is returned.
  */
@@ -61,6 +64,7 @@ export async function subscribeConsumer(
     }
   }
   const record = await ensureTopic(ports, request.topic);
+  await requireConsumerRoom(ports, request.topic, request.subscription);
   const partitionNames = request.topic.isPartition
     ? [request.topic]
     : record.partitions === 0
@@ -182,6 +186,7 @@ export async function ensureSubscription(
     ports.catalog.forgetTopic(partition.partitionedTopicName);
     throw new TopicNotFoundError(partition.partitionedTopicName.toString());
   }
+  await requireSubscriptionRoom(ports, partition);
   const cursorId = ports.ids.newId();
   const record: SubscriptionRecord = { name, type, cursorId, createdAtMs: ports.clock.nowMs() };
   await ports.deliveryQueue.create(doorbellOf(cursorId));

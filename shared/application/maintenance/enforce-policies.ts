@@ -1,4 +1,4 @@
-import { keepsEverything } from '../../domain/policies.ts';
+import { keepsEverything, setsRetentionOrTTL } from '../../domain/policies.ts';
 import type { Position } from '../../domain/position.ts';
 import { positionBefore } from '../../domain/position.ts';
 import { TopicName } from '../../domain/topic-name.ts';
@@ -97,7 +97,8 @@ export async function enforcePolicies(
 /** The persistent topics a namespace or topic policy covers (each once). */
 async function topicsWithPolicies(ports: UseCasePorts): Promise<TopicRecord[]> {
   const topics = new Map<string, TopicRecord>();
-  for (const { scope } of await ports.policies.list()) {
+  for (const { scope, policies } of await ports.policies.list()) {
+    if (!setsRetentionOrTTL(policies)) continue; // limits only: nothing for maintenance
     if ('namespace' in scope) {
       for (const record of await ports.catalog.listTopics('persistent', scope.namespace)) {
         topics.set(record.topic.toString(), record);

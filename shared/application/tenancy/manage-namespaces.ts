@@ -6,6 +6,7 @@ import {
 import { ConflictError, MethodNotAllowedError } from '../../domain/errors.ts';
 import { NamespaceName } from '../../domain/namespace-name.ts';
 import type { AuthAction } from '../../ports/permission-store.ts';
+import { REMOVE_ALL_POLICIES } from '../../ports/policy-store.ts';
 import type { UseCasePorts } from '../use-case-ports.ts';
 import { DEFAULT_NAMESPACE, PUBLIC_TENANT, requireTenantAdmin } from './manage-tenants.ts';
 import type { Principal } from './principal.ts';
@@ -34,6 +35,10 @@ export interface NamespacePolicies {
   };
   /** The namespace's message TTL in seconds, when set (`.../messageTTL`). */
   readonly message_ttl_in_seconds?: number;
+  /** The namespace's maxSubscriptionsPerTopic, when set (`.../maxSubscriptionsPerTopic`). */
+  readonly max_subscriptions_per_topic?: number;
+  /** The namespace's maxConsumersPerSubscription, when set (`.../maxConsumersPerSubscription`). */
+  readonly max_consumers_per_subscription?: number;
 }
 
 function isDefaultNamespace(name: NamespaceName): boolean {
@@ -79,6 +84,12 @@ export async function getNamespacePolicies(
     ...(policies?.retention ? { retention_policies: { ...policies.retention } } : {}),
     ...(policies?.messageTTLInSeconds !== undefined
       ? { message_ttl_in_seconds: policies.messageTTLInSeconds }
+      : {}),
+    ...(policies?.maxSubscriptionsPerTopic !== undefined
+      ? { max_subscriptions_per_topic: policies.maxSubscriptionsPerTopic }
+      : {}),
+    ...(policies?.maxConsumersPerSubscription !== undefined
+      ? { max_consumers_per_subscription: policies.maxConsumersPerSubscription }
       : {}),
   };
 }
@@ -140,10 +151,7 @@ export async function deleteNamespace(
   const grants = await ports.permissions.list(name.toString());
   for (const role of Object.keys(grants)) await ports.permissions.revoke(name.toString(), role);
   if (await ports.policies.get({ namespace: name.toString() })) {
-    await ports.policies.update(
-      { namespace: name.toString() },
-      { retention: null, messageTTLInSeconds: null },
-    );
+    await ports.policies.update({ namespace: name.toString() }, REMOVE_ALL_POLICIES);
   }
   await ports.tenants.deleteNamespace(name.tenant, name.namespace);
 }

@@ -1,7 +1,10 @@
 import {
+  type AppliedPolicies,
   appliedPolicies,
+  type LimitPolicy,
   type Policies,
   type RetentionPolicies,
+  validateLimit,
   validateMessageTTL,
   validateRetention,
 } from '../../domain/policies.ts';
@@ -26,11 +29,13 @@ export interface PolicyQuery<K extends keyof Policies> {
 }
 
 /**
- * Pulsar's namespace and topic policies ackline enforces: retention and message TTL. Reading and
+ * Pulsar's namespace and topic policies ackline enforces: retention, message TTL and the
+ * subscription limits (maxSubscriptionsPerTopic, maxConsumersPerSubscription). Reading and
  * changing them needs a superuser (Pulsar: the tenant's admin). A topic must exist (404) and be
  * persistent (405). Without `applied`, reading answers what is set on that scope (undefined: not
  * set, 204); with it, what is in force on the topic (its own, else its namespace's, else the
- * defaults: retention -1/-1, keep everything; no TTL).
+ * defaults: retention -1/-1, keep everything; no TTL; 1,000 subscriptions per topic and 1,000
+ * consumers per subscription).
  */
 export async function getPolicy<K extends keyof Policies>(
   ports: UseCasePorts,
@@ -72,6 +77,21 @@ export async function setMessageTTL(
   await update(ports, target, { messageTTLInSeconds: seconds });
 }
 
+/**
+ * Sets (a value: an integer, 0 for no limit) or removes (null) maxSubscriptionsPerTopic or
+ * maxConsumersPerSubscription on the scope; removed everywhere, ackline's default applies (1,000).
+ */
+export async function setLimit(
+  ports: UseCasePorts,
+  principal: Principal | undefined,
+  target: PolicyTarget,
+  limit: { readonly name: LimitPolicy; readonly value: number | null },
+): Promise<void> {
+  requireSuperuser(principal, `changing ${limit.name}`);
+  if (limit.value !== null) validateLimit(limit.name, limit.value);
+  await update(ports, target, { [limit.name]: limit.value });
+}
+
 async function update(ports: UseCasePorts, target: PolicyTarget, change: PolicyChange): Promise<void> {
   await ports.policies.update(await scopeOf(ports, target), change);
 }
@@ -83,7 +103,7 @@ async function scopeOf(ports: UseCasePorts, target: PolicyTarget): Promise<Polic
 }
 
 /** The policies in force on a partition (its topic's, else its namespace's, else the defaults). Two reads. */
-export async function policiesInForce(ports: UseCasePorts, partition: TopicName) {
+export async function policiesInForce(ports: UseCasePorts, partition: TopicName): Promise<AppliedPolicies> {
   const [topic, namespace] = await Promise.all([
     ports.policies.get({ topic: partition.partitionedTopicName.toString() }),
     ports.policies.get({ namespace: partition.namespaceName }),

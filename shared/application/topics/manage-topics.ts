@@ -6,6 +6,7 @@ import {
   ValidationError,
 } from '../../domain/errors.ts';
 import type { TopicName } from '../../domain/topic-name.ts';
+import { REMOVE_ALL_POLICIES } from '../../ports/policy-store.ts';
 import { requireNoConnectedConsumers } from '../consumers/live-consumers.ts';
 import { startTopicDeletion } from '../maintenance/deletion-jobs.ts';
 import { requireSuperuser } from '../tenancy/authorization.ts';
@@ -156,7 +157,7 @@ export async function deleteTopic(
   // topic created again under the name starts under its namespace's.
   const scope = { topic: resolved.record.topic.toString() };
   if (await ports.policies.get(scope)) {
-    await ports.policies.update(scope, { retention: null, messageTTLInSeconds: null });
+    await ports.policies.update(scope, REMOVE_ALL_POLICIES);
   }
   // So do its grants (Pulsar's deleteTopicAuthentication, and for a partitioned topic
   // removePartitionsAuthenticationPolicies): a topic created again does not hand them back.

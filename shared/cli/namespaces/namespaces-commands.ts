@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { CliContext } from '../cli-context.ts';
+import { registerSubscriptionLimitCommands } from '../subscription-limit-commands.ts';
 import { registerNamespaceLifecycleCommands } from './namespace-lifecycle-commands.ts';
 import { registerNamespacePermissionsCommands } from './namespace-permissions-commands.ts';
 import { registerNamespacePoliciesCommands } from './namespace-policies-commands.ts';
@@ -16,5 +17,6 @@ export function registerNamespacesCommands(program: Command, context: CliContext
   const namespaces = program.command('namespaces').description('Operations on namespaces');
   registerNamespaceLifecycleCommands(namespaces, context);
   registerNamespacePoliciesCommands(namespaces, context);
+  registerSubscriptionLimitCommands(namespaces, context, 'namespaces');
   registerNamespacePermissionsCommands(namespaces, context);
 }

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { CliContext } from '../cli-context.ts';
+import { registerSubscriptionLimitCommands } from '../subscription-limit-commands.ts';
 import { registerCursorCommands } from './cursor-commands.ts';
 import { registerMessageCommands } from './message-commands.ts';
 import { registerStatsCommands } from './stats-commands.ts';
@@ -26,4 +27,5 @@ export function registerTopicsCommands(program: Command, context: CliContext): v
   registerStatsCommands(topics, context);
   registerTopicPermissionsCommands(topics, context);
   registerTopicPoliciesCommands(topics, context);
+  registerSubscriptionLimitCommands(topics, context, 'topics');
 }

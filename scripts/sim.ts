@@ -17,7 +17,6 @@ import {
   emptyCounters,
   formatCounters,
   gateFailures,
-  type Minima,
   scaledMinima,
   typeSeed,
 } from '../test/support/sim/sim-counters.ts';

@@ -473,6 +473,7 @@ class Simulation {
 
   private finishReset(reset: ResetMark, at: number): void {
     reset.doneSeq = at;
+    this.deadLetters.replayFrom(reset.to);
     for (const key of [...this.acked.keys()]) {
       if (reset.to.compareTo(positionOfText(key)) <= 0) this.acked.delete(key);
     }
@@ -1015,6 +1016,7 @@ class Simulation {
     if (!target) return;
     const reset: ResetMark = { to: target.position, startSeq };
     this.resets.push(reset);
+    this.deadLetters.replayFrom(target.position);
     this.counters.resets++;
     this.exactCounts = false;
     // Everything before the new read position is acknowledged by the new mark-delete.
@@ -1347,11 +1349,16 @@ function blindDeadLetterClaims(store: InMemoryDispatchStore, property: 'casHead'
 
 /**
  * The dead letters a simulation's consumers publish (every consumer shares one policy), checked as
- * they come: once per message, unless a step that published it died before its acknowledgement.
+ * they come: once per message, unless a step that published it died before its acknowledgement,
+ * or a reset of the cursor to it or before it made it unacknowledged again since (the reset
+ * replays it, and the policy applies to it again, as Pulsar's does).
  */
 class SimDeadLetters {
-  /** Dead letters published, by position, with the invocations that published each. */
+  /** Dead letters published since the last reset of their position, with the invocations that published each. */
   private readonly published = new Map<string, Invocation[]>();
+  /** Every position ever dead-lettered, and how many dead letters in all. */
+  private readonly ever = new Set<string>();
+  private total = 0;
 
   constructor(
     private readonly maxRedeliverCount: number | undefined,
@@ -1370,6 +1377,8 @@ class SimDeadLetters {
           const alive = before.find((other) => !other.dead);
           if (alive) this.fail('DL', `${key} dead-lettered by ${invocation.id} after ${alive.id} did`);
           this.published.set(key, [...before, invocation]);
+          this.ever.add(key);
+          this.total++;
         }
       },
     };
@@ -1383,12 +1392,19 @@ class SimDeadLetters {
   }
 
   has(key: string): boolean {
-    return this.published.has(key);
+    return this.ever.has(key);
   }
 
-  /** How many messages were dead-lettered. */
+  /** How many dead letters were published. */
   count(): number {
-    return this.published.size;
+    return this.total;
+  }
+
+  /** A reset to `to` started or ended: what was dead-lettered from `to` on may be dead-lettered again. */
+  replayFrom(to: Position): void {
+    for (const key of [...this.published.keys()]) {
+      if (to.compareTo(positionOfText(key)) <= 0) this.published.delete(key);
+    }
   }
 }
 

@@ -141,7 +141,7 @@ export function addCounters(into: SimCounters, from: SimCounters): void {
 
 /** A seed of its own for each subscription type: the types' scripts are not drawn alike. */
 export function typeSeed(seed: number, type: SubscriptionType): number {
-  let hash = 2_166_136_261 ^ seed;
+  let hash = 2_166_136_261;
   for (const char of `${seed}:${type}`) hash = Math.imul(hash ^ char.charCodeAt(0), 16_777_619);
   return (hash >>> 0) % 2_147_483_647;
 }

@@ -101,10 +101,15 @@ export function gateFailures(counters: SimCounters, minima: Minima, label: strin
   });
 }
 
-/** `minima` for a run of `runs` schedules when they were set for `base` (floored, pro rata). */
+/**
+ * `minima` for a run of `runs` schedules when they were set for `base`: pro rata, and halved again
+ * for a shorter run (its counters vary more: the first 300 of 500 schedules may hold less than
+ * 300/500 of them), floored.
+ */
 export function scaledMinima(minima: Minima, runs: number, base: number): Minima {
+  const factor = runs >= base ? runs / base : runs / base / 2;
   return Object.fromEntries(
-    Object.entries(minima).map(([name, value]) => [name, Math.floor(((value ?? 0) * runs) / base)]),
+    Object.entries(minima).map(([name, value]) => [name, Math.floor((value ?? 0) * factor)]),
   );
 }
 

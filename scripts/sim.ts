@@ -11,9 +11,10 @@
 import { parseArgs } from 'node:util';
 import fc from 'fast-check';
 import type { SubscriptionType } from '../shared/domain/subscription-type.ts';
-import { SIM_MINIMA, SIM_MINIMA_RUNS } from '../test/support/sim/coverage-minima.ts';
+import { SIM_MINIMA, SIM_MINIMA_ALL, SIM_MINIMA_RUNS } from '../test/support/sim/coverage-minima.ts';
 import { DEFAULT_CRASH_SHARE, runSimulation, scriptArb } from '../test/support/sim/delivery-simulation.ts';
 import {
+  addCounters,
   emptyCounters,
   formatCounters,
   gateFailures,
@@ -38,6 +39,7 @@ const gated = crashShare === DEFAULT_CRASH_SHARE && !values.replay;
 let explored = 0;
 let failed = false;
 const gate: string[] = [];
+const all = emptyCounters();
 const started = performance.now();
 for (const type of types) {
   const counters = emptyCounters();
@@ -63,12 +65,21 @@ for (const type of types) {
     `${type}: ${result.numRuns} schedules, no violation (seed ${seed}, its type's seed ${ownSeed})`,
   );
   for (const line of formatCounters(counters, type)) console.log(line);
+  addCounters(all, counters);
   if (gated)
     gate.push(...gateFailures(counters, scaledMinima(SIM_MINIMA[type], runs, SIM_MINIMA_RUNS), type));
 }
 console.log(
   `${explored} schedules explored in ${((performance.now() - started) / 1000).toFixed(1)} s (crash share ${crashShare.toFixed(3)})`,
 );
+const everyType = ['Shared', 'Key_Shared', 'Exclusive', 'Failover'].every((type) =>
+  types.includes(type as SubscriptionType),
+);
+if (everyType && !failed) {
+  for (const line of formatCounters(all, 'all')) console.log(line);
+  if (gated)
+    gate.push(...gateFailures(all, scaledMinima(SIM_MINIMA_ALL, runs, SIM_MINIMA_RUNS), 'the four types'));
+}
 if (!gated) console.log('coverage gate: not applied (a crash share other than the default, or a replay)');
 for (const line of gate) console.log(line);
 if (gate.length === 0 && gated) console.log('coverage gate: every counter at or above its minimum');

@@ -131,8 +131,8 @@ export type Mutation =
 
 /** The share of actions that carry a crash plan by default (issue 21: about one in six). */
 export const DEFAULT_CRASH_SHARE = 1 / 6;
-/** The highest call index a crash plan names: past the longest invocations' calls (see the counters). */
-export const MAX_CRASH_CALL = 40;
+/** The highest call index a crash plan names: past the longest invocations' calls (a receive's 50 in 8,000 schedules). */
+export const MAX_CRASH_CALL = 64;
 
 /**
  * A crash plan on `share` of the actions, at any call of the invocation: half of them at one of

@@ -1,47 +1,86 @@
 /**
- * `npm run sim -- --runs N [--seed S] [--types Shared,Exclusive] [--replay PATH]`: the delivery
- * engine's simulation beyond the fixed seeds `npm test` runs. Prints how many schedules it
- * explored per subscription type; on a violation, the minimal failing script (shrunk by
- * fast-check), its seed and path (to replay it with --seed and --replay), and exits 1.
+ * `npm run sim -- --runs N [--seed S] [--types Shared,Exclusive] [--crash-share 0.17] [--replay PATH]`:
+ * the delivery engine's simulation beyond the fixed seeds `npm test` runs. Each subscription type
+ * draws its scripts from a seed of its own (derived from S and the type). Prints how many schedules
+ * it explored per subscription type and what they exercised (the workload counters); on a
+ * violation, the minimal failing script (shrunk by fast-check), its type's seed and path (to
+ * replay it with --seed, --types and --replay), and exits 1. The coverage gate: exits 1 too when
+ * a counter falls below its minimum (SIM_MINIMA, for 500 schedules a type, pro rata for others;
+ * docs/design/delivery-proof.md, "Coverage gate").
  */
 import { parseArgs } from 'node:util';
 import fc from 'fast-check';
 import type { SubscriptionType } from '../shared/domain/subscription-type.ts';
-import { runSimulation, scriptArb } from '../test/support/sim/delivery-simulation.ts';
+import { SIM_MINIMA, SIM_MINIMA_ALL, SIM_MINIMA_RUNS } from '../test/support/sim/coverage-minima.ts';
+import { DEFAULT_CRASH_SHARE, runSimulation, scriptArb } from '../test/support/sim/delivery-simulation.ts';
+import {
+  addCounters,
+  emptyCounters,
+  formatCounters,
+  gateFailures,
+  scaledMinima,
+  typeSeed,
+} from '../test/support/sim/sim-counters.ts';
 
 const { values } = parseArgs({
   options: {
-    runs: { type: 'string', default: '500' },
+    runs: { type: 'string', default: String(SIM_MINIMA_RUNS) },
     seed: { type: 'string' },
     types: { type: 'string', default: 'Shared,Key_Shared,Exclusive,Failover' },
+    'crash-share': { type: 'string', default: String(DEFAULT_CRASH_SHARE) },
     replay: { type: 'string' },
   },
 });
 const runs = Number(values.runs);
 const seed = values.seed === undefined ? Date.now() % 2_147_483_647 : Number(values.seed);
 const types = (values.types as string).split(',') as SubscriptionType[];
+const crashShare = Number(values['crash-share']);
+const gated = crashShare === DEFAULT_CRASH_SHARE && !values.replay;
 let explored = 0;
 let failed = false;
+const gate: string[] = [];
+const all = emptyCounters();
 const started = performance.now();
 for (const type of types) {
+  const counters = emptyCounters();
+  const ownSeed = typeSeed(seed, type);
   const result = await fc.check(
-    fc.asyncProperty(scriptArb([type]), fc.scheduler(), async (script, scheduler) => {
-      await runSimulation(script, scheduler);
+    fc.asyncProperty(scriptArb([type], undefined, crashShare), fc.scheduler(), async (script, scheduler) => {
+      await runSimulation(script, scheduler, undefined, counters);
     }),
-    { seed, numRuns: runs, ...(values.replay ? { path: values.replay, endOnFailure: true } : {}) },
+    { seed: ownSeed, numRuns: runs, ...(values.replay ? { path: values.replay, endOnFailure: true } : {}) },
   );
   explored += result.numRuns;
   if (result.failed) {
     failed = true;
     console.log(
-      `${type}: FAILED after ${result.numRuns} schedules (seed ${seed}, path ${result.counterexamplePath})`,
+      `${type}: FAILED after ${result.numRuns} schedules (seed ${seed}, its type's seed ${ownSeed}, path ${result.counterexamplePath})`,
     );
     console.log(String((result.errorInstance as Error).message));
     console.log(JSON.stringify(result.counterexample?.[0]));
     console.log(String(result.counterexample?.[1]).split('\n').slice(-40).join('\n'));
-  } else {
-    console.log(`${type}: ${result.numRuns} schedules, no violation (seed ${seed})`);
+    continue;
   }
+  console.log(
+    `${type}: ${result.numRuns} schedules, no violation (seed ${seed}, its type's seed ${ownSeed})`,
+  );
+  for (const line of formatCounters(counters, type)) console.log(line);
+  addCounters(all, counters);
+  if (gated)
+    gate.push(...gateFailures(counters, scaledMinima(SIM_MINIMA[type], runs, SIM_MINIMA_RUNS), type));
 }
-console.log(`${explored} schedules explored in ${((performance.now() - started) / 1000).toFixed(1)} s`);
-process.exit(failed ? 1 : 0);
+console.log(
+  `${explored} schedules explored in ${((performance.now() - started) / 1000).toFixed(1)} s (crash share ${crashShare.toFixed(3)})`,
+);
+const everyType = ['Shared', 'Key_Shared', 'Exclusive', 'Failover'].every((type) =>
+  types.includes(type as SubscriptionType),
+);
+if (everyType && !failed) {
+  for (const line of formatCounters(all, 'all')) console.log(line);
+  if (gated)
+    gate.push(...gateFailures(all, scaledMinima(SIM_MINIMA_ALL, runs, SIM_MINIMA_RUNS), 'the four types'));
+}
+if (!gated) console.log('coverage gate: not applied (a crash share other than the default, or a replay)');
+for (const line of gate) console.log(line);
+if (gate.length === 0 && gated) console.log('coverage gate: every counter at or above its minimum');
+process.exit(failed || gate.length > 0 ? 1 : 0);

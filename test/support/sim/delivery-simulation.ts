@@ -40,6 +40,7 @@ import type { Ledger } from '../../../shared/ports/ledger.ts';
 import { InMemoryDispatchStore } from '../in-memory-dispatch-store.ts';
 import { ManualClock } from '../manual-clock.ts';
 import { type CrashPlan, Invocation, scheduledPort } from './scheduled-ports.ts';
+import { emptyCounters, type SimCounters } from './sim-counters.ts';
 import { SimLedger } from './sim-ledger.ts';
 
 /**
@@ -128,18 +129,44 @@ export type Mutation =
   /** Dead letters: a dead-letter step's claim applies whatever the version (every racer wins it). */
   | 'blindDeadLetterClaims';
 
-const crashArb: fc.Arbitrary<CrashPlan | undefined> = fc.option(
-  fc.record({ atCall: fc.nat({ max: 8 }), applied: fc.boolean() }),
-  { freq: 6, nil: undefined },
-);
+/** The share of actions that carry a crash plan by default (issue 21: about one in six). */
+export const DEFAULT_CRASH_SHARE = 1 / 6;
+/** The highest call index a crash plan names: past the longest invocations' calls (a receive's 50 in 8,000 schedules). */
+export const MAX_CRASH_CALL = 64;
 
-function actionArb(consumers: number, kinds?: readonly SimAction['kind'][]): fc.Arbitrary<SimAction> {
+/**
+ * A crash plan on `share` of the actions, at any call of the invocation: half of them at one of
+ * its first 9 calls (where every action has calls), half anywhere up to MAX_CRASH_CALL.
+ */
+function crashArb(share: number): fc.Arbitrary<CrashPlan | undefined> {
+  const plan = fc.record({
+    atCall: fc.oneof(fc.nat({ max: 8 }), fc.integer({ min: 0, max: MAX_CRASH_CALL })),
+    applied: fc.boolean(),
+  });
+  if (share <= 0) return fc.constant(undefined);
+  if (share >= 1) return plan;
+  const steps = 1_000;
+  return fc
+    .tuple(fc.integer({ min: 0, max: steps - 1 }), plan)
+    .map(([draw, crash]) => (draw < Math.round(share * steps) ? crash : undefined));
+}
+
+function actionArb(
+  consumers: number,
+  kinds: readonly SimAction['kind'][] | undefined,
+  crashShare: number,
+): fc.Arbitrary<SimAction> {
   const consumer = fc.nat({ max: consumers - 1 });
-  return fc.oneof(...allActions(consumer).filter((weighted) => !kinds || kinds.includes(weighted.kind)));
+  return fc.oneof(
+    ...allActions(consumer, crashArb(crashShare)).filter(
+      (weighted) => !kinds || kinds.includes(weighted.kind),
+    ),
+  );
 }
 
 function allActions(
   consumer: fc.Arbitrary<number>,
+  crash: fc.Arbitrary<CrashPlan | undefined>,
 ): (fc.WeightedArbitrary<SimAction> & { readonly kind: SimAction['kind'] })[] {
   return [
     {
@@ -160,7 +187,7 @@ function allActions(
         kind: fc.constant('receive' as const),
         consumer,
         max: fc.integer({ min: 1, max: 8 }),
-        crash: crashArb,
+        crash,
       }),
     },
     {
@@ -171,53 +198,53 @@ function allActions(
         consumer,
         pick: fc.nat(),
         byId: fc.boolean(),
-        crash: crashArb,
+        crash,
       }),
     },
     {
       kind: 'nack',
       weight: 2,
-      arbitrary: fc.record({ kind: fc.constant('nack' as const), consumer, pick: fc.nat(), crash: crashArb }),
+      arbitrary: fc.record({ kind: fc.constant('nack' as const), consumer, pick: fc.nat(), crash }),
     },
     {
       kind: 'cumulativeAck',
       weight: 1,
-      arbitrary: fc.record({ kind: fc.constant('cumulativeAck' as const), consumer, crash: crashArb }),
+      arbitrary: fc.record({ kind: fc.constant('cumulativeAck' as const), consumer, crash }),
     },
     {
       kind: 'redeliver',
       weight: 1,
-      arbitrary: fc.record({ kind: fc.constant('redeliver' as const), consumer, crash: crashArb }),
+      arbitrary: fc.record({ kind: fc.constant('redeliver' as const), consumer, crash }),
     },
     {
       kind: 'close',
       weight: 1,
-      arbitrary: fc.record({ kind: fc.constant('close' as const), consumer, crash: crashArb }),
+      arbitrary: fc.record({ kind: fc.constant('close' as const), consumer, crash }),
     },
     {
       kind: 'adminAck',
       weight: 1,
-      arbitrary: fc.record({ kind: fc.constant('adminAck' as const), pick: fc.nat(), crash: crashArb }),
+      arbitrary: fc.record({ kind: fc.constant('adminAck' as const), pick: fc.nat(), crash }),
     },
     {
       kind: 'maintenance',
       weight: 1,
-      arbitrary: fc.record({ kind: fc.constant('maintenance' as const), crash: crashArb }),
+      arbitrary: fc.record({ kind: fc.constant('maintenance' as const), crash }),
     },
     {
       kind: 'resetCursor',
       weight: 1,
-      arbitrary: fc.record({ kind: fc.constant('resetCursor' as const), pick: fc.nat(), crash: crashArb }),
+      arbitrary: fc.record({ kind: fc.constant('resetCursor' as const), pick: fc.nat(), crash }),
     },
     {
       kind: 'skipAll',
       weight: 1,
-      arbitrary: fc.record({ kind: fc.constant('skipAll' as const), crash: crashArb }),
+      arbitrary: fc.record({ kind: fc.constant('skipAll' as const), crash }),
     },
     {
       kind: 'expire',
       weight: 1,
-      arbitrary: fc.record({ kind: fc.constant('expire' as const), pick: fc.nat(), crash: crashArb }),
+      arbitrary: fc.record({ kind: fc.constant('expire' as const), pick: fc.nat(), crash }),
     },
   ];
 }
@@ -226,6 +253,7 @@ function allActions(
 export function scriptArb(
   types: readonly SubscriptionType[] = ['Shared', 'Key_Shared', 'Exclusive', 'Failover'],
   kinds?: readonly SimAction['kind'][],
+  crashShare = DEFAULT_CRASH_SHARE,
 ): fc.Arbitrary<SimScript> {
   return fc
     .record({
@@ -244,7 +272,7 @@ export function scriptArb(
       fc
         .array(
           fc.record({
-            actions: fc.array(actionArb(base.consumers, kinds), { minLength: 1, maxLength: 4 }),
+            actions: fc.array(actionArb(base.consumers, kinds, crashShare), { minLength: 1, maxLength: 4 }),
             advanceMs: fc.constantFrom(0, 500, 1_000, 3_000, 20_000, 61_000),
           }),
           { minLength: 1, maxLength: 14 },
@@ -318,13 +346,14 @@ function staleReads(seed: number): () => boolean {
   };
 }
 
-/** Runs one script; throws a Violation naming the invariant when one breaks. */
+/** Runs one script; throws a Violation naming the invariant when one breaks. Adds what it exercised to `counters`. */
 export async function runSimulation(
   script: SimScript,
   scheduler: fc.Scheduler,
   mutation?: Mutation,
+  counters: SimCounters = emptyCounters(),
 ): Promise<{ deliveries: number; crashes: number }> {
-  return new Simulation(script, scheduler, mutation).run();
+  return new Simulation(script, scheduler, mutation, counters).run();
 }
 
 /** One script's run: the engine over its ports, the clients' view of it, and the checks. */
@@ -372,6 +401,7 @@ class Simulation {
     private readonly script: SimScript,
     private readonly scheduler: fc.Scheduler,
     private readonly mutation: Mutation | undefined,
+    private readonly counters: SimCounters,
   ) {
     const stale = staleReads(script.staleSeed);
     this.ledger = new SimLedger(script.ledgerSize, stale, () => this.clock.nowMs());
@@ -398,9 +428,14 @@ class Simulation {
   async run(): Promise<{ deliveries: number; crashes: number }> {
     await this.setUp();
     for (const round of this.script.rounds) await this.runRound(round);
+    if (this.exactCounts) this.counters.exactCountSchedules++;
     this.exactCounts = false;
     await this.drain();
     await this.checkDrained();
+    this.counters.schedules++;
+    this.counters.deliveries += this.observed.length;
+    this.counters.deadLetters += this.deadLetters.count();
+    this.counters.lostConditionalWrites += this.store.usage.failedConditionalWrites;
     return { deliveries: this.observed.length, crashes: this.crashes };
   }
 
@@ -438,6 +473,7 @@ class Simulation {
 
   private finishReset(reset: ResetMark, at: number): void {
     reset.doneSeq = at;
+    this.deadLetters.replayFrom(reset.to);
     for (const key of [...this.acked.keys()]) {
       if (reset.to.compareTo(positionOfText(key)) <= 0) this.acked.delete(key);
     }
@@ -576,6 +612,7 @@ class Simulation {
   /** The round's invocations that died count as crashes; a receive's may have claimed unseen entries. */
   private countDeadInvocations(): void {
     for (const { invocation, client, kind } of this.dead.splice(0)) {
+      this.countCalls(invocation, kind);
       if (!invocation.dead) continue;
       this.crashes++;
       if (kind === 'receive') {
@@ -585,12 +622,32 @@ class Simulation {
     }
   }
 
+  /** An action's invocation in the counters: its calls, a call applied twice, where it died. */
+  private countCalls(invocation: Invocation, kind: SimAction['kind']): void {
+    const counters = this.counters;
+    counters.maxCallsByKind[kind] = Math.max(counters.maxCallsByKind[kind] ?? 0, invocation.calls);
+    if (invocation.duplicated) counters.callsAppliedTwice++;
+    if (!invocation.crash) return;
+    if (!invocation.dead) {
+      counters.crashPlansUnreached++;
+      return;
+    }
+    counters.crashes++;
+    const at = invocation.crash.atCall;
+    for (let i = counters.crashesByCall.length; i <= at; i++) counters.crashesByCall[i] = 0;
+    counters.crashesByCall[at] = (counters.crashesByCall[at] ?? 0) + 1;
+  }
+
   private async runAction(action: SimAction): Promise<void> {
     const startSeq = ++this.seq;
     const now = this.clock.nowMs();
     const client = 'consumer' in action ? (this.consumers[action.consumer] as ClientConsumer) : undefined;
     if (client && client.state !== 'open') return;
     if (client) client.lastCallMs = now;
+    if (client && this.ordered) {
+      const ownerAt = this.owners.indexOf(client.id);
+      if (ownerAt !== -1 && ownerAt < this.owners.length - 1) this.counters.replacedOwnerCalls++;
+    }
     const mine = action.kind === 'receive' && client ? { consumer: client.id, fromPages: 0 } : undefined;
     if (mine) this.receivesThisRound.push(mine);
     const { ctx, invocation, simLedger } = this.contextFor(
@@ -687,6 +744,8 @@ class Simulation {
       throw error;
     }
     this.recordDeadLettered(call.invocation, call.startSeq, this.done());
+    if (result.kind === 'blocked') this.counters.capBlocks++;
+    if (result.kind === 'standby') this.counters.standbys++;
     if (result.kind !== 'delivered') return;
     this.deadLetterTimers.push(...result.deadLetterTimers);
     for (const delivery of result.deliveries) {
@@ -721,6 +780,7 @@ class Simulation {
       fail('I5', `${position} delivered at ${now}, before its deliverAt ${meta.deliverAtMs}`);
     }
     this.checkRedeliveryCount(delivery, startSeq);
+    this.countDelivery(delivery, now);
     if (this.script.type === 'Key_Shared' && meta) {
       const holder = this.consumers.find(
         (other) =>
@@ -737,6 +797,17 @@ class Simulation {
       key: meta?.key,
     });
     c.held.push(delivery);
+  }
+
+  /** A delivery in the counters: a count of 2 or more, an ack timeout that fired. */
+  private countDelivery(delivery: Delivery, now: number): void {
+    const position = delivery.position.toString();
+    if (delivery.redeliveryCount >= 2) this.counters.redeliveredTwice++;
+    if (!this.script.ackTimeout || delivery.redeliveryCount === 0) return;
+    const last = this.observed.findLast((o) => o.position === position);
+    const holder = last && this.consumers.find((other) => other.id === last.consumer);
+    const stillHeld = holder?.held.some((h) => h.position.toString() === position);
+    if (last && stillHeld && now - last.atMs >= ACK_TIMEOUT_MS) this.counters.ackTimeoutsFired++;
   }
 
   /** I4: a delivery's count grows with each delivery since the last reset of it (exactly, while counts are). */
@@ -859,6 +930,7 @@ class Simulation {
       ...(deadLetter ? { deadLetter } : {}),
     });
     this.recordDeadLettered(invocation, startSeq, this.done());
+    if (nacked.released.length > 0) this.counters.nacksReleasing++;
     // Only what the nack released waits for its backoff (an entry redelivered meanwhile by its
     // ack timeout is no longer the consumer's to nack).
     for (const position of nacked.released) this.nackGuards.set(position.toString(), now + NACK_DELAY_MS);
@@ -944,6 +1016,8 @@ class Simulation {
     if (!target) return;
     const reset: ResetMark = { to: target.position, startSeq };
     this.resets.push(reset);
+    this.deadLetters.replayFrom(target.position);
+    this.counters.resets++;
     this.exactCounts = false;
     // Everything before the new read position is acknowledged by the new mark-delete.
     for (const p of this.published) {
@@ -1275,11 +1349,16 @@ function blindDeadLetterClaims(store: InMemoryDispatchStore, property: 'casHead'
 
 /**
  * The dead letters a simulation's consumers publish (every consumer shares one policy), checked as
- * they come: once per message, unless a step that published it died before its acknowledgement.
+ * they come: once per message, unless a step that published it died before its acknowledgement,
+ * or a reset of the cursor to it or before it made it unacknowledged again since (the reset
+ * replays it, and the policy applies to it again, as Pulsar's does).
  */
 class SimDeadLetters {
-  /** Dead letters published, by position, with the invocations that published each. */
+  /** Dead letters published since the last reset of their position, with the invocations that published each. */
   private readonly published = new Map<string, Invocation[]>();
+  /** Every position ever dead-lettered, and how many dead letters in all. */
+  private readonly ever = new Set<string>();
+  private total = 0;
 
   constructor(
     private readonly maxRedeliverCount: number | undefined,
@@ -1298,6 +1377,8 @@ class SimDeadLetters {
           const alive = before.find((other) => !other.dead);
           if (alive) this.fail('DL', `${key} dead-lettered by ${invocation.id} after ${alive.id} did`);
           this.published.set(key, [...before, invocation]);
+          this.ever.add(key);
+          this.total++;
         }
       },
     };
@@ -1311,7 +1392,19 @@ class SimDeadLetters {
   }
 
   has(key: string): boolean {
-    return this.published.has(key);
+    return this.ever.has(key);
+  }
+
+  /** How many dead letters were published. */
+  count(): number {
+    return this.total;
+  }
+
+  /** A reset to `to` started or ended: what was dead-lettered from `to` on may be dead-lettered again. */
+  replayFrom(to: Position): void {
+    for (const key of [...this.published.keys()]) {
+      if (to.compareTo(positionOfText(key)) <= 0) this.published.delete(key);
+    }
   }
 }
 

@@ -16,6 +16,8 @@ export class Invocation {
   dead = false;
   /** Whether a call of this invocation applied and then died (its answer was lost). */
   diedAfterApplying = false;
+  /** Whether its `duplicateCall` was applied twice. */
+  duplicated = false;
 
   constructor(
     readonly id: string,
@@ -54,6 +56,7 @@ export function scheduledPort<T extends object>(
         }
         const result = await (value as (...a: unknown[]) => Promise<unknown>).apply(object, args);
         if (invocation.duplicateCall === index) {
+          invocation.duplicated = true;
           await Promise.resolve()
             .then(() => (value as (...a: unknown[]) => unknown).apply(object, args))
             .catch(() => undefined);

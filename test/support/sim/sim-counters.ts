@@ -1,0 +1,152 @@
+import type { SubscriptionType } from '../../../shared/domain/subscription-type.ts';
+
+/**
+ * What the simulation's schedules exercised (issue 21, criterion 4): counted as they run, summed
+ * over a run of many schedules, and gated (`gateFailures`) so that a change of the workload that
+ * stops exercising something fails loudly rather than proving less.
+ */
+export interface SimCounters {
+  schedules: number;
+  deliveries: number;
+  /** Deliveries with a redelivery count of 2 or more. */
+  redeliveredTwice: number;
+  /** Negative acks that released at least one entry. */
+  nacksReleasing: number;
+  /** Redeliveries of an entry its last holder still held, unacknowledged, past its ack timeout. */
+  ackTimeoutsFired: number;
+  deadLetters: number;
+  /** Calls by a consumer that an owner took over from (Exclusive, Failover). */
+  replacedOwnerCalls: number;
+  /** Receives answered `blocked` (the consumer's or the subscription's cap). */
+  capBlocks: number;
+  /** Receives answered `standby` (Failover). */
+  standbys: number;
+  /** Invocations that died at their crash point (a publish's crash before its write aside). */
+  crashes: number;
+  /** Crashes by the port call index they died at (index = call number, 0-based). */
+  crashesByCall: number[];
+  /** Crash plans whose call index the invocation never reached (it ended first). */
+  crashPlansUnreached: number;
+  /** Port calls applied twice (a retried request). */
+  callsAppliedTwice: number;
+  /** Schedules whose redelivery counts were checked exactly up to the drain. */
+  exactCountSchedules: number;
+  /** Conditional writes (head, page, tracker) refused for their version. */
+  lostConditionalWrites: number;
+  /** Admin cursor resets that ran. */
+  resets: number;
+  /** Most port calls one invocation made, by action kind. */
+  maxCallsByKind: Record<string, number>;
+  /** Key_Shared consumers joining after the start: not modelled yet (always 0). */
+  keySharedJoins: number;
+  /** Store calls rejected (throttling, errors): not modelled yet (always 0). */
+  rejectedStoreCalls: number;
+}
+
+export function emptyCounters(): SimCounters {
+  return {
+    schedules: 0,
+    deliveries: 0,
+    redeliveredTwice: 0,
+    nacksReleasing: 0,
+    ackTimeoutsFired: 0,
+    deadLetters: 0,
+    replacedOwnerCalls: 0,
+    capBlocks: 0,
+    standbys: 0,
+    crashes: 0,
+    crashesByCall: [],
+    crashPlansUnreached: 0,
+    callsAppliedTwice: 0,
+    exactCountSchedules: 0,
+    lostConditionalWrites: 0,
+    resets: 0,
+    maxCallsByKind: {},
+    keySharedJoins: 0,
+    rejectedStoreCalls: 0,
+  };
+}
+
+/** The gated counters (a number each), with what each means for the report. */
+export const GATED = [
+  'redeliveredTwice',
+  'nacksReleasing',
+  'ackTimeoutsFired',
+  'deadLetters',
+  'replacedOwnerCalls',
+  'capBlocks',
+  'crashes',
+  'crashesPastCall8',
+  'callsAppliedTwice',
+  'exactCountSchedules',
+] as const;
+
+export type GatedCounter = (typeof GATED)[number];
+export type Minima = Partial<Record<GatedCounter, number>>;
+
+/** A gated counter's value (`crashesPastCall8`: crashes at call index 9 or later). */
+export function gatedValue(counters: SimCounters, name: GatedCounter): number {
+  if (name === 'crashesPastCall8') return counters.crashesByCall.slice(9).reduce((a, b) => a + (b ?? 0), 0);
+  return counters[name];
+}
+
+/** One clear line per counter below its minimum: its name, value and minimum. */
+export function gateFailures(counters: SimCounters, minima: Minima, label: string): string[] {
+  return GATED.flatMap((name) => {
+    const minimum = minima[name] ?? 0;
+    const value = gatedValue(counters, name);
+    return value < minimum
+      ? [`coverage gate: ${label}: ${name} = ${value}, below its minimum ${minimum}`]
+      : [];
+  });
+}
+
+/**
+ * `minima` for a run of `runs` schedules when they were set for `base`: pro rata, and halved again
+ * for a shorter run (its counters vary more: the first 300 of 500 schedules may hold less than
+ * 300/500 of them), floored.
+ */
+export function scaledMinima(minima: Minima, runs: number, base: number): Minima {
+  const factor = runs >= base ? runs / base : runs / base / 2;
+  return Object.fromEntries(
+    Object.entries(minima).map(([name, value]) => [name, Math.floor((value ?? 0) * factor)]),
+  );
+}
+
+/** The counters as report lines. */
+export function formatCounters(counters: SimCounters, type: SubscriptionType | 'all'): string[] {
+  const byCall = counters.crashesByCall.map((n, i) => `${i}:${n ?? 0}`).join(' ');
+  const calls = Object.entries(counters.maxCallsByKind)
+    .map(([kind, n]) => `${kind}:${n}`)
+    .join(' ');
+  return [
+    `${type}: ${counters.schedules} schedules, ${counters.deliveries} deliveries`,
+    `  deliveries with count >= 2 ${counters.redeliveredTwice}, nacks that released ${counters.nacksReleasing}, ack timeouts fired ${counters.ackTimeoutsFired}, dead letters ${counters.deadLetters}`,
+    `  replaced owner's calls after a takeover ${counters.replacedOwnerCalls}, cap blocks ${counters.capBlocks}, standbys ${counters.standbys}, resets ${counters.resets}`,
+    `  crashes ${counters.crashes} (past call 8: ${gatedValue(counters, 'crashesPastCall8')}; plans unreached ${counters.crashPlansUnreached}), calls applied twice ${counters.callsAppliedTwice}, lost conditional writes ${counters.lostConditionalWrites}`,
+    `  schedules with exact counts ${counters.exactCountSchedules}`,
+    `  crashes by call index ${byCall}`,
+    `  most calls per invocation ${calls}`,
+    `  Key_Shared joins ${counters.keySharedJoins} (not modelled yet), rejected store calls ${counters.rejectedStoreCalls} (not modelled yet)`,
+  ];
+}
+
+/** `from` added into `into`. */
+export function addCounters(into: SimCounters, from: SimCounters): void {
+  for (const [name, value] of Object.entries(from) as [keyof SimCounters, unknown][]) {
+    if (typeof value === 'number') (into[name] as number) += value;
+  }
+  from.crashesByCall.forEach((n, i) => {
+    into.crashesByCall[i] = (into.crashesByCall[i] ?? 0) + (n ?? 0);
+  });
+  for (const [kind, n] of Object.entries(from.maxCallsByKind)) {
+    into.maxCallsByKind[kind] = Math.max(into.maxCallsByKind[kind] ?? 0, n);
+  }
+}
+
+/** A seed of its own for each subscription type: the types' scripts are not drawn alike. */
+export function typeSeed(seed: number, type: SubscriptionType): number {
+  let hash = 2_166_136_261;
+  for (const char of `${seed}:${type}`) hash = Math.imul(hash ^ char.charCodeAt(0), 16_777_619);
+  return (hash >>> 0) % 2_147_483_647;
+}

@@ -217,6 +217,8 @@ function requestFor(route: ApiRoute, f: Fixture): Omit<RawRequest, 'headers'> {
     resetcursor: { ledgerId: Number(f.first.ledgerId), entryId: Number(f.first.entryId) },
     retention: route.method === 'POST' ? { retentionTimeInMinutes: 60, retentionSizeInMB: -1 } : undefined,
     messageTTL: route.method === 'POST' && route.path.startsWith('/admin/v2/namespaces/') ? 3600 : undefined,
+    maxSubscriptionsPerTopic: route.method === 'POST' ? 5 : undefined,
+    maxConsumersPerSubscription: route.method === 'POST' ? 5 : undefined,
   };
   const body = bodies[tail];
   return {

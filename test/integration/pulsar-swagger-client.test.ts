@@ -122,6 +122,30 @@ const SWAGGER_OPERATION_OF: Record<string, OperationKey> = {
 
 /** Admin routes with no operation in Pulsar 4.2.5's definition, and why. */
 const ACKLINE_ONLY: Record<string, string> = {
+  'GET /admin/v2/namespaces/{tenant}/{namespace}/maxSubscriptionsPerTopic':
+    "Pulsar's namespace policy operation, not in the stored subset of the 4.2.5 definition (test/fixtures/pulsar-admin-swagger)",
+  'POST /admin/v2/namespaces/{tenant}/{namespace}/maxSubscriptionsPerTopic':
+    "Pulsar's namespace policy operation, not in the stored subset of the 4.2.5 definition (test/fixtures/pulsar-admin-swagger)",
+  'DELETE /admin/v2/namespaces/{tenant}/{namespace}/maxSubscriptionsPerTopic':
+    "Pulsar's namespace policy operation, not in the stored subset of the 4.2.5 definition (test/fixtures/pulsar-admin-swagger)",
+  'GET /admin/v2/namespaces/{tenant}/{namespace}/maxConsumersPerSubscription':
+    "Pulsar's namespace policy operation, not in the stored subset of the 4.2.5 definition (test/fixtures/pulsar-admin-swagger)",
+  'POST /admin/v2/namespaces/{tenant}/{namespace}/maxConsumersPerSubscription':
+    "Pulsar's namespace policy operation, not in the stored subset of the 4.2.5 definition (test/fixtures/pulsar-admin-swagger)",
+  'DELETE /admin/v2/namespaces/{tenant}/{namespace}/maxConsumersPerSubscription':
+    "Pulsar's namespace policy operation, not in the stored subset of the 4.2.5 definition (test/fixtures/pulsar-admin-swagger)",
+  'GET /admin/v2/{domain}/{tenant}/{namespace}/{topic}/maxSubscriptionsPerTopic':
+    "Pulsar's topic policy operation, not in the stored subset of the 4.2.5 definition (test/fixtures/pulsar-admin-swagger)",
+  'POST /admin/v2/{domain}/{tenant}/{namespace}/{topic}/maxSubscriptionsPerTopic':
+    "Pulsar's topic policy operation, not in the stored subset of the 4.2.5 definition (test/fixtures/pulsar-admin-swagger)",
+  'DELETE /admin/v2/{domain}/{tenant}/{namespace}/{topic}/maxSubscriptionsPerTopic':
+    "Pulsar's topic policy operation, not in the stored subset of the 4.2.5 definition (test/fixtures/pulsar-admin-swagger)",
+  'GET /admin/v2/{domain}/{tenant}/{namespace}/{topic}/maxConsumersPerSubscription':
+    "Pulsar's topic policy operation, not in the stored subset of the 4.2.5 definition (test/fixtures/pulsar-admin-swagger)",
+  'POST /admin/v2/{domain}/{tenant}/{namespace}/{topic}/maxConsumersPerSubscription':
+    "Pulsar's topic policy operation, not in the stored subset of the 4.2.5 definition (test/fixtures/pulsar-admin-swagger)",
+  'DELETE /admin/v2/{domain}/{tenant}/{namespace}/{topic}/maxConsumersPerSubscription':
+    "Pulsar's topic policy operation, not in the stored subset of the 4.2.5 definition (test/fixtures/pulsar-admin-swagger)",
   'POST /admin/v2/{domain}/{tenant}/{namespace}/{topic}/acknowledgeMessage':
     'PIP-423 acknowledgeMessage: not in the released 4.2.5 definition',
   'POST /admin/v1/{domain}/{property}/{cluster}/{namespace}/{topic}/acknowledgeMessage':

@@ -35,7 +35,9 @@ const runs = Number(values.runs);
 const seed = values.seed === undefined ? Date.now() % 2_147_483_647 : Number(values.seed);
 const types = (values.types as string).split(',') as SubscriptionType[];
 const crashShare = Number(values['crash-share']);
-const gated = crashShare === DEFAULT_CRASH_SHARE && !values.replay;
+// Below the default size a rare counter may be 0 on a healthy run (Exclusive takeovers followed by
+// the replaced owner's call: 0 in 150 runs of a seed): the gate judges runs of SIM_MINIMA_RUNS or more.
+const gated = crashShare === DEFAULT_CRASH_SHARE && !values.replay && runs >= SIM_MINIMA_RUNS;
 let explored = 0;
 let failed = false;
 const gate: string[] = [];
@@ -80,7 +82,11 @@ if (everyType && !failed) {
   if (gated)
     gate.push(...gateFailures(all, scaledMinima(SIM_MINIMA_ALL, runs, SIM_MINIMA_RUNS), 'the four types'));
 }
-if (!gated) console.log('coverage gate: not applied (a crash share other than the default, or a replay)');
+if (!gated) {
+  console.log(
+    `coverage gate: not applied (fewer than ${SIM_MINIMA_RUNS} runs a type, a crash share other than the default, or a replay)`,
+  );
+}
 for (const line of gate) console.log(line);
 if (gate.length === 0 && gated) console.log('coverage gate: every counter at or above its minimum');
 process.exit(failed || gate.length > 0 ? 1 : 0);

@@ -22,8 +22,8 @@ import { countsByPayload, defaultDeadLetterTopic, eachDelivered } from '../suppo
 // application calling receive. Here the original consumer goes on polling for a few seconds after
 // its last allowed delivery, so these tests check what reaches the dead-letter topic (counts,
 // keys, event times, properties, no delivery past maxRedeliverCount) whoever triggers it; the
-// "without another receive" case is testDeadLetterTopic, in pulsar-dead-letter-pending.test.ts,
-// with the ports that several consumers make fail today (duplicate dead letters).
+// "without another receive" case is testDeadLetterTopic, in pulsar-dead-letter-races.test.ts,
+// with the ports of races between several consumers (one dead letter per message).
 
 const admin = AdminApi.shared();
 const consumers = ConsumerApi.shared();

@@ -9,17 +9,16 @@ import {
   readUntilQuiet,
 } from '../support/dead-letter-fixtures.ts';
 
-// Issue 21, criterion 9: the ports of Pulsar's DeadLetterTopicTest that wait for the dead-letter
-// fix (see docs/design/pulsar-tests.md): each fails today only because of a known defect, and is
-// kept as written so that it passes once the fix is merged with it.
+// Issue 21, criterion 9: the ports of Pulsar's DeadLetterTopicTest that failed until the
+// dead-letter fixes of criterion 6 (see docs/design/pulsar-tests.md), and pass since:
 //
 // - testDeadLetterTopic: Pulsar's client dead-letters on its own timer, so the dead letters
-//   arrive while the application no longer calls receive. ackline dead-letters on a receive's
-//   redelivery pickup only: with no further receive, nothing reaches the dead-letter topic.
+//   arrive while the application no longer calls receive; ackline now dead-letters on the
+//   server's timer (a scheduler job at the last allowed delivery's ack timeout).
 // - testDuplicatedMessageSendToDeadLetterTopic, testMultipleSameNameConsumersToDeadLetterTopic,
 //   testDeadLetterTopicWithInitialSubscriptionAndMultiConsumers: several consumers that never
-//   acknowledge; each message must reach the dead-letter topic once. Today most runs publish
-//   some messages two to six times (the consumers' receives dead-letter the same due entry).
+//   acknowledge; each message must reach the dead-letter topic once (before the fix, most runs
+//   published some two to six times; a conditional claim now comes before the publish).
 
 const admin = AdminApi.shared();
 const consumers = ConsumerApi.shared();

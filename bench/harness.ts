@@ -25,6 +25,11 @@ export interface Endpoints {
   readonly env: Readonly<Record<string, string>>;
 }
 
+export interface BenchStackOptions {
+  readonly detail?: boolean;
+  readonly env?: Readonly<Record<string, string>>;
+}
+
 /**
  * The embedded stack the benchmark runs against: `npm start`'s entry point as
  * a child process with the usage meter on (ACKLINE_METER=1), on a fresh data
@@ -35,23 +40,27 @@ export class BenchStack {
     private process: EmbeddedProcess,
     public endpoints: Endpoints,
     readonly dataDir: string,
-    private readonly detail: boolean,
+    private readonly options: BenchStackOptions,
   ) {}
 
-  /** @param options.detail the meter splits DynamoDB operations by table and item kind. */
-  static async start(dataDir: string, options: { readonly detail?: boolean } = {}): Promise<BenchStack> {
-    const process = await BenchStack.spawn(dataDir, options.detail ?? false);
-    return new BenchStack(process, await readEndpoints(dataDir), dataDir, options.detail ?? false);
+  /**
+   * @param options.detail the meter splits DynamoDB operations by table and item kind.
+   * @param options.env more environment for the stack (ACKLINE_MAINTENANCE_INTERVAL_MS, say).
+   */
+  static async start(dataDir: string, options: BenchStackOptions = {}): Promise<BenchStack> {
+    const process = await BenchStack.spawn(dataDir, options);
+    return new BenchStack(process, await readEndpoints(dataDir), dataDir, options);
   }
 
-  private static spawn(dataDir: string, detail: boolean): Promise<EmbeddedProcess> {
+  private static spawn(dataDir: string, options: BenchStackOptions): Promise<EmbeddedProcess> {
     return startEmbeddedProcess({
       dataDir,
       env: {
         ACKLINE_METER: '1',
         ACKLINE_LAMBDA_CONTAINERS: 'pool',
         POWERTOOLS_LOG_LEVEL: 'ERROR',
-        ...(detail ? { ACKLINE_METER_DETAIL: '1' } : {}),
+        ...(options.detail ? { ACKLINE_METER_DETAIL: '1' } : {}),
+        ...options.env,
       },
       timeoutMs: 300_000,
     });
@@ -73,7 +82,7 @@ export class BenchStack {
   async restart(): Promise<number> {
     await this.process.stop('SIGTERM');
     const started = performance.now();
-    this.process = await BenchStack.spawn(this.dataDir, this.detail);
+    this.process = await BenchStack.spawn(this.dataDir, this.options);
     this.endpoints = await readEndpoints(this.dataDir);
     return performance.now() - started;
   }

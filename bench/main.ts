@@ -2,7 +2,7 @@
  * `npm run bench`: cost, speed and timing benchmarks on a fresh embedded stack.
  * Prints a Markdown report and writes the same figures as JSON.
  *   --out <file>    where the JSON goes (default .ackline/bench/results.json)
- *   --only <a,b>    run only these phases: lifecycle, idle, redelivery, holes, admin
+ *   --only <a,b>    run only these phases: lifecycle, idle, idle-deployment, redelivery, holes, admin
  *   --scale <x>     multiply the workloads' sizes (e.g. 0.1 for a quick look)
  *   --rounds <n>    lifecycle rounds (default 3; the throughput target takes their median)
  *   --warmup <n>    messages through each path before the rounds, not counted (default 2000; 0: none)
@@ -21,6 +21,7 @@ import { runAdminAck } from './admin-ack.ts';
 import { BenchStack, median, note } from './harness.ts';
 import { type HotKeys, hotKeysOf } from './hot-keys.ts';
 import { runIdleConsumer } from './idle-consumer.ts';
+import { measureIdleDeployment } from './idle-deployment.ts';
 import {
   type BareSqsRun,
   type LifecycleRun,
@@ -59,7 +60,7 @@ if (!(Number.isInteger(idleWaitMs) && idleWaitMs >= 0 && idleWaitMs <= MAX_RECEI
     `--idle-wait-ms must be an integer from 0 to ${MAX_RECEIVE_WAIT_MS}, got ${values['idle-wait-ms']}`,
   );
 }
-const phases = ['lifecycle', 'idle', 'redelivery', 'holes', 'admin'];
+const phases = ['lifecycle', 'idle', 'idle-deployment', 'redelivery', 'holes', 'admin'];
 const only = values.only ? values.only.split(',') : phases;
 const unknown = only.filter((phase) => !phases.includes(phase));
 if (unknown.length > 0)
@@ -149,6 +150,7 @@ try {
       heartbeats: 3,
     });
   }
+  if (only.includes('idle-deployment')) results.idleDeployment = await measureIdleDeployment(scale);
   if (only.includes('redelivery')) {
     note('redelivery timing');
     results.redelivery = await runRedelivery(stack, { messages: scaled(20, 2), rounds: 3 });

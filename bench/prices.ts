@@ -17,6 +17,13 @@ export interface Prices {
     readonly lambdaRequests: number;
   };
   readonly lambdaUsdPerGbSecondArm: number;
+  /** What a deployment pays by the month whatever its traffic. */
+  readonly usdPerMonth: {
+    readonly cloudwatchAlarm: number;
+    readonly cloudwatchDashboard: number;
+    readonly cloudwatchCustomMetric: number;
+    readonly secretsManagerSecret: number;
+  };
 }
 
 export const prices: Prices = JSON.parse(

@@ -4,6 +4,7 @@ import type { AdminAckResult } from './admin-ack.ts';
 import type { Distribution } from './harness.ts';
 import { type HotKeys, hotKeysLines, PARTITION_LIMITS } from './hot-keys.ts';
 import type { CallCost, IdleConsumerResult } from './idle-consumer.ts';
+import type { IdleDeploymentResult, IdleDeploymentResults } from './idle-deployment.ts';
 import type { BareSqsResult, LifecycleResult } from './lifecycle.ts';
 import type { CostPerMillion } from './prices.ts';
 import type { RedeliveryResult } from './redelivery.ts';
@@ -35,6 +36,7 @@ export interface BenchResults {
     hotKeys?: { rounds: HotKeys[]; exclusive?: HotKeys };
   };
   idleConsumer?: IdleConsumerResult;
+  idleDeployment?: IdleDeploymentResults;
   redelivery?: RedeliveryResult;
   adminAck?: AdminAckResult;
   ackHoles?: AckHolesResult;
@@ -165,6 +167,14 @@ export function markdownReport(results: BenchResults): string {
       ...hotKeysSection(results.lifecycle),
     );
   if (results.idleConsumer) lines.push(...idleConsumerSection(results.idleConsumer));
+  if (results.idleDeployment) {
+    const { empty, withTopics, perSubscriptionMonthUsd } = results.idleDeployment;
+    lines.push(...idleDeploymentSection(empty), ...idleDeploymentSection(withTopics));
+    lines.push(
+      `Each idle subscription maintenance visits adds about $${f(perSubscriptionMonthUsd, 3)} a month (the difference of the two, per subscription).`,
+      '',
+    );
+  }
   if (results.redelivery) lines.push(...redeliverySection(results.redelivery));
   if (results.adminAck) lines.push(...adminAckSection(results.adminAck));
   if (results.ackHoles) lines.push(...ackHolesSection(results.ackHoles));
@@ -424,5 +434,30 @@ function targetsSection(results: BenchResults): string[] {
   for (const target of targets)
     row(target.what, target.target, target.measured, target.met ? 'yes' : '**no**');
   if (results.wallSeconds !== undefined) lines.push('', `Whole run: ${f(results.wallSeconds, 0)} s.`);
+  return lines;
+}
+
+function idleDeploymentSection(idle: IdleDeploymentResult): string[] {
+  const lines: string[] = [];
+  const row = rowsInto(lines);
+  const { run, month } = idle;
+  lines.push(
+    `## Idle deployment: ${idle.topics === 0 ? 'no topic' : `${idle.topics} idle topics with a subscription each`}`,
+    '',
+    `Measured: ${run.runs} maintenance runs (every ${f(idle.intervalMs, 0)} ms here, every minute on AWS), each ${f(run.handlerMs, 0)} ms, ${f(run.dynamodbWriteUnits, 2)} write units, ${f(run.dynamodbReadUnits, 2)} read units, ${f(run.sqsRequests, 2)} SQS requests.`,
+    '',
+    '| a month, nobody calling | $ |',
+    '| --- | --- |',
+  );
+  row('maintenance: Lambda', f(month.maintenanceLambda, 3));
+  row('maintenance: DynamoDB', f(month.maintenanceDynamodb, 3));
+  row('maintenance: SQS', f(month.maintenanceSqs, 3));
+  row("scheduler queue's event source polling (assumed)", f(month.schedulerPolling, 3));
+  row('CloudWatch alarms', f(month.alarms, 2));
+  row('CloudWatch dashboard', f(month.dashboard, 2));
+  row('CloudWatch custom metrics', f(month.customMetrics, 2));
+  row('the token secret', f(month.tokenSecret, 2));
+  row('**total**', `**${f(month.total, 2)}**`);
+  lines.push('', ...month.formula.map((line) => `- ${line}`), '');
   return lines;
 }

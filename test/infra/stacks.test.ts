@@ -3,6 +3,7 @@ import { Aspects, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { stackAlarms } from '../../bench/idle-deployment.ts';
 import { STOP_BEFORE_TIMEOUT_MS } from '../../functions/maintenance/handler.ts';
 import {
   AUTHORIZER_RESULT_TTL_SECONDS,
@@ -285,6 +286,10 @@ describe('stateless stack', () => {
       'AWS::CloudWatch::Alarm': 6 + functionNames.length * 2 + tables.length * 2,
       'AWS::CloudWatch::Dashboard': 1,
     });
+  });
+
+  it("prices the idle deployment on the template's alarms (npm run bench's idle-deployment phase)", () => {
+    expect(stackAlarms()).toBe(resourceTypeCounts(stateless)['AWS::CloudWatch::Alarm']);
   });
 
   it('has exactly the five ackline functions, nodejs22.x on arm64, and no CDK-internal ones', () => {

@@ -49,14 +49,22 @@ export class DynamoDbDelayedIndex implements DelayedIndex {
     const first = catalogKeys.delayedGroup(partition, from.dueAtMs, from.ledgerId, from.entryId);
     // '~' sorts after every digit and '#': the last key due at untilMs.
     const last = `${catalogKeys.delayedGroup(partition, request.untilMs, 0n, 0n).sk.slice(0, 15)}#~`;
-    const { Items: items = [] } = await this.client.send(
-      new QueryCommand({
-        TableName: this.tableName,
-        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-        ExpressionAttributeValues: { ':pk': S(first.pk), ':from': S(first.sk), ':to': S(last) },
-        Limit: request.limit,
-      }),
-    );
+    // DynamoDB stops a Query page at 1 MB (about 1,000 full groups): follow it up to the limit.
+    const items: Item[] = [];
+    let startKey: Item | undefined;
+    do {
+      const page = await this.client.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+          ExpressionAttributeValues: { ':pk': S(first.pk), ':from': S(first.sk), ':to': S(last) },
+          Limit: request.limit - items.length,
+          ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+        }),
+      );
+      items.push(...(page.Items ?? []));
+      startKey = page.LastEvaluatedKey;
+    } while (startKey && items.length < request.limit);
     return items.map(groupOf);
   }
 

@@ -10,6 +10,9 @@ export interface ScheduledKey {
   readonly entryId: bigint;
 }
 
+/** The greatest due time a stored key holds (15 digits of epoch ms): "no end". */
+export const NO_END_MS = 999_999_999_999_999;
+
 export function compareScheduled(a: ScheduledKey, b: ScheduledKey): number {
   if (a.dueAtMs !== b.dueAtMs) return a.dueAtMs < b.dueAtMs ? -1 : 1;
   if (a.ledgerId !== b.ledgerId) return a.ledgerId < b.ledgerId ? -1 : 1;

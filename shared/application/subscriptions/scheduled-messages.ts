@@ -5,6 +5,7 @@ import {
   encodePageToken,
   histogram,
   minBound,
+  NO_END_MS,
   type ScheduledBucket,
   type ScheduledCursor,
 } from '../../domain/scheduled-order.ts';
@@ -79,9 +80,6 @@ export interface ScheduledRequest {
   readonly limit: number;
   readonly pageToken?: string;
 }
-
-/** Greatest due time a key can hold (15 digits). */
-const NO_END_MS = 999_999_999_999_999;
 
 /**
  * What waits on a subscription (every partition of a partitioned topic), in due-time order.

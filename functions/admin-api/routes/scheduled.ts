@@ -1,0 +1,77 @@
+import {
+  listScheduled,
+  type ScheduledRequest,
+  scheduledHistogram,
+} from '../../../shared/application/subscriptions/scheduled-messages.ts';
+import type { UseCasePorts } from '../../../shared/application/use-case-ports.ts';
+import { ValidationError } from '../../../shared/domain/errors.ts';
+import type { HttpRequest, Route } from '../../../shared/http/http-types.ts';
+import { ok } from '../../../shared/http/http-types.ts';
+import { queryValue, safeInteger } from '../../../shared/http/request-parsing.ts';
+import { SUBSCRIPTION, topicOf } from './admin-paths.ts';
+
+/** Entries a page lists by default, and at most. */
+export const SCHEDULED_DEFAULT_LIMIT = 100;
+export const SCHEDULED_MAX_LIMIT = 1_000;
+/** Entries a histogram counts by default, and at most, per call (a token counts on). */
+export const HISTOGRAM_DEFAULT_LIMIT = 10_000;
+export const HISTOGRAM_MAX_LIMIT = 100_000;
+
+/** What waits on a subscription (issue 24): `.../subscription/{sub}/scheduled`. */
+export function scheduledRoutes(ports: UseCasePorts): Route[] {
+  return [
+    {
+      method: 'GET',
+      path: `${SUBSCRIPTION}/scheduled`,
+      handler: async (request) => {
+        refuseUnknownQuery(request, ['from', 'until', 'limit', 'pageToken', 'histogram']);
+        const bucket = queryValue(request, 'histogram');
+        if (bucket !== undefined) {
+          const bucketSeconds = safeInteger(bucket, 'histogram (bucket seconds)', 1);
+          const limit = limitOf(request, HISTOGRAM_DEFAULT_LIMIT, HISTOGRAM_MAX_LIMIT);
+          return ok(await scheduledHistogram(ports, { ...scheduledRequest(request, limit), bucketSeconds }));
+        }
+        const limit = limitOf(request, SCHEDULED_DEFAULT_LIMIT, SCHEDULED_MAX_LIMIT);
+        return ok(await listScheduled(ports, scheduledRequest(request, limit)));
+      },
+    },
+  ];
+}
+
+function scheduledRequest(request: HttpRequest, limit: number): ScheduledRequest {
+  const from = queryValue(request, 'from');
+  const until = queryValue(request, 'until');
+  const pageToken = queryValue(request, 'pageToken');
+  const fromMs = from === undefined ? undefined : safeInteger(from, 'from (epoch ms)');
+  const untilMs = until === undefined ? undefined : safeInteger(until, 'until (epoch ms)');
+  if (fromMs !== undefined && untilMs !== undefined && untilMs < fromMs) {
+    throw new ValidationError(`until (${untilMs}) is before from (${fromMs})`);
+  }
+  return {
+    principal: request.principal,
+    topic: topicOf(request),
+    subscription: request.params.subscription as string,
+    limit,
+    ...(fromMs !== undefined ? { fromMs } : {}),
+    ...(untilMs !== undefined ? { untilMs } : {}),
+    ...(pageToken ? { pageToken } : {}),
+  };
+}
+
+function limitOf(request: HttpRequest, fallback: number, max: number): number {
+  const value = queryValue(request, 'limit');
+  if (value === undefined) return fallback;
+  const limit = safeInteger(value, 'limit', 1);
+  if (limit > max) throw new ValidationError(`limit must be at most ${max}, got ${limit}`);
+  return limit;
+}
+
+/** A typo in a query parameter (`limt`) would be silently ignored: refused instead (400). */
+export function refuseUnknownQuery(request: HttpRequest, known: readonly string[]): void {
+  const unknown = Object.keys(request.query).filter((name) => !known.includes(name));
+  if (unknown.length > 0) {
+    throw new ValidationError(
+      `Unknown query parameter${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; this path takes ${known.join(', ')}`,
+    );
+  }
+}

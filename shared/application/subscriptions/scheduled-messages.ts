@@ -96,8 +96,12 @@ export interface ScheduledRequest {
 export async function listScheduled(ports: UseCasePorts, request: ScheduledRequest): Promise<ScheduledPage> {
   const { entries, next } = await collectWaiting(ports, request);
   const messages: ScheduledMessage[] = [];
+  const found = await readListed(
+    ports,
+    entries.map(({ entry }) => entry.position),
+  );
   for (const { entry, partitionIndex } of entries) {
-    const stored = await ports.ledger.readEntry(entry.position);
+    const stored = found.get(entry.position.toString());
     // An id allocated and never written (its publisher died), or trimmed: no message.
     if (!stored) continue;
     messages.push(scheduledMessage(entry, partitionIndex, stored));
@@ -173,6 +177,45 @@ async function collectWaiting(
     entries.length >= request.limit ? entries[entries.length - 1]?.entry : bound;
   if (!end) return { entries };
   return { entries, next: { from: { ...end, entryId: end.itemStart }, after: end } };
+}
+
+/** Entries further apart than this in a ledger are read by separate range reads. */
+const READ_GAP_ENTRIES = 1_000n;
+
+/**
+ * The stored entries at `positions`: one range read per cluster of a ledger's positions (a gap of
+ * at most READ_GAP_ENTRIES), so a page of entries published together costs one or a few reads
+ * and a page of scattered ones at most one per entry, never more.
+ */
+async function readListed(
+  ports: UseCasePorts,
+  positions: readonly Position[],
+): Promise<Map<string, StoredEntry>> {
+  const sorted = [...positions].sort((a, b) => a.compareTo(b));
+  const clusters: Position[][] = [];
+  for (const position of sorted) {
+    const cluster = clusters[clusters.length - 1];
+    const last = cluster?.[cluster.length - 1];
+    if (
+      cluster &&
+      last &&
+      last.ledgerId === position.ledgerId &&
+      position.entryId - last.entryId <= READ_GAP_ENTRIES
+    ) {
+      cluster.push(position);
+    } else {
+      clusters.push([position]);
+    }
+  }
+  const found = new Map<string, StoredEntry>();
+  for (const cluster of clusters) {
+    const first = cluster[0] as Position;
+    const last = cluster[cluster.length - 1] as Position;
+    for (const entry of await ports.ledger.readEntries(first.ledgerId, first.entryId, last.entryId)) {
+      found.set(entry.position.toString(), entry);
+    }
+  }
+  return found;
 }
 
 function scheduledMessage(

@@ -133,3 +133,39 @@ describe('GET .../subscription/{sub}/scheduled', () => {
     expect(result.status).toBe(404);
   });
 });
+
+describe('GET .../subscription/{sub}/pending', () => {
+  it('lists what each consumer holds and when it comes back, filtered by ?consumer=', async () => {
+    const topic = TopicRef.unique('pending');
+    const timed = await consumers.subscribe(topic, 'sub', {
+      subscriptionType: 'Shared',
+      ackTimeoutMs: 5_000,
+    });
+    const other = await consumers.subscribe(topic, 'sub', { subscriptionType: 'Shared' });
+    await admin.produce(
+      topic,
+      Array.from({ length: 4 }, (_, i) => ({ payload: `p${i}` })),
+    );
+    const a = await receiveAll(timed, 2);
+    const b = await receiveAll(other, 2);
+    const all = (await admin.expectStatus(200, 'GET', `${topic.adminPath}/subscription/sub/pending`))
+      .body as {
+      messages: { messageId: string; consumer: string; comesBackBecause: string; comesBackAt: number }[];
+    };
+    expect(all.messages.map((m) => [m.messageId, m.consumer]).sort()).toEqual(
+      [...a.map((m) => [m.messageId, timed.id]), ...b.map((m) => [m.messageId, other.id])].sort(),
+    );
+    expect(all.messages.filter((m) => m.consumer === timed.id).map((m) => m.comesBackBecause)).toEqual([
+      'ackTimeout',
+      'ackTimeout',
+    ]);
+    expect(all.messages.filter((m) => m.consumer === other.id).map((m) => m.comesBackBecause)).toEqual([
+      'lease',
+      'lease',
+    ]);
+    const mine = (
+      await admin.expectStatus(200, 'GET', `${topic.adminPath}/subscription/sub/pending?consumer=${other.id}`)
+    ).body as { messages: { messageId: string }[] };
+    expect(mine.messages.map((m) => m.messageId).sort()).toEqual(b.map((m) => m.messageId).sort());
+  });
+});

@@ -1,3 +1,4 @@
+import { listPending } from '../../../shared/application/subscriptions/pending-messages.ts';
 import {
   listScheduled,
   type ScheduledRequest,
@@ -7,7 +8,7 @@ import type { UseCasePorts } from '../../../shared/application/use-case-ports.ts
 import { ValidationError } from '../../../shared/domain/errors.ts';
 import type { HttpRequest, Route } from '../../../shared/http/http-types.ts';
 import { ok } from '../../../shared/http/http-types.ts';
-import { queryValue, safeInteger } from '../../../shared/http/request-parsing.ts';
+import { boundedName, queryValue, safeInteger } from '../../../shared/http/request-parsing.ts';
 import { SUBSCRIPTION, topicOf } from './admin-paths.ts';
 
 /** Entries a page lists by default, and at most. */
@@ -17,7 +18,7 @@ export const SCHEDULED_MAX_LIMIT = 1_000;
 export const HISTOGRAM_DEFAULT_LIMIT = 10_000;
 export const HISTOGRAM_MAX_LIMIT = 100_000;
 
-/** What waits on a subscription (issue 24): `.../subscription/{sub}/scheduled`. */
+/** What waits on a subscription and who holds what (issue 24): `.../scheduled`, `.../pending`. */
 export function scheduledRoutes(ports: UseCasePorts): Route[] {
   return [
     {
@@ -33,6 +34,25 @@ export function scheduledRoutes(ports: UseCasePorts): Route[] {
         }
         const limit = limitOf(request, SCHEDULED_DEFAULT_LIMIT, SCHEDULED_MAX_LIMIT);
         return ok(await listScheduled(ports, scheduledRequest(request, limit)));
+      },
+    },
+    {
+      method: 'GET',
+      path: `${SUBSCRIPTION}/pending`,
+      handler: async (request) => {
+        refuseUnknownQuery(request, ['consumer', 'limit', 'pageToken']);
+        const consumer = queryValue(request, 'consumer');
+        const pageToken = queryValue(request, 'pageToken');
+        return ok(
+          await listPending(ports, {
+            principal: request.principal,
+            topic: topicOf(request),
+            subscription: request.params.subscription as string,
+            limit: limitOf(request, SCHEDULED_DEFAULT_LIMIT, SCHEDULED_MAX_LIMIT),
+            ...(consumer ? { consumerId: boundedName(consumer, 'consumer') } : {}),
+            ...(pageToken ? { pageToken } : {}),
+          }),
+        );
       },
     },
   ];

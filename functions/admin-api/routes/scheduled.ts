@@ -1,4 +1,5 @@
 import { listPending } from '../../../shared/application/subscriptions/pending-messages.ts';
+import { rescheduleMessage } from '../../../shared/application/subscriptions/reschedule-message.ts';
 import {
   listScheduled,
   type ScheduledRequest,
@@ -6,9 +7,16 @@ import {
 } from '../../../shared/application/subscriptions/scheduled-messages.ts';
 import type { UseCasePorts } from '../../../shared/application/use-case-ports.ts';
 import { ValidationError } from '../../../shared/domain/errors.ts';
+import { NO_END_MS } from '../../../shared/domain/scheduled-order.ts';
 import type { HttpRequest, Route } from '../../../shared/http/http-types.ts';
 import { ok } from '../../../shared/http/http-types.ts';
-import { boundedName, queryValue, safeInteger } from '../../../shared/http/request-parsing.ts';
+import {
+  boundedName,
+  jsonBody,
+  queryBoolean,
+  queryValue,
+  safeInteger,
+} from '../../../shared/http/request-parsing.ts';
 import { SUBSCRIPTION, topicOf } from './admin-paths.ts';
 
 /** Entries a page lists by default, and at most. */
@@ -55,7 +63,51 @@ export function scheduledRoutes(ports: UseCasePorts): Route[] {
         );
       },
     },
+    {
+      method: 'POST',
+      path: `${SUBSCRIPTION}/reschedule`,
+      handler: async (request) => {
+        refuseUnknownQuery(request, ['dryRun']);
+        const body = rescheduleBodyOf(jsonBody(request));
+        return ok(
+          await rescheduleMessage(ports, {
+            principal: request.principal,
+            topic: topicOf(request),
+            subscription: request.params.subscription as string,
+            ...body,
+            dryRun: queryBoolean(request, 'dryRun'),
+            requestId: request.requestId,
+          }),
+        );
+      },
+    },
   ];
+}
+
+/** `{"messageId": "ledgerId:entryId[:partitionIndex]", "deliverAt": epochMs, "earlier"?: boolean}`, nothing else. */
+function rescheduleBodyOf(body: unknown): { messageId: string; deliverAtMs: number; earlier: boolean } {
+  const shape =
+    'The body must be {"messageId": "ledgerId:entryId", "deliverAt": <epoch ms>, "earlier"?: true|false}';
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new ValidationError(shape);
+  const { messageId, deliverAt, earlier, ...rest } = body as Record<string, unknown>;
+  if (Object.keys(rest).length > 0) {
+    throw new ValidationError(`${shape}; unknown field ${Object.keys(rest).join(', ')}`);
+  }
+  if (typeof messageId !== 'string' || messageId.length === 0 || messageId.length > 64) {
+    throw new ValidationError(`${shape}; messageId is missing or not a string`);
+  }
+  if (
+    typeof deliverAt !== 'number' ||
+    !Number.isSafeInteger(deliverAt) ||
+    deliverAt < 0 ||
+    deliverAt > NO_END_MS
+  ) {
+    throw new ValidationError(`${shape}; deliverAt must be epoch milliseconds`);
+  }
+  if (earlier !== undefined && typeof earlier !== 'boolean') {
+    throw new ValidationError(`${shape}; earlier must be true or false`);
+  }
+  return { messageId, deliverAtMs: deliverAt, earlier: earlier === true };
 }
 
 function scheduledRequest(request: HttpRequest, limit: number): ScheduledRequest {

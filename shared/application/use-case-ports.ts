@@ -59,6 +59,8 @@ export interface UseCasePorts {
   /** Resolves stored backoff policies (built-ins plus any class the deployment registers). */
   readonly backoffs: RedeliveryBackoffRegistry;
   readonly clock: Clock;
+  /** Optional: a random number in [0, 1) (backoff jitter); default Math.random. Tests fix it. */
+  readonly random?: () => number;
   /**
    * What this container notes between calls (lease renewals, caught-up marks, activity marks,
    * unacknowledged counts): one per container, never shared between two.

@@ -96,3 +96,16 @@ export async function postReschedule(
     },
   });
 }
+
+/** GET `.../subscription/{sub}/preview`: a message's next redeliveries under a consumer's policy. */
+export async function getPreview(
+  http: AdminHttp,
+  target: { readonly topic: string; readonly subscription: string },
+  query: { readonly messageId: string; readonly consumer?: string; readonly count?: number },
+): Promise<JsonValue | undefined> {
+  const params: [string, string][] = [['messageId', query.messageId]];
+  if (query.consumer) params.push(['consumer', query.consumer]);
+  if (query.count !== undefined) params.push(['count', String(checkCount(query.count, 'count', 1))]);
+  const path = `${subscriptionPath(target.topic, target.subscription)}/preview`;
+  return http.send({ method: 'GET', path, query: params });
+}

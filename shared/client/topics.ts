@@ -26,6 +26,7 @@ import {
 import { expectArray, expectObject, expectPermissionMap, expectStringArray } from './response-shapes.ts';
 import {
   getPending,
+  getPreview,
   getScheduled,
   type PendingQuery,
   postReschedule,
@@ -467,6 +468,20 @@ export class Topics {
     query: PendingQuery = {},
   ): Promise<JsonValue | undefined> {
     return getPending(this.http, { topic, subscription }, query);
+  }
+
+  /**
+   * For one message on a subscription, its next `count` redeliveries under a consumer's policy,
+   * for nack and for ack timeout separately (earliest and latest, jitter included), and the count
+   * at which it is dead-lettered.
+   * @example const preview = await admin.topics().previewRedeliveries('my-tenant/my-ns/orders', 'billing', { messageId: '12:3', count: 5 });
+   */
+  async previewRedeliveries(
+    topic: string,
+    subscription: string,
+    query: { readonly messageId: string; readonly consumer?: string; readonly count?: number },
+  ): Promise<JsonValue | undefined> {
+    return getPreview(this.http, { topic, subscription }, query);
   }
 
   /**

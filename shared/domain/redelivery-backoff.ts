@@ -280,7 +280,8 @@ export function delayWithJitter(
 
 /** The latest delay a backoff may give for `redeliveryCount` (its `next` when it has no jitter). */
 export function latestDelay(backoff: RedeliveryBackoff, redeliveryCount: number): number {
-  return backoff instanceof MultiplierRedeliveryBackoff
-    ? backoff.latest(redeliveryCount)
+  const withLatest = backoff as RedeliveryBackoff & { latest?: (count: number) => number };
+  return typeof withLatest.latest === 'function'
+    ? withLatest.latest(redeliveryCount)
     : backoff.next(redeliveryCount);
 }

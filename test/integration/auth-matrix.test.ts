@@ -188,18 +188,20 @@ function requestFor(route: ApiRoute, f: Fixture): Omit<RawRequest, 'headers'> {
   const query =
     tail === 'acknowledgeMessage'
       ? `?ledgerId=${f.first.ledgerId}&entryId=${f.first.entryId}&subscriptionNames=sub`
-      : tail === 'receive'
-        ? '?maxMessages=10'
-        : route.method === 'PUT' && tail === '{subscription}'
-          ? '?subscriptionType=Shared'
-          : route.method === 'POST' &&
-              tail === 'messageTTL' &&
-              !route.path.startsWith('/admin/v2/namespaces/')
-            ? '?messageTTL=3600'
-            : route.method === 'DELETE' && ['{topic}', '{subscription}', 'partitions'].includes(tail)
-              ? // The fixture's consumers are connected: Pulsar's force deletes all the same.
-                '?force=true'
-              : '';
+      : tail === 'preview'
+        ? `?messageId=${f.first.ledgerId}:${f.first.entryId}&consumer=${f.shared.id}`
+        : tail === 'receive'
+          ? '?maxMessages=10'
+          : route.method === 'PUT' && tail === '{subscription}'
+            ? '?subscriptionType=Shared'
+            : route.method === 'POST' &&
+                tail === 'messageTTL' &&
+                !route.path.startsWith('/admin/v2/namespaces/')
+              ? '?messageTTL=3600'
+              : route.method === 'DELETE' && ['{topic}', '{subscription}', 'partitions'].includes(tail)
+                ? // The fixture's consumers are connected: Pulsar's force deletes all the same.
+                  '?force=true'
+                : '';
   const bodies: Record<string, unknown> = {
     '{topic}': route.method === 'POST' ? { messages: [{ payload: 'refused' }] } : undefined,
     '{subscription}':

@@ -90,6 +90,19 @@ describe('ackline-admin topics scheduled|pending|reschedule', () => {
       '--output',
       'json',
     ]);
+    const preview = await cli([
+      'topics',
+      'preview',
+      topic.shortName,
+      '-s',
+      'sub',
+      '-m',
+      nacked.messageId,
+      '-n',
+      '2',
+      '--output',
+      'json',
+    ]);
     const moved = await cli([
       'topics',
       'reschedule',
@@ -137,6 +150,13 @@ describe('ackline-admin topics scheduled|pending|reschedule', () => {
     ]);
     expect(JSON.parse(histogram.stdout)).toMatchObject({ bucketSeconds: 3600, total: 1 });
     expect(JSON.parse(dry.stdout)).toMatchObject({ messageId: nacked.messageId, dryRun: true });
+    expect(JSON.parse(preview.stdout)).toMatchObject({
+      messageId: nacked.messageId,
+      consumer: consumer.id,
+      redeliveryCount: 1,
+      nack: [{ redeliveryCount: 2 }, { redeliveryCount: 3 }],
+      ackTimeout: [],
+    });
     expect(moved.stdout).toContain(`Rescheduled ${nacked.messageId} on sub`);
     const after = (await admin.expectStatus(200, 'GET', `${topic.adminPath}/subscription/sub/scheduled`))
       .body as {

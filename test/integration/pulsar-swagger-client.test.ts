@@ -158,6 +158,8 @@ const ACKLINE_ONLY: Record<string, string> = {
     "ackline's view of what waits on a subscription (issue 24); Pulsar has none (apache/pulsar #6979, #25267)",
   'GET /admin/v2/{domain}/{tenant}/{namespace}/{topic}/subscription/{subscription}/pending':
     "ackline's view of who holds what on a subscription (issue 24); Pulsar shows only counts in stats",
+  'GET /admin/v2/{domain}/{tenant}/{namespace}/{topic}/subscription/{subscription}/preview':
+    "ackline's preview of one message's next redeliveries under a consumer's policy (issue 24); Pulsar has none",
   'POST /admin/v2/{domain}/{tenant}/{namespace}/{topic}/subscription/{subscription}/reschedule':
     "ackline's reschedule of one waiting message (issue 24); Pulsar has none (apache/pulsar #11180)",
   'POST /admin/v2/{domain}/{tenant}/{namespace}/{topic}/subscription/{subscription}/skipByMessageIds':

@@ -1,4 +1,5 @@
 import { listPending } from '../../../shared/application/subscriptions/pending-messages.ts';
+import { previewMessage } from '../../../shared/application/subscriptions/preview-redeliveries.ts';
 import { rescheduleMessage } from '../../../shared/application/subscriptions/reschedule-message.ts';
 import {
   listScheduled,
@@ -59,6 +60,27 @@ export function scheduledRoutes(ports: UseCasePorts): Route[] {
             limit: limitOf(request, SCHEDULED_DEFAULT_LIMIT, SCHEDULED_MAX_LIMIT),
             ...(consumer ? { consumerId: boundedName(consumer, 'consumer') } : {}),
             ...(pageToken ? { pageToken } : {}),
+          }),
+        );
+      },
+    },
+    {
+      method: 'GET',
+      path: `${SUBSCRIPTION}/preview`,
+      handler: async (request) => {
+        refuseUnknownQuery(request, ['messageId', 'consumer', 'count']);
+        const messageId = queryValue(request, 'messageId');
+        if (!messageId) throw new ValidationError('messageId (ledgerId:entryId) is required');
+        const consumer = queryValue(request, 'consumer');
+        const count = queryValue(request, 'count');
+        return ok(
+          await previewMessage(ports, {
+            principal: request.principal,
+            topic: topicOf(request),
+            subscription: request.params.subscription as string,
+            messageId: boundedName(messageId, 'messageId'),
+            count: count === undefined ? 5 : safeInteger(count, 'count', 1),
+            ...(consumer ? { consumerId: boundedName(consumer, 'consumer') } : {}),
           }),
         );
       },

@@ -3,7 +3,7 @@ import { nextInLedger, Position } from '../../domain/position.ts';
 import { DISPATCH_PAGE_SIZE } from '../../ports/dispatch-store.ts';
 import { windowPages } from './cursor-window.ts';
 import type { EngineContext, PartitionCursor } from './engine-context.ts';
-import { isAcknowledged, locateRun, pageKey } from './pending-state.ts';
+import { isAcknowledged, locateRun, pageKey, readPagesOf, runPagesOf } from './pending-state.ts';
 
 /**
  * Pulsar's pendingAcks, listed: the entries of one subscription's partition handed to a consumer
@@ -82,4 +82,20 @@ export async function heldOnCursor(
   }
   const following = window[read.maxPages];
   return following ? { entries, next: Position.of(following.ledgerId, following.firstEntryId) } : { entries };
+}
+
+/**
+ * How many times the entry was handed out on the cursor (0: never, or not dispatched yet), and
+ * whether a consumer holds it now. Cost: the head and one or two pages.
+ */
+export async function deliveriesOf(
+  ctx: EngineContext,
+  cursor: PartitionCursor,
+  position: Position,
+): Promise<{ deliveries: number; held: boolean }> {
+  const record = await ctx.store.readHead(cursor.cursorId);
+  if (!record) return { deliveries: 0, held: false };
+  const pages = await readPagesOf(ctx.store, cursor.cursorId, runPagesOf(position));
+  const run = locateRun(record.head, pages, position)?.run;
+  return { deliveries: run?.deliveries ?? 0, held: run?.state.kind === 'held' };
 }

@@ -25,7 +25,7 @@ interface RescheduleOptions extends SubscriptionOption, DryRunOption {
 }
 
 /**
- * `ackline-admin topics scheduled|pending|reschedule` (issue 24, beyond pulsar-admin): what waits
+ * `ackline-admin topics scheduled|pending|reschedule|preview` (issue 24, beyond pulsar-admin): what waits
  * on a subscription, who holds what, and moving one waiting message. Every answer is the server's
  * JSON (also with `--output json`).
  *
@@ -92,6 +92,37 @@ export function registerSchedulingCommands(topics: Command, context: CliContext)
     'topics pending my-tenant/my-ns/orders -s billing -c 3bY2k9',
   );
   registerReschedule(topics, context);
+  registerPreview(topics, context);
+}
+
+function registerPreview(topics: Command, context: CliContext): void {
+  withExamples(
+    topics
+      .command('preview')
+      .description("Preview one message's next redeliveries under a consumer's policy (nack and ack timeout)")
+      .argument('<topic>', TOPIC_ARGUMENT)
+      .requiredOption('-s, --subscription <subscription>', 'subscription to look at')
+      .requiredOption('-m, --messageId <messageId>', 'ledgerId:entryId of the message')
+      .option('-c, --consumer <consumerId>', "whose policy (default: the subscription's first live consumer)")
+      .option('-n, --count <n>', 'redeliveries to show (1 to 50, default 5)', integerParser(1))
+      .action(
+        async (
+          topic: string,
+          options: SubscriptionOption & { messageId: string; consumer?: string; count?: number },
+        ) => {
+          const answer = await context
+            .admin()
+            .topics()
+            .previewRedeliveries(topic, options.subscription, {
+              messageId: options.messageId,
+              ...(options.consumer ? { consumer: options.consumer } : {}),
+              ...(options.count !== undefined ? { count: options.count } : {}),
+            });
+          context.printJson(answer);
+        },
+      ),
+    'topics preview my-tenant/my-ns/orders -s billing -m 12:3 -n 5',
+  );
 }
 
 function registerReschedule(topics: Command, context: CliContext): void {

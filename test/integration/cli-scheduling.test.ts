@@ -164,6 +164,17 @@ describe('ackline-admin topics scheduled|pending|reschedule', () => {
     };
     expect(after.messages.map((m) => m.reason)).toEqual(['rescheduled']);
     expect([refused.code, refused.stderr]).toEqual([1, expect.stringContaining('409 Conflict')]);
+    const many = await cli([
+      'topics',
+      'acknowledgeMessages',
+      topic.shortName,
+      '-m',
+      `${nacked.messageId},${held.messageId}`,
+      '-s',
+      'sub',
+    ]);
+    expect([many.code, many.stdout]).toEqual([0, expect.stringContaining('Acknowledged 2 messages')]);
+    expect((await admin.stats(topic)).subscriptions.sub).toMatchObject({ msgBacklog: 0 });
     expect([badTime.code, badTime.stderr]).toEqual([
       1,
       expect.stringContaining('--deliver-at must be epoch milliseconds'),

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { type CliContext, CliError } from '../cli-context.ts';
 import { withExamples } from '../help-examples.ts';
-import { integerParser } from '../option-parsers.ts';
+import { integerParser, parseList } from '../option-parsers.ts';
 import { type DryRunOption, fullName, type SubscriptionOption, TOPIC_ARGUMENT } from './topic-arguments.ts';
 
 interface ScheduledOptions extends SubscriptionOption {
@@ -93,6 +93,46 @@ export function registerSchedulingCommands(topics: Command, context: CliContext)
   );
   registerReschedule(topics, context);
   registerPreview(topics, context);
+  registerAcknowledgeMessages(topics, context);
+}
+
+function registerAcknowledgeMessages(topics: Command, context: CliContext): void {
+  withExamples(
+    topics
+      .command('acknowledgeMessages')
+      .description(
+        'Acknowledge many messages at once (ledgerId:entryId each), all or nothing, on the given or all subscriptions',
+      )
+      .argument('<topic>', TOPIC_ARGUMENT)
+      .requiredOption(
+        '-m, --messageIds <ids>',
+        'comma-separated ledgerId:entryId (repeatable; at most 1000)',
+        parseList,
+      )
+      .option(
+        '-s, --subscriptionNames <names>',
+        'comma-separated subscriptions (repeatable); default: all',
+        parseList,
+      )
+      .option('--dry-run', 'report each message on each subscription, changing nothing')
+      .action(
+        async (
+          topic: string,
+          options: DryRunOption & { messageIds: string[]; subscriptionNames?: string[] },
+        ) => {
+          const report = await context
+            .admin()
+            .topics()
+            .acknowledgeMessages(topic, options.messageIds, {
+              ...(options.subscriptionNames ? { subscriptionNames: options.subscriptionNames } : {}),
+              dryRun: options.dryRun === true,
+            });
+          if (options.dryRun) return context.printJson(report);
+          context.print(`Acknowledged ${options.messageIds.length} messages on ${fullName(topic)}`);
+        },
+      ),
+    'topics acknowledgeMessages my-tenant/my-ns/orders -m 12:3,12:4,12:9 -s billing',
+  );
 }
 
 function registerPreview(topics: Command, context: CliContext): void {

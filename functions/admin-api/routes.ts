@@ -9,6 +9,7 @@ import { namespaceRoutes } from './routes/namespaces.ts';
 import { partitionedTopicRoutes } from './routes/partitioned-topics.ts';
 import { namespacePermissionRoutes, topicPermissionRoutes } from './routes/permissions.ts';
 import { namespacePolicyRoutes, topicPolicyRoutes } from './routes/policies.ts';
+import { scheduledRoutes } from './routes/scheduled.ts';
 import { statsRoutes } from './routes/stats.ts';
 import { subscriptionRoutes } from './routes/subscriptions.ts';
 import { tenantRoutes } from './routes/tenants.ts';
@@ -40,6 +41,7 @@ export function adminRoutes(deps: Dependencies): Route[] {
     ...cursorOperationRoutes(ports),
     ...topicPolicyRoutes(ports),
     ...acknowledgeMessageRoutes(ports),
+    ...scheduledRoutes(ports),
     ...topicPermissionRoutes(ports),
   ];
 }

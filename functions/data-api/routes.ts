@@ -17,6 +17,7 @@ import { TopicName } from '../../shared/domain/topic-name.ts';
 import {
   parseCumulativeBody,
   parseIdsBody,
+  parseNackBody,
   parseOptionalHandles,
   parseSubscribeRequest,
 } from '../../shared/http/consumer-requests.ts';
@@ -102,7 +103,7 @@ export function dataRoutes(deps: Dependencies): Route[] {
       method: 'POST',
       path: '/consumers/{consumerId}/nack',
       handler: async (request) => {
-        const targets = parseIdsBody(jsonBody(request));
+        const targets = parseNackBody(jsonBody(request));
         await negativeAcknowledge(ports, request.principal, consumerIdOf(request), targets);
         return noContent();
       },

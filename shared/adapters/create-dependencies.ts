@@ -21,6 +21,7 @@ import { ClosedLedgerCache } from './dynamodb/closed-ledger-cache.ts';
 import { DynamoDbActivityIndex } from './dynamodb/dynamodb-activity-index.ts';
 import { DynamoDbAuditLog } from './dynamodb/dynamodb-audit-log.ts';
 import { DynamoDbConsumerRegistry } from './dynamodb/dynamodb-consumer-registry.ts';
+import { DynamoDbDelayedIndex } from './dynamodb/dynamodb-delayed-index.ts';
 import { DynamoDbDeletionJobs } from './dynamodb/dynamodb-deletion-jobs.ts';
 import { DynamoDbDispatchStore } from './dynamodb/dynamodb-dispatch-store.ts';
 import { DynamoDbHandleKeyStore } from './dynamodb/dynamodb-handle-key-store.ts';
@@ -108,7 +109,9 @@ export function createDependencies(
     meter.attachDynamoDb(dynamodb);
     meter.attachSqs(sqs);
   }
+  const delayedIndex = new DynamoDbDelayedIndex(dynamodb, config.tables.catalog);
   const storedLedger = new DynamoDbLedger(dynamodb, {
+    delayedIndex,
     catalogTable: config.tables.catalog,
     entriesTable: config.tables.entries,
     maxEntriesPerLedger: config.maxEntriesPerLedger,
@@ -133,6 +136,7 @@ export function createDependencies(
     ),
     tenants: new DynamoDbTenantCatalog(dynamodb, config.tables.catalog),
     ledger,
+    delayedIndex,
     // Admin paths read and write the cursor through the engine's items: one truth for both.
     cursors: new EngineCursorView({
       store: dispatch,

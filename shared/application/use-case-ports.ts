@@ -5,6 +5,7 @@ import type { Clock } from '../ports/clock.ts';
 import type { CachedConsumerRegistry } from '../ports/consumer-registry.ts';
 import type { Counters } from '../ports/counters.ts';
 import type { CursorStore } from '../ports/cursor-store.ts';
+import type { DelayedIndex } from '../ports/delayed-index.ts';
 import type { DeletionJobStore } from '../ports/deletion-jobs.ts';
 import type { DeliveryQueue } from '../ports/delivery-queue.ts';
 import type { DispatchStore } from '../ports/dispatch-store.ts';
@@ -33,6 +34,11 @@ export interface UseCasePorts {
   /** Tenants and namespaces created by the admin API. */
   readonly tenants: TenantCatalog;
   readonly ledger: CachedLedger;
+  /**
+   * Optional: the partitions' delayed indexes, which the ledger writes on append (None: scheduled
+   * views list only what the dispatchers passed). See docs/design/storage.md#delayed-index.
+   */
+  readonly delayedIndex?: DelayedIndex;
   /** The cursor as admin paths read and write it (mark-delete, acks): a view of `dispatch`. */
   readonly cursors: CursorStore;
   /** The delivery engine's cursor state (head, pages, redelivery tracker); see docs/design/delivery-engine.md#items. */
@@ -53,6 +59,8 @@ export interface UseCasePorts {
   /** Resolves stored backoff policies (built-ins plus any class the deployment registers). */
   readonly backoffs: RedeliveryBackoffRegistry;
   readonly clock: Clock;
+  /** Optional: a random number in [0, 1) (backoff jitter); default Math.random. Tests fix it. */
+  readonly random?: () => number;
   /**
    * What this container notes between calls (lease renewals, caught-up marks, activity marks,
    * unacknowledged counts): one per container, never shared between two.

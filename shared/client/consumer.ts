@@ -239,15 +239,30 @@ export class Consumer {
    * } catch {
    *   await consumer.negativeAcknowledge(message);
    * }
+   *
+   * With `{ delayMs }` (ackline, beyond Pulsar) this nack's delay replaces the consumer's backoff
+   * (0 to 86,400,000 ms; the dead-letter rule still applies).
+   * @example await consumer.negativeAcknowledge(message, { delayMs: 30_000 }); // back in 30 s
    */
-  async negativeAcknowledge(target: AcknowledgeTarget): Promise<void> {
+  async negativeAcknowledge(
+    target: AcknowledgeTarget,
+    options: { readonly delayMs?: number } = {},
+  ): Promise<void> {
     this.checkOpen();
     const { messageIds, deliveryHandles } = identify(target, 'negativeAcknowledge');
+    const { delayMs } = options;
+    if (delayMs !== undefined && (!Number.isSafeInteger(delayMs) || delayMs < 0 || delayMs > 86_400_000)) {
+      throw new RangeError(
+        `negativeAcknowledge: delayMs must be an integer from 0 to 86400000, got ${delayMs}`,
+      );
+    }
+    const delay = delayMs === undefined ? {} : { delayMs };
     const requests: Promise<unknown>[] = [];
     const path = this.path('nack');
     if (deliveryHandles.length > 0)
-      requests.push(this.send({ method: 'POST', path, body: { deliveryHandles } }));
-    if (messageIds.length > 0) requests.push(this.send({ method: 'POST', path, body: { messageIds } }));
+      requests.push(this.send({ method: 'POST', path, body: { deliveryHandles, ...delay } }));
+    if (messageIds.length > 0)
+      requests.push(this.send({ method: 'POST', path, body: { messageIds, ...delay } }));
     await Promise.all(requests);
   }
 

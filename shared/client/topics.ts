@@ -24,6 +24,15 @@ import {
   ttlAnswer,
 } from './policies.ts';
 import { expectArray, expectObject, expectPermissionMap, expectStringArray } from './response-shapes.ts';
+import {
+  getPending,
+  getPreview,
+  getScheduled,
+  type PendingQuery,
+  postReschedule,
+  type RescheduleRequest,
+  type ScheduledQuery,
+} from './topic-scheduling.ts';
 
 function forceQuery(options: DeleteOptions): [string, string][] {
   return options.force ? [['force', 'true']] : [];
@@ -414,6 +423,78 @@ export class Topics {
     }
     if (request.dryRun) query.push(['dryRun', 'true']);
     return this.http.send({ method: 'POST', path: `${topicPath(topic)}/acknowledgeMessage`, query });
+  }
+
+  /**
+   * Acknowledges many messages at once on chosen subscriptions (all when none is named), all or
+   * nothing (ackline's extension of PIP-423's acknowledgeMessage); with `dryRun`, the per-id report.
+   * @example await admin.topics().acknowledgeMessages('my-tenant/my-ns/orders', ['12:3', '12:4'], { subscriptionNames: ['billing'] });
+   */
+  async acknowledgeMessages(
+    topic: string,
+    messageIds: readonly string[],
+    options: { readonly subscriptionNames?: readonly string[]; readonly dryRun?: boolean } = {},
+  ): Promise<JsonValue | undefined> {
+    const query: [string, string][] = (options.subscriptionNames ?? []).map((name) => [
+      'subscriptionNames',
+      name,
+    ]);
+    if (options.dryRun) query.push(['dryRun', 'true']);
+    const path = `${topicPath(topic)}/acknowledgeMessage`;
+    return this.http.send({ method: 'POST', path, query, body: { messageIds: [...messageIds] } });
+  }
+
+  /**
+   * What waits on a subscription, in due-time order: delayed messages, nack backoffs, ack
+   * timeouts, a gone consumer's messages (`{ messages, nextPageToken }`), or with
+   * `histogramSeconds` the counts per bucket.
+   * @example const page = await admin.topics().getScheduledMessages('my-tenant/my-ns/orders', 'billing', { limit: 50 });
+   */
+  async getScheduledMessages(
+    topic: string,
+    subscription: string,
+    query: ScheduledQuery = {},
+  ): Promise<JsonValue | undefined> {
+    return getScheduled(this.http, { topic, subscription }, query);
+  }
+
+  /**
+   * What each consumer of a subscription holds (handed out, not acknowledged) and when it comes back.
+   * @example const held = await admin.topics().getPendingMessages('my-tenant/my-ns/orders', 'billing', { consumer: 'c-1' });
+   */
+  async getPendingMessages(
+    topic: string,
+    subscription: string,
+    query: PendingQuery = {},
+  ): Promise<JsonValue | undefined> {
+    return getPending(this.http, { topic, subscription }, query);
+  }
+
+  /**
+   * For one message on a subscription, its next `count` redeliveries under a consumer's policy,
+   * for nack and for ack timeout separately (earliest and latest, jitter included), and the count
+   * at which it is dead-lettered.
+   * @example const preview = await admin.topics().previewRedeliveries('my-tenant/my-ns/orders', 'billing', { messageId: '12:3', count: 5 });
+   */
+  async previewRedeliveries(
+    topic: string,
+    subscription: string,
+    query: { readonly messageId: string; readonly consumer?: string; readonly count?: number },
+  ): Promise<JsonValue | undefined> {
+    return getPreview(this.http, { topic, subscription }, query);
+  }
+
+  /**
+   * Moves one waiting message's due time on a subscription (never into the past; earlier than its
+   * consumer's policy only with `earlier`); with `dryRun`, what would change.
+   * @example await admin.topics().rescheduleMessage('my-tenant/my-ns/orders', 'billing', { messageId: '12:3', deliverAt: Date.now() + 60_000 });
+   */
+  async rescheduleMessage(
+    topic: string,
+    subscription: string,
+    request: RescheduleRequest,
+  ): Promise<JsonValue | undefined> {
+    return postReschedule(this.http, { topic, subscription }, request);
   }
 
   /**

@@ -14,7 +14,19 @@ export type RunState =
       readonly deliveredAtMs: number;
       readonly timeoutAtMs?: number;
     }
-  | { readonly kind: 'released'; readonly dueAtMs: number };
+  | {
+      readonly kind: 'released';
+      readonly dueAtMs: number;
+      /**
+       * Why it waits, when not for the nack backoff or the deliverAt of its message (which its
+       * count tells apart): `gone`, its consumer went (closed, lease lapsed, redeliverUnacknowledged);
+       * `rescheduled`, an operator moved its due time. Only shown to operators (scheduled views).
+       */
+      readonly cause?: ReleaseCause;
+    };
+
+/** See RunState's `released.cause`. */
+export type ReleaseCause = 'gone' | 'rescheduled';
 
 /**
  * `n` consecutive entries of one ledger that share one delivery state: a delivery record, as

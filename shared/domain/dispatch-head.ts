@@ -1,4 +1,4 @@
-import type { DeliveryRun } from './delivery-run.ts';
+import type { DeliveryRun, ReleaseCause } from './delivery-run.ts';
 import { nextInLedger, Position } from './position.ts';
 import { decodeRateCounter, encodeRateCounter, type RateCounter } from './rate-counter.ts';
 
@@ -113,10 +113,17 @@ interface EncodedHead {
   la?: number;
 }
 
+/** A released run's cause in one letter (absent: a nack or a deliverAt; older items have none). */
+const CAUSE_CODES: Record<ReleaseCause, string> = { gone: 'g', rescheduled: 's' };
+const CAUSE_OF_CODE: Record<string, ReleaseCause> = { g: 'gone', s: 'rescheduled' };
+
 export function encodeRuns(runs: readonly DeliveryRun[]): EncodedRun[] {
   return runs.map((run): EncodedRun => {
     const base = [b36(run.ledgerId), b36(run.entryId), b36(run.n), b36(run.deliveries)];
-    if (run.state.kind === 'released') return [...base, 'r', b36(run.state.dueAtMs)].join('|');
+    if (run.state.kind === 'released') {
+      const cause = run.state.cause ? [CAUSE_CODES[run.state.cause]] : [];
+      return [...base, 'r', b36(run.state.dueAtMs), ...cause].join('|');
+    }
     if (run.state.consumerId.includes('|'))
       throw new RangeError(`Consumer id ${run.state.consumerId} holds '|'`);
     const held = [...base, 'h', run.state.consumerId, b36(run.state.deliveredAtMs)];
@@ -141,7 +148,13 @@ export function decodeRuns(encoded: readonly EncodedRun[]): DeliveryRun[] {
       n: fromB36(n),
       deliveries: fromB36(deliveries),
     };
-    if (kind === 'r') return { ...base, state: { kind: 'released', dueAtMs: fromB36(rest[0] as string) } };
+    if (kind === 'r') {
+      const cause = rest[1] === undefined ? undefined : CAUSE_OF_CODE[rest[1]];
+      return {
+        ...base,
+        state: { kind: 'released', dueAtMs: fromB36(rest[0] as string), ...(cause ? { cause } : {}) },
+      };
+    }
     const [consumerId, deliveredAt, timeoutAt] = rest as [string, string, string?];
     return {
       ...base,

@@ -126,11 +126,13 @@ function multiplierFromParams(params: unknown): MultiplierRedeliveryBackoff {
     minDelayMs: DEFAULT_MIN_DELAY_MS,
     maxDelayMs: DEFAULT_MAX_DELAY_MS,
     multiplier: DEFAULT_MULTIPLIER,
+    jitter: 0,
   });
   return MultiplierRedeliveryBackoff.builder()
     .minDelayMs(values.minDelayMs)
     .maxDelayMs(values.maxDelayMs)
     .multiplier(values.multiplier)
+    .jitter(values.jitter)
     .build();
 }
 

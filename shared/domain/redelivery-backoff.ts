@@ -64,6 +64,13 @@ export class MultiplierRedeliveryBackoff implements RedeliveryBackoff {
     readonly minDelayMs: number,
     readonly maxDelayMs: number,
     readonly multiplier: number,
+    /**
+     * 0 to 1 (ackline, beyond Pulsar: apache/pulsar #20965): each delay is `next(count)` plus a
+     * random share of up to `jitter` of it, so consumers that failed together do not come back
+     * together. It only ever adds delay: `next` stays the earliest, never early; the latest is
+     * `next(count) * (1 + jitter)`, which may pass maxDelayMs by up to that share.
+     */
+    readonly jitter: number = 0,
   ) {}
 
   /** A builder with Pulsar's defaults: 10000 ms, 600000 ms, multiplier 2. */
@@ -76,7 +83,17 @@ export class MultiplierRedeliveryBackoff implements RedeliveryBackoff {
    * @throws InvalidRedeliveryBackoffError when a delay is negative or not a whole number of ms,
    * maxDelayMs < minDelayMs, or the multiplier is not a finite number > 1.
    */
-  static create(minDelayMs: number, maxDelayMs: number, multiplier: number): MultiplierRedeliveryBackoff {
+  static create(
+    minDelayMs: number,
+    maxDelayMs: number,
+    multiplier: number,
+    jitter = 0,
+  ): MultiplierRedeliveryBackoff {
+    if (typeof jitter !== 'number' || !(jitter >= 0 && jitter <= 1)) {
+      throw new InvalidRedeliveryBackoffError(
+        `Invalid MultiplierRedeliveryBackoff: jitter ${quote(jitter)} must be a number from 0 to 1`,
+      );
+    }
     checkDelayMs(minDelayMs, 'minDelayMs');
     checkDelayMs(maxDelayMs, 'maxDelayMs');
     if (maxDelayMs < minDelayMs) {
@@ -89,7 +106,7 @@ export class MultiplierRedeliveryBackoff implements RedeliveryBackoff {
         `Invalid MultiplierRedeliveryBackoff: multiplier ${quote(multiplier)} must be a finite number > 1`,
       );
     }
-    return new MultiplierRedeliveryBackoff(minDelayMs, maxDelayMs, multiplier);
+    return new MultiplierRedeliveryBackoff(minDelayMs, maxDelayMs, multiplier, jitter);
   }
 
   /** Constant time. A fractional count is truncated; NaN and counts <= 0 give `minDelayMs`. */
@@ -106,10 +123,28 @@ export class MultiplierRedeliveryBackoff implements RedeliveryBackoff {
     return Math.floor(delayMs);
   }
 
+  /**
+   * The delay for `redeliveryCount` with its jitter drawn: `random01` in [0, 1) picks within
+   * [next(count), latest(count)]. Pure: the caller draws the random number.
+   */
+  nextWithJitter(redeliveryCount: number, random01: number): number {
+    const earliest = this.next(redeliveryCount);
+    const share = Math.min(Math.max(random01, 0), 1);
+    return Math.min(earliest + Math.floor(earliest * this.jitter * share), this.latest(redeliveryCount));
+  }
+
+  /** The latest delay jitter may give for `redeliveryCount` (`next` when jitter is 0). */
+  latest(redeliveryCount: number): number {
+    const earliest = this.next(redeliveryCount);
+    return earliest + Math.floor(earliest * this.jitter);
+  }
+
   toJSON(): RedeliveryBackoffJson {
+    const params = { minDelayMs: this.minDelayMs, maxDelayMs: this.maxDelayMs, multiplier: this.multiplier };
+    // Without jitter, the form Pulsar's clients and older ackline stored.
     return {
       className: MULTIPLIER_REDELIVERY_BACKOFF,
-      params: { minDelayMs: this.minDelayMs, maxDelayMs: this.maxDelayMs, multiplier: this.multiplier },
+      params: this.jitter > 0 ? { ...params, jitter: this.jitter } : params,
     };
   }
 }
@@ -122,6 +157,7 @@ export class MultiplierRedeliveryBackoffBuilder {
   private minMs = DEFAULT_MIN_DELAY_MS;
   private maxMs = DEFAULT_MAX_DELAY_MS;
   private factor = DEFAULT_MULTIPLIER;
+  private spread = 0;
 
   /**
    * The delay of the first redelivery (count 0); default {@link DEFAULT_MIN_DELAY_MS}.
@@ -150,9 +186,18 @@ export class MultiplierRedeliveryBackoffBuilder {
     return this;
   }
 
+  /**
+   * A random share, 0 to 1, of each delay added to it (never taken off); default 0.
+   * @example MultiplierRedeliveryBackoff.builder().minDelayMs(1000).jitter(0.2); // 1000 to 1200 ms
+   */
+  jitter(jitter: number): this {
+    this.spread = jitter;
+    return this;
+  }
+
   /** @throws InvalidRedeliveryBackoffError see {@link MultiplierRedeliveryBackoff.create}. */
   build(): MultiplierRedeliveryBackoff {
-    return MultiplierRedeliveryBackoff.create(this.minMs, this.maxMs, this.factor);
+    return MultiplierRedeliveryBackoff.create(this.minMs, this.maxMs, this.factor, this.spread);
   }
 }
 
@@ -217,4 +262,26 @@ function checkDelayMs(value: number, name: string, className = MULTIPLIER_REDELI
       `Invalid ${className}: ${name} ${quote(value)} must be a non-negative whole number of milliseconds`,
     );
   }
+}
+
+/**
+ * The delay a backoff gives for `redeliveryCount`, its jitter drawn from `random01` (in [0, 1)):
+ * never less than `backoff.next(redeliveryCount)`. Backoffs without jitter give `next`.
+ */
+export function delayWithJitter(
+  backoff: RedeliveryBackoff,
+  redeliveryCount: number,
+  random01: number,
+): number {
+  return backoff instanceof MultiplierRedeliveryBackoff
+    ? backoff.nextWithJitter(redeliveryCount, random01)
+    : backoff.next(redeliveryCount);
+}
+
+/** The latest delay a backoff may give for `redeliveryCount` (its `next` when it has no jitter). */
+export function latestDelay(backoff: RedeliveryBackoff, redeliveryCount: number): number {
+  const withLatest = backoff as RedeliveryBackoff & { latest?: (count: number) => number };
+  return typeof withLatest.latest === 'function'
+    ? withLatest.latest(redeliveryCount)
+    : backoff.next(redeliveryCount);
 }

@@ -17,6 +17,7 @@ const backoff = z.union([
       minDelayMs: z.number().optional(),
       maxDelayMs: z.number().optional(),
       multiplier: z.number().optional(),
+      jitter: z.number().optional(),
     })
     .strict(),
   z.object({ className: z.string().min(1), params: z.unknown().optional() }).strict(),
@@ -104,6 +105,30 @@ export function parseIdsBody(body: unknown): { messageIds: string[]; deliveryHan
   const parsed = ackBody.safeParse(body);
   if (!parsed.success) throw invalid(parsed.error, 'request');
   return { messageIds: parsed.data.messageIds ?? [], deliveryHandles: parsed.data.deliveryHandles ?? [] };
+}
+
+const nackBody = z
+  .object({
+    messageIds: idList.optional(),
+    deliveryHandles: idList.optional(),
+    /** ackline, beyond Pulsar (apache/pulsar #24372): this nack's delay instead of the consumer's backoff. */
+    delayMs: z.number().int().min(0).max(86_400_000).optional(),
+  })
+  .strict()
+  .refine((body) => (body.messageIds?.length ?? 0) + (body.deliveryHandles?.length ?? 0) > 0, {
+    message: 'give messageIds and/or deliveryHandles',
+  });
+
+/** nack: `{"messageIds":[...]}` and/or `{"deliveryHandles":[...]}`, and an optional `delayMs` (0 to 24 h). */
+export function parseNackBody(body: unknown): {
+  messageIds: string[];
+  deliveryHandles: string[];
+  delayMs?: number;
+} {
+  const parsed = nackBody.safeParse(body);
+  if (!parsed.success) throw invalid(parsed.error, 'request');
+  const { messageIds = [], deliveryHandles = [], delayMs } = parsed.data;
+  return { messageIds, deliveryHandles, ...(delayMs !== undefined ? { delayMs } : {}) };
 }
 
 /** redeliver-unacknowledged: no body, or `{"deliveryHandles":[...]}`. */

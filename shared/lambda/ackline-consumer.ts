@@ -2,9 +2,11 @@ import type { ConsumerMessage } from '../application/consumers/consumer-message.
 import {
   type AcklineBatchEvent,
   type AcklineBatchResponse,
+  type AcklineFailure,
   type BatchOrder,
   isAcklineBatchEvent,
 } from './consumer-batch.ts';
+import { RetryAfterError } from './retry-after-error.ts';
 
 /** Your code for one message: resolving acknowledges it, throwing negatively acknowledges it. */
 export type MessageProcessor = (message: ConsumerMessage) => Promise<void> | void;
@@ -23,6 +25,16 @@ export interface AcklineConsumerOptions {
    * the dead-letter policy's `maxRedeliverCount`.
    */
   readonly process: MessageProcessor;
+  /**
+   * Errors that retrying cannot fix (a message that does not parse, a rule it breaks): when
+   * `process` throws an instance of one, the message goes straight to the dead-letter topic,
+   * whatever its count (ackline, beyond Pulsar). The consumer needs a dead-letter policy; without
+   * one the message is negatively acknowledged as for any error.
+   * @example nonRetryableErrors: [SyntaxError, ValidationError]
+   */
+  readonly nonRetryableErrors?: readonly (abstract new (
+    ...args: never[]
+  ) => Error)[];
 }
 
 /** The handler of your function: invoked by the subscription's runner with a batch of messages. */
@@ -45,7 +57,8 @@ const MAX_ERROR_CHARS = 1_000;
  * - `process` resolves: the message is acknowledged on the cursor.
  * - `process` throws: a negative acknowledgement (PIP-106): redelivered after the consumer's nack
  *   backoff with the count incremented, or published to the dead-letter topic (with `REAL_TOPIC`,
- *   `ORIGIN_MESSAGE_ID`, `REAL_SUBSCRIPTION`) past `maxRedeliverCount`.
+ *   `ORIGIN_MESSAGE_ID`, `REAL_SUBSCRIPTION`) past `maxRedeliverCount`. A {@link RetryAfterError}
+ *   sets this nack's delay; an error of `nonRetryableErrors` dead-letters at once.
  * - The invocation times out or crashes: its messages stay held and are redelivered once the
  *   function's timeout (plus 5 s) has passed, with `redeliveryCount` + 1, so they too go to the
  *   dead-letter topic past `maxRedeliverCount`.
@@ -72,12 +85,12 @@ export function acklineConsumer(options: AcklineConsumerOptions): AcklineConsume
       );
     }
     const { order, messages } = event.acklineBatch;
-    const failures: { messageId: string; error: string }[] = [];
+    const failures: AcklineFailure[] = [];
     const processOne = async (message: ConsumerMessage) => {
       try {
         await options.process(message);
       } catch (error) {
-        failures.push({ messageId: message.messageId, error: describe(error) });
+        failures.push({ messageId: message.messageId, error: describe(error), ...retryOf(error, options) });
       }
     };
     await Promise.all(
@@ -87,6 +100,16 @@ export function acklineConsumer(options: AcklineConsumerOptions): AcklineConsume
     );
     return { acklineFailures: failures };
   };
+}
+
+/** How a failure is retried: after a RetryAfterError's delay, never (non-retryable), or by the backoff. */
+function retryOf(
+  error: unknown,
+  options: AcklineConsumerOptions,
+): Pick<AcklineFailure, 'retryAfterMs' | 'nonRetryable'> {
+  if (error instanceof RetryAfterError) return { retryAfterMs: error.delayMs };
+  if (options.nonRetryableErrors?.some((type) => error instanceof type)) return { nonRetryable: true };
+  return {};
 }
 
 /**

@@ -36,7 +36,17 @@ export interface AcklineBatchEvent {
  * const response: AcklineBatchResponse = { acklineFailures: [{ messageId: '7:0:-1', error: 'Error: no stock' }] };
  */
 export interface AcklineBatchResponse {
-  readonly acklineFailures: readonly { readonly messageId: string; readonly error: string }[];
+  readonly acklineFailures: readonly AcklineFailure[];
+}
+
+/** One message whose processing failed, and how it is to be retried. */
+export interface AcklineFailure {
+  readonly messageId: string;
+  readonly error: string;
+  /** A RetryAfterError: back after this delay instead of the consumer's nack backoff. */
+  readonly retryAfterMs?: number;
+  /** One of the consumer's nonRetryableErrors: straight to the dead-letter topic. */
+  readonly nonRetryable?: boolean;
 }
 
 /** The event is an ackline batch (what the runner sends), checked before anything is processed. */
@@ -65,7 +75,16 @@ export function isAcklineBatchResponse(response: unknown): response is AcklineBa
     failures.every(
       (failure: unknown) =>
         typeof (failure as { messageId?: unknown } | null)?.messageId === 'string' &&
-        typeof (failure as { error?: unknown }).error === 'string',
+        typeof (failure as { error?: unknown }).error === 'string' &&
+        isRetryAfter((failure as { retryAfterMs?: unknown }).retryAfterMs) &&
+        ['undefined', 'boolean'].includes(typeof (failure as { nonRetryable?: unknown }).nonRetryable),
     )
+  );
+}
+
+function isRetryAfter(value: unknown): boolean {
+  return (
+    value === undefined ||
+    (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 && value <= 86_400_000)
   );
 }

@@ -6,6 +6,7 @@ import {
   type BatchHandler,
   type ConsumerBatch,
   processQueueRecords,
+  type RetryChoice,
 } from '../application/consumers/process-queue-records.ts';
 import { ConfigurationError } from '../config/load-config.ts';
 import type { FunctionInvoker } from '../ports/function-invoker.ts';
@@ -123,6 +124,7 @@ export function makeConsumerRunner(
 export function batchHandlerOf(target: FunctionInvoker): BatchHandler {
   return async (batch: ConsumerBatch): Promise<BatchHandled> => {
     const failed = new Map<string, string>();
+    const retry = new Map<string, RetryChoice>();
     const unfinished = new Map<string, unknown>();
     let stopped: unknown;
     for (const messages of slices(batch.messages)) {
@@ -140,14 +142,18 @@ export function batchHandlerOf(target: FunctionInvoker): BatchHandler {
         }
         const ids = new Set(messages.map((message) => message.messageId));
         for (const failure of answer.acklineFailures) {
-          if (ids.has(failure.messageId)) failed.set(failure.messageId, failure.error);
+          if (!ids.has(failure.messageId)) continue;
+          failed.set(failure.messageId, failure.error);
+          if (failure.nonRetryable) retry.set(failure.messageId, { nonRetryable: true });
+          else if (failure.retryAfterMs !== undefined)
+            retry.set(failure.messageId, { delayMs: failure.retryAfterMs });
         }
       } catch (error) {
         stopped = error;
         for (const message of messages) unfinished.set(message.messageId, error);
       }
     }
-    return { failed, unfinished };
+    return { failed, unfinished, retry };
   };
 }
 

@@ -17,4 +17,5 @@ export {
   acklineConsumer,
   type MessageProcessor,
 } from './ackline-consumer.ts';
-export type { AcklineBatchEvent, AcklineBatchResponse } from './consumer-batch.ts';
+export type { AcklineBatchEvent, AcklineBatchResponse, AcklineFailure } from './consumer-batch.ts';
+export { MAX_RETRY_AFTER_MS, RetryAfterError } from './retry-after-error.ts';

@@ -4,7 +4,7 @@
  */
 export interface AuditRecord {
   /** Absent: acknowledgeMessage (records written before other operations were audited). */
-  readonly operation?: 'resetCursor' | 'skipAll' | 'expireMessages';
+  readonly operation?: 'resetCursor' | 'skipAll' | 'expireMessages' | 'reschedule';
   readonly atMs: number;
   readonly role: string;
   readonly topic: string;

@@ -154,6 +154,14 @@ const ACKLINE_ONLY: Record<string, string> = {
     'PIP-423 on the legacy v1 path (basePath /admin, another definition)',
   'GET /admin/v2/{domain}/{tenant}/{namespace}/{topic}/acknowledgeMessage/audit':
     "ackline's audit of acknowledgeMessage calls; Pulsar has none",
+  'GET /admin/v2/{domain}/{tenant}/{namespace}/{topic}/subscription/{subscription}/scheduled':
+    "ackline's view of what waits on a subscription (issue 24); Pulsar has none (apache/pulsar #6979, #25267)",
+  'GET /admin/v2/{domain}/{tenant}/{namespace}/{topic}/subscription/{subscription}/pending':
+    "ackline's view of who holds what on a subscription (issue 24); Pulsar shows only counts in stats",
+  'GET /admin/v2/{domain}/{tenant}/{namespace}/{topic}/subscription/{subscription}/preview':
+    "ackline's preview of one message's next redeliveries under a consumer's policy (issue 24); Pulsar has none",
+  'POST /admin/v2/{domain}/{tenant}/{namespace}/{topic}/subscription/{subscription}/reschedule':
+    "ackline's reschedule of one waiting message (issue 24); Pulsar has none (apache/pulsar #11180)",
   'POST /admin/v2/{domain}/{tenant}/{namespace}/{topic}/subscription/{subscription}/skipByMessageIds':
     'skip by message ids: not in the released 4.2.5 definition (only skip/{numMessages} and skip_all)',
 };

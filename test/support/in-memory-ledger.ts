@@ -8,6 +8,7 @@ import {
   type StoredBatch,
 } from '../../shared/domain/retention-plan.ts';
 import type { TopicName } from '../../shared/domain/topic-name.ts';
+import type { DelayedIndex } from '../../shared/ports/delayed-index.ts';
 import type {
   Appended,
   AppendOptions,
@@ -77,6 +78,8 @@ export class InMemoryLedger implements Ledger {
   constructor(
     private readonly maxEntriesPerLedger: number,
     private readonly tables = new InMemoryLedgerTables(),
+    /** Where appends index their delayed messages, as DynamoDbLedger does (none: not indexed). */
+    private readonly delayedIndex?: DelayedIndex,
   ) {}
 
   /** The next call of `operation` rejects with `error` and changes nothing. */
@@ -140,6 +143,14 @@ export class InMemoryLedger implements Ledger {
       record.msgInCounter += 1;
       record.bytesInCounter += Buffer.byteLength(entry.payload);
     }
+    await this.delayedIndex?.put(
+      partition,
+      entries.flatMap((entry, i) =>
+        entry.deliverAtMs === undefined
+          ? []
+          : [{ position: positions[i] as Position, deliverAtMs: entry.deliverAtMs }],
+      ),
+    );
     return { positions, subscriptionsVersion: versionOf(record) };
   }
 

@@ -12,6 +12,7 @@ import type { Ledger } from '../../shared/ports/ledger.ts';
 import type { TopicCatalog } from '../../shared/ports/topic-catalog.ts';
 import { InMemoryActivityIndex } from './in-memory-activity-index.ts';
 import { InMemoryAuditLog } from './in-memory-audit-log.ts';
+import { InMemoryDelayedIndex } from './in-memory-delayed-index.ts';
 import { InMemoryDeletionJobs } from './in-memory-deletion-jobs.ts';
 import { InMemoryDeliveryQueue } from './in-memory-delivery-queue.ts';
 import { InMemoryDispatchStore } from './in-memory-dispatch-store.ts';
@@ -58,7 +59,9 @@ export function inMemoryPorts(parts: InMemoryPortParts = {}): {
   const counted = new Map<CounterName, number>();
   let nextId = 0;
   const clock = parts.clock ?? new ManualClock(1_700_000_000_000);
-  const ledger = parts.ledger ?? new InMemoryLedger(1000);
+  // A ledger given by the test indexes delayed messages only if it was built with an index.
+  const delayedIndex = parts.delayedIndex ?? (parts.ledger ? undefined : new InMemoryDelayedIndex());
+  const ledger = parts.ledger ?? new InMemoryLedger(1000, undefined, delayedIndex);
   const dispatch = parts.dispatch ?? new InMemoryDispatchStore();
   const ports: UseCasePorts = {
     tenants: new InMemoryTenantCatalog(),
@@ -78,6 +81,7 @@ export function inMemoryPorts(parts: InMemoryPortParts = {}): {
     settings: { clusterName: 'standalone' },
     counters: { add: (name, value) => counted.set(name, (counted.get(name) ?? 0) + value) },
     hints: new ContainerHints(clock),
+    ...(delayedIndex ? { delayedIndex } : {}),
     ...parts,
     catalog: new CachingTopicCatalog(parts.catalog ?? new InMemoryTopicCatalog(), clock),
     ledger: new CachingLedger(ledger, clock),

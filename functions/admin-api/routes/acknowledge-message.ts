@@ -1,4 +1,8 @@
 import {
+  acknowledgeMany,
+  MAX_ACKNOWLEDGE_IDS,
+} from '../../../shared/application/subscriptions/acknowledge-many.ts';
+import {
   acknowledgeMessage,
   readAcknowledgeAudit,
 } from '../../../shared/application/subscriptions/acknowledge-message.ts';
@@ -7,7 +11,13 @@ import { NotFoundError, ValidationError } from '../../../shared/domain/errors.ts
 import { TopicName } from '../../../shared/domain/topic-name.ts';
 import type { HttpRequest, Route, RouteHandler } from '../../../shared/http/http-types.ts';
 import { noContent, ok } from '../../../shared/http/http-types.ts';
-import { boundedName, queryBoolean, queryList, queryValue } from '../../../shared/http/request-parsing.ts';
+import {
+  boundedName,
+  jsonBody,
+  queryBoolean,
+  queryList,
+  queryValue,
+} from '../../../shared/http/request-parsing.ts';
 import { decode, LEGACY_V1_TOPIC, TOPIC, topicOf, V1_TOPIC } from './admin-paths.ts';
 
 const AUDIT_LIMIT = 100;
@@ -31,6 +41,18 @@ export function acknowledgeMessageRoutes(ports: UseCasePorts): Route[] {
 
 function acknowledge(ports: UseCasePorts, topicOfRequest: (request: HttpRequest) => TopicName): RouteHandler {
   return async (request) => {
+    const messageIds = messageIdsOf(request);
+    if (messageIds) {
+      const many = await acknowledgeMany(ports, {
+        topic: topicOfRequest(request),
+        messageIds,
+        subscriptionNames: subscriptionNamesOf(request),
+        dryRun: queryBoolean(request, 'dryRun'),
+        principal: request.principal,
+        requestId: request.requestId,
+      });
+      return many ? ok(many) : noContent();
+    }
     const outcome = await acknowledgeMessage(ports, {
       topic: topicOfRequest(request),
       ledgerId: queryValue(request, 'ledgerId'),
@@ -63,6 +85,34 @@ function clusterTopicOf(ports: UseCasePorts, request: HttpRequest): TopicName {
     );
   }
   return v1.withoutCluster();
+}
+
+/**
+ * ackline's extension of PIP-423: a JSON body `{"messageIds": ["ledgerId:entryId", ...]}` names
+ * many messages (1 to MAX_ACKNOWLEDGE_IDS), instead of the `ledgerId` and `entryId` parameters.
+ * Undefined: no body (one message, PIP-423's form).
+ */
+function messageIdsOf(request: HttpRequest): string[] | undefined {
+  const body = jsonBody(request);
+  if (body === undefined) return undefined;
+  const ids = (body as { messageIds?: unknown } | null)?.messageIds;
+  const keys = body !== null && typeof body === 'object' ? Object.keys(body) : [];
+  if (
+    !Array.isArray(ids) ||
+    keys.some((key) => key !== 'messageIds') ||
+    ids.some((id) => typeof id !== 'string')
+  ) {
+    throw new ValidationError('The body must be {"messageIds": ["ledgerId:entryId", ...]} and nothing else');
+  }
+  if (ids.length === 0 || ids.length > MAX_ACKNOWLEDGE_IDS) {
+    throw new ValidationError(`messageIds must hold 1 to ${MAX_ACKNOWLEDGE_IDS} ids, got ${ids.length}`);
+  }
+  if (queryValue(request, 'ledgerId') !== undefined || queryValue(request, 'entryId') !== undefined) {
+    throw new ValidationError(
+      'Name the messages either by ledgerId and entryId or by a messageIds body, not both',
+    );
+  }
+  return ids as string[];
 }
 
 /** Absent means every subscription (PIP-423); present but empty is a mistake, not "all". */

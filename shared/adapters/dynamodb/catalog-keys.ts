@@ -36,6 +36,19 @@ export const catalogKeys = {
     sk: `L#${pad(ledgerId)}`,
   }),
   ledgerIndex: (ledgerId: bigint): CatalogKey => ({ pk: `L#${ledgerId}`, sk: 'M' }),
+  /**
+   * One group of the partition's delayed index (entries of one ledger sharing a deliverAt), in
+   * due-time order: a partition key of its own, so delayed publishes do not heat the state item's.
+   */
+  delayedGroup: (
+    partition: TopicName,
+    dueAtMs: number,
+    ledgerId: bigint,
+    firstEntryId: bigint,
+  ): CatalogKey => ({
+    pk: `DX#${partition.toString()}`,
+    sk: `${pad(dueAtMs, 15)}#${pad(ledgerId)}#${pad(firstEntryId)}`,
+  }),
   consumer: (consumerId: string): CatalogKey => ({ pk: `CONS#${consumerId}`, sk: 'M' }),
   /** `subscriptionKey` is consumer-session.ts's JSON of [base topic, subscription]. */
   membership: (subscriptionKey: string, consumerId: string): CatalogKey => ({

@@ -13,6 +13,7 @@ import { type RateCounter, type RateSnapshot, snapshotDue } from '../../domain/r
 import { type RecentPublisher, withPublisher } from '../../domain/recent-publishers.ts';
 import { planRetention, type RetentionRequest, type StoredBatch } from '../../domain/retention-plan.ts';
 import { TopicName } from '../../domain/topic-name.ts';
+import type { DelayedEntry, DelayedIndex } from '../../ports/delayed-index.ts';
 import type {
   Appended,
   AppendOptions,
@@ -60,6 +61,11 @@ export interface DynamoDbLedgerOptions {
   readonly chunks?: EntryChunkCache;
   /** The closed-ledger cache to use (default: a new one for this ledger; it lives as long as the process). */
   readonly closedLedgers?: ClosedLedgerCache;
+  /**
+   * Where an append indexes its delayed messages (those with a deliverAt), before it writes them
+   * (docs/design/storage.md#delayed-index). None: they are not indexed.
+   */
+  readonly delayedIndex?: DelayedIndex;
 }
 
 /**
@@ -100,6 +106,7 @@ export class DynamoDbLedger implements Ledger {
   /** The chunks this process wrote or read (entries never change once written). */
   private readonly chunks: EntryChunkCache;
   private readonly closedLedgers: ClosedLedgerItems;
+  private readonly delayedIndex: DelayedIndex | undefined;
 
   constructor(
     private readonly client: DynamoDBClient,
@@ -110,6 +117,7 @@ export class DynamoDbLedger implements Ledger {
     this.maxEntriesPerLedger = options.maxEntriesPerLedger;
     this.chunks = options.chunks ?? new EntryChunkCache();
     this.closedLedgers = new ClosedLedgerItems(client, options.catalogTable, options.closedLedgers);
+    this.delayedIndex = options.delayedIndex;
   }
 
   async initialize(partition: TopicName): Promise<ManagedLedgerState> {
@@ -155,6 +163,9 @@ export class DynamoDbLedger implements Ledger {
       });
       const { ledgerId, first, count } = allocated;
       const batch = remaining.slice(0, count);
+      // Indexed before written: a crash between leaves an item naming entries never written,
+      // which readers skip (maintenance acknowledges ids allocated and never written).
+      if (this.delayedIndex) await this.delayedIndex.put(partition, delayedOf(batch, ledgerId, first));
       await this.writeChunks(ledgerId, first, batch, publishTimeMs);
       for (let i = 0; i < count; i++) positions.push(Position.of(ledgerId, first + BigInt(i)));
       subscriptionsVersion = allocated.subscriptionsVersion;
@@ -793,6 +804,15 @@ function publishersOf(item: Item): RecentPublisher[] {
   const withBefore = before === undefined ? kept : withPublisher(kept, before, num(item, 'lu') ?? 0);
   const last = str(item, 'lp');
   return last === undefined ? withBefore : withPublisher(withBefore, last, num(item, 'lt') ?? 0);
+}
+
+/** The entries of a batch allocated from `first` that carry a deliverAt, as the delayed index takes them. */
+export function delayedOf(batch: readonly NewEntry[], ledgerId: bigint, first: bigint): DelayedEntry[] {
+  return batch.flatMap((entry, i) =>
+    entry.deliverAtMs === undefined
+      ? []
+      : [{ position: Position.of(ledgerId, first + BigInt(i)), deliverAtMs: entry.deliverAtMs }],
+  );
 }
 
 function stateKey(partition: TopicName): string {

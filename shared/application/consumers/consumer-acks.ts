@@ -83,6 +83,11 @@ export interface NegativeAcknowledgeTargets extends AcknowledgeTargets {
    * Default false: the consumer's nack backoff.
    */
   readonly immediate?: boolean;
+  /**
+   * This nack's delay instead of the consumer's nack backoff (ackline, beyond Pulsar: apache/pulsar
+   * #24372); the dead-letter rule still applies. Ignored with `immediate`.
+   */
+  readonly delayMs?: number;
 }
 
 type Targets = Map<string, { partition: ConsumerPartition; byHandle: NackItem[]; byId: Position[] }>;
@@ -174,7 +179,7 @@ export async function negativeAcknowledge(
   ports: UseCasePorts,
   principal: Principal | undefined,
   consumerId: string,
-  { messageIds, deliveryHandles, immediate = false }: NegativeAcknowledgeTargets,
+  { messageIds, deliveryHandles, immediate = false, delayMs }: NegativeAcknowledgeTargets,
 ): Promise<void> {
   const consumer = await requireConsumer(ports, principal, consumerId);
   const targets = await targetsOf(ports, consumer, messageIds, deliveryHandles);
@@ -186,7 +191,8 @@ export async function negativeAcknowledge(
       cursor: cursorOf(consumer, partition),
       consumerId,
       items: [...byHandle, ...byId.map((position) => ({ position }))],
-      delayMs: (count) => (immediate ? 0 : negativeAckDelayMs(ports.backoffs, consumer.policy, count)),
+      delayMs: (count) =>
+        immediate ? 0 : (delayMs ?? negativeAckDelayMs(ports.backoffs, consumer.policy, count, ports.random)),
       ...(producer && !immediate ? { deadLetter: producer } : {}),
     });
     await ringAll(ports, partition.cursorId, result.dueAtMs);

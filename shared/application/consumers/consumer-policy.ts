@@ -1,6 +1,6 @@
 import { validateAckTimeoutMs } from '../../domain/ack-timeout.ts';
 import { ValidationError } from '../../domain/errors.ts';
-import type { RedeliveryBackoff } from '../../domain/redelivery-backoff.ts';
+import { delayWithJitter, type RedeliveryBackoff } from '../../domain/redelivery-backoff.ts';
 import type { RedeliveryBackoffRegistry } from '../../domain/redelivery-backoff-registry.ts';
 import { TopicName } from '../../domain/topic-name.ts';
 import type { ConsumerPolicy, DeadLetterPolicy } from '../../ports/consumer-registry.ts';
@@ -10,7 +10,13 @@ export const DEFAULT_NEGATIVE_ACK_DELAY_MS = 60_000;
 
 /** A backoff as the consumer API takes it: the Multiplier shorthand or a class name with params. */
 export type BackoffInput =
-  | { readonly minDelayMs?: number; readonly maxDelayMs?: number; readonly multiplier?: number }
+  | {
+      readonly minDelayMs?: number;
+      readonly maxDelayMs?: number;
+      readonly multiplier?: number;
+      /** 0 to 1: a random share of each delay added to it (never early). */
+      readonly jitter?: number;
+    }
   | { readonly className: string; readonly params?: unknown };
 
 export interface ConsumerPolicyInput {
@@ -110,9 +116,10 @@ export function negativeAckDelayMs(
   registry: RedeliveryBackoffRegistry,
   policy: ConsumerPolicy,
   count: number,
+  random: () => number = Math.random,
 ): number {
   return policy.negativeAckRedeliveryBackoff
-    ? registry.fromJson(policy.negativeAckRedeliveryBackoff).next(count)
+    ? delayWithJitter(registry.fromJson(policy.negativeAckRedeliveryBackoff), count, random())
     : policy.negativeAckRedeliveryDelayMs;
 }
 
@@ -121,10 +128,11 @@ export function ackTimeoutDelayMs(
   registry: RedeliveryBackoffRegistry,
   policy: ConsumerPolicy,
   count: number,
+  random: () => number = Math.random,
 ): number {
   if (policy.ackTimeoutMs === 0) return 0;
   const backoff = policy.ackTimeoutRedeliveryBackoff
     ? registry.fromJson(policy.ackTimeoutRedeliveryBackoff)
     : undefined;
-  return policy.ackTimeoutMs + (backoff ? backoff.next(count) : 0);
+  return policy.ackTimeoutMs + (backoff ? delayWithJitter(backoff, count, random()) : 0);
 }

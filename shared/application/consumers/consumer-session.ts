@@ -146,7 +146,7 @@ export function dispatchConsumerOf(
     ackTimeoutMs: (count) =>
       consumer.kind === 'lambda'
         ? (consumer.functionTimeoutMs ?? 900_000) + LAMBDA_TIMEOUT_MARGIN_MS
-        : ackTimeoutDelayMs(ports.backoffs, consumer.policy, count),
+        : ackTimeoutDelayMs(ports.backoffs, consumer.policy, count, ports.random),
     leaseMs: leaseMsOf(consumer),
     ...(deadLetter ? { deadLetter } : {}),
   };

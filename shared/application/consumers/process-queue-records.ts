@@ -35,7 +35,12 @@ export interface ConsumerBatch {
 export interface BatchHandled {
   readonly failed: ReadonlyMap<string, string>;
   readonly unfinished: ReadonlyMap<string, unknown>;
+  /** Of the failed, how the function asked them retried (none: the consumer's nack backoff). */
+  readonly retry?: ReadonlyMap<string, RetryChoice>;
 }
+
+/** A failed message's retry: after `delayMs` (RetryAfterError), or never (non-retryable: dead letter). */
+export type RetryChoice = { readonly delayMs: number } | { readonly nonRetryable: true };
 
 /** Hands a batch to the consumer's function (the user's Lambda, invoked synchronously). */
 export type BatchHandler = (batch: ConsumerBatch) => Promise<BatchHandled>;
@@ -156,7 +161,7 @@ async function processBatch(
     }
     const error = handled.failed.get(message.messageId);
     if (error !== undefined) {
-      await negativelyAcknowledge(ports, consumer, item);
+      await negativelyAcknowledge(ports, consumer, item, handled.retry?.get(message.messageId));
       outcomes.push({ kind: 'negativelyAcknowledged', message, error });
       continue;
     }
@@ -178,13 +183,20 @@ async function negativelyAcknowledge(
   ports: UseCasePorts,
   consumer: ConsumerRecord,
   { partition, delivery }: Taken,
+  retry?: RetryChoice,
 ): Promise<void> {
-  const producer = deadLetterProducerOf(ports, consumer, partition);
+  const policyProducer = deadLetterProducerOf(ports, consumer, partition);
+  // Non-retryable: every count is past this producer's max, so the nack dead-letters it now.
+  const producer =
+    policyProducer && retry && 'nonRetryable' in retry
+      ? { ...policyProducer, maxRedeliverCount: -1 }
+      : policyProducer;
+  const delayMs = retry && 'delayMs' in retry ? retry.delayMs : undefined;
   const result = await negativeAcknowledge(engineOf(ports), {
     cursor: cursorOf(consumer, partition),
     consumerId: consumer.consumerId,
     items: [{ position: delivery.position, redeliveryCount: delivery.redeliveryCount }],
-    delayMs: (count) => negativeAckDelayMs(ports.backoffs, consumer.policy, count),
+    delayMs: (count) => delayMs ?? negativeAckDelayMs(ports.backoffs, consumer.policy, count, ports.random),
     ...(producer ? { deadLetter: producer } : {}),
   });
   await ringAll(ports, partition.cursorId, result.dueAtMs);

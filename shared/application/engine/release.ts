@@ -109,7 +109,9 @@ function releasedNow(
   held: readonly DeliveryRun[],
   now: number,
 ): { pieces: DeliveryRun[]; entries: TrackerEntry[] } {
-  const pieces = held.map((run): DeliveryRun => ({ ...run, state: { kind: 'released', dueAtMs: now } }));
+  const pieces = held.map(
+    (run): DeliveryRun => ({ ...run, state: { kind: 'released', dueAtMs: now, cause: 'gone' } }),
+  );
   const entries = pieces.map((run) => ({
     dueAtMs: now,
     position: Position.of(run.ledgerId, run.entryId),

@@ -35,7 +35,7 @@ export interface DryRunOutcome {
 }
 
 /** Digits only: PIP-423 answers 412 for a missing, negative or non-integer id. */
-function parseId(value: string | undefined, name: string): bigint {
+export function parseId(value: string | undefined, name: string): bigint {
   if (value === undefined || !/^\d{1,19}$/.test(value) || BigInt(value) > 2n ** 63n - 1n) {
     throw new PreconditionFailedError(
       value === undefined
@@ -114,7 +114,7 @@ export async function acknowledgeMessage(
   }
 }
 
-async function dryRun(
+export async function dryRun(
   ports: UseCasePorts,
   messageId: string,
   position: Position,

@@ -9,6 +9,7 @@ import { heldAgainstCap } from '../engine/consumer-cap.ts';
 import { dispatchWindowSize } from '../engine/dispatcher-window.ts';
 import { engineOf } from '../engine/engine-ports.ts';
 import { pendingSummary } from '../engine/pending-summary.ts';
+import { countUndispatched } from '../engine/scheduled-view.ts';
 import { requireAction } from '../tenancy/authorization.ts';
 import type { Principal } from '../tenancy/principal.ts';
 import type { UseCasePorts } from '../use-case-ports.ts';
@@ -232,6 +233,9 @@ async function subscriptionStats(
   const loaded = await loadCursor(ports, partition, subscription);
   const msgBacklog = loaded.cursor.backlog();
   const summary = await pendingSummary(ctx, cursor);
+  // Delayed entries the dispatcher passed (the summary) and those it has not reached (the index).
+  const delayed =
+    summary.delayed + (ports.delayedIndex ? await countUndispatched(ctx, cursor, ports.delayedIndex) : 0);
   const head = (await ports.dispatch.readHead(subscription.cursorId))?.head;
   const counters = await ports.dispatch.readCounters(subscription.cursorId);
   const claimed = head?.delivered;
@@ -262,8 +266,8 @@ async function subscriptionStats(
   return {
     type: subscription.type,
     msgBacklog,
-    msgBacklogNoDelayed: Math.max(0, msgBacklog - summary.delayed),
-    msgDelayed: summary.delayed,
+    msgBacklogNoDelayed: Math.max(0, msgBacklog - delayed),
+    msgDelayed: delayed,
     unackedMessages: summary.unacked,
     msgRedeliverCounter: counters.redelivered?.count ?? 0,
     msgOutCounter: (claimed?.count ?? 0) + (counters.out?.count ?? 0),

@@ -3,6 +3,7 @@ import type { CliContext } from '../cli-context.ts';
 import { registerSubscriptionLimitCommands } from '../subscription-limit-commands.ts';
 import { registerCursorCommands } from './cursor-commands.ts';
 import { registerMessageCommands } from './message-commands.ts';
+import { registerSchedulingCommands } from './scheduling-commands.ts';
 import { registerStatsCommands } from './stats-commands.ts';
 import { registerSubscriptionCommands } from './subscription-commands.ts';
 import { registerTopicLifecycleCommands } from './topic-lifecycle-commands.ts';
@@ -25,6 +26,7 @@ export function registerTopicsCommands(program: Command, context: CliContext): v
   registerMessageCommands(topics, context);
   registerCursorCommands(topics, context);
   registerStatsCommands(topics, context);
+  registerSchedulingCommands(topics, context);
   registerTopicPermissionsCommands(topics, context);
   registerTopicPoliciesCommands(topics, context);
   registerSubscriptionLimitCommands(topics, context, 'topics');

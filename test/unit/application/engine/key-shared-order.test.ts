@@ -72,7 +72,7 @@ async function world(ids: readonly string[]) {
 
 const positionsOf = (deliveries: readonly Delivery[]) => deliveries.map((d) => d.position.toString());
 
-const positionOf = (stored: string) => Position.parseStored(stored);
+const positionOf = (stored: string | undefined) => Position.parseStored(stored as string);
 
 /** A key that belongs to `from` among `members` and to `joining` once it joins them. */
 function keyMovingTo(members: readonly KeySharedMember[], joining: KeySharedMember, from: string): string {

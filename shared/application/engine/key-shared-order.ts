@@ -1,3 +1,4 @@
+import type { Position } from '../../domain/position.ts';
 import type { StoredEntry } from '../../ports/ledger.ts';
 
 /**
@@ -20,10 +21,15 @@ export function stickyKeyOf(entry: StoredEntry): string {
  * When an entry of this member's could not be read, its key is not known and every key is held
  * back. Not persisted: it lives for one pickup (the entries it names stay in the tracker, and the
  * next pickup meets them first).
+ *
+ * For a recently joined member it also holds the keys other members still hold entries of before
+ * its join mark (see keysHeldByOthers): an entry of such a key after the held one waits (`draining`).
  */
 export class KeysLeftBehind {
   private readonly keys = new Set<string>();
   private unknown = false;
+
+  constructor(private readonly draining?: Draining) {}
 
   /** This member's `entry` stays in the tracker. */
   leave(entry: StoredEntry): void {
@@ -35,13 +41,28 @@ export class KeysLeftBehind {
     this.unknown = true;
   }
 
-  /** Whether `entry` must stay too: an earlier entry of its key was left. */
-  holdsBack(entry: StoredEntry): boolean {
-    return this.unknown || this.keys.has(stickyKeyOf(entry));
+  /**
+   * Whether `entry` must stay too, and why: `behind`, an earlier entry of its key was left by this
+   * pickup; `draining`, another member holds an earlier entry of its key (this member joined since).
+   */
+  holdsBack(entry: StoredEntry): 'behind' | 'draining' | undefined {
+    if (this.unknown || this.keys.has(stickyKeyOf(entry))) return 'behind';
+    const draining = this.draining;
+    if (!draining || entry.position.compareTo(draining.upTo) > 0) return undefined;
+    if (!draining.heldByOthers) return 'draining'; // not known: nothing before the join mark
+    const held = draining.heldByOthers.get(stickyKeyOf(entry));
+    return held && held.compareTo(entry.position) < 0 ? 'draining' : undefined;
   }
 
   /** Whether anything of this member's was left. */
   get any(): boolean {
     return this.unknown || this.keys.size > 0;
   }
+}
+
+/** A recently joined member's join mark, and what other members hold before it (see keysHeldByOthers). */
+export interface Draining {
+  readonly upTo: Position;
+  /** Per key, the first position another member holds; undefined: not known (too long a window). */
+  readonly heldByOthers: ReadonlyMap<string, Position> | undefined;
 }

@@ -19,6 +19,7 @@ import type {
   KeySharedMember,
   PartitionCursor,
 } from './engine-context.ts';
+import { keysHeldByOthers, recentlyJoined } from './key-shared-draining.ts';
 import { KeysLeftBehind } from './key-shared-order.ts';
 import { routesTo } from './key-shared-routing.ts';
 import {
@@ -126,7 +127,7 @@ class TrackerPickup {
   private pages: PageMap = new Map();
   private readonly now: number;
   /** Key_Shared: this member's keys left in the tracker by this pickup (none taken after them). */
-  private readonly left: KeysLeftBehind | undefined;
+  private left: KeysLeftBehind | undefined;
 
   constructor(
     private readonly ctx: EngineContext,
@@ -134,7 +135,6 @@ class TrackerPickup {
   ) {
     this.record = request.record;
     this.now = ctx.clock.nowMs();
-    this.left = request.cursor.type === 'Key_Shared' && request.members ? new KeysLeftBehind() : undefined;
   }
 
   async run(): Promise<PickUpResult> {
@@ -142,6 +142,7 @@ class TrackerPickup {
     const { cursor } = request;
     const limit = Math.max(request.max, 10);
     let due = await ctx.store.dueTracker(cursor.cursorId, this.now, limit);
+    if (due.length > 0) this.left = await this.keysLeftBehind();
     if (due.length >= limit) this.allSettled = false;
     /** Key_Shared: further pages of due entries still to look through (see below). */
     let furtherPages = cursor.type === 'Key_Shared' ? KEY_SHARED_FURTHER_PAGES : 0;
@@ -170,6 +171,20 @@ class TrackerPickup {
       full: this.full,
       ...(cursor.type === 'Key_Shared' && this.mineLeft ? { mineLeft: this.mineLeft } : {}),
     };
+  }
+
+  /**
+   * Key_Shared: what keeps this member's entries in order in this pickup (see KeysLeftBehind); for
+   * a recently joined member, with the keys other members hold before its join mark.
+   */
+  private async keysLeftBehind(): Promise<KeysLeftBehind | undefined> {
+    const { cursor, members, consumer } = this.request;
+    if (cursor.type !== 'Key_Shared' || !members || !this.record) return undefined;
+    const joined = recentlyJoined(members, consumer.consumerId, this.record);
+    if (!joined) return new KeysLeftBehind();
+    const upTo = joined.joinedAfter;
+    const input = { cursor, record: this.record, consumerId: consumer.consumerId, upTo };
+    return new KeysLeftBehind({ upTo, heldByOthers: await keysHeldByOthers(this.ctx, input) });
   }
 
   /** Takes what it may of one page of due entries; true when the pickup stopped there. */
@@ -514,7 +529,7 @@ function takeableFrom(
   const { cursor, consumer, record } = request;
   const taken: TakenEntry[] = [];
   const tally = new ByteTally(request.budget);
-  let heldBack = false;
+  let heldBack: MineLeft | undefined;
   for (const position of unacked) {
     const stored = entries.get(position.toString());
     if (!stored) {
@@ -528,8 +543,11 @@ function takeableFrom(
     ) {
       continue;
     }
-    if (request.left?.holdsBack(stored)) {
-      heldBack = true;
+    const waits = request.left?.holdsBack(stored);
+    if (waits) {
+      // Behind an entry this pickup left: look again at once; behind another member's held one:
+      // when something rings (its acknowledgement moves nothing here).
+      heldBack = heldBack === 'raced' || waits === 'behind' ? 'raced' : 'unseen';
       continue;
     }
     if (taken.length >= request.max) {
@@ -542,7 +560,7 @@ function takeableFrom(
     }
     taken.push({ position, entry: stored });
   }
-  return { taken, ...(heldBack ? { left: 'raced' as const } : {}), full: false };
+  return { taken, ...(heldBack ? { left: heldBack } : {}), full: false };
 }
 
 /**

@@ -8,7 +8,12 @@ import {
   type PartitionCursor,
 } from '../../../../shared/application/engine/engine-context.ts';
 import { foldStep } from '../../../../shared/application/engine/fold.ts';
-import { keySharedJoinMark, memberForKey } from '../../../../shared/application/engine/key-shared-routing.ts';
+import {
+  JOIN_PENDING_MS,
+  keySharedJoined,
+  keySharedJoinMark,
+  memberForKey,
+} from '../../../../shared/application/engine/key-shared-routing.ts';
 import { acknowledge } from '../../../../shared/application/engine/pending-acks.ts';
 import { releaseConsumerStep } from '../../../../shared/application/engine/release.ts';
 import { createSubscriptionCursor } from '../../../../shared/application/engine/subscription-cursor.ts';
@@ -278,6 +283,39 @@ describe('Key_Shared: per-key order per consumer', () => {
     expect(whileHeld).toEqual([]);
     expect(positionsOf(beforeMark)).toEqual([e2, e3]);
     expect(positionsOf(afterMark)).toEqual([e4, e5]);
+  });
+
+  it('a member joining: a receive whose member list lacks it hands nothing out until the subscribe has registered it', async () => {
+    const w = await world(['a', 'b']);
+    const k = keyMovingTo(w.members, { consumerId: 'c', joinedAfter: Position.of(0n, 0n) }, 'a');
+    const [e0, e1] = await w.publish([k, k]);
+    const joined: KeySharedMember = {
+      consumerId: 'c',
+      joinedAfter: await keySharedJoinMark(w.ctx, w.cursor, 'c'),
+    };
+    const withC = [...w.members, joined].sort((x, y) => (x.consumerId < y.consumerId ? -1 : 1));
+
+    const byStaleA = await w.receive('a'); // its member list was read before c registered
+    const byC = await w.receive('c', 10, withC);
+    await keySharedJoined(w.ctx, w.cursor, 'c');
+    const head = (await w.store.readHead(w.cursor.cursorId))?.head;
+
+    expect(byStaleA).toEqual([]);
+    expect(positionsOf(byC)).toEqual([e0, e1]);
+    expect(head?.joining).toBeUndefined();
+  });
+
+  it('a joining member that never registered holds receives back for JOIN_PENDING_MS at most', async () => {
+    const w = await world(['a']);
+    const [e0] = await w.publish([w.keyOf('a')]);
+    await keySharedJoinMark(w.ctx, w.cursor, 'died-subscribing');
+
+    const during = await w.receive('a');
+    w.clock.advance(JOIN_PENDING_MS + 1);
+    const after = await w.receive('a');
+
+    expect(during).toEqual([]);
+    expect(positionsOf(after)).toEqual([e0]);
   });
 
   it('a member that left: the member its keys move to gets what it held before any later message of those keys', async () => {

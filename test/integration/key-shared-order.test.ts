@@ -38,7 +38,8 @@ describe.concurrent('KeySharedSubscriptionTest', () => {
     }
     const received: TimedMessage[][] = members.map(() => []);
     const count = () => received.reduce((sum, list) => sum + list.length, 0);
-    const deadline = Date.now() + 30_000;
+    // 45 s: on a loaded machine (load average 21 on 2 cores) one run delivered 371 of 600 in 30 s.
+    const deadline = Date.now() + 45_000;
     await Promise.all(
       members.map(async (member, index) => {
         while (count() < total && Date.now() < deadline) {
@@ -91,7 +92,7 @@ describe.concurrent('KeySharedSubscriptionTest', () => {
       expect(n).toBeGreaterThanOrEqual(120);
       expect(n).toBeLessThanOrEqual(282);
     }
-  }, 60_000);
+  }, 90_000);
 
   it('300 messages over 10 keys: in order, and not all to one consumer', async ({ expect }) => {
     const { received, order } = await keySharedRun('kss10', 10, 300);
@@ -101,5 +102,5 @@ describe.concurrent('KeySharedSubscriptionTest', () => {
     expect(outOfOrder(received, order)).toEqual([]);
     expect(sharedKeys(received)).toEqual([]);
     expect(counts.filter((n) => n > 0).length).toBeGreaterThanOrEqual(2);
-  }, 60_000);
+  }, 90_000);
 });

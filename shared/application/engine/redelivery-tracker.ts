@@ -481,12 +481,11 @@ function chooseStretch(
       continue;
     }
     const looked = takeableFrom(request, positions, entries, segment.located.run.deliveries);
-    if (looked.taken.length > 0 || looked.full) {
-      chosen = segment;
-      result = looked;
-    } else if (looked.left) {
-      result = { ...result, left: looked.left };
-    }
+    const takes = looked.taken.length > 0 || looked.full;
+    // Entries of this member's held back in a stretch before the chosen one stay left too.
+    const left = result.left === 'raced' ? 'raced' : (looked.left ?? result.left);
+    result = { ...(takes ? looked : result), ...(left ? { left } : {}) };
+    if (takes) chosen = segment;
   }
   return { chosen: chosen ?? (due[0] as DueSegment), ...result, ...(leftAfter ? { left: 'raced' } : {}) };
 }

@@ -99,9 +99,12 @@ export interface PickUpResult {
  * stops (`full`) at the first redelivery the answer cannot carry, leaving it due. An entry past
  * maxRedeliverCount goes to the dead-letter producer; its refusal (DeadLetterRefusedError) ends
  * the pickup and is thrown only when nothing was taken before it, so a delivery recorded as held
- * is always returned. Cost: one Query (Key_Shared: up to KEY_SHARED_FURTHER_PAGES more past entries
- * due for other members), the pages of the runs (one read each), one write per run taken (head or
- * page), one tracker write per entry put or deleted.
+ * is always returned. On Key_Shared a member takes its own stretch of an entry behind another
+ * member's, and nothing of a key after an entry of that key it left in the tracker (I3, see
+ * KeysLeftBehind). Cost: one Query (Key_Shared: up to KEY_SHARED_FURTHER_PAGES more past entries
+ * due for other members), the pages of the runs (one read each), one entries Query per entry
+ * judged due, one write per run taken (head or page), one tracker write per entry put or deleted;
+ * a recently joined Key_Shared member also reads what the others hold (keysHeldByOthers).
  */
 export async function pickUpDue(ctx: EngineContext, request: PickUpRequest): Promise<PickUpResult> {
   return new TrackerPickup(ctx, request).run();

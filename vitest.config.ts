@@ -29,17 +29,6 @@ export default defineConfig({
         },
       },
       {
-        // Not in `npm test`: tests of known defects, failing now and then until fixed (see the file).
-        test: {
-          name: 'known-defects',
-          include: ['test/known-defects/**/*.test.ts'],
-          environment: 'node',
-          globalSetup: ['test/support/global-setup.ts'],
-          testTimeout: 60_000,
-          hookTimeout: 60_000,
-        },
-      },
-      {
         test: {
           name: 'infra',
           include: ['test/infra/**/*.test.ts'],

@@ -27,6 +27,13 @@ export interface DispatchHead {
   readonly replayFrom?: Position;
   /** Key_Shared: the due time of the last entries routed to another member (kept monotonic). */
   readonly routedAtMs?: number;
+  /**
+   * Key_Shared: a member joining now (its join mark was taken on this head), and since when. Until
+   * the subscribe has registered it and cleared this, a receive whose member list lacks it hands
+   * nothing out: its list was read before the member registered, and would give the new member's
+   * keys to the others (see engine/key-shared-routing.ts, joinPending).
+   */
+  readonly joining?: { readonly consumerId: string; readonly atMs: number };
   /** Exclusive/Failover: the last few replaced owners, whose calls are refused (I6). */
   readonly fenced?: readonly string[];
   /** A read-modify-write of the cursor in progress (an admin skip), until `untilMs`. */
@@ -106,6 +113,7 @@ interface EncodedHead {
   ow?: [string, number];
   rw?: string;
   ra?: number;
+  kj?: [string, number];
   fz?: string[];
   ls?: [string, number];
   rs?: [string, number];
@@ -180,6 +188,7 @@ export function encodeDispatchHead(head: DispatchHead): string {
   if (head.owner) encoded.ow = [head.owner.consumerId, head.owner.leaseUntilMs];
   if (head.replayFrom) encoded.rw = head.replayFrom.toString();
   if (head.routedAtMs !== undefined) encoded.ra = head.routedAtMs;
+  if (head.joining) encoded.kj = [head.joining.consumerId, head.joining.atMs];
   if (head.fenced && head.fenced.length > 0) encoded.fz = [...head.fenced];
   if (head.lease) encoded.ls = [head.lease.holder, head.lease.untilMs];
   if (head.resetting) encoded.rs = [head.resetting.end.toString(), head.resetting.untilMs];
@@ -199,6 +208,7 @@ export function decodeDispatchHead(text: string): DispatchHead {
     ...(encoded.ow ? { owner: { consumerId: encoded.ow[0], leaseUntilMs: encoded.ow[1] } } : {}),
     ...(encoded.rw !== undefined ? { replayFrom: Position.parseStored(encoded.rw) } : {}),
     ...(encoded.ra !== undefined ? { routedAtMs: encoded.ra } : {}),
+    ...(encoded.kj ? { joining: { consumerId: encoded.kj[0], atMs: encoded.kj[1] } } : {}),
     ...(encoded.fz ? { fenced: encoded.fz } : {}),
     ...(encoded.ls ? { lease: { holder: encoded.ls[0], untilMs: encoded.ls[1] } } : {}),
     ...(encoded.rs

@@ -7,7 +7,7 @@ import type { ConsumerPartition, ConsumerRecord } from '../../ports/consumer-reg
 import type { SubscriptionRecord } from '../../ports/topic-catalog.ts';
 import { claimOwnership } from '../engine/dispatcher.ts';
 import { cursorOf, engineOf } from '../engine/engine-ports.ts';
-import { keySharedJoinMark } from '../engine/key-shared-routing.ts';
+import { keySharedJoined, keySharedJoinMark } from '../engine/key-shared-routing.ts';
 import { createSubscriptionCursor } from '../engine/subscription-cursor.ts';
 import { markConsumerActive, markSubscriptionActive } from '../maintenance/activity.ts';
 import { requireConsumerRoom, requireSubscriptionRoom } from '../subscriptions/subscription-limits.ts';
@@ -90,6 +90,7 @@ export async function subscribeConsumer(
       initialPosition: 'Earliest',
     });
   }
+  const consumerId = ports.ids.newId();
   const joinedAfter: Record<string, string> = {};
   if (request.subscriptionType === 'Key_Shared') {
     for (const partition of partitions) {
@@ -98,10 +99,12 @@ export async function subscribeConsumer(
         cursorId: partition.cursorId,
         type: request.subscriptionType,
       };
-      joinedAfter[partition.cursorId] = (await keySharedJoinMark(engineOf(ports), cursor)).toString();
+      // Taken on the head it marks as joining: no receive gives this member's keys to others later.
+      joinedAfter[partition.cursorId] = (
+        await keySharedJoinMark(engineOf(ports), cursor, consumerId)
+      ).toString();
     }
   }
-  const consumerId = ports.ids.newId();
   const leaseMs = request.leaseMs ?? DEFAULT_CONSUMER_LEASE_MS;
   const consumer: ConsumerRecord = {
     consumerId,
@@ -137,6 +140,10 @@ export async function subscribeConsumer(
     consumerId,
     request.lambda ? Number.MAX_SAFE_INTEGER : now + leaseMs,
   );
+  if (request.subscriptionType === 'Key_Shared') {
+    for (const partition of partitions)
+      await keySharedJoined(engineOf(ports), cursorOf(consumer, partition), consumerId);
+  }
   return { consumerId };
 }
 

@@ -16,6 +16,7 @@ import {
   type PartitionCursor,
 } from './engine-context.ts';
 import { type ClaimOutcome, claimFirstDeliveries } from './first-deliveries.ts';
+import { joinPending } from './key-shared-routing.ts';
 import { type MineLeft, pickUpDue } from './redelivery-tracker.ts';
 import { replayStep } from './replay.ts';
 
@@ -161,6 +162,11 @@ class DispatchCall {
       const owned = await this.ownership(record, now);
       if (owned.kind === 'outcome') return owned.outcome;
       ownerChanges = owned.changes;
+    }
+    // Key_Shared: a member is joining that this receive's member list does not have yet (read
+    // before it registered): handing out now could give its keys to others after its join mark.
+    if (this.cursor.type === 'Key_Shared' && joinPending(record.head, this.request.members, now)) {
+      return this.waitForTracker('raced');
     }
     // During an Exclusive/Failover replay the tracker waits: the replay hands out, in order,
     // whatever the tracker would (held runs, released ones when due) before anything else.

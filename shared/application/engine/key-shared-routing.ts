@@ -1,5 +1,5 @@
 import type { DispatchHead } from '../../domain/dispatch-head.ts';
-import { NotFoundError } from '../../domain/errors.ts';
+import { NotFoundError, ServiceUnavailableError } from '../../domain/errors.ts';
 import { murmur3Hash31 } from '../../domain/murmur3.ts';
 import { Position } from '../../domain/position.ts';
 import type { StoredEntry } from '../../ports/ledger.ts';
@@ -78,14 +78,78 @@ export function routesTo(
 }
 
 /**
+ * How long a head's `joining` holds receives back at most: longer than a subscribe call runs, so
+ * only a subscribe that died between its join mark and its registration leaves one this long.
+ */
+export const JOIN_PENDING_MS = 30_000;
+
+/**
  * Where a member joining now starts being restricted (Pulsar's recently joined consumers): the
  * last entry dispatched before it joined, or mark-delete when nothing after it was dispatched.
  * Entries after it wait for this member until mark-delete reaches it.
+ * With `joining` (the new member's id), the mark is taken on the head it is written to as
+ * `joining`: a claim made on an earlier head fails its compare-and-set, and a receive whose member
+ * list lacks the member hands nothing out until the subscribe has registered it and called
+ * keySharedJoined (see joinPending), so no receive gives the member's keys to the others after its
+ * mark. Cost: the head (strong read), with `joining` one head write (retried on a conflict).
+ * @throws ServiceUnavailableError when the head kept changing under every attempt.
  */
-export async function keySharedJoinMark(ctx: EngineContext, cursor: PartitionCursor): Promise<Position> {
-  const record = await ctx.store.readHead(cursor.cursorId);
-  if (!record) throw new NotFoundError(`Cursor ${cursor.cursorId} not found`);
-  const { markDelete, readPosition } = record.head;
+export async function keySharedJoinMark(
+  ctx: EngineContext,
+  cursor: PartitionCursor,
+  joining?: string,
+): Promise<Position> {
+  for (let attempt = 0; attempt < 4 * ctx.limits.casAttempts; attempt++) {
+    const record = await ctx.store.readHead(cursor.cursorId);
+    if (!record) throw new NotFoundError(`Cursor ${cursor.cursorId} not found`);
+    const mark = await joinMarkOf(ctx, cursor, record.head);
+    if (joining === undefined) return mark;
+    const head = { ...record.head, joining: { consumerId: joining, atMs: ctx.clock.nowMs() } };
+    if ((await ctx.store.casHead(cursor.cursorId, record.version, head)).ok) return mark;
+    await ctx.pauseAfterConflict?.(attempt);
+  }
+  throw new ServiceUnavailableError(`Cursor ${cursor.cursorId} is too busy to join now; try again`);
+}
+
+/**
+ * The subscribe registered `consumerId`: the head no longer names it as joining. Best effort (a
+ * few attempts): a `joining` left behind stops holding receives back JOIN_PENDING_MS after it was
+ * written. Cost: the head (strong read), and one write when it still names the member.
+ */
+export async function keySharedJoined(
+  ctx: EngineContext,
+  cursor: PartitionCursor,
+  consumerId: string,
+): Promise<void> {
+  for (let attempt = 0; attempt < ctx.limits.casAttempts; attempt++) {
+    const record = await ctx.store.readHead(cursor.cursorId);
+    if (record?.head.joining?.consumerId !== consumerId) return;
+    const { joining: _done, ...head } = record.head;
+    if ((await ctx.store.casHead(cursor.cursorId, record.version, head)).ok) return;
+  }
+}
+
+/**
+ * Whether a receive with this member list must hand nothing out on `head` now: a member is joining
+ * (its join mark taken) that the list, read before it registered, does not have yet.
+ */
+export function joinPending(
+  head: DispatchHead,
+  members: readonly KeySharedMember[] | undefined,
+  nowMs: number,
+): boolean {
+  const joining = head.joining;
+  if (!joining || !members || nowMs - joining.atMs > JOIN_PENDING_MS) return false;
+  return !members.some((member) => member.consumerId === joining.consumerId);
+}
+
+/** The join mark on `head`: the last entry dispatched, or mark-delete when that is later. */
+async function joinMarkOf(
+  ctx: EngineContext,
+  cursor: PartitionCursor,
+  head: DispatchHead,
+): Promise<Position> {
+  const { markDelete, readPosition } = head;
   let before: Position | undefined;
   if (readPosition.entryId > 0n) {
     before = Position.of(readPosition.ledgerId, readPosition.entryId - 1n);

@@ -19,6 +19,8 @@ import type {
   KeySharedMember,
   PartitionCursor,
 } from './engine-context.ts';
+import { keysHeldByOthers, recentlyJoined } from './key-shared-draining.ts';
+import { KeysLeftBehind } from './key-shared-order.ts';
 import { routesTo } from './key-shared-routing.ts';
 import {
   isAcknowledged,
@@ -97,9 +99,12 @@ export interface PickUpResult {
  * stops (`full`) at the first redelivery the answer cannot carry, leaving it due. An entry past
  * maxRedeliverCount goes to the dead-letter producer; its refusal (DeadLetterRefusedError) ends
  * the pickup and is thrown only when nothing was taken before it, so a delivery recorded as held
- * is always returned. Cost: one Query (Key_Shared: up to KEY_SHARED_FURTHER_PAGES more past entries
- * due for other members), the pages of the runs (one read each), one write per run taken (head or
- * page), one tracker write per entry put or deleted.
+ * is always returned. On Key_Shared a member takes its own stretch of an entry behind another
+ * member's, and nothing of a key after an entry of that key it left in the tracker (I3, see
+ * KeysLeftBehind). Cost: one Query (Key_Shared: up to KEY_SHARED_FURTHER_PAGES more past entries
+ * due for other members), the pages of the runs (one read each), one entries Query per entry
+ * judged due, one write per run taken (head or page), one tracker write per entry put or deleted;
+ * a recently joined Key_Shared member also reads what the others hold (keysHeldByOthers).
  */
 export async function pickUpDue(ctx: EngineContext, request: PickUpRequest): Promise<PickUpResult> {
   return new TrackerPickup(ctx, request).run();
@@ -124,6 +129,8 @@ class TrackerPickup {
   private confirmed = false;
   private pages: PageMap = new Map();
   private readonly now: number;
+  /** Key_Shared: this member's keys left in the tracker by this pickup (none taken after them). */
+  private left: KeysLeftBehind | undefined;
 
   constructor(
     private readonly ctx: EngineContext,
@@ -138,6 +145,7 @@ class TrackerPickup {
     const { cursor } = request;
     const limit = Math.max(request.max, 10);
     let due = await ctx.store.dueTracker(cursor.cursorId, this.now, limit);
+    if (due.length > 0) this.left = await this.keysLeftBehind();
     if (due.length >= limit) this.allSettled = false;
     /** Key_Shared: further pages of due entries still to look through (see below). */
     let furtherPages = cursor.type === 'Key_Shared' ? KEY_SHARED_FURTHER_PAGES : 0;
@@ -166,6 +174,20 @@ class TrackerPickup {
       full: this.full,
       ...(cursor.type === 'Key_Shared' && this.mineLeft ? { mineLeft: this.mineLeft } : {}),
     };
+  }
+
+  /**
+   * Key_Shared: what keeps this member's entries in order in this pickup (see KeysLeftBehind); for
+   * a recently joined member, with the keys other members hold before its join mark.
+   */
+  private async keysLeftBehind(): Promise<KeysLeftBehind | undefined> {
+    const { cursor, members, consumer } = this.request;
+    if (cursor.type !== 'Key_Shared' || !members || !this.record) return undefined;
+    const joined = recentlyJoined(members, consumer.consumerId, this.record);
+    if (!joined) return new KeysLeftBehind();
+    const upTo = joined.joinedAfter;
+    const input = { cursor, record: this.record, consumerId: consumer.consumerId, upTo };
+    return new KeysLeftBehind({ upTo, heldByOthers: await keysHeldByOthers(this.ctx, input) });
   }
 
   /** Takes what it may of one page of due entries; true when the pickup stopped there. */
@@ -231,6 +253,7 @@ class TrackerPickup {
         entry,
         max: request.max - this.deliveries.length,
         nowMs: this.now,
+        ...(this.left ? { left: this.left } : {}),
         ...(request.budget ? { budget: budgetLeft(request.budget, this.deliveries) } : {}),
       });
     } catch (error) {
@@ -360,72 +383,161 @@ type TakeRequest = PickUpRequest & {
   readonly pages: PageMap;
   readonly entry: TrackerEntry;
   readonly nowMs: number;
+  /** Key_Shared: this member's keys the pickup left in the tracker so far (see KeysLeftBehind). */
+  readonly left?: KeysLeftBehind;
 };
+
+/** A due stretch of a tracker entry, with its run. */
+type DueSegment = TrackerSegment & { readonly located: LocatedRun };
 
 async function takeTrackerEntry(ctx: EngineContext, request: TakeRequest): Promise<TakeOutcome> {
   const { cursor, consumer, record, pages, entry, nowMs } = request;
   const segments = judgeTrackerEntry(record.head, pages, entry, nowMs);
-  const chosen = segments.find((segment) => segment.verdict === 'due');
-  if (!chosen?.located)
+  const due = segments.filter(
+    (segment): segment is DueSegment => segment.verdict === 'due' && !!segment.located,
+  );
+  const first = due[0];
+  if (!first)
     return segments.some((segment) => segment.verdict === 'pending')
       ? { kind: 'pending' }
       : { kind: 'stale' };
-  const { run } = chosen.located;
-  const slice = sliceRun(run, chosen.from, chosen.from + BigInt(chosen.n)) as DeliveryRun;
-  const unacked = runPositions(slice);
-  // What this entry still stands for beyond the stretch taken here keeps an entry of its own (its
-  // keys not read here: on Key_Shared a due one may be this member's).
-  const rest = segments.filter((segment) => segment !== chosen && segment.verdict !== 'stale');
-  const others: TrackerEntry[] = rest.map((segment) => ({
-    ...entry,
-    position: Position.of(entry.position.ledgerId, segment.from),
-    n: segment.n,
-  }));
-  const othersDue = rest.some((segment) => segment.verdict === 'due');
-  const entries = await readEntriesAt(ctx, unacked);
+  // Key_Shared reads every due stretch of the entry (still one Query: an entry lies in one ledger),
+  // so a member takes its own stretch behind another member's and knows the keys it leaves.
+  const entries = await readEntriesAt(ctx, (request.left ? due : [first]).flatMap(segmentPositions));
   const deadLetter = consumer.deadLetter;
-  if (deadLetter && run.deliveries > deadLetter.maxRedeliverCount) {
+  if (deadLetter && first.located.run.deliveries > deadLetter.maxRedeliverCount) {
     // Handed out again it would pass maxRedeliverCount: Pulsar's dead-letter producer takes it,
     // once, whatever the number of consumers racing for this entry (the step claims it first).
+    const unacked = segmentPositions(first);
     const stored = unacked.flatMap((position) => entries.get(position.toString()) ?? []);
     if (stored.length < unacked.length || stored.length === 0) return { kind: 'conflict' };
-    await ctx.store.putTracker(cursor.cursorId, others);
-    const step = { cursor, record, located: chosen.located, entries: stored, deadLetter };
+    await ctx.store.putTracker(cursor.cursorId, othersOf(segments, first, entry));
+    const step = { cursor, record, located: first.located, entries: stored, deadLetter };
     const done = await deadLetterEntries(ctx, step);
     if (done.kind === 'lost') return { kind: 'conflict' };
     return { kind: 'deadLettered', record: done.record };
   }
-  const { taken, left, full } = takeableFrom(request, unacked, entries, run.deliveries);
+  const { chosen, taken, left, full } = request.left
+    ? chooseStretch(request, due, entries)
+    : {
+        chosen: first,
+        ...takeableFrom(request, segmentPositions(first), entries, first.located.run.deliveries),
+      };
   if (taken.length === 0 && full) return { kind: 'full' };
-  // Other stretches of this entry get entries of their own, due now: a look again finds them.
-  const mineLeft: MineLeft | undefined = othersDue ? 'raced' : left;
+  // Other stretches of this entry get entries of their own, due now: a look again finds them. On
+  // Key_Shared, chooseStretch says whether any of them is this member's.
+  const othersDue = segments.some((segment) => segment !== chosen && segment.verdict === 'due');
+  const mineLeft: MineLeft | undefined = request.left ? left : othersDue ? 'raced' : left;
   const leftMine = mineLeft ? { mineLeft } : {};
   if (taken.length === 0) {
     return cursor.type === 'Key_Shared' ? { kind: 'notMine', ...leftMine } : { kind: 'conflict' };
   }
+  const slice = sliceRun(chosen.located.run, chosen.from, chosen.from + BigInt(chosen.n)) as DeliveryRun;
+  const others = othersOf(segments, chosen, entry);
   const held = await holdTaken(ctx, { request, located: chosen.located, slice, others, taken });
   return held.kind === 'taken' ? { ...held, ...leftMine, full } : held;
 }
 
+/** The positions of a stretch of a tracker entry (acknowledged ones make stretches of their own). */
+function segmentPositions(segment: TrackerSegment & { readonly located: LocatedRun }): Position[] {
+  const slice = sliceRun(segment.located.run, segment.from, segment.from + BigInt(segment.n));
+  return slice ? runPositions(slice) : [];
+}
+
+/**
+ * What the entry still stands for beyond the stretch `chosen`: tracker entries of their own, put
+ * before the stretch is taken (their keys are not read here: on Key_Shared a due one may be this
+ * member's).
+ */
+function othersOf(
+  segments: readonly TrackerSegment[],
+  chosen: TrackerSegment,
+  entry: TrackerEntry,
+): TrackerEntry[] {
+  return segments
+    .filter((segment) => segment !== chosen && segment.verdict !== 'stale')
+    .map((segment) => ({
+      ...entry,
+      position: Position.of(entry.position.ledgerId, segment.from),
+      n: segment.n,
+    }));
+}
+
+/**
+ * Key_Shared: the first due stretch of the entry that has something this member may take now, and
+ * what it takes of it; this member's entries in the stretches after it stay in the tracker (their
+ * keys are held back for the rest of the pickup, `left`: `raced`, they get entries of their own, due
+ * now). None has anything: the first stretch, nothing taken.
+ */
+function chooseStretch(
+  request: TakeRequest,
+  due: readonly DueSegment[],
+  entries: ReadonlyMap<string, StoredEntry>,
+): { chosen: DueSegment; taken: TakenEntry[]; left?: MineLeft; full: boolean } {
+  let chosen: DueSegment | undefined;
+  let result: { taken: TakenEntry[]; left?: MineLeft; full: boolean } = { taken: [], full: false };
+  let leftAfter = false;
+  for (const segment of due) {
+    const positions = segmentPositions(segment);
+    if (chosen) {
+      leftAfter = leaveMine(request, positions, entries) || leftAfter;
+      continue;
+    }
+    const looked = takeableFrom(request, positions, entries, segment.located.run.deliveries);
+    const takes = looked.taken.length > 0 || looked.full;
+    // Entries of this member's held back in a stretch before the chosen one stay left too.
+    const left = result.left === 'raced' ? 'raced' : (looked.left ?? result.left);
+    result = { ...(takes ? looked : result), ...(left ? { left } : {}) };
+    if (takes) chosen = segment;
+  }
+  return { chosen: chosen ?? (due[0] as DueSegment), ...result, ...(leftAfter ? { left: 'raced' } : {}) };
+}
+
+/** Notes this member's entries among `positions` as left in the tracker; true when it has any. */
+function leaveMine(
+  request: TakeRequest,
+  positions: readonly Position[],
+  entries: ReadonlyMap<string, StoredEntry>,
+): boolean {
+  const { left, members, consumer, record } = request;
+  if (!left || !members) return false;
+  let mine = false;
+  for (const position of positions) {
+    const stored = entries.get(position.toString());
+    if (!stored) left.leaveUnread();
+    else if (routesTo(members, consumer.consumerId, stored, record.head)) left.leave(stored);
+    else continue;
+    mine = true;
+  }
+  return mine;
+}
+
+type TakenEntry = { position: Position; entry: StoredEntry };
+
 /**
  * The unacknowledged positions of the run this call may take, in order, with their entries: on
- * Key_Shared those routed to this member (others' stay where they are, in the tracker), up to
- * the call's max. `left`: an entry this member may take was not taken: `unseen`, past the max;
- * `raced`, an entry not readable yet, after which nothing is taken (its key is not known).
- * `full`: it stopped at one the byte budget could not carry.
+ * Key_Shared those routed to this member and not held back behind an earlier entry of their key
+ * left in the tracker by this pickup (others' stay where they are, in the tracker), up to the
+ * call's max. `left`: an entry this member may take was not taken: `unseen`, past the max;
+ * `raced`, an entry not readable yet, after which nothing is taken (its key is not known), or one
+ * held back. `full`: it stopped at one the byte budget could not carry.
  */
 function takeableFrom(
   request: TakeRequest,
   unacked: readonly Position[],
   entries: ReadonlyMap<string, StoredEntry>,
   redeliveryCount: number,
-): { taken: { position: Position; entry: StoredEntry }[]; left?: MineLeft; full: boolean } {
+): { taken: TakenEntry[]; left?: MineLeft; full: boolean } {
   const { cursor, consumer, record } = request;
-  const taken: { position: Position; entry: StoredEntry }[] = [];
+  const taken: TakenEntry[] = [];
   const tally = new ByteTally(request.budget);
+  let heldBack: MineLeft | undefined;
   for (const position of unacked) {
     const stored = entries.get(position.toString());
-    if (!stored) return { taken, left: 'raced', full: false }; // not visible yet: take what comes before it
+    if (!stored) {
+      request.left?.leaveUnread();
+      return { taken, left: 'raced', full: false }; // not visible yet: take what comes before it
+    }
     if (
       cursor.type === 'Key_Shared' &&
       request.members &&
@@ -433,13 +545,24 @@ function takeableFrom(
     ) {
       continue;
     }
-    if (taken.length >= request.max) return { taken, left: 'unseen', full: false };
+    const waits = request.left?.holdsBack(stored);
+    if (waits) {
+      // Behind an entry this pickup left: look again at once; behind another member's held one:
+      // when something rings (its acknowledgement moves nothing here).
+      heldBack = heldBack === 'raced' || waits === 'behind' ? 'raced' : 'unseen';
+      continue;
+    }
+    if (taken.length >= request.max) {
+      request.left?.leave(stored);
+      return { taken, left: 'unseen', full: false };
+    }
     if (!tally.admits({ position, redeliveryCount, entry: stored })) {
+      request.left?.leave(stored);
       return { taken, left: 'unseen', full: true };
     }
     taken.push({ position, entry: stored });
   }
-  return { taken, full: false };
+  return { taken, ...(heldBack ? { left: heldBack } : {}), full: false };
 }
 
 /**
@@ -455,7 +578,7 @@ async function holdTaken(
     readonly located: LocatedRun;
     readonly slice: DeliveryRun;
     readonly others: readonly TrackerEntry[];
-    readonly taken: readonly { position: Position; entry: StoredEntry }[];
+    readonly taken: readonly TakenEntry[];
   },
 ): Promise<TakeOutcome> {
   const { request, taken } = input;

@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { DeliveryRun } from '../../../shared/domain/delivery-run.ts';
 import {
   type DispatchHead,
+  decodeDispatchHead,
+  encodeDispatchHead,
   markDeleteTo,
   newDispatchHead,
   resetOverdue,
@@ -62,5 +64,19 @@ describe('resetOverdue', () => {
     { resetting: { end: at('1:9'), untilMs: 5_000 }, nowMs: 9_000, overdue: true },
   ])('until $resetting.untilMs at $nowMs: $overdue', ({ resetting, nowMs, overdue }) => {
     expect(resetOverdue(resetting ? { ...head, resetting } : head, nowMs)).toBe(overdue);
+  });
+});
+
+describe('encodeDispatchHead / decodeDispatchHead', () => {
+  it('keeps a Key_Shared member joining, and leaves it out when there is none', () => {
+    const head: DispatchHead = {
+      ...newDispatchHead(at('1:4'), at('1:20')),
+      joining: { consumerId: 'c-1', atMs: 1_700_000_000_123 },
+    };
+    const { joining: _none, ...without } = head;
+
+    expect(decodeDispatchHead(encodeDispatchHead(head)).joining).toEqual(head.joining);
+    expect(encodeDispatchHead(without)).not.toContain('kj');
+    expect(decodeDispatchHead(encodeDispatchHead(without)).joining).toBeUndefined();
   });
 });

@@ -1,12 +1,9 @@
-// Known defects: tests of behaviour ackline promises and does not yet deliver every time. They
-// run with `npm run test:known-defects` (on the embedded stack, as the integration project), not in
-// `npm test`, until the defect is fixed; then they move back to test/integration/.
-//
-// Key_Shared per-key order over HTTP: with 3 members receiving concurrently, about half the runs of
-// "300 messages over 10 keys" (and some of 600 over 300 keys) hand a consumer a key's message after
-// a later one of the same key (the later ones were taken from the tracker while the earlier one's
-// tracker entry was not yet due to this member). The engine's unit tests and the simulation do
-// not reproduce it; see docs/design/invariants.md#known-gaps.
+// Key_Shared per-key order over HTTP (issue 21, criterion 6): with 3 members receiving
+// concurrently, no consumer gets a key's message after a later one of that key, each key goes to
+// one consumer, and 300 random keys spread 20% to 47% a member. Until issue 21's fix, about half
+// the runs of "300 messages over 10 keys" failed: a tracker pickup took one stretch of an entry and
+// went on to later entries, past this member's earlier messages left in the entry's other stretches
+// (test/unit/application/engine/key-shared-order.test.ts reproduces it over in-memory ports).
 import { randomBytes } from 'node:crypto';
 import { describe, it } from 'vitest';
 import { AdminApi, TopicRef } from '../support/admin-fixtures.ts';
@@ -41,7 +38,8 @@ describe.concurrent('KeySharedSubscriptionTest', () => {
     }
     const received: TimedMessage[][] = members.map(() => []);
     const count = () => received.reduce((sum, list) => sum + list.length, 0);
-    const deadline = Date.now() + 30_000;
+    // 45 s: on a loaded machine (load average 21 on 2 cores) one run delivered 371 of 600 in 30 s.
+    const deadline = Date.now() + 45_000;
     await Promise.all(
       members.map(async (member, index) => {
         while (count() < total && Date.now() < deadline) {
@@ -94,7 +92,7 @@ describe.concurrent('KeySharedSubscriptionTest', () => {
       expect(n).toBeGreaterThanOrEqual(120);
       expect(n).toBeLessThanOrEqual(282);
     }
-  }, 60_000);
+  }, 90_000);
 
   it('300 messages over 10 keys: in order, and not all to one consumer', async ({ expect }) => {
     const { received, order } = await keySharedRun('kss10', 10, 300);
@@ -104,5 +102,5 @@ describe.concurrent('KeySharedSubscriptionTest', () => {
     expect(outOfOrder(received, order)).toEqual([]);
     expect(sharedKeys(received)).toEqual([]);
     expect(counts.filter((n) => n > 0).length).toBeGreaterThanOrEqual(2);
-  }, 60_000);
+  }, 90_000);
 });

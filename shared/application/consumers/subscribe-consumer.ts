@@ -1,9 +1,9 @@
 import { SubscriptionAlreadyExistsError, TopicNotFoundError } from '../../domain/catalog-errors.ts';
-import { ConflictError } from '../../domain/errors.ts';
+import { ConflictError, ForbiddenError } from '../../domain/errors.ts';
 import { type InitialPosition, validateSubscriptionName } from '../../domain/subscription-name.ts';
 import { isCumulativeAckType, type SubscriptionType } from '../../domain/subscription-type.ts';
 import { TopicName } from '../../domain/topic-name.ts';
-import type { ConsumerPartition, ConsumerRecord } from '../../ports/consumer-registry.ts';
+import type { ConsumerPartition, ConsumerRecord, DeadLetterPolicy } from '../../ports/consumer-registry.ts';
 import type { SubscriptionRecord } from '../../ports/topic-catalog.ts';
 import { claimOwnership } from '../engine/dispatcher.ts';
 import { cursorOf, engineOf } from '../engine/engine-ports.ts';
@@ -41,7 +41,8 @@ export interface SubscribeRequest {
  *    second consumer on an Exclusive subscription whose owner is alive, and one more
  *    consumer on a subscription at maxConsumersPerSubscription; a new subscription on a
  *    topic at maxSubscriptionsPerTopic is refused (412).
- * 4. A dead-letter policy's initial subscription is created up front.
+ * 4. A dead-letter policy's initial subscription is created up front; with none named, ackline
+ *    creates one named after the consumer's subscription (see ensureDeadLetterSubscription).
  * 5. The consumer is recorded with its policy; its id is returned.
  */
 export async function subscribeConsumer(
@@ -81,15 +82,7 @@ export async function subscribeConsumer(
     cursorId: (subscriptions[index] as SubscriptionRecord).cursorId,
   }));
   const now = ports.clock.nowMs();
-  if (deadLetter?.initialSubscriptionName) {
-    const deadLetterTopic = TopicName.parse(deadLetter.deadLetterTopic);
-    await ensureTopic(ports, deadLetterTopic);
-    await ensureSubscription(ports, deadLetterTopic, {
-      name: deadLetter.initialSubscriptionName,
-      type: 'Shared',
-      initialPosition: 'Earliest',
-    });
-  }
+  if (deadLetter) await ensureDeadLetterSubscription(ports, caller, deadLetter, request.subscription);
   const joinedAfter: Record<string, string> = {};
   if (request.subscriptionType === 'Key_Shared') {
     for (const partition of partitions) {
@@ -138,6 +131,38 @@ export async function subscribeConsumer(
     request.lambda ? Number.MAX_SAFE_INTEGER : now + leaseMs,
   );
   return { consumerId };
+}
+
+/**
+ * The subscription that keeps a consumer's dead letters: the policy's initialSubscriptionName
+ * (Pulsar's; the caller must be allowed to consume there, checked above), else, a stated
+ * difference from Pulsar, one named after the consumer's own subscription, so that under the
+ * default retention (Pulsar's 0/0: entries go once every subscription acknowledged them, at once
+ * when there is none) dead letters are kept until someone reads them. The default one is only
+ * created when the caller may consume on the dead-letter topic: it never widens what a role may do.
+ * Both are Shared, at Earliest, on the topic (created if missing).
+ */
+export async function ensureDeadLetterSubscription(
+  ports: UseCasePorts,
+  caller: Principal,
+  deadLetter: DeadLetterPolicy,
+  subscription: string,
+): Promise<void> {
+  const deadLetterTopic = TopicName.parse(deadLetter.deadLetterTopic);
+  let name = deadLetter.initialSubscriptionName;
+  if (!name) {
+    try {
+      await requireAction(ports.permissions, caller, deadLetterTopic, ['consume']);
+    } catch (error) {
+      if (error instanceof ForbiddenError) return;
+      throw error;
+    }
+    name = subscription;
+    // One the application made there already, of any type, keeps them as well.
+    if (await ports.catalog.getSubscription(deadLetterTopic, name)) return;
+  }
+  await ensureTopic(ports, deadLetterTopic);
+  await ensureSubscription(ports, deadLetterTopic, { name, type: 'Shared', initialPosition: 'Earliest' });
 }
 
 /** A subscription to have on a partition: the one of that name, or a new one made with these. */

@@ -1,4 +1,4 @@
-import { keepsEverything, setsRetentionOrTTL } from '../../domain/policies.ts';
+import { DEFAULT_RETENTION, keepsEverything, setsRetentionOrTTL } from '../../domain/policies.ts';
 import type { Position } from '../../domain/position.ts';
 import { positionBefore } from '../../domain/position.ts';
 import { TopicName } from '../../domain/topic-name.ts';
@@ -15,7 +15,7 @@ import type { UseCasePorts } from '../use-case-ports.ts';
 export const TRIM_BATCHES_PER_RUN = 2_000;
 
 export interface PolicyRunSummary {
-  /** Partitions with a message TTL or a finite retention. */
+  /** Partitions with a message TTL or a retention that does not keep everything. */
   readonly partitions: number;
   /** Subscriptions whose mark-delete the message TTL moved. */
   readonly expiredCursors: number;
@@ -28,9 +28,11 @@ export interface PolicyRunSummary {
 
 /**
  * Maintenance's policy step (every run, after the fold): Pulsar's message TTL and retention on
- * every persistent partition whose topic or namespace sets them. Topics under no policy cost
- * nothing: the run lists the policies (one Query), then the topics of each namespace that sets one
- * and each topic that sets one, so its work follows the policies, not everything ever created.
+ * every persistent partition. Under the default retention (Pulsar's 0/0: what every subscription
+ * acknowledged goes, everything on a topic with no subscription) that is every persistent topic
+ * (one scan of the catalog); only a deployment whose default keeps everything (-1/-1) lists the
+ * policies instead (one Query), then the topics of each namespace and topic that sets one, so its
+ * work follows the policies, not everything ever created.
  * 1. Message TTL (Pulsar's PersistentMessageExpiryMonitor): the first entry published within the
  *    TTL is found once per partition (a binary search on publish times); every subscription's
  *    mark-delete moves forward to just before it (one head read, and a write when it moves).
@@ -94,8 +96,14 @@ export async function enforcePolicies(
   return { partitions, expiredCursors, trimmedEntries, trimmedBytes, deletedPages, failures };
 }
 
-/** The persistent topics a namespace or topic policy covers (each once). */
+/**
+ * The persistent topics a policy may apply to (each once): all of them unless the default
+ * retention keeps everything, else those a namespace or topic policy covers.
+ */
 async function topicsWithPolicies(ports: UseCasePorts): Promise<TopicRecord[]> {
+  if (!keepsEverything(ports.settings.defaultRetention ?? DEFAULT_RETENTION)) {
+    return (await ports.catalog.listAllTopics()).filter((record) => record.topic.isPersistent);
+  }
   const topics = new Map<string, TopicRecord>();
   for (const { scope, policies } of await ports.policies.list()) {
     if (!setsRetentionOrTTL(policies)) continue; // limits only: nothing for maintenance

@@ -1,5 +1,5 @@
 import { SubscriptionAlreadyExistsError, TopicNotFoundError } from '../../domain/catalog-errors.ts';
-import { ConflictError, ForbiddenError } from '../../domain/errors.ts';
+import { ConflictError, ForbiddenError, ValidationError } from '../../domain/errors.ts';
 import { type InitialPosition, validateSubscriptionName } from '../../domain/subscription-name.ts';
 import { isCumulativeAckType, type SubscriptionType } from '../../domain/subscription-type.ts';
 import { TopicName } from '../../domain/topic-name.ts';
@@ -42,7 +42,7 @@ export interface SubscribeRequest {
  *    consumer on a subscription at maxConsumersPerSubscription; a new subscription on a
  *    topic at maxSubscriptionsPerTopic is refused (412).
  * 4. A dead-letter policy's initial subscription is created up front; with none named, ackline
- *    creates one named after the consumer's subscription (see ensureDeadLetterSubscription).
+ *    creates `{subscription}-DLQ-sub` (see ensureDeadLetterSubscription).
  * 5. The consumer is recorded with its policy; its id is returned.
  */
 export async function subscribeConsumer(
@@ -62,6 +62,8 @@ export async function subscribeConsumer(
     await requireAction(ports.permissions, caller, deadLetterTopic, ['produce']);
     if (deadLetter.initialSubscriptionName) {
       await requireAction(ports.permissions, caller, deadLetterTopic, ['consume']);
+    } else {
+      defaultDeadLetterSubscription(request.subscription); // a name too long is refused before any write
     }
   }
   const record = await ensureTopic(ports, request.topic);
@@ -134,9 +136,26 @@ export async function subscribeConsumer(
 }
 
 /**
+ * The subscription ackline makes on a dead-letter topic when the policy names none:
+ * `{subscription}-DLQ-sub`, a name of its own, so that a reader subscribing there under the
+ * consumer's subscription name (Pulsar's tests do, Exclusive) finds it free. 400 when that name
+ * is not a valid one (too long): the policy must name its initialSubscriptionName then.
+ */
+export function defaultDeadLetterSubscription(subscription: string): string {
+  const name = `${subscription}-DLQ-sub`;
+  try {
+    return validateSubscriptionName(name);
+  } catch (error) {
+    throw new ValidationError(
+      `deadLetterPolicy: the default subscription on the dead-letter topic, ${name}, is not a valid name (${(error as Error).message}); name one with initialSubscriptionName`,
+    );
+  }
+}
+
+/**
  * The subscription that keeps a consumer's dead letters: the policy's initialSubscriptionName
  * (Pulsar's; the caller must be allowed to consume there, checked above), else, a stated
- * difference from Pulsar, one named after the consumer's own subscription, so that under the
+ * difference from Pulsar, `{subscription}-DLQ-sub` (defaultDeadLetterSubscription), so that under the
  * default retention (Pulsar's 0/0: entries go once every subscription acknowledged them, at once
  * when there is none) dead letters are kept until someone reads them. The default one is only
  * created when the caller may consume on the dead-letter topic: it never widens what a role may do.
@@ -157,7 +176,7 @@ export async function ensureDeadLetterSubscription(
       if (error instanceof ForbiddenError) return;
       throw error;
     }
-    name = subscription;
+    name = defaultDeadLetterSubscription(subscription);
     // One the application made there already, of any type, keeps them as well.
     if (await ports.catalog.getSubscription(deadLetterTopic, name)) return;
   }

@@ -3,6 +3,7 @@ import { subscribeConsumer } from '../../../../shared/application/consumers/subs
 import { createSubscription } from '../../../../shared/application/subscriptions/manage-subscriptions.ts';
 import type { Principal } from '../../../../shared/application/tenancy/principal.ts';
 import { createTopic } from '../../../../shared/application/topics/manage-topics.ts';
+import { MAX_SUBSCRIPTION_NAME_CHARS } from '../../../../shared/domain/name-limits.ts';
 import { TopicName } from '../../../../shared/domain/topic-name.ts';
 import { InMemoryConsumerRegistry } from '../../../support/in-memory-consumer-registry.ts';
 import { inMemoryPorts } from '../../../support/in-memory-ports.ts';
@@ -11,7 +12,7 @@ import { ManualClock } from '../../../support/manual-clock.ts';
 
 // Issue 22, criterion 6: under the default retention (Pulsar's 0/0) a dead-letter topic nobody
 // subscribed to would keep nothing, so ackline subscribes to the dead-letter topic by default: the
-// policy's initialSubscriptionName (Pulsar's), else one named after the consumer's subscription.
+// policy's initialSubscriptionName (Pulsar's), else {subscription}-DLQ-sub.
 
 const admin: Principal = { role: 'admin', superuser: true };
 const topic = TopicName.parse('persistent://public/default/orders');
@@ -37,10 +38,25 @@ function world() {
 }
 
 describe('the subscription that keeps dead letters', () => {
-  it('no initialSubscriptionName: a Shared subscription named after the consumer’s, on the dead-letter topic', async () => {
+  it('no initialSubscriptionName: a Shared subscription {subscription}-DLQ-sub on the dead-letter topic', async () => {
     const w = world();
     await w.subscribe(admin, {});
-    expect(await w.subscriptionsOf(defaultDeadLetterTopic)).toEqual([['sub', 'Shared']]);
+    expect(await w.subscriptionsOf(defaultDeadLetterTopic)).toEqual([['sub-DLQ-sub', 'Shared']]);
+  });
+
+  it('a subscription name whose default would be too long: 400 before any write, naming initialSubscriptionName', async () => {
+    const w = world();
+    const subscription = 'x'.repeat(MAX_SUBSCRIPTION_NAME_CHARS - 3);
+    await expect(
+      subscribeConsumer(w.ports, admin, {
+        topic,
+        subscription,
+        subscriptionType: 'Shared',
+        initialPosition: 'Earliest',
+        policy: { deadLetterPolicy: { maxRedeliverCount: 1 } },
+      }),
+    ).rejects.toThrow(/initialSubscriptionName/);
+    expect(await w.ports.catalog.getTopic(topic)).toBeUndefined();
   });
 
   it('initialSubscriptionName: that one and no other (Pulsar)', async () => {
@@ -57,12 +73,12 @@ describe('the subscription that keeps dead letters', () => {
     const w = world();
     await createTopic(w.ports, admin, defaultDeadLetterTopic, 0);
     await createSubscription(w.ports, admin, defaultDeadLetterTopic, {
-      name: 'sub',
+      name: 'sub-DLQ-sub',
       type: 'Exclusive',
       initialPosition: 'Earliest',
     });
     await w.subscribe(admin, {});
-    expect(await w.subscriptionsOf(defaultDeadLetterTopic)).toEqual([['sub', 'Exclusive']]);
+    expect(await w.subscriptionsOf(defaultDeadLetterTopic)).toEqual([['sub-DLQ-sub', 'Exclusive']]);
   });
 
   it('a role that may produce but not consume on the dead-letter topic subscribes; no default subscription is made', async () => {

@@ -65,6 +65,8 @@ export async function enforcePolicies(
           : Array.from({ length: record.partitions }, (_, index) => record.topic.partition(index));
       for (const partition of names) {
         partitions++;
+        // Nothing stored and no TTL: nothing to do (the common idle topic under the 0/0 default).
+        if (ttlSeconds <= 0 && !(await storesEntries(ports, partition))) continue;
         const subscriptions = await ports.catalog.listSubscriptions(partition);
         if (ttlSeconds > 0 && subscriptions.length > 0) {
           const nowMs = ports.clock.nowMs();
@@ -123,6 +125,12 @@ async function topicsWithPolicies(ports: UseCasePorts): Promise<TopicRecord[]> {
     }
   }
   return [...topics.values()];
+}
+
+/** Whether the partition holds an entry retention has not deleted (one read of its state). */
+async function storesEntries(ports: UseCasePorts, partition: TopicName): Promise<boolean> {
+  const state = await ports.ledger.state(partition);
+  return state !== undefined && state.msgInCounter - (state.entriesDeleted ?? 0) > 0;
 }
 
 async function trimPartition(

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalStatus } from '../../infra/local/start-local.ts';
 import { AdminApi, SUPERUSER_ROLE, TopicRef, tokenFor } from '../support/admin-fixtures.ts';
 import { ConsumerApi, payloads, sleep, type TestConsumer } from '../support/consumer-fixtures.ts';
+import { defaultDeadLetterTopic } from '../support/dead-letter-fixtures.ts';
 import {
   type EmbeddedProcess,
   startEmbeddedProcess,
@@ -227,5 +228,31 @@ describe('retention and message TTL, enforced by the embedded stack maintenance'
       numberOfEntries: 0,
       totalSize: 0,
     });
+  });
+  it('under the 0/0 default, the dead-letter subscription ackline makes keeps dead letters for a reader who comes later', async () => {
+    const topic = TopicRef.unique('default-retention-dlq');
+    const consumer = await consumers.subscribe(topic, 'sub', {
+      subscriptionType: 'Shared',
+      negativeAckRedeliveryDelayMs: 0,
+      deadLetterPolicy: { maxRedeliverCount: 1 },
+    });
+    opened.push(consumer);
+    const deadLetterTopic = defaultDeadLetterTopic(topic, 'sub');
+    expect(await admin.backlogs(deadLetterTopic)).toEqual({ 'sub-DLQ-sub': 0 });
+    await admin.produce(topic, [{ payload: 'poison' }]);
+    const deadline = Date.now() + 10_000;
+    while ((await admin.stats(deadLetterTopic)).msgInCounter < 1 && Date.now() < deadline) {
+      const batch = await consumer.receive(10, 1_000);
+      if (batch.length > 0) await consumer.nack(batch);
+    }
+    await afterMaintenance();
+
+    expect((await storage(deadLetterTopic)).numberOfEntries).toBe(1);
+    const reader = await consumers.subscribe(deadLetterTopic, 'late-reader', {
+      subscriptionType: 'Exclusive',
+      subscriptionInitialPosition: 'Earliest',
+    });
+    opened.push(reader);
+    expect(payloads(await reader.receiveN(1, 5_000))).toEqual(['poison']);
   });
 });

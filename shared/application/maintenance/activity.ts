@@ -1,3 +1,4 @@
+import { DEFAULT_RETENTION, keepsEverything } from '../../domain/policies.ts';
 import type { TopicName } from '../../domain/topic-name.ts';
 import type { IndexedSubscription } from '../../ports/activity-index.ts';
 import type { ConsumerRecord } from '../../ports/consumer-registry.ts';
@@ -50,8 +51,22 @@ export async function markConsumerActive(ports: UseCasePorts, consumer: Consumer
   }
 }
 
-/** {@link markActive} for every subscription of a partition (as this process knows them). */
+/**
+ * {@link markActive} for every subscription of a partition (as this process knows them). A
+ * partition with none is marked itself when the deployment's default retention deletes what was
+ * consumed (Pulsar's 0/0: with no subscription, everything): maintenance trims what activity
+ * marks, not every topic. At most once per MARK_EVERY_MS per partition and process.
+ */
 export async function markPartitionActive(ports: UseCasePorts, partition: TopicName): Promise<void> {
   const subscriptions = await ports.catalog.knownSubscriptions(partition);
   for (const subscription of subscriptions) await markSubscriptionActive(ports, partition, subscription);
+  if (subscriptions.length > 0) return;
+  if (keepsEverything(ports.settings.defaultRetention ?? DEFAULT_RETENTION)) return;
+  const now = ports.clock.nowMs();
+  // Cursor ids are base64url: a key with ':' never meets one.
+  const key = `partition:${partition.toString()}`;
+  const marks = ports.hints.activityMarks;
+  if ((marks.get(key) ?? Number.NEGATIVE_INFINITY) > now - MARK_EVERY_MS) return;
+  await ports.activity.markPartition(partition.toString(), now);
+  marks.set(key, now);
 }

@@ -105,6 +105,11 @@ export interface MaintenanceSummary {
   readonly left: number;
   /** Where the next run's fold starts; undefined when this run visited every subscription. */
   readonly resumeAfter?: string;
+  /**
+   * The topic partitions of the due subscriptions (each once): where acknowledgements or
+   * publishes happened since their last visit, so where retention may have something to delete.
+   */
+  readonly activePartitions: readonly string[];
 }
 
 /**
@@ -251,6 +256,7 @@ export async function maintainSubscriptions(
     failures,
     left: order.length - visited,
     ...(resumeAfter === undefined ? {} : { resumeAfter }),
+    activePartitions: [...new Set(all.map((at) => at.partition.toString()))],
   };
 }
 

@@ -44,8 +44,8 @@ function world() {
   });
   // As the maintenance handler: the fold first (it moves mark-delete over what was acknowledged).
   const run = async () => {
-    await maintainSubscriptions(ports, { deadlineMs: clock.nowMs() + 60_000 });
-    return enforcePolicies(ports, { deadlineMs: clock.nowMs() + 60_000 });
+    const { activePartitions } = await maintainSubscriptions(ports, { deadlineMs: clock.nowMs() + 60_000 });
+    return enforcePolicies(ports, { deadlineMs: clock.nowMs() + 60_000, activePartitions });
   };
   return { clock, ports, run };
 }
@@ -285,6 +285,38 @@ describe('retention', () => {
     });
     expect((await run()).trimmedEntries).toBe(3);
     expect((await getTopicStats(ports, admin, topic)).storageSize).toBe(0);
+  });
+
+  it('follows activity under the 0/0 default: settled topics cost no visit, a publish brings one back', async () => {
+    const { clock, ports, run } = world();
+    const topics = Array.from({ length: 20 }, (_, i) =>
+      TopicName.parse(`persistent://tenant/ns/active-${i}`),
+    );
+    for (const topic of topics) {
+      const consumerId = await sharedEarliestConsumer(ports, admin, topic);
+      await publishPayloads(ports, admin, topic, ['a', 'b']);
+      await consumeAll(ports, admin, consumerId);
+    }
+    const lonely = TopicName.parse('persistent://tenant/ns/lonely');
+    await publishPayloads(ports, admin, lonely, ['x', 'y']);
+
+    // Every partition had activity: each is visited and trimmed of what was consumed.
+    expect(await run()).toMatchObject({ partitions: 21, trimmedEntries: 42 });
+    // The consumers' leases lapse; their subscriptions settle, the lonely topic's mark goes.
+    clock.advance(2 * 60 * 60_000);
+    await run();
+    expect(await ports.activity.list()).toEqual([]);
+    expect(await ports.activity.listPartitions()).toEqual([]);
+    expect(await run()).toMatchObject({ partitions: 0, trimmedEntries: 0 });
+
+    await publishPayloads(ports, admin, lonely, ['z']);
+    await publishPayloads(ports, admin, topics[3] as TopicName, ['c']);
+    const summary = await run();
+    expect(summary.partitions).toBe(2);
+    // The lonely topic keeps nothing; the other keeps what its subscription has not consumed.
+    expect(summary.trimmedEntries).toBe(1);
+    expect((await getTopicStats(ports, admin, lonely)).storageSize).toBe(0);
+    expect((await getTopicStats(ports, admin, topics[3] as TopicName)).storageSize).toBe(1);
   });
 
   it('a deployment default of -1/-1 keeps everything nobody set a policy for', async () => {

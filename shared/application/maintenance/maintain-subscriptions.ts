@@ -10,7 +10,7 @@ import { doorbellOf } from '../consumers/doorbells.ts';
 import { engineOf } from '../engine/engine-ports.ts';
 import { foldStep } from '../engine/fold.ts';
 import type { UseCasePorts } from '../use-case-ports.ts';
-import { MARK_EVERY_MS } from './activity.ts';
+import { expandPartitionMarks, MARK_EVERY_MS } from './activity.ts';
 import { resumeStaleDeletions } from './deletion-jobs.ts';
 
 /** A due backlog entry waiting this long gets the subscription's doorbell rung by maintenance. */
@@ -263,7 +263,8 @@ export async function maintainSubscriptions(
 /**
  * Step 1: the subscriptions of the activity index, those due for a visit in key order. The first
  * run on a deployment older than the index enters every subscription of the catalog once (a
- * scan); later runs read the index only.
+ * scan); later runs read the index only, after entering the subscriptions of the partitions a
+ * publish marked as a whole (expandPartitionMarks).
  */
 async function indexedSubscriptions(
   ports: UseCasePorts,
@@ -290,6 +291,10 @@ async function indexedSubscriptions(
     }
     if (!failed && before()) await ports.activity.markSeeded();
   }
+  await expandPartitionMarks(ports, {
+    before,
+    onFailure: (partition, error) => fail({ step: 'listSubscriptions', target: partition, error }),
+  });
   const entries = await ports.activity.list();
   const now = ports.clock.nowMs();
   const due: SubscriptionAt[] = [];

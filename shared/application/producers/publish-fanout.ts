@@ -1,0 +1,134 @@
+import { TopicName } from '../../domain/topic-name.ts';
+import type { FanoutJob } from '../../ports/scheduler.ts';
+import type { SubscriptionRecord } from '../../ports/topic-catalog.ts';
+import { ringAll } from '../consumers/doorbells.ts';
+import { markSubscriptionActive } from '../maintenance/activity.ts';
+import type { UseCasePorts } from '../use-case-ports.ts';
+
+/**
+ * Rings a publish sends within its request at most, per partition: a partition whose
+ * subscriptions times distinct delivery seconds come to more gets one fan-out job instead, so
+ * the requests of a publish do not grow with its subscriptions or its delays.
+ */
+export const INLINE_RINGS = 10;
+/** Subscriptions one fan-out job rings; a partition with more is split into shard jobs run side by side. */
+export const FANOUT_CHUNK = 100;
+/** Rings (SendMessage) one fan-out job keeps in flight. */
+const RING_CONCURRENCY = 16;
+
+/**
+ * Publishing's second half: every subscription of the partition (listed again only when the
+ * subscriptions version the id allocation answered is new to this process) gets a ring now, and
+ * one at each delayed message's deliverAt (rounded up to the second, never early). A subscription
+ * announced later finds the entries anyway: dispatch reads the ledger from its read position.
+ * - Up to INLINE_RINGS rings (subscriptions times distinct seconds): sent here, as before; a due
+ *   time already reached rings with no delay.
+ * - More: one fan-out job on the scheduler's queue (runFanoutJob), which rings them off the
+ *   request path: one SendMessage for the publish, whatever the subscriptions and delays.
+ * Cost: at most INLINE_RINGS SendMessage (and as many activity marks, once a minute per process),
+ * or one; plus one subscription Query when the version changed. A failed ring or job is not the
+ * publish's failure (the entries are stored): a waiting receiver then wakes at its next poll, and
+ * maintenance rings a backlog its partition's activity mark names.
+ */
+export async function ringSubscriptions(
+  ports: UseCasePorts,
+  partition: TopicName,
+  subscriptionsVersion: string,
+  dueAtMs: readonly number[],
+): Promise<void> {
+  const subscriptions = await ports.catalog.subscriptionsAt(partition, subscriptionsVersion);
+  if (subscriptions.length === 0) return;
+  const dues = dueTimes(dueAtMs, ports.clock.nowMs());
+  if (subscriptions.length * dues.length <= INLINE_RINGS) {
+    await Promise.all(
+      subscriptions.map((subscription) => ringAndMark(ports, partition, subscription, dueAtMs)),
+    );
+    return;
+  }
+  const [first, ...later] = dues as [number, ...number[]];
+  await ports.scheduler
+    .schedule([
+      {
+        kind: 'fanout',
+        partition: partition.toString(),
+        subscriptionsVersion,
+        dueAtMs: first,
+        ...(later.length > 0 ? { laterDueAtMs: later } : {}),
+      },
+    ])
+    .catch(() => undefined);
+}
+
+/**
+ * The distinct times to ring at, ascending: `nowMs` for a due time already reached, else the due
+ * time rounded up to the second (SQS delays are whole seconds).
+ */
+export function dueTimes(dueAtMs: readonly number[], nowMs: number): number[] {
+  const times = new Set(dueAtMs.map((due) => (due <= nowMs ? nowMs : Math.ceil(due / 1000) * 1000)));
+  return [...times].sort((a, b) => a - b);
+}
+
+/**
+ * The scheduler's step for a fan-out job (due now): ring every subscription of the partition (a
+ * shard job: those of its shard) with no delay, marking each active; a job over more than
+ * FANOUT_CHUNK subscriptions schedules one shard job per chunk instead (one SendMessageBatch per
+ * ten), which the scheduler runs side by side. The whole-partition job then schedules itself at
+ * its next due time, carrying the ones after it. A subscription deleted meanwhile is skipped.
+ * Cost: one SendMessage per subscription per due time, on the scheduler, not on the publish.
+ */
+export async function runFanoutJob(ports: UseCasePorts, job: FanoutJob): Promise<void> {
+  const partition = TopicName.parse(job.partition);
+  const subscriptions = await ports.catalog.subscriptionsAt(partition, job.subscriptionsVersion);
+  const { shard, laterDueAtMs, ...whole } = job;
+  const now = ports.clock.nowMs();
+  if (!shard && subscriptions.length > FANOUT_CHUNK) {
+    const of = Math.ceil(subscriptions.length / FANOUT_CHUNK);
+    await ports.scheduler.schedule(
+      Array.from({ length: of }, (_, index) => ({ ...whole, dueAtMs: now, shard: { index, of } })),
+    );
+  } else {
+    const mine = shard
+      ? subscriptions.filter((subscription) => shardOf(subscription.cursorId, shard.of) === shard.index)
+      : subscriptions;
+    await forEachLimited(mine, RING_CONCURRENCY, (subscription) =>
+      ringAndMark(ports, partition, subscription, [now]),
+    );
+  }
+  const [next, ...after] = laterDueAtMs ?? [];
+  if (shard || next === undefined) return;
+  await ports.scheduler.schedule([
+    { ...whole, dueAtMs: next, ...(after.length > 0 ? { laterDueAtMs: after } : {}) },
+  ]);
+}
+
+/** The shard of a cursor id among `of`: FNV-1a of its UTF-16 code units. Pure and stable. */
+export function shardOf(cursorId: string, of: number): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < cursorId.length; i++) {
+    hash ^= cursorId.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash % of;
+}
+
+/** A ring at each due time and an activity mark; neither fails the caller (the publish is stored). */
+async function ringAndMark(
+  ports: UseCasePorts,
+  partition: TopicName,
+  subscription: Pick<SubscriptionRecord, 'name' | 'cursorId' | 'type'>,
+  dueAtMs: readonly number[],
+): Promise<void> {
+  await Promise.all([
+    ringAll(ports, subscription.cursorId, dueAtMs).catch(() => undefined),
+    // A lost mark waits for the next activity, as a lost ring does.
+    markSubscriptionActive(ports, partition, subscription).catch(() => undefined),
+  ]);
+}
+
+async function forEachLimited<T>(items: readonly T[], limit: number, each: (item: T) => Promise<void>) {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await each(items[next++] as T);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}

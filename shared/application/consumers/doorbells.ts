@@ -27,12 +27,12 @@ export async function ringAt(ports: UseCasePorts, cursorId: string, dueAtMs: num
 }
 
 /**
- * Rings once per distinct second among `dues` (the timers a step set); dues already reached ring
- * once, with no delay (rounding them up to the next second would wake the receiver up to a second
- * late).
+ * Rings once per distinct delay among `dues` (the timers a step set): a due time already reached
+ * rings with no delay, a later one after the whole seconds that reach it from now (so at most a
+ * second late, never early; dues within the same second from now share a ring).
  */
 export async function ringAll(ports: UseCasePorts, cursorId: string, dues: readonly number[]): Promise<void> {
   const now = ports.clock.nowMs();
-  const times = new Set(dues.map((due) => (due <= now ? now : Math.ceil(due / 1000) * 1000)));
-  await Promise.all([...times].map((time) => ringAt(ports, cursorId, time)));
+  const delays = new Set(dues.map((due) => Math.max(0, Math.ceil((due - now) / 1000))));
+  await Promise.all([...delays].map((delaySeconds) => ringAt(ports, cursorId, now + delaySeconds * 1000)));
 }

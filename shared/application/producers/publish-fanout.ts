@@ -38,14 +38,15 @@ export async function ringSubscriptions(
 ): Promise<void> {
   const subscriptions = await ports.catalog.subscriptionsAt(partition, subscriptionsVersion);
   if (subscriptions.length === 0) return;
-  const dues = dueTimes(dueAtMs, ports.clock.nowMs());
-  if (subscriptions.length * dues.length <= INLINE_RINGS) {
+  const now = ports.clock.nowMs();
+  const delays = new Set(dueAtMs.map((due) => Math.max(0, Math.ceil((due - now) / 1000))));
+  if (subscriptions.length * delays.size <= INLINE_RINGS) {
     await Promise.all(
       subscriptions.map((subscription) => ringAndMark(ports, partition, subscription, dueAtMs)),
     );
     return;
   }
-  const [first, ...later] = dues as [number, ...number[]];
+  const [first, ...later] = dueTimes(dueAtMs, now) as [number, ...number[]];
   await ports.scheduler
     .schedule([
       {
@@ -59,12 +60,17 @@ export async function ringSubscriptions(
     .catch(() => undefined);
 }
 
+/** Due times a fan-out job carries at most; past it they are rounded up to the second (never early). */
+const MAX_EXACT_DUES = 1_000;
+
 /**
- * The distinct times to ring at, ascending: `nowMs` for a due time already reached, else the due
- * time rounded up to the second (SQS delays are whole seconds).
+ * The distinct times a fan-out job rings at, ascending: `nowMs` for a due time already reached,
+ * else the due time itself (each hop of the job rounds up to the second from when it is sent).
  */
 export function dueTimes(dueAtMs: readonly number[], nowMs: number): number[] {
-  const times = new Set(dueAtMs.map((due) => (due <= nowMs ? nowMs : Math.ceil(due / 1000) * 1000)));
+  const exact = new Set(dueAtMs.map((due) => Math.max(nowMs, due)));
+  const times =
+    exact.size <= MAX_EXACT_DUES ? exact : new Set([...exact].map((due) => Math.ceil(due / 1000) * 1000));
   return [...times].sort((a, b) => a - b);
 }
 
@@ -94,8 +100,10 @@ export async function runFanoutJob(ports: UseCasePorts, job: FanoutJob): Promise
       ringAndMark(ports, partition, subscription, [now]),
     );
   }
-  const [next, ...after] = laterDueAtMs ?? [];
-  if (shard || next === undefined) return;
+  if (shard) return;
+  // Due times this ring already covered (reached by now) need no job of their own.
+  const [next, ...after] = (laterDueAtMs ?? []).filter((due) => due > now);
+  if (next === undefined) return;
   await ports.scheduler.schedule([
     { ...whole, dueAtMs: next, ...(after.length > 0 ? { laterDueAtMs: after } : {}) },
   ]);

@@ -114,8 +114,7 @@ function decodeDeadLetterJob(
 }
 
 function decodeFanoutJob(parsed: Record<string, unknown>, dueAtMs: number): FanoutJob {
-  const { partition, subscriptionsVersion, laterDueAtMs, shard } = parsed;
-  const later = laterDueAtMs === undefined ? [] : laterDueAtMs;
+  const { partition, subscriptionsVersion, shard } = parsed;
   const shardOk =
     shard === undefined ||
     (typeof shard === 'object' &&
@@ -124,13 +123,7 @@ function decodeFanoutJob(parsed: Record<string, unknown>, dueAtMs: number): Fano
       Number.isSafeInteger((shard as { index?: unknown }).index) &&
       (shard as { index: number }).index >= 0 &&
       (shard as { index: number }).index < (shard as { of: number }).of);
-  if (
-    typeof partition !== 'string' ||
-    typeof subscriptionsVersion !== 'string' ||
-    !Array.isArray(later) ||
-    !later.every((due) => typeof due === 'number' && Number.isFinite(due)) ||
-    !shardOk
-  ) {
+  if (typeof partition !== 'string' || typeof subscriptionsVersion !== 'string' || !shardOk) {
     throw new ValidationError('Scheduled fanout job is malformed');
   }
   TopicName.parse(partition);
@@ -140,7 +133,6 @@ function decodeFanoutJob(parsed: Record<string, unknown>, dueAtMs: number): Fano
     partition,
     subscriptionsVersion,
     dueAtMs,
-    ...(later.length > 0 ? { laterDueAtMs: later as number[] } : {}),
     ...(index !== undefined && of !== undefined ? { shard: { index, of } } : {}),
   };
 }

@@ -18,13 +18,15 @@ const RING_CONCURRENCY = 16;
 
 /**
  * Publishing's second half: every subscription of the partition (listed again only when the
- * subscriptions version the id allocation answered is new to this process) gets a ring now, and
- * one at each delayed message's deliverAt (rounded up to the second, never early). A subscription
- * announced later finds the entries anyway: dispatch reads the ledger from its read position.
- * - Up to INLINE_RINGS rings (subscriptions times distinct seconds): sent here, as before; a due
- *   time already reached rings with no delay.
- * - More: one fan-out job on the scheduler's queue (runFanoutJob), which rings them off the
- *   request path: one SendMessage for the publish, whatever the subscriptions and delays.
+ * subscriptions version the id allocation answered is new to this process) is rung so that a
+ * waiting receiver wakes. A subscription announced later finds the entries anyway: dispatch reads
+ * the ledger from its read position.
+ * - Up to INLINE_RINGS rings (subscriptions times distinct delivery seconds): sent here, now and
+ *   at each delayed message's deliverAt (at most a second late, never early), as before.
+ * - More: one fan-out job on the scheduler's queue (runFanoutJob) rings every subscription once,
+ *   off the request path: one SendMessage for the publish, whatever its subscriptions and delays.
+ *   The delayed messages need no ring of their own: the receiver the ring wakes dispatches, reads
+ *   them, and sets their timers itself (Dispatcher's `timers`, rung by receiveMessages).
  * Cost: at most INLINE_RINGS SendMessage (and as many activity marks, once a minute per process),
  * or one; plus one subscription Query when the version changed. A failed ring or job is not the
  * publish's failure (the entries are stored): a waiting receiver then wakes at its next poll, and
@@ -46,67 +48,40 @@ export async function ringSubscriptions(
     );
     return;
   }
-  const [first, ...later] = dueTimes(dueAtMs, now) as [number, ...number[]];
-  await ports.scheduler
-    .schedule([
-      {
-        kind: 'fanout',
-        partition: partition.toString(),
-        subscriptionsVersion,
-        dueAtMs: first,
-        ...(later.length > 0 ? { laterDueAtMs: later } : {}),
-      },
-    ])
-    .catch(() => undefined);
-}
-
-/** Due times a fan-out job carries at most; past it they are rounded up to the second (never early). */
-const MAX_EXACT_DUES = 1_000;
-
-/**
- * The distinct times a fan-out job rings at, ascending: `nowMs` for a due time already reached,
- * else the due time itself (each hop of the job rounds up to the second from when it is sent).
- */
-export function dueTimes(dueAtMs: readonly number[], nowMs: number): number[] {
-  const exact = new Set(dueAtMs.map((due) => Math.max(nowMs, due)));
-  const times =
-    exact.size <= MAX_EXACT_DUES ? exact : new Set([...exact].map((due) => Math.ceil(due / 1000) * 1000));
-  return [...times].sort((a, b) => a - b);
+  const job = {
+    kind: 'fanout',
+    partition: partition.toString(),
+    subscriptionsVersion,
+    dueAtMs: now,
+  } as const;
+  await ports.scheduler.schedule([job]).catch(() => undefined);
 }
 
 /**
  * The scheduler's step for a fan-out job (due now): ring every subscription of the partition (a
  * shard job: those of its shard) with no delay, marking each active; a job over more than
  * FANOUT_CHUNK subscriptions schedules one shard job per chunk instead (one SendMessageBatch per
- * ten), which the scheduler runs side by side. The whole-partition job then schedules itself at
- * its next due time, carrying the ones after it. A subscription deleted meanwhile is skipped.
- * Cost: one SendMessage per subscription per due time, on the scheduler, not on the publish.
+ * ten), which the scheduler runs side by side. A subscription deleted meanwhile is skipped.
+ * Cost: one SendMessage per subscription, on the scheduler, not on the publish.
  */
 export async function runFanoutJob(ports: UseCasePorts, job: FanoutJob): Promise<void> {
   const partition = TopicName.parse(job.partition);
   const subscriptions = await ports.catalog.subscriptionsAt(partition, job.subscriptionsVersion);
-  const { shard, laterDueAtMs, ...whole } = job;
   const now = ports.clock.nowMs();
+  const { shard } = job;
   if (!shard && subscriptions.length > FANOUT_CHUNK) {
     const of = Math.ceil(subscriptions.length / FANOUT_CHUNK);
     await ports.scheduler.schedule(
-      Array.from({ length: of }, (_, index) => ({ ...whole, dueAtMs: now, shard: { index, of } })),
+      Array.from({ length: of }, (_, index) => ({ ...job, dueAtMs: now, shard: { index, of } })),
     );
-  } else {
-    const mine = shard
-      ? subscriptions.filter((subscription) => shardOf(subscription.cursorId, shard.of) === shard.index)
-      : subscriptions;
-    await forEachLimited(mine, RING_CONCURRENCY, (subscription) =>
-      ringAndMark(ports, partition, subscription, [now]),
-    );
+    return;
   }
-  if (shard) return;
-  // Due times this ring already covered (reached by now) need no job of their own.
-  const [next, ...after] = (laterDueAtMs ?? []).filter((due) => due > now);
-  if (next === undefined) return;
-  await ports.scheduler.schedule([
-    { ...whole, dueAtMs: next, ...(after.length > 0 ? { laterDueAtMs: after } : {}) },
-  ]);
+  const mine = shard
+    ? subscriptions.filter((subscription) => shardOf(subscription.cursorId, shard.of) === shard.index)
+    : subscriptions;
+  await forEachLimited(mine, RING_CONCURRENCY, (subscription) =>
+    ringAndMark(ports, partition, subscription, [now]),
+  );
 }
 
 /** The shard of a cursor id among `of`: FNV-1a of its UTF-16 code units. Pure and stable. */

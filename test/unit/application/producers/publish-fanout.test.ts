@@ -2,6 +2,8 @@
 // publish makes do not grow with the partition's subscriptions or its distinct delays; the rings
 // still reach every subscription, now and at each delayed message's deliverAt, never early.
 import { describe, expect, it } from 'vitest';
+import { receiveMessages } from '../../../../shared/application/consumers/receive-messages.ts';
+import { subscribeConsumer } from '../../../../shared/application/consumers/subscribe-consumer.ts';
 import { maintainSubscriptions } from '../../../../shared/application/maintenance/maintain-subscriptions.ts';
 import { runScheduledJob } from '../../../../shared/application/maintenance/run-scheduled-job.ts';
 import { FANOUT_CHUNK, INLINE_RINGS } from '../../../../shared/application/producers/publish-fanout.ts';
@@ -85,6 +87,17 @@ function world() {
   return { clock, ports, rings, calls, runScheduler, activity };
 }
 
+async function subscribeTo(ports: UseCasePorts, topic: TopicName, subscription: string): Promise<string> {
+  const { consumerId } = await subscribeConsumer(ports, admin, {
+    topic,
+    subscription,
+    subscriptionType: 'Shared',
+    initialPosition: 'Earliest',
+    policy: {},
+  });
+  return consumerId;
+}
+
 async function subscriptions(ports: UseCasePorts, topic: TopicName, count: number): Promise<void> {
   await createTopic(ports, admin, topic, 0);
   for (let i = 0; i < count; i++) {
@@ -97,7 +110,7 @@ async function subscriptions(ports: UseCasePorts, topic: TopicName, count: numbe
 }
 
 describe('a publish rings every subscription with a bounded number of requests', () => {
-  it('250 subscriptions and 20 messages with 20 distinct delays: one scheduler message, no ring, one activity write', async () => {
+  it('250 subscriptions and 20 messages with 20 distinct delays: one scheduler message, no ring, one activity write; the fan-out rings each subscription once', async () => {
     const { clock, ports, rings, calls, runScheduler, activity } = world();
     const topic = TopicName.parse('persistent://tenant/ns/fan');
     await subscriptions(ports, topic, 250);
@@ -113,20 +126,24 @@ describe('a publish rings every subscription with a bounded number of requests',
     expect(calls).toEqual({ rings: 0, schedules: 1, activityWrites: 1 });
     expect(clock.nowMs()).toBe(T0);
     await runScheduler();
-    const byCursor = new Map<string, Ring[]>();
-    for (const ring of rings) byCursor.set(ring.cursorId, [...(byCursor.get(ring.cursorId) ?? []), ring]);
-    expect(byCursor.size).toBe(250);
-    for (const cursorRings of byCursor.values()) {
-      // One ring at each deliverAt (every message is delayed): never before it, at most a second
-      // (the scheduler's whole-second delay) and its pass after it.
-      expect(cursorRings).toHaveLength(20);
-      expect(cursorRings.every((ring) => ring.delaySeconds === 0)).toBe(true);
-      cursorRings.forEach((ring, i) => {
-        expect(ring.atMs).toBeGreaterThanOrEqual(deliverAt[i] as number);
-        expect(ring.atMs).toBeLessThan((deliverAt[i] as number) + 1_100);
-      });
-    }
-    expect(clock.nowMs()).toBeLessThan((deliverAt[19] as number) + 1_100);
+    // Every subscription rung once, with no delay, by the fan-out.
+    expect(rings).toHaveLength(250);
+    expect(new Set(rings.map((ring) => ring.cursorId)).size).toBe(250);
+    expect(rings.every((ring) => ring.delaySeconds === 0 && ring.atMs - T0 < 100)).toBe(true);
+
+    // The receiver it woke dispatches: nothing is due yet, and it sets a timer for each delayed
+    // message itself (never early, at most a second late), as for any delayed entry it reads.
+    rings.length = 0;
+    const consumerId = await subscribeTo(ports, topic, 's7');
+    expect(await receiveMessages(ports, admin, consumerId, { maxMessages: 100 })).toEqual([]);
+    const now = clock.nowMs();
+    const wakes = rings.map((ring) => ring.atMs + ring.delaySeconds * 1000).sort((x, y) => x - y);
+    expect(wakes).toHaveLength(20);
+    wakes.forEach((wake, i) => {
+      expect(wake).toBeGreaterThanOrEqual(deliverAt[i] as number);
+      expect(wake).toBeLessThan((deliverAt[i] as number) + 1_000);
+    });
+    expect(now).toBeLessThan(deliverAt[0] as number);
 
     // The partition was marked as a whole: maintenance enters its 250 subscriptions.
     expect(await activity.listPartitions()).toEqual([{ partition: topic.toString(), markedAtMs: T0 }]);

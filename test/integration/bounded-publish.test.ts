@@ -103,7 +103,8 @@ describe('a publish to a topic with 1,500 subscriptions', () => {
     // the stack, so it is bounded loosely (printed below).
     expect(again.ms).toBeLessThan(3_000);
     const nowWoke = await secondWait;
-    expect(nowWoke.value.map((m) => m.payload)).toEqual(['now']);
+    // With it, the delayed messages that fell due since the first receive (their timers woke it too).
+    expect(nowWoke.value.map((m) => m.payload)).toContain('now');
     const wakeMs = performance.now() - sentAt;
     console.log(
       `1,500 subscriptions: 20 delays published in ${Math.round(published.ms)} ms, one in ${Math.round(again.ms)} ms; ` +

@@ -114,6 +114,14 @@ export async function runAckHoles(stack: BenchStack, options: AckHolesOptions): 
 /** Publishes `count` one-byte messages in calls of 1,000; answers their ids in order. */
 async function publish(stack: BenchStack, count: number): Promise<string[]> {
   await stack.call('PUT', `/admin/v2${TOPIC_PATH}`, undefined, [204, 200]);
+  // Published before anyone subscribes: under the default retention (Pulsar's 0/0) maintenance
+  // would delete the entries while they are published, as Pulsar would. Keep them.
+  await stack.call(
+    'POST',
+    `/admin/v2${TOPIC_PATH}/retention`,
+    { retentionTimeInMinutes: -1, retentionSizeInMB: -1 },
+    [204],
+  );
   const calls = Math.ceil(count / 1000);
   const ids: string[][] = new Array(calls);
   const progress = new Progress('ack holes: publish', count);

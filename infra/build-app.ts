@@ -1,6 +1,7 @@
 import { App, CrossStackReferences, ReferenceStrength, RemovalPolicy } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { validStageName } from '../shared/config/resources.ts';
+import { validateRetention } from '../shared/domain/policies.ts';
 import { RECOMMENDED_RESERVED_CONCURRENCY } from './api-routes.ts';
 import type { TokenSecretReference } from './constructs/token-secret-access.ts';
 import { StatefulStack } from './stateful-stack.ts';
@@ -41,6 +42,8 @@ const removalPolicies: Readonly<Record<string, RemovalPolicy>> = {
  * - `ackline:removalPolicy` (retain | snapshot | destroy; retain by default):
  *   tables, queues and the generated token secret;
  * - `ackline:superuserRoles`, `ackline:maxEntriesPerLedger`, `ackline:auditRetentionDays` (30);
+ * - `ackline:defaultRetentionTimeInMinutes` and `ackline:defaultRetentionSizeInMB` (0 and 0,
+ *   Pulsar's): retention where no namespace or topic policy sets one (-1 and -1 keep everything);
  * - `ackline:maxUnackedPerConsumer` (50,000) and `ackline:maxUnackedPerSubscription` (200,000):
  *   Pulsar's maxUnackedMessagesPerConsumer and maxUnackedMessagesPerSubscription;
  * - the token secret's source, never its value: by default the stateful stack
@@ -138,6 +141,7 @@ export function buildApp(options: BuildAppOptions = {}): AcklineApp {
     ...(superuserRoles === undefined ? {} : { superuserRoles: String(superuserRoles) }),
     ...(maxEntriesPerLedger === undefined ? {} : { maxEntriesPerLedger: Number(maxEntriesPerLedger) }),
     ...(auditRetentionDays === undefined ? {} : { auditRetentionDays: Number(auditRetentionDays) }),
+    ...defaultRetentionFrom(app),
     ...unackedCaps,
     reservedConcurrency,
     ...(schedulerMaxConcurrency === undefined
@@ -154,6 +158,28 @@ export function buildApp(options: BuildAppOptions = {}): AcklineApp {
  * (`ackline:schedulerReservedConcurrency`, `ackline:maintenanceReservedConcurrency`) sets its value
  * either way (0: none).
  */
+/**
+ * `ackline:defaultRetentionTimeInMinutes` and `ackline:defaultRetentionSizeInMB` (Pulsar's broker
+ * settings): both or neither, validated as a retention policy; absent, the functions' 0/0 applies.
+ */
+function defaultRetentionFrom(app: App): {
+  defaultRetention?: { retentionTimeInMinutes: number; retentionSizeInMB: number };
+} {
+  const time: unknown = app.node.tryGetContext('ackline:defaultRetentionTimeInMinutes');
+  const size: unknown = app.node.tryGetContext('ackline:defaultRetentionSizeInMB');
+  if (time === undefined && size === undefined) return {};
+  if (time === undefined || size === undefined) {
+    throw new Error('ackline:defaultRetentionTimeInMinutes and ackline:defaultRetentionSizeInMB go together');
+  }
+  const retention = { retentionTimeInMinutes: Number(time), retentionSizeInMB: Number(size) };
+  try {
+    validateRetention(retention);
+  } catch (error) {
+    throw new Error(`ackline:defaultRetention*: ${(error as Error).message}`);
+  }
+  return { defaultRetention: retention };
+}
+
 function reservedConcurrencyFrom(app: App): Partial<Record<'scheduler' | 'maintenance', number>> {
   const reservedConcurrency: Partial<Record<'scheduler' | 'maintenance', number>> = booleanFrom(
     app,

@@ -63,6 +63,11 @@ export interface StatelessStackProps extends StackProps {
   readonly maxEntriesPerLedger?: number;
   /** ACKLINE_AUDIT_RETENTION_DAYS; the functions' default (30) applies when absent. */
   readonly auditRetentionDays?: number;
+  /**
+   * ACKLINE_DEFAULT_RETENTION_TIME_IN_MINUTES and ACKLINE_DEFAULT_RETENTION_SIZE_IN_MB: retention
+   * where no namespace or topic policy sets one; the functions' default (Pulsar's 0/0) applies when absent.
+   */
+  readonly defaultRetention?: { readonly retentionTimeInMinutes: number; readonly retentionSizeInMB: number };
   /** ACKLINE_MAX_UNACKED_PER_CONSUMER; the functions' default (50,000) applies when absent. */
   readonly maxUnackedPerConsumer?: number;
   /** ACKLINE_MAX_UNACKED_PER_SUBSCRIPTION; the functions' default (200,000) applies when absent. */
@@ -277,6 +282,11 @@ function functionEnvironments(
   }
   if (props.auditRetentionDays !== undefined) {
     dataEnvironment.ACKLINE_AUDIT_RETENTION_DAYS = String(props.auditRetentionDays);
+  }
+  if (props.defaultRetention !== undefined) {
+    const { retentionTimeInMinutes, retentionSizeInMB } = props.defaultRetention;
+    dataEnvironment.ACKLINE_DEFAULT_RETENTION_TIME_IN_MINUTES = String(retentionTimeInMinutes);
+    dataEnvironment.ACKLINE_DEFAULT_RETENTION_SIZE_IN_MB = String(retentionSizeInMB);
   }
   if (props.maxUnackedPerConsumer !== undefined) {
     dataEnvironment.ACKLINE_MAX_UNACKED_PER_CONSUMER = String(props.maxUnackedPerConsumer);

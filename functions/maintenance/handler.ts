@@ -65,6 +65,7 @@ export function makeHandler(deps: Dependencies, random: () => number = Math.rand
     resumeAfter = summary.resumeAfter;
     const policies = await enforcePolicies(ports, {
       deadlineMs,
+      activePartitions: summary.activePartitions,
       onFailure: (target, error) =>
         logger.error('maintenance step failed', {
           step: 'policies',

@@ -5,8 +5,9 @@
  *                     warned about: the admin API is then reachable from other machines
  *   ACKLINE_DATA_DIR  where dynalite keeps its data and the token secret (default ./.ackline)
  *   ACKLINE_METER=1   count AWS requests and invocations at GET /_local/usage (`npm run bench`)
- *   ACKLINE_LAMBDA_CONTAINERS=pool  run the API functions as Lambda does: a container per
- *                     concurrent request, each with its own memory (`npm run bench`)
+ *   ACKLINE_LAMBDA_CONTAINERS=one  one instance of each API function serves every request (its
+ *                     SDK clients' sockets shared); default `pool`: as Lambda does, a container
+ *                     per concurrent request, each with its own memory and SDK clients
  *   ACKLINE_MAINTENANCE_INTERVAL_MS  how often maintenance runs (default 60000, as on AWS)
  * GET /_local/status answers the state of start-up work (queue rebuilds) and of maintenance.
  */
@@ -55,7 +56,7 @@ try {
     host,
     dataDir,
     meter: process.env.ACKLINE_METER === '1',
-    lambdaContainers: process.env.ACKLINE_LAMBDA_CONTAINERS === 'pool' ? 'pool' : 'one',
+    lambdaContainers: process.env.ACKLINE_LAMBDA_CONTAINERS === 'one' ? 'one' : 'pool',
     ...(maintenanceIntervalMs !== undefined ? { maintenanceIntervalMs } : {}),
   });
   console.log(`ackline ready on ${local.url}`);

@@ -59,8 +59,10 @@ export interface LocalOptions {
   /** How start-up work that failed is retried in the background (default STARTUP_RETRY). */
   readonly startupRetry?: RetryPolicy;
   /**
-   * `pool`: the API functions run as Lambda runs them, one request at a time per container, a
-   * new container when all are busy (for the bench). Default `one`: one instance serves all.
+   * Default `pool`: the API functions run as Lambda runs them, one request at a time per container,
+   * a new container when all are busy, each with its own SDK clients and sockets, so requests one
+   * role holds (300 long polls) cannot queue another tenant's requests behind them (issue 22).
+   * `one`: one instance serves all (its SDK clients' 50 sockets shared by every request).
    */
   readonly lambdaContainers?: 'one' | 'pool';
 }
@@ -190,7 +192,7 @@ export async function startLocal(options: LocalOptions): Promise<RunningLocal> {
  * each), or a pool of containers built as each entry point builds its own (see lambdaPool).
  */
 function apiFunctions(containers: LocalOptions['lambdaContainers']) {
-  if (containers !== 'pool') return { 'admin-api': adminApi, 'data-api': dataApi };
+  if (containers === 'one') return { 'admin-api': adminApi, 'data-api': dataApi };
   const apiDependencies = (name: 'admin-api' | 'data-api') =>
     createDependencies(loadConfig(), name, { answersApiGateway: true });
   return {

@@ -171,7 +171,7 @@ export function createDependencies(
     sleep,
     engineLimits,
     ids: randomIds,
-    settings: { clusterName: config.clusterName },
+    settings: { clusterName: config.clusterName, defaultRetention: config.defaultRetention },
   };
   return { config, logger, metrics, ports, router: new RoundRobinRouter(randomBytes(2).readUInt16BE(0)) };
 }

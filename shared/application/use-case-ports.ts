@@ -1,3 +1,4 @@
+import type { RetentionPolicies } from '../domain/policies.ts';
 import type { RedeliveryBackoffRegistry } from '../domain/redelivery-backoff-registry.ts';
 import type { ActivityIndex } from '../ports/activity-index.ts';
 import type { AuditLog } from '../ports/audit-log.ts';
@@ -67,7 +68,11 @@ export interface UseCasePorts {
    */
   readonly hints: ContainerHints;
   readonly ids: IdGenerator;
-  readonly settings: { readonly clusterName: string };
+  readonly settings: {
+    readonly clusterName: string;
+    /** Retention where no topic or namespace policy sets one; default DEFAULT_RETENTION (Pulsar's 0/0). */
+    readonly defaultRetention?: RetentionPolicies;
+  };
   /** Optional: what the use cases count (delivered, acked, nacked, ...). */
   readonly counters?: Counters;
   /**

@@ -1,5 +1,6 @@
 import { DEFAULT_ENGINE_LIMITS } from '../application/engine/engine-context.ts';
 import { AcklineError } from '../domain/errors.ts';
+import { DEFAULT_RETENTION, type RetentionPolicies, validateRetention } from '../domain/policies.ts';
 import { DEFAULT_AUDIT_RETENTION_DAYS } from '../ports/audit-log.ts';
 import { catalogTable, cursorsTable, entriesTable, schedulerQueue } from './resources.ts';
 
@@ -29,6 +30,11 @@ export interface AcklineConfig {
    * through the scheduler; a smaller value makes those hops testable in seconds.
    */
   readonly maxDelaySeconds: number;
+  /**
+   * Retention where no namespace or topic policy sets one (ACKLINE_DEFAULT_RETENTION_TIME_IN_MINUTES
+   * and ACKLINE_DEFAULT_RETENTION_SIZE_IN_MB, Pulsar's broker settings; default 0 and 0).
+   */
+  readonly defaultRetention: RetentionPolicies;
   /** How long admin acknowledgement audit records are kept (ACKLINE_AUDIT_RETENTION_DAYS, default 30). */
   readonly auditRetentionDays: number;
   /**
@@ -75,6 +81,29 @@ function nonNegativeInteger(env: Env, name: string, fallback: number): number {
   return value;
 }
 
+/** Pulsar's defaultRetentionTimeInMinutes/defaultRetentionSizeInMB (integers >= -1, both 0 or neither). */
+function loadDefaultRetention(env: Env): RetentionPolicies {
+  const time = optional(
+    env,
+    'ACKLINE_DEFAULT_RETENTION_TIME_IN_MINUTES',
+    String(DEFAULT_RETENTION.retentionTimeInMinutes),
+  );
+  const size = optional(
+    env,
+    'ACKLINE_DEFAULT_RETENTION_SIZE_IN_MB',
+    String(DEFAULT_RETENTION.retentionSizeInMB),
+  );
+  const retention = { retentionTimeInMinutes: Number(time), retentionSizeInMB: Number(size) };
+  try {
+    validateRetention(retention);
+  } catch (error) {
+    throw new ConfigurationError(
+      `ACKLINE_DEFAULT_RETENTION_TIME_IN_MINUTES '${time}' and ACKLINE_DEFAULT_RETENTION_SIZE_IN_MB '${size}': ${(error as Error).message}`,
+    );
+  }
+  return retention;
+}
+
 export const DEFAULT_MAX_ENTRIES_PER_LEDGER = 50_000;
 /** SQS's limit on DelaySeconds. */
 export const SQS_MAX_DELAY_SECONDS = 900;
@@ -108,6 +137,7 @@ export function loadConfig(env: Env = process.env): AcklineConfig {
       positiveInteger(env, 'ACKLINE_MAX_DELAY_SECONDS', SQS_MAX_DELAY_SECONDS),
     ),
     auditRetentionDays: positiveInteger(env, 'ACKLINE_AUDIT_RETENTION_DAYS', DEFAULT_AUDIT_RETENTION_DAYS),
+    defaultRetention: loadDefaultRetention(env),
     maxUnackedPerConsumer: positiveInteger(
       env,
       'ACKLINE_MAX_UNACKED_PER_CONSUMER',

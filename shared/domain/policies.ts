@@ -37,11 +37,13 @@ export const DEFAULT_LIMITS: { readonly [K in LimitPolicy]: number } = {
 };
 
 /**
- * What applies when neither the topic nor its namespace sets retention: keep everything. Pulsar's
- * broker default is 0/0 (deleted once consumed); ackline keeps what it always kept until a policy
- * says otherwise, so upgrading deletes nothing.
+ * What applies when neither the topic nor its namespace sets retention: Pulsar's broker default,
+ * 0/0 (defaultRetentionTimeInMinutes, defaultRetentionSizeInMB): an entry goes once every
+ * subscription acknowledged it, and at once on a topic with no subscription at all (nothing is
+ * retained for nobody). A deployment sets another default (ACKLINE_DEFAULT_RETENTION_TIME_IN_MINUTES
+ * and ACKLINE_DEFAULT_RETENTION_SIZE_IN_MB; -1/-1 keeps everything, ackline's former default).
  */
-export const DEFAULT_RETENTION: RetentionPolicies = { retentionTimeInMinutes: -1, retentionSizeInMB: -1 };
+export const DEFAULT_RETENTION: RetentionPolicies = { retentionTimeInMinutes: 0, retentionSizeInMB: 0 };
 
 /** Pulsar's validation (412 with Pulsar's reasons). */
 export function validateRetention(value: RetentionPolicies): void {
@@ -85,13 +87,17 @@ export interface AppliedPolicies {
   readonly maxConsumersPerSubscription: number;
 }
 
-/** The policies in force on a topic: the topic's own, else its namespace's, else the defaults. */
+/**
+ * The policies in force on a topic: the topic's own, else its namespace's, else the defaults
+ * (`defaultRetention`: the deployment's, DEFAULT_RETENTION unless configured).
+ */
 export function appliedPolicies(
   topic: Policies | undefined,
   namespace: Policies | undefined,
+  defaultRetention: RetentionPolicies = DEFAULT_RETENTION,
 ): AppliedPolicies {
   return {
-    retention: topic?.retention ?? namespace?.retention ?? DEFAULT_RETENTION,
+    retention: topic?.retention ?? namespace?.retention ?? defaultRetention,
     messageTTLInSeconds: topic?.messageTTLInSeconds ?? namespace?.messageTTLInSeconds ?? 0,
     maxSubscriptionsPerTopic:
       topic?.maxSubscriptionsPerTopic ??

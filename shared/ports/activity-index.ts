@@ -21,6 +21,14 @@ export interface ActiveSubscription extends IndexedSubscription {
   readonly backlogDueSinceMs?: number;
 }
 
+/** A topic partition with no subscription that had publishes (retention has entries to delete). */
+export interface ActivePartition {
+  /** The topic partition (full name). */
+  readonly partition: string;
+  /** When a publish last marked it (epoch ms): removing it is conditional on this. */
+  readonly markedAtMs: number;
+}
+
 /**
  * The subscriptions that had activity (a publish, a subscribe, a consumer call, an admin
  * acknowledgement) since maintenance last found them settled. Maintenance reads this instead of
@@ -44,6 +52,16 @@ export interface ActivityIndex {
     markedAtMs: number,
     next: { readonly revisitAtMs: number; readonly backlogDueSinceMs?: number },
   ): Promise<void>;
+  /**
+   * Marks a partition that has no subscription (as the publishing process knows it) active now:
+   * under a retention that deletes what nobody subscribed to (Pulsar's 0/0 default), maintenance
+   * trims it. Cost: one write.
+   */
+  markPartition(partition: string, nowMs: number): Promise<void>;
+  /** Every partition mark. Cost on DynamoDB: one Query per shard of the partition marks (4). */
+  listPartitions(): Promise<ActivePartition[]>;
+  /** Removes the partition's mark unless a publish marked it again after `markedAtMs`. */
+  removePartition(partition: string, markedAtMs: number): Promise<void>;
   /** Whether every subscription that existed before the index was entered once (a one-time seeding). */
   seeded(): Promise<boolean>;
   markSeeded(): Promise<void>;

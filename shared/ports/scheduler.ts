@@ -43,7 +43,26 @@ export interface DeadLetterJob {
   readonly dueAtMs: number;
 }
 
-export type ScheduledJob = RingJob | ReleaseJob | PurgeJob | DeadLetterJob;
+/**
+ * A publish's rings, off its request path (a partition with more subscriptions, times distinct
+ * delivery seconds, than a publish rings itself): at `dueAtMs` (the publish), ring every
+ * subscription of `partition`. A woken receiver's dispatch reads the new entries and sets the
+ * timers of those delayed past now itself (as it does for any delayed entry it reads), so one
+ * ring per subscription serves every delay. With more than FANOUT_CHUNK subscriptions the job
+ * splits itself into `shard` jobs, each ringing the subscriptions whose cursor id hashes to its
+ * index (so a list that changes between the jobs loses no subscription present throughout).
+ */
+export interface FanoutJob {
+  readonly kind: 'fanout';
+  /** The topic partition (full name). */
+  readonly partition: string;
+  /** The subscriptions version the publish's id allocation answered (the list is read again when newer). */
+  readonly subscriptionsVersion: string;
+  readonly dueAtMs: number;
+  readonly shard?: { readonly index: number; readonly of: number };
+}
+
+export type ScheduledJob = RingJob | ReleaseJob | PurgeJob | DeadLetterJob | FanoutJob;
 
 /**
  * Every timing decision past what one SQS delay carries: jobs wait on the scheduler's delay queue,

@@ -1082,6 +1082,26 @@ describe('app', () => {
     expect(() => build({ 'ackline:maxUnackedPerConsumer': 0 })).toThrow(/ackline:maxUnackedPerConsumer/);
   });
 
+  it('passes the default retention from the context to the data functions (both or neither), and refuses a bad one', () => {
+    const built = build({
+      'ackline:defaultRetentionTimeInMinutes': -1,
+      'ackline:defaultRetentionSizeInMB': '-1',
+    });
+    const lambdas = resourcesOf(Template.fromStack(built.stateless), 'AWS::Lambda::Function');
+    const data = Object.entries(lambdas).filter(([id]) => !id.startsWith('Authorizer'));
+    expect(data.length).toBeGreaterThan(0);
+    for (const [, fn] of data) {
+      expect((fn.Properties?.Environment as { Variables: Record<string, unknown> }).Variables).toMatchObject({
+        ACKLINE_DEFAULT_RETENTION_TIME_IN_MINUTES: '-1',
+        ACKLINE_DEFAULT_RETENTION_SIZE_IN_MB: '-1',
+      });
+    }
+    expect(() => build({ 'ackline:defaultRetentionTimeInMinutes': 60 })).toThrow(/go together/);
+    expect(() =>
+      build({ 'ackline:defaultRetentionTimeInMinutes': 0, 'ackline:defaultRetentionSizeInMB': 10 }),
+    ).toThrow(/ackline:defaultRetention/);
+  });
+
   it.each([
     'Prod_1',
     'dev-',

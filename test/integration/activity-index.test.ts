@@ -76,6 +76,26 @@ describe.each(
     ]);
   });
 
+  it('marks partitions with no subscription apart, lists them, and removes one unless marked again', async () => {
+    const { index: activity } = index();
+    run += 1;
+    const names = Array.from({ length: 12 }, (_, i) => `persistent://public/default/run${run}-t${i}`);
+    for (const name of names) await activity.markPartition(name, T0);
+    await activity.markPartition(names[0] as string, T0 + 1);
+
+    await activity.removePartition(names[0] as string, T0);
+    await activity.removePartition(names[1] as string, T0);
+    const listed = (await activity.listPartitions()).filter((mark) => names.includes(mark.partition));
+
+    expect(listed).toEqual(
+      [names[0], ...names.slice(2)]
+        .sort()
+        .map((partition) => ({ partition, markedAtMs: partition === names[0] ? T0 + 1 : T0 })),
+    );
+    // Partition marks are not subscriptions: maintenance's visits never see them.
+    expect((await activity.list()).some((entry) => names.includes(entry.partition))).toBe(false);
+  });
+
   it('moves entries of the unsharded index into their shards, keeping the later mark', async () => {
     const { index: activity, client, catalogTable } = index();
     const [onlyLegacy, newerInShard, newerInLegacy] = cursorIds(3) as [string, string, string];

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalStatus } from '../../infra/local/start-local.ts';
 import { AdminApi, SUPERUSER_ROLE, TopicRef, tokenFor } from '../support/admin-fixtures.ts';
 import { ConsumerApi, payloads, sleep, type TestConsumer } from '../support/consumer-fixtures.ts';
+import { defaultDeadLetterTopic } from '../support/dead-letter-fixtures.ts';
 import {
   type EmbeddedProcess,
   startEmbeddedProcess,
@@ -94,6 +95,10 @@ describe('retention and message TTL, enforced by the embedded stack maintenance'
     await admin.createTopic(topic);
     await admin.createSubscription(topic, 'fast');
     await admin.createSubscription(topic, 'slow');
+    // Kept while the namespace's retention keeps everything (the default, 0/0, would not).
+    await admin.expectStatus(204, 'POST', `/admin/v2/namespaces/${topic.namespace.name}/retention`, {
+      body: { retentionTimeInMinutes: -1, retentionSizeInMB: -1 },
+    });
     const texts = Array.from({ length: 6 }, (_, i) => `${i}`.padEnd(100, '.')); // 100 bytes each
     await produceEach(topic, texts);
     const fast = await consumers.subscribe(topic, 'fast', { subscriptionType: 'Shared' });
@@ -172,6 +177,10 @@ describe('retention and message TTL, enforced by the embedded stack maintenance'
     const consumer = await consumers.subscribe(topic, 'sub', { subscriptionType: 'Shared' });
     opened.push(consumer);
     await admin.expectStatus(204, 'POST', `${topic.adminPath}/messageTTL?messageTTL=2`);
+    // Retention keeps everything here: what the TTL does alone (under 0/0 the expired would go too).
+    await admin.expectStatus(204, 'POST', `${topic.adminPath}/retention`, {
+      body: { retentionTimeInMinutes: -1, retentionSizeInMB: -1 },
+    });
     await admin.produceMany(topic, 3, 'old');
     expect((await admin.backlogs(topic)).sub).toBe(3);
 
@@ -179,7 +188,7 @@ describe('retention and message TTL, enforced by the embedded stack maintenance'
     await afterMaintenance();
     const stats = await admin.stats(topic);
     expect(stats.subscriptions.sub).toMatchObject({ msgBacklog: 0, unackedMessages: 0 });
-    // Expired is acknowledged, not deleted (no retention set: everything is kept).
+    // Expired is acknowledged, not deleted (retention -1/-1: everything is kept).
     expect((await storage(topic)).numberOfEntries).toBe(3);
 
     // A receive already waiting when a new message comes gets that one only.
@@ -187,5 +196,63 @@ describe('retention and message TTL, enforced by the embedded stack maintenance'
     await sleep(200);
     await admin.produceMany(topic, 1, 'new');
     expect(payloads(await waiting)).toEqual(['new0']);
+  });
+  it("no policy anywhere: Pulsar's 0/0, what every subscription acknowledged goes, and everything on a topic nobody subscribes to", async () => {
+    const topic = TopicRef.unique('default-retention');
+    await admin.createTopic(topic);
+    await admin.createSubscription(topic, 'sub');
+    const texts = Array.from({ length: 4 }, (_, i) => `${i}`.padEnd(100, '.'));
+    await produceEach(topic, texts);
+    expect((await admin.expectStatus(200, 'GET', `${topic.adminPath}/retention?applied=true`)).body).toEqual({
+      retentionTimeInMinutes: 0,
+      retentionSizeInMB: 0,
+    });
+    const consumer = await consumers.subscribe(topic, 'sub', { subscriptionType: 'Shared' });
+    opened.push(consumer);
+    await consumer.ack(await consumer.receiveN(1, 10_000));
+    await afterMaintenance();
+    expect(await storage(topic)).toEqual({
+      storageSize: 300,
+      msgInCounter: 4,
+      numberOfEntries: 3,
+      totalSize: 300,
+    });
+
+    const nobody = TopicRef.unique('default-retention-nosub');
+    await admin.createTopic(nobody);
+    await produceEach(nobody, texts);
+    await afterMaintenance();
+    expect(await storage(nobody)).toEqual({
+      storageSize: 0,
+      msgInCounter: 4,
+      numberOfEntries: 0,
+      totalSize: 0,
+    });
+  });
+  it('under the 0/0 default, the dead-letter subscription ackline makes keeps dead letters for a reader who comes later', async () => {
+    const topic = TopicRef.unique('default-retention-dlq');
+    const consumer = await consumers.subscribe(topic, 'sub', {
+      subscriptionType: 'Shared',
+      negativeAckRedeliveryDelayMs: 0,
+      deadLetterPolicy: { maxRedeliverCount: 1 },
+    });
+    opened.push(consumer);
+    const deadLetterTopic = defaultDeadLetterTopic(topic, 'sub');
+    expect(await admin.backlogs(deadLetterTopic)).toEqual({ 'sub-DLQ-sub': 0 });
+    await admin.produce(topic, [{ payload: 'poison' }]);
+    const deadline = Date.now() + 10_000;
+    while ((await admin.stats(deadLetterTopic)).msgInCounter < 1 && Date.now() < deadline) {
+      const batch = await consumer.receive(10, 1_000);
+      if (batch.length > 0) await consumer.nack(batch);
+    }
+    await afterMaintenance();
+
+    expect((await storage(deadLetterTopic)).numberOfEntries).toBe(1);
+    const reader = await consumers.subscribe(deadLetterTopic, 'late-reader', {
+      subscriptionType: 'Exclusive',
+      subscriptionInitialPosition: 'Earliest',
+    });
+    opened.push(reader);
+    expect(payloads(await reader.receiveN(1, 5_000))).toEqual(['poison']);
   });
 });

@@ -1,4 +1,5 @@
 import type {
+  ActivePartition,
   ActiveSubscription,
   ActivityIndex,
   IndexedSubscription,
@@ -7,7 +8,20 @@ import type {
 /** ActivityIndex in memory, with DynamoDbActivityIndex's semantics (entries by cursorId). Not persisted. */
 export class InMemoryActivityIndex implements ActivityIndex {
   readonly entries = new Map<string, ActiveSubscription>();
+  readonly partitions = new Map<string, number>();
   private isSeeded = false;
+
+  async markPartition(partition: string, nowMs: number): Promise<void> {
+    this.partitions.set(partition, nowMs);
+  }
+
+  async listPartitions(): Promise<ActivePartition[]> {
+    return [...this.partitions].sort().map(([partition, markedAtMs]) => ({ partition, markedAtMs }));
+  }
+
+  async removePartition(partition: string, markedAtMs: number): Promise<void> {
+    if (this.partitions.get(partition) === markedAtMs) this.partitions.delete(partition);
+  }
 
   async mark(subscription: IndexedSubscription, nowMs: number): Promise<void> {
     this.entries.set(subscription.cursorId, { ...subscription, markedAtMs: nowMs });

@@ -71,7 +71,23 @@ export const catalogKeys = {
     pk: activityShardKey(activityShard(cursorId)),
     sk: cursorId,
   }),
+  /** A partition with no subscription that had publishes: in one of PARTITION_ACTIVITY_SHARDS keys. */
+  partitionActivity: (partition: string): CatalogKey => ({
+    pk: partitionActivityShardKey(activityShard(partition) % PARTITION_ACTIVITY_SHARDS),
+    sk: partition,
+  }),
 } as const;
+
+/**
+ * Partitions of the partition marks (topics published to with no subscription). A process marks
+ * such a partition at most once a minute: four keys take 240,000 marks a minute.
+ */
+export const PARTITION_ACTIVITY_SHARDS = 4;
+
+/** `ACTP#0` to `ACTP#3`. */
+export function partitionActivityShardKey(shard: number): string {
+  return `ACTP#${shard}`;
+}
 
 /**
  * Partitions of the activity index. Every warm process marks each subscription it serves at most

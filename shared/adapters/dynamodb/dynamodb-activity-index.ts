@@ -7,13 +7,20 @@ import {
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import { parseSubscriptionType } from '../../domain/subscription-type.ts';
-import type { ActiveSubscription, ActivityIndex, IndexedSubscription } from '../../ports/activity-index.ts';
+import type {
+  ActivePartition,
+  ActiveSubscription,
+  ActivityIndex,
+  IndexedSubscription,
+} from '../../ports/activity-index.ts';
 import {
   ACTIVITY_SHARDS,
   activityShardKey,
   catalogKeys,
   itemKey,
   LEGACY_ACTIVITY_PK,
+  PARTITION_ACTIVITY_SHARDS,
+  partitionActivityShardKey,
 } from './catalog-keys.ts';
 import {
   forEachLimited,
@@ -42,6 +49,9 @@ const MOVE_CONCURRENCY = 8;
  * into its shard unless a later mark is there, then deleted from `ACT` unless marked again
  * meanwhile (by a process still running the older code; the next list moves it). So `list` reads
  * ACTIVITY_SHARDS + 1 partitions: one Query each while the index is under 1 MB a partition.
+ *
+ * Partitions published to with no subscription are marked apart (pk `ACTP#<shard>`, sk the
+ * partition, `m` marked at): retention trims them, and nothing else visits them.
  */
 export class DynamoDbActivityIndex implements ActivityIndex {
   constructor(
@@ -116,6 +126,29 @@ export class DynamoDbActivityIndex implements ActivityIndex {
     } catch (error) {
       if (!isConditionalCheckFailed(error)) throw error;
     }
+  }
+
+  async markPartition(partition: string, nowMs: number): Promise<void> {
+    await this.client.send(
+      new PutItemCommand({
+        TableName: this.tableName,
+        Item: { ...itemKey(catalogKeys.partitionActivity(partition)), m: N(nowMs) },
+      }),
+    );
+  }
+
+  async listPartitions(): Promise<ActivePartition[]> {
+    const shards = Array.from({ length: PARTITION_ACTIVITY_SHARDS }, (_, shard) =>
+      partitionActivityShardKey(shard),
+    );
+    const items = (await Promise.all(shards.map((pk) => this.entries(pk)))).flat();
+    return items
+      .map((item) => ({ partition: str(item, 'sk') as string, markedAtMs: num(item, 'm') ?? 0 }))
+      .sort((a, b) => (a.partition < b.partition ? -1 : a.partition > b.partition ? 1 : 0));
+  }
+
+  async removePartition(partition: string, markedAtMs: number): Promise<void> {
+    await this.deleteIfMarked(itemKey(catalogKeys.partitionActivity(partition)), N(markedAtMs));
   }
 
   async remove(cursorId: string, markedAtMs: number): Promise<void> {

@@ -3,7 +3,7 @@ import { ValidationError } from '../../domain/errors.ts';
 import { Position } from '../../domain/position.ts';
 import { TopicName } from '../../domain/topic-name.ts';
 import type { Clock } from '../../ports/clock.ts';
-import type { DeadLetterJob, ScheduledJob, Scheduler } from '../../ports/scheduler.ts';
+import type { DeadLetterJob, FanoutJob, ScheduledJob, Scheduler } from '../../ports/scheduler.ts';
 import { sendInBatches } from './send-in-batches.ts';
 import { sqsMessageBody } from './sqs-message-body.ts';
 
@@ -62,6 +62,7 @@ export function decodeJob(body: string): ScheduledJob {
     }
     return { kind, jobId, dueAtMs };
   }
+  if (kind === 'fanout') return decodeFanoutJob(parsed, dueAtMs);
   if (typeof cursorId !== 'string' || cursorId.length === 0) {
     throw new ValidationError('Scheduled job is malformed');
   }
@@ -109,5 +110,29 @@ function decodeDeadLetterJob(
     n: n as number,
     deliveries: deliveries as number,
     dueAtMs,
+  };
+}
+
+function decodeFanoutJob(parsed: Record<string, unknown>, dueAtMs: number): FanoutJob {
+  const { partition, subscriptionsVersion, shard } = parsed;
+  const shardOk =
+    shard === undefined ||
+    (typeof shard === 'object' &&
+      shard !== null &&
+      Number.isSafeInteger((shard as { of?: unknown }).of) &&
+      Number.isSafeInteger((shard as { index?: unknown }).index) &&
+      (shard as { index: number }).index >= 0 &&
+      (shard as { index: number }).index < (shard as { of: number }).of);
+  if (typeof partition !== 'string' || typeof subscriptionsVersion !== 'string' || !shardOk) {
+    throw new ValidationError('Scheduled fanout job is malformed');
+  }
+  TopicName.parse(partition);
+  const { index, of } = (shard ?? {}) as { index?: number; of?: number };
+  return {
+    kind: 'fanout',
+    partition,
+    subscriptionsVersion,
+    dueAtMs,
+    ...(index !== undefined && of !== undefined ? { shard: { index, of } } : {}),
   };
 }

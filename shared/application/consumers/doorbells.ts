@@ -1,7 +1,5 @@
 import { NotFoundError } from '../../domain/errors.ts';
-import type { TopicName } from '../../domain/topic-name.ts';
 import type { SubscriptionQueue } from '../../ports/delivery-queue.ts';
-import { markSubscriptionActive } from '../maintenance/activity.ts';
 import type { UseCasePorts } from '../use-case-ports.ts';
 
 /** A subscription's doorbell queue (standard SQS: rings carry nothing, order does not matter). */
@@ -28,34 +26,13 @@ export async function ringAt(ports: UseCasePorts, cursorId: string, dueAtMs: num
   await ports.scheduler.schedule([{ kind: 'ring', cursorId, dueAtMs }]);
 }
 
-/** Rings once per distinct second among `dues` (the timers a step set). */
-export async function ringAll(ports: UseCasePorts, cursorId: string, dues: readonly number[]): Promise<void> {
-  const seconds = new Set(dues.map((due) => Math.ceil(due / 1000)));
-  await Promise.all([...seconds].map((second) => ringAt(ports, cursorId, second * 1000)));
-}
-
 /**
- * Publishing's second half: every subscription of the partition (those announced at or before
- * `subscriptionsVersion`, read with the ids; listed again only when it is new to this process)
- * gets a ring now, and one at each delayed message's deliverAt. A subscription announced later
- * finds the entries anyway: dispatch reads the ledger from its read position.
- * Cost: one SendMessage per subscription (plus one per distinct deliverAt second), and an activity
- * mark per subscription at most once a minute per process.
+ * Rings once per distinct delay among `dues` (the timers a step set): a due time already reached
+ * rings with no delay, a later one after the whole seconds that reach it from now (so at most a
+ * second late, never early; dues within the same second from now share a ring).
  */
-export async function ringSubscriptions(
-  ports: UseCasePorts,
-  partition: TopicName,
-  subscriptionsVersion: string,
-  dueAtMs: readonly number[],
-): Promise<void> {
-  const subscriptions = await ports.catalog.subscriptionsAt(partition, subscriptionsVersion);
-  await Promise.all(
-    subscriptions.map((subscription) =>
-      Promise.all([
-        ringAll(ports, subscription.cursorId, dueAtMs).catch(() => undefined),
-        // The publish is stored: a lost mark waits for the next activity, as a lost ring does.
-        markSubscriptionActive(ports, partition, subscription).catch(() => undefined),
-      ]),
-    ),
-  );
+export async function ringAll(ports: UseCasePorts, cursorId: string, dues: readonly number[]): Promise<void> {
+  const now = ports.clock.nowMs();
+  const delays = new Set(dues.map((due) => Math.max(0, Math.ceil((due - now) / 1000))));
+  await Promise.all([...delays].map((delaySeconds) => ringAt(ports, cursorId, now + delaySeconds * 1000)));
 }

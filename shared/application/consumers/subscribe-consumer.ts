@@ -1,9 +1,9 @@
 import { SubscriptionAlreadyExistsError, TopicNotFoundError } from '../../domain/catalog-errors.ts';
-import { ConflictError } from '../../domain/errors.ts';
+import { ConflictError, ForbiddenError, ValidationError } from '../../domain/errors.ts';
 import { type InitialPosition, validateSubscriptionName } from '../../domain/subscription-name.ts';
 import { isCumulativeAckType, type SubscriptionType } from '../../domain/subscription-type.ts';
 import { TopicName } from '../../domain/topic-name.ts';
-import type { ConsumerPartition, ConsumerRecord } from '../../ports/consumer-registry.ts';
+import type { ConsumerPartition, ConsumerRecord, DeadLetterPolicy } from '../../ports/consumer-registry.ts';
 import type { SubscriptionRecord } from '../../ports/topic-catalog.ts';
 import { claimOwnership } from '../engine/dispatcher.ts';
 import { cursorOf, engineOf } from '../engine/engine-ports.ts';
@@ -41,7 +41,8 @@ export interface SubscribeRequest {
  *    second consumer on an Exclusive subscription whose owner is alive, and one more
  *    consumer on a subscription at maxConsumersPerSubscription; a new subscription on a
  *    topic at maxSubscriptionsPerTopic is refused (412).
- * 4. A dead-letter policy's initial subscription is created up front.
+ * 4. A dead-letter policy's initial subscription is created up front; with none named, ackline
+ *    creates `{subscription}-DLQ-sub` (see ensureDeadLetterSubscription).
  * 5. The consumer is recorded with its policy; its id is returned.
  */
 export async function subscribeConsumer(
@@ -61,6 +62,8 @@ export async function subscribeConsumer(
     await requireAction(ports.permissions, caller, deadLetterTopic, ['produce']);
     if (deadLetter.initialSubscriptionName) {
       await requireAction(ports.permissions, caller, deadLetterTopic, ['consume']);
+    } else {
+      defaultDeadLetterSubscription(request.subscription); // a name too long is refused before any write
     }
   }
   const record = await ensureTopic(ports, request.topic);
@@ -81,15 +84,7 @@ export async function subscribeConsumer(
     cursorId: (subscriptions[index] as SubscriptionRecord).cursorId,
   }));
   const now = ports.clock.nowMs();
-  if (deadLetter?.initialSubscriptionName) {
-    const deadLetterTopic = TopicName.parse(deadLetter.deadLetterTopic);
-    await ensureTopic(ports, deadLetterTopic);
-    await ensureSubscription(ports, deadLetterTopic, {
-      name: deadLetter.initialSubscriptionName,
-      type: 'Shared',
-      initialPosition: 'Earliest',
-    });
-  }
+  if (deadLetter) await ensureDeadLetterSubscription(ports, caller, deadLetter, request.subscription);
   const consumerId = ports.ids.newId();
   const joinedAfter: Record<string, string> = {};
   if (request.subscriptionType === 'Key_Shared') {
@@ -145,6 +140,55 @@ export async function subscribeConsumer(
       await keySharedJoined(engineOf(ports), cursorOf(consumer, partition), consumerId);
   }
   return { consumerId };
+}
+
+/**
+ * The subscription ackline makes on a dead-letter topic when the policy names none:
+ * `{subscription}-DLQ-sub`, a name of its own, so that a reader subscribing there under the
+ * consumer's subscription name (Pulsar's tests do, Exclusive) finds it free. 400 when that name
+ * is not a valid one (too long): the policy must name its initialSubscriptionName then.
+ */
+export function defaultDeadLetterSubscription(subscription: string): string {
+  const name = `${subscription}-DLQ-sub`;
+  try {
+    return validateSubscriptionName(name);
+  } catch (error) {
+    throw new ValidationError(
+      `deadLetterPolicy: the default subscription on the dead-letter topic, ${name}, is not a valid name (${(error as Error).message}); name one with initialSubscriptionName`,
+    );
+  }
+}
+
+/**
+ * The subscription that keeps a consumer's dead letters: the policy's initialSubscriptionName
+ * (Pulsar's; the caller must be allowed to consume there, checked above), else, a stated
+ * difference from Pulsar, `{subscription}-DLQ-sub` (defaultDeadLetterSubscription), so that under the
+ * default retention (Pulsar's 0/0: entries go once every subscription acknowledged them, at once
+ * when there is none) dead letters are kept until someone reads them. The default one is only
+ * created when the caller may consume on the dead-letter topic: it never widens what a role may do.
+ * Both are Shared, at Earliest, on the topic (created if missing).
+ */
+export async function ensureDeadLetterSubscription(
+  ports: UseCasePorts,
+  caller: Principal,
+  deadLetter: DeadLetterPolicy,
+  subscription: string,
+): Promise<void> {
+  const deadLetterTopic = TopicName.parse(deadLetter.deadLetterTopic);
+  let name = deadLetter.initialSubscriptionName;
+  if (!name) {
+    try {
+      await requireAction(ports.permissions, caller, deadLetterTopic, ['consume']);
+    } catch (error) {
+      if (error instanceof ForbiddenError) return;
+      throw error;
+    }
+    name = defaultDeadLetterSubscription(subscription);
+    // One the application made there already, of any type, keeps them as well.
+    if (await ports.catalog.getSubscription(deadLetterTopic, name)) return;
+  }
+  await ensureTopic(ports, deadLetterTopic);
+  await ensureSubscription(ports, deadLetterTopic, { name, type: 'Shared', initialPosition: 'Earliest' });
 }
 
 /** A subscription to have on a partition: the one of that name, or a new one made with these. */

@@ -1,7 +1,13 @@
-import { keepsEverything, setsRetentionOrTTL } from '../../domain/policies.ts';
+import {
+  type AppliedPolicies,
+  DEFAULT_RETENTION,
+  keepsEverything,
+  setsRetentionOrTTL,
+} from '../../domain/policies.ts';
 import type { Position } from '../../domain/position.ts';
 import { positionBefore } from '../../domain/position.ts';
 import { TopicName } from '../../domain/topic-name.ts';
+import type { ActivePartition } from '../../ports/activity-index.ts';
 import { DISPATCH_PAGE_SIZE, type PageRef } from '../../ports/dispatch-store.ts';
 import type { LedgerInfo } from '../../ports/ledger.ts';
 import type { TopicRecord } from '../../ports/topic-catalog.ts';
@@ -10,12 +16,13 @@ import { markDeleteForward } from '../engine/reset-cursor.ts';
 import { policiesInForce } from '../tenancy/manage-policies.ts';
 import { endOfLog, firstPublishedAtOrAfter } from '../topics/find-by-publish-time.ts';
 import type { UseCasePorts } from '../use-case-ports.ts';
+import { MARK_EVERY_MS } from './activity.ts';
 
 /** Batches one retention run deletes at most per partition (the next run goes on). */
 export const TRIM_BATCHES_PER_RUN = 2_000;
 
 export interface PolicyRunSummary {
-  /** Partitions with a message TTL or a finite retention. */
+  /** Partitions with a message TTL or a retention that does not keep everything. */
   readonly partitions: number;
   /** Subscriptions whose mark-delete the message TTL moved. */
   readonly expiredCursors: number;
@@ -26,11 +33,36 @@ export interface PolicyRunSummary {
   readonly failures: number;
 }
 
+export interface PolicyRunOptions {
+  /** Epoch ms (of `ports.clock`) from which no further partition is started. */
+  readonly deadlineMs: number;
+  /**
+   * Partitions with acknowledgements or publishes since their last visit (maintainSubscriptions'
+   * `activePartitions`): under a default retention that deletes, these and the partitions marked
+   * for publishes with no subscription are where the default has something to delete.
+   */
+  readonly activePartitions?: readonly string[];
+  readonly onFailure?: (target: string, error: unknown) => void;
+}
+
+/** One partition to enforce on, and its publish mark when it has no subscription. */
+interface PolicyTarget {
+  readonly partition: TopicName;
+  readonly mark?: ActivePartition;
+}
+
+type Totals = { -readonly [K in keyof PolicyRunSummary]: PolicyRunSummary[K] };
+
 /**
- * Maintenance's policy step (every run, after the fold): Pulsar's message TTL and retention on
- * every persistent partition whose topic or namespace sets them. Topics under no policy cost
- * nothing: the run lists the policies (one Query), then the topics of each namespace that sets one
- * and each topic that sets one, so its work follows the policies, not everything ever created.
+ * Maintenance's policy step (every run, after the fold): Pulsar's message TTL and retention on the
+ * persistent partitions where they can have something to do, so its work follows the policies and
+ * the activity, never every topic ever created:
+ * - every partition of each namespace and topic whose policy sets a retention or TTL (the
+ *   policies are one Query; a time window needs visits with no activity);
+ * - under a default retention that deletes (Pulsar's 0/0 unless configured), the partitions whose
+ *   subscriptions had activity since their last visit (`activePartitions`) and those a publish
+ *   marked for having no subscription (with 0/0, everything goes); a mark is removed once the
+ *   partition stores nothing, or has subscriptions (their marks take over), and is a minute old.
  * 1. Message TTL (Pulsar's PersistentMessageExpiryMonitor): the first entry published within the
  *    TTL is found once per partition (a binary search on publish times); every subscription's
  *    mark-delete moves forward to just before it (one head read, and a write when it moves).
@@ -42,59 +74,124 @@ export interface PolicyRunSummary {
  */
 export async function enforcePolicies(
   ports: UseCasePorts,
-  options: { readonly deadlineMs: number; readonly onFailure?: (target: string, error: unknown) => void },
+  options: PolicyRunOptions,
 ): Promise<PolicyRunSummary> {
-  let partitions = 0;
-  let expiredCursors = 0;
-  let trimmedEntries = 0;
-  let trimmedBytes = 0;
-  let deletedPages = 0;
-  let failures = 0;
-  for (const record of await topicsWithPolicies(ports)) {
+  const totals: Totals = {
+    partitions: 0,
+    expiredCursors: 0,
+    trimmedEntries: 0,
+    trimmedBytes: 0,
+    deletedPages: 0,
+    failures: 0,
+  };
+  const inForce = new Map<string, ReturnType<typeof policiesInForce>>();
+  for (const target of await policyTargets(ports, options.activePartitions ?? [])) {
     if (ports.clock.nowMs() >= options.deadlineMs) break;
-    if (!record.topic.isPersistent) continue;
     try {
-      const policies = await policiesInForce(ports, record.topic);
-      const ttlSeconds = policies.messageTTLInSeconds;
-      if (ttlSeconds <= 0 && keepsEverything(policies.retention)) continue;
-      const names =
-        record.partitions === 0
-          ? [record.topic]
-          : Array.from({ length: record.partitions }, (_, index) => record.topic.partition(index));
-      for (const partition of names) {
-        partitions++;
-        const subscriptions = await ports.catalog.listSubscriptions(partition);
-        if (ttlSeconds > 0 && subscriptions.length > 0) {
-          const nowMs = ports.clock.nowMs();
-          const firstKept = await firstPublishedAtOrAfter(
-            ports.ledger,
-            partition,
-            nowMs - ttlSeconds * 1_000,
-          );
-          for (const subscription of subscriptions) {
-            const move = await markDeleteForward(
-              engineOf(ports),
-              { partition, cursorId: subscription.cursorId, type: subscription.type },
-              positionBefore(firstKept),
-            );
-            if (move.newMarkDeletePosition.compareTo(move.markDeletePosition) > 0) expiredCursors++;
-          }
-        }
-        if (keepsEverything(policies.retention)) continue;
-        const trimmed = await trimPartition(ports, partition, subscriptions, policies.retention);
-        trimmedEntries += trimmed.entries;
-        trimmedBytes += trimmed.bytes;
-        deletedPages += trimmed.pages;
-      }
+      const topicName = target.partition.partitionedTopicName.toString();
+      const policies = inForce.get(topicName) ?? policiesInForce(ports, target.partition);
+      inForce.set(topicName, policies);
+      const subscriptions = await enforceOn(ports, {
+        partition: target.partition,
+        policies: await policies,
+        totals,
+      });
+      if (target.mark) await settleMark(ports, target.mark, subscriptions);
     } catch (error) {
-      failures++;
-      options.onFailure?.(record.topic.toString(), error);
+      totals.failures++;
+      options.onFailure?.(target.partition.toString(), error);
     }
   }
-  return { partitions, expiredCursors, trimmedEntries, trimmedBytes, deletedPages, failures };
+  return totals;
 }
 
-/** The persistent topics a namespace or topic policy covers (each once). */
+/** TTL and retention on one partition; answers how many subscriptions it has (-1: not read). */
+async function enforceOn(
+  ports: UseCasePorts,
+  run: { readonly partition: TopicName; readonly policies: AppliedPolicies; readonly totals: Totals },
+): Promise<number> {
+  const { partition, policies, totals } = run;
+  const ttlSeconds = policies.messageTTLInSeconds;
+  if (ttlSeconds <= 0 && keepsEverything(policies.retention)) return -1;
+  totals.partitions++;
+  // Nothing stored and no TTL: nothing to do (the common idle topic under the 0/0 default).
+  if (ttlSeconds <= 0 && !(await storesEntries(ports, partition))) return -1;
+  const subscriptions = await ports.catalog.listSubscriptions(partition);
+  if (ttlSeconds > 0 && subscriptions.length > 0) {
+    const firstKept = await firstPublishedAtOrAfter(
+      ports.ledger,
+      partition,
+      ports.clock.nowMs() - ttlSeconds * 1_000,
+    );
+    for (const subscription of subscriptions) {
+      const move = await markDeleteForward(
+        engineOf(ports),
+        { partition, cursorId: subscription.cursorId, type: subscription.type },
+        positionBefore(firstKept),
+      );
+      if (move.newMarkDeletePosition.compareTo(move.markDeletePosition) > 0) totals.expiredCursors++;
+    }
+  }
+  if (keepsEverything(policies.retention)) return subscriptions.length;
+  const trimmed = await trimPartition(ports, partition, subscriptions, policies.retention);
+  totals.trimmedEntries += trimmed.entries;
+  totals.trimmedBytes += trimmed.bytes;
+  totals.deletedPages += trimmed.pages;
+  return subscriptions.length;
+}
+
+/**
+ * A publish mark goes once it is MARK_EVERY_MS old (a process skips marks for that long after
+ * its own) and the partition has subscriptions (their marks take over) or stores nothing.
+ */
+async function settleMark(ports: UseCasePorts, mark: ActivePartition, subscriptions: number): Promise<void> {
+  if (ports.clock.nowMs() - mark.markedAtMs < MARK_EVERY_MS) return;
+  const partition = TopicName.parse(mark.partition);
+  if (subscriptions > 0 || !(await storesEntries(ports, partition))) {
+    await ports.activity.removePartition(mark.partition, mark.markedAtMs);
+  }
+}
+
+/**
+ * The persistent partitions to enforce on (each once): those a namespace or topic policy that sets
+ * a retention or TTL covers; and, under a default retention that deletes, the active ones.
+ */
+async function policyTargets(
+  ports: UseCasePorts,
+  activePartitions: readonly string[],
+): Promise<PolicyTarget[]> {
+  const targets = new Map<string, PolicyTarget>();
+  const add = (target: PolicyTarget) => {
+    if (target.partition.isPersistent) targets.set(target.partition.toString(), target);
+  };
+  for (const record of await topicsWithPolicies(ports)) {
+    const names =
+      record.partitions === 0
+        ? [record.topic]
+        : Array.from({ length: record.partitions }, (_, index) => record.topic.partition(index));
+    for (const partition of names) add({ partition });
+  }
+  if (keepsEverything(ports.settings.defaultRetention ?? DEFAULT_RETENTION)) return [...targets.values()];
+  for (const name of activePartitions) {
+    const partition = parseOrUndefined(name);
+    if (partition) add({ partition });
+  }
+  for (const mark of await ports.activity.listPartitions()) {
+    const partition = parseOrUndefined(mark.partition);
+    if (partition) add({ partition, mark });
+  }
+  return [...targets.values()];
+}
+
+function parseOrUndefined(name: string): TopicName | undefined {
+  try {
+    return TopicName.parse(name);
+  } catch {
+    return undefined; // not a topic name any more: nothing to enforce
+  }
+}
+
+/** The persistent topics a namespace or topic policy setting a retention or TTL covers (each once). */
 async function topicsWithPolicies(ports: UseCasePorts): Promise<TopicRecord[]> {
   const topics = new Map<string, TopicRecord>();
   for (const { scope, policies } of await ports.policies.list()) {
@@ -104,17 +201,18 @@ async function topicsWithPolicies(ports: UseCasePorts): Promise<TopicRecord[]> {
         topics.set(record.topic.toString(), record);
       }
     } else {
-      let name: TopicName;
-      try {
-        name = TopicName.parse(scope.topic);
-      } catch {
-        continue; // not a topic name any more: nothing to enforce
-      }
-      const record = await ports.catalog.getTopic(name);
+      const name = parseOrUndefined(scope.topic);
+      const record = name ? await ports.catalog.getTopic(name) : undefined;
       if (record) topics.set(record.topic.toString(), record);
     }
   }
   return [...topics.values()];
+}
+
+/** Whether the partition holds an entry retention has not deleted (one read of its state). */
+async function storesEntries(ports: UseCasePorts, partition: TopicName): Promise<boolean> {
+  const state = await ports.ledger.state(partition);
+  return state !== undefined && state.msgInCounter - (state.entriesDeleted ?? 0) > 0;
 }
 
 async function trimPartition(

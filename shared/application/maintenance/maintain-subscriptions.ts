@@ -10,7 +10,7 @@ import { doorbellOf } from '../consumers/doorbells.ts';
 import { engineOf } from '../engine/engine-ports.ts';
 import { foldStep } from '../engine/fold.ts';
 import type { UseCasePorts } from '../use-case-ports.ts';
-import { MARK_EVERY_MS } from './activity.ts';
+import { expandPartitionMarks, MARK_EVERY_MS } from './activity.ts';
 import { resumeStaleDeletions } from './deletion-jobs.ts';
 
 /** A due backlog entry waiting this long gets the subscription's doorbell rung by maintenance. */
@@ -105,6 +105,11 @@ export interface MaintenanceSummary {
   readonly left: number;
   /** Where the next run's fold starts; undefined when this run visited every subscription. */
   readonly resumeAfter?: string;
+  /**
+   * The topic partitions of the due subscriptions (each once): where acknowledgements or
+   * publishes happened since their last visit, so where retention may have something to delete.
+   */
+  readonly activePartitions: readonly string[];
 }
 
 /**
@@ -251,13 +256,15 @@ export async function maintainSubscriptions(
     failures,
     left: order.length - visited,
     ...(resumeAfter === undefined ? {} : { resumeAfter }),
+    activePartitions: [...new Set(all.map((at) => at.partition.toString()))],
   };
 }
 
 /**
  * Step 1: the subscriptions of the activity index, those due for a visit in key order. The first
  * run on a deployment older than the index enters every subscription of the catalog once (a
- * scan); later runs read the index only.
+ * scan); later runs read the index only, after entering the subscriptions of the partitions a
+ * publish marked as a whole (expandPartitionMarks).
  */
 async function indexedSubscriptions(
   ports: UseCasePorts,
@@ -284,6 +291,10 @@ async function indexedSubscriptions(
     }
     if (!failed && before()) await ports.activity.markSeeded();
   }
+  await expandPartitionMarks(ports, {
+    before,
+    onFailure: (partition, error) => fail({ step: 'listSubscriptions', target: partition, error }),
+  });
   const entries = await ports.activity.list();
   const now = ports.clock.nowMs();
   const due: SubscriptionAt[] = [];

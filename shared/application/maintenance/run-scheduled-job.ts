@@ -5,6 +5,7 @@ import { doorbellOf } from '../consumers/doorbells.ts';
 import { engineOf } from '../engine/engine-ports.ts';
 import { releaseConsumerStep } from '../engine/release.ts';
 import { runDeadLetterJob } from '../producers/dead-letter-timers.ts';
+import { runFanoutJob } from '../producers/publish-fanout.ts';
 import type { UseCasePorts } from '../use-case-ports.ts';
 import { runDeletionStep } from './deletion-jobs.ts';
 
@@ -19,6 +20,7 @@ const DUE_TOLERANCE_MS = 50;
  * 4. `purge`: one step of a deletion job (it schedules the next itself);
  * 5. `deadLetter`: an ack timeout after which the delivery would pass its consumer's
  *    maxRedeliverCount: dead-letter what is still due (runDeadLetterJob).
+ * 6. `fanout`: a publish's rings to a partition's subscriptions (runFanoutJob).
  * A job whose queue or cursor is gone (its subscription deleted) is done.
  */
 export async function runScheduledJob(ports: UseCasePorts, job: ScheduledJob): Promise<'hopped' | 'done'> {
@@ -33,6 +35,10 @@ export async function runScheduledJob(ports: UseCasePorts, job: ScheduledJob): P
   }
   if (job.kind === 'deadLetter') {
     await runDeadLetterJob(ports, job);
+    return 'done';
+  }
+  if (job.kind === 'fanout') {
+    await runFanoutJob(ports, job);
     return 'done';
   }
   if (job.kind === 'ring') {

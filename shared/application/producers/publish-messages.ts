@@ -2,12 +2,12 @@ import { ServiceUnavailableError } from '../../domain/errors.ts';
 import { partitionForKey, type RoundRobinRouter } from '../../domain/message-router.ts';
 import type { TopicName } from '../../domain/topic-name.ts';
 import type { NewEntry } from '../../ports/ledger.ts';
-import { ringSubscriptions } from '../consumers/doorbells.ts';
 import { markPartitionActive } from '../maintenance/activity.ts';
 import { requireAction } from '../tenancy/authorization.ts';
 import type { Principal } from '../tenancy/principal.ts';
 import { ensureTopic, requirePersistent } from '../topics/topic-lookup.ts';
 import type { UseCasePorts } from '../use-case-ports.ts';
+import { ringSubscriptions } from './publish-fanout.ts';
 
 export interface PublishResult {
   readonly messageId: string;
@@ -46,9 +46,10 @@ export const PUBLISH_RESERVE_MS = 4_000;
  *    each partition's messages as one batch: one counter update (which also
  *    answers the subscriptions version) and one chunk write per partition.
  * 4. Ring every subscription's doorbell (waiting receivers wake; delayed messages set a timer
- *    for their deliverAt); the list of subscriptions is read only when their version changed.
- *    Nothing is fanned out: each subscription's dispatcher reads the ledger, so a publish that
- *    dies after writing loses no delivery (a missed ring delays a waiting receiver by one poll).
+ *    for their deliverAt): up to INLINE_RINGS rings here, else one fan-out job that the
+ *    scheduler runs (ringSubscriptions), so the publish's requests stay bounded. No entry is
+ *    fanned out: each subscription's dispatcher reads the ledger, so a publish that dies after
+ *    writing loses no delivery (a missed ring delays a waiting receiver by one poll).
  * 5. Answer the MessageIds in the order the messages came.
  * Out of time before step 3 (PUBLISH_RESERVE_MS before `deadlineMs`): nothing is written, and
  * ServiceUnavailableError tells the producer to try again.

@@ -34,8 +34,8 @@ export interface PolicyQuery<K extends keyof Policies> {
  * changing them needs a superuser (Pulsar: the tenant's admin). A topic must exist (404) and be
  * persistent (405). Without `applied`, reading answers what is set on that scope (undefined: not
  * set, 204); with it, what is in force on the topic (its own, else its namespace's, else the
- * defaults: retention -1/-1, keep everything; no TTL; 1,000 subscriptions per topic and 1,000
- * consumers per subscription).
+ * defaults: the deployment's default retention, Pulsar's 0/0 unless configured; no TTL; 1,000
+ * subscriptions per topic and 1,000 consumers per subscription).
  */
 export async function getPolicy<K extends keyof Policies>(
   ports: UseCasePorts,
@@ -50,7 +50,8 @@ export async function getPolicy<K extends keyof Policies>(
   if (!applied) return own?.[name];
   const namespace =
     'topic' in target ? await ports.policies.get({ namespace: target.topic.namespaceName }) : undefined;
-  return appliedPolicies(own, 'topic' in target ? namespace : own)[name] as Policies[K];
+  const inForce = appliedPolicies(own, 'topic' in target ? namespace : own, ports.settings.defaultRetention);
+  return inForce[name] as Policies[K];
 }
 
 /** Sets (a value) or removes (null) retention on the scope. */
@@ -108,5 +109,5 @@ export async function policiesInForce(ports: UseCasePorts, partition: TopicName)
     ports.policies.get({ topic: partition.partitionedTopicName.toString() }),
     ports.policies.get({ namespace: partition.namespaceName }),
   ]);
-  return appliedPolicies(topic, namespace);
+  return appliedPolicies(topic, namespace, ports.settings.defaultRetention);
 }

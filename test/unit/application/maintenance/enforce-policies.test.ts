@@ -44,8 +44,8 @@ function world() {
   });
   // As the maintenance handler: the fold first (it moves mark-delete over what was acknowledged).
   const run = async () => {
-    await maintainSubscriptions(ports, { deadlineMs: clock.nowMs() + 60_000 });
-    return enforcePolicies(ports, { deadlineMs: clock.nowMs() + 60_000 });
+    const { activePartitions } = await maintainSubscriptions(ports, { deadlineMs: clock.nowMs() + 60_000 });
+    return enforcePolicies(ports, { deadlineMs: clock.nowMs() + 60_000, activePartitions });
   };
   return { clock, ports, run };
 }
@@ -134,6 +134,13 @@ describe('message TTL', () => {
     await publishPayloads(ports, admin, topic, ['n1', 'n2']);
     clock.advance(10_000);
     await setMessageTTL(ports, admin, { namespace: 'tenant/ns' }, 60);
+    // The TTL alone: retention keeps everything here (the default, 0/0, would delete what expired).
+    await setRetention(
+      ports,
+      admin,
+      { namespace: 'tenant/ns' },
+      { retentionTimeInMinutes: -1, retentionSizeInMB: -1 },
+    );
 
     const summary = await run();
 
@@ -237,15 +244,96 @@ describe('retention', () => {
     expect((await getTopicStats(ports, admin, topic)).storageSize).toBe(MB / 2);
   });
 
-  it('without a subscription everything consumed is everything; -1/-1 (the default) keeps it all', async () => {
+  it('without a subscription everything consumed is everything: the default (0/0) keeps nothing, -1/-1 keeps it all', async () => {
     const { ports, run } = world();
     const topic = TopicName.parse('persistent://tenant/ns/nosub');
     await createTopic(ports, admin, topic, 2);
+    await setRetention(ports, admin, { topic }, { retentionTimeInMinutes: -1, retentionSizeInMB: -1 });
     await publishPayloads(ports, admin, topic, ['a', 'b', 'c', 'd']);
     expect(await run()).toMatchObject({ partitions: 0, trimmedEntries: 0 });
-    await setRetention(ports, admin, { topic }, { retentionTimeInMinutes: 0, retentionSizeInMB: 0 });
+    expect((await getTopicStats(ports, admin, topic)).storageSize).toBeGreaterThan(0);
+    // No policy anywhere: Pulsar's 0/0, entries nobody subscribed to are not retained.
+    await setRetention(ports, admin, { topic }, null);
+    expect(await getPolicy(ports, admin, { topic }, { name: 'retention', applied: true })).toEqual({
+      retentionTimeInMinutes: 0,
+      retentionSizeInMB: 0,
+    });
     expect(await run()).toMatchObject({ partitions: 2, trimmedEntries: 4 });
     expect((await getTopicStats(ports, admin, topic)).storageSize).toBe(0);
+  });
+
+  it('no policy anywhere: what every subscription acknowledged goes, what one has not is kept', async () => {
+    const { clock, ports, run } = world();
+    const topic = TopicName.parse('persistent://tenant/ns/default-retention');
+    const consumerId = await sharedEarliestConsumer(ports, admin, topic);
+    await createSubscription(ports, admin, topic, {
+      name: 'slow',
+      type: 'Shared',
+      initialPosition: 'Earliest',
+    });
+    await publishPayloads(ports, admin, topic, ['a', 'b', 'c']);
+    clock.advance(1_000);
+    await consumeAll(ports, admin, consumerId);
+    expect((await run()).trimmedEntries).toBe(0);
+    await resetCursorToEdge(ports, {
+      topic,
+      subscriptionName: 'slow',
+      dryRun: false,
+      principal: admin,
+      requestId: 'skip',
+      edge: 'latest',
+    });
+    expect((await run()).trimmedEntries).toBe(3);
+    expect((await getTopicStats(ports, admin, topic)).storageSize).toBe(0);
+  });
+
+  it('follows activity under the 0/0 default: settled topics cost no visit, a publish brings one back', async () => {
+    const { clock, ports, run } = world();
+    const topics = Array.from({ length: 20 }, (_, i) =>
+      TopicName.parse(`persistent://tenant/ns/active-${i}`),
+    );
+    for (const topic of topics) {
+      const consumerId = await sharedEarliestConsumer(ports, admin, topic);
+      await publishPayloads(ports, admin, topic, ['a', 'b']);
+      await consumeAll(ports, admin, consumerId);
+    }
+    const lonely = TopicName.parse('persistent://tenant/ns/lonely');
+    await publishPayloads(ports, admin, lonely, ['x', 'y']);
+
+    // Every partition had activity: each is visited and trimmed of what was consumed.
+    expect(await run()).toMatchObject({ partitions: 21, trimmedEntries: 42 });
+    // The consumers' leases lapse; their subscriptions settle, the lonely topic's mark goes.
+    clock.advance(2 * 60 * 60_000);
+    await run();
+    expect(await ports.activity.list()).toEqual([]);
+    expect(await ports.activity.listPartitions()).toEqual([]);
+    expect(await run()).toMatchObject({ partitions: 0, trimmedEntries: 0 });
+
+    await publishPayloads(ports, admin, lonely, ['z']);
+    await publishPayloads(ports, admin, topics[3] as TopicName, ['c']);
+    const summary = await run();
+    expect(summary.partitions).toBe(2);
+    // The lonely topic keeps nothing; the other keeps what its subscription has not consumed.
+    expect(summary.trimmedEntries).toBe(1);
+    expect((await getTopicStats(ports, admin, lonely)).storageSize).toBe(0);
+    expect((await getTopicStats(ports, admin, topics[3] as TopicName)).storageSize).toBe(1);
+  });
+
+  it('a deployment default of -1/-1 keeps everything nobody set a policy for', async () => {
+    const { ports } = world();
+    const keepAll = {
+      ...ports,
+      settings: {
+        ...ports.settings,
+        defaultRetention: { retentionTimeInMinutes: -1, retentionSizeInMB: -1 },
+      },
+    };
+    const topic = TopicName.parse('persistent://tenant/ns/keep-all');
+    await createTopic(keepAll, admin, topic, 0);
+    await publishPayloads(keepAll, admin, topic, ['a', 'b']);
+    const summary = await enforcePolicies(keepAll, { deadlineMs: Number.MAX_SAFE_INTEGER });
+    expect(summary).toMatchObject({ partitions: 0, trimmedEntries: 0 });
+    expect((await getTopicStats(keepAll, admin, topic)).storageSize).toBeGreaterThan(0);
   });
 
   it('a reset to before what retention deleted starts at the first kept entry: a deleted message is never delivered again', async () => {

@@ -54,7 +54,7 @@ export interface ActivityIndex {
   ): Promise<void>;
   /**
    * Marks a partition that has no subscription (as the publishing process knows it) active now:
-   * under a retention that deletes what nobody subscribed to (Pulsar's 0/0 default), maintenance
+   * under a retention that deletes what nobody subscribed to (Pulsar's 0/0, when configured), maintenance
    * trims it. Cost: one write.
    */
   markPartition(partition: string, nowMs: number): Promise<void>;

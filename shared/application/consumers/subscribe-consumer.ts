@@ -162,9 +162,10 @@ export function defaultDeadLetterSubscription(subscription: string): string {
 /**
  * The subscription that keeps a consumer's dead letters: the policy's initialSubscriptionName
  * (Pulsar's; the caller must be allowed to consume there, checked above), else, a stated
- * difference from Pulsar, `{subscription}-DLQ-sub` (defaultDeadLetterSubscription), so that under the
- * default retention (Pulsar's 0/0: entries go once every subscription acknowledged them, at once
- * when there is none) dead letters are kept until someone reads them. The default one is only
+ * difference from Pulsar, `{subscription}-DLQ-sub` (defaultDeadLetterSubscription), so that under a
+ * retention that deletes (Pulsar's 0/0, when the deployment sets it: entries go once every
+ * subscription acknowledged them, at once when there is none) dead letters are kept until someone
+ * reads them. The default one is only
  * created when the caller may consume on the dead-letter topic: it never widens what a role may do.
  * Both are Shared, at Earliest, on the topic (created if missing).
  */

@@ -59,7 +59,7 @@ type Totals = { -readonly [K in keyof PolicyRunSummary]: PolicyRunSummary[K] };
  * the activity, never every topic ever created:
  * - every partition of each namespace and topic whose policy sets a retention or TTL (the
  *   policies are one Query; a time window needs visits with no activity);
- * - under a default retention that deletes (Pulsar's 0/0 unless configured), the partitions whose
+ * - under a default retention that deletes (Pulsar's 0/0 when configured), the partitions whose
  *   subscriptions had activity since their last visit (`activePartitions`) and those a publish
  *   marked for having no subscription (with 0/0, everything goes); a mark is removed once the
  *   partition stores nothing, or has subscriptions (their marks take over), and is a minute old.
@@ -114,7 +114,7 @@ async function enforceOn(
   const ttlSeconds = policies.messageTTLInSeconds;
   if (ttlSeconds <= 0 && keepsEverything(policies.retention)) return -1;
   totals.partitions++;
-  // Nothing stored and no TTL: nothing to do (the common idle topic under the 0/0 default).
+  // Nothing stored and no TTL: nothing to do (the common idle topic under a 0/0 default).
   if (ttlSeconds <= 0 && !(await storesEntries(ports, partition))) return -1;
   const subscriptions = await ports.catalog.listSubscriptions(partition);
   if (ttlSeconds > 0 && subscriptions.length > 0) {

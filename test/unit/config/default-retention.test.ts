@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../shared/config/load-config.ts';
 
-// Issue 22, criterion 6: with no policy set, retention is Pulsar's broker default 0/0 unless the
-// deployment says otherwise (ACKLINE_DEFAULT_RETENTION_TIME_IN_MINUTES/_SIZE_IN_MB).
+// With no policy set, retention keeps everything (-1/-1) unless the deployment sets Pulsar's 0/0 or
+// another default (ACKLINE_DEFAULT_RETENTION_TIME_IN_MINUTES/_SIZE_IN_MB): a delete costs DynamoDB
+// write units like the write did (docs/design/storage.md#retention-and-maintenance-cost).
 const base = {
   ACKLINE_CATALOG_TABLE: 'c',
   ACKLINE_ENTRIES_TABLE: 'e',
@@ -12,17 +13,17 @@ const base = {
 };
 
 describe('the default retention', () => {
-  it("is Pulsar's 0/0 unless configured", () => {
-    expect(loadConfig(base).defaultRetention).toEqual({ retentionTimeInMinutes: 0, retentionSizeInMB: 0 });
+  it('keeps everything unless configured', () => {
+    expect(loadConfig(base).defaultRetention).toEqual({ retentionTimeInMinutes: -1, retentionSizeInMB: -1 });
   });
 
-  it('is the environment’s when set', () => {
+  it('is the environment’s when set (Pulsar’s 0/0, say)', () => {
     const env = {
       ...base,
-      ACKLINE_DEFAULT_RETENTION_TIME_IN_MINUTES: '-1',
-      ACKLINE_DEFAULT_RETENTION_SIZE_IN_MB: '-1',
+      ACKLINE_DEFAULT_RETENTION_TIME_IN_MINUTES: '0',
+      ACKLINE_DEFAULT_RETENTION_SIZE_IN_MB: '0',
     };
-    expect(loadConfig(env).defaultRetention).toEqual({ retentionTimeInMinutes: -1, retentionSizeInMB: -1 });
+    expect(loadConfig(env).defaultRetention).toEqual({ retentionTimeInMinutes: 0, retentionSizeInMB: 0 });
   });
 
   it.each([

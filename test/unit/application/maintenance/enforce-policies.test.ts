@@ -35,13 +35,18 @@ const admin: Principal = { role: 'admin', superuser: true };
 const T0 = 1_700_000_000_000;
 const MB = 1024 * 1024;
 
-function world() {
+/** Pulsar's broker default, which a deployment sets with ACKLINE_DEFAULT_RETENTION_* (ackline's own is -1/-1). */
+const PULSAR_DEFAULT = { retentionTimeInMinutes: 0, retentionSizeInMB: 0 };
+
+function world(defaultRetention?: typeof PULSAR_DEFAULT) {
   const clock = new ManualClock(T0);
-  const { ports } = inMemoryPorts({
+  const built = inMemoryPorts({
     clock,
     consumers: new InMemoryConsumerRegistry(),
     scheduler: new InMemoryScheduler(),
-  });
+  }).ports;
+  const ports =
+    defaultRetention === undefined ? built : { ...built, settings: { ...built.settings, defaultRetention } };
   // As the maintenance handler: the fold first (it moves mark-delete over what was acknowledged).
   const run = async () => {
     const { activePartitions } = await maintainSubscriptions(ports, { deadlineMs: clock.nowMs() + 60_000 });
@@ -244,15 +249,28 @@ describe('retention', () => {
     expect((await getTopicStats(ports, admin, topic)).storageSize).toBe(MB / 2);
   });
 
-  it('without a subscription everything consumed is everything: the default (0/0) keeps nothing, -1/-1 keeps it all', async () => {
+  it("ackline's default keeps everything: no policy anywhere trims nothing, even without a subscription", async () => {
     const { ports, run } = world();
+    const topic = TopicName.parse('persistent://tenant/ns/kept');
+    await createTopic(ports, admin, topic, 2);
+    await publishPayloads(ports, admin, topic, ['a', 'b', 'c', 'd']);
+    expect(await getPolicy(ports, admin, { topic }, { name: 'retention', applied: true })).toEqual({
+      retentionTimeInMinutes: -1,
+      retentionSizeInMB: -1,
+    });
+    expect(await run()).toMatchObject({ trimmedEntries: 0 });
+    expect((await getTopicStats(ports, admin, topic)).storageSize).toBeGreaterThan(0);
+  });
+
+  it('without a subscription everything consumed is everything: a 0/0 default keeps nothing, -1/-1 keeps it all', async () => {
+    const { ports, run } = world(PULSAR_DEFAULT);
     const topic = TopicName.parse('persistent://tenant/ns/nosub');
     await createTopic(ports, admin, topic, 2);
     await setRetention(ports, admin, { topic }, { retentionTimeInMinutes: -1, retentionSizeInMB: -1 });
     await publishPayloads(ports, admin, topic, ['a', 'b', 'c', 'd']);
     expect(await run()).toMatchObject({ partitions: 0, trimmedEntries: 0 });
     expect((await getTopicStats(ports, admin, topic)).storageSize).toBeGreaterThan(0);
-    // No policy anywhere: Pulsar's 0/0, entries nobody subscribed to are not retained.
+    // No policy anywhere under a 0/0 default: entries nobody subscribed to are not retained.
     await setRetention(ports, admin, { topic }, null);
     expect(await getPolicy(ports, admin, { topic }, { name: 'retention', applied: true })).toEqual({
       retentionTimeInMinutes: 0,
@@ -263,7 +281,7 @@ describe('retention', () => {
   });
 
   it('no policy anywhere: what every subscription acknowledged goes, what one has not is kept', async () => {
-    const { clock, ports, run } = world();
+    const { clock, ports, run } = world(PULSAR_DEFAULT);
     const topic = TopicName.parse('persistent://tenant/ns/default-retention');
     const consumerId = await sharedEarliestConsumer(ports, admin, topic);
     await createSubscription(ports, admin, topic, {
@@ -288,7 +306,7 @@ describe('retention', () => {
   });
 
   it('follows activity under the 0/0 default: settled topics cost no visit, a publish brings one back', async () => {
-    const { clock, ports, run } = world();
+    const { clock, ports, run } = world(PULSAR_DEFAULT);
     const topics = Array.from({ length: 20 }, (_, i) =>
       TopicName.parse(`persistent://tenant/ns/active-${i}`),
     );

@@ -38,7 +38,7 @@ export class Client {
     const serviceUrl = checkServiceUrl(config);
     if (config.tlsCertificateFilePath !== undefined || config.tlsPrivateKeyFilePath !== undefined) {
       throw new Error(
-        "tlsCertificateFilePath/tlsPrivateKeyFilePath (TLS client certificates) need Pulsar's binary protocol; ackline's HTTP API authenticates with AuthenticationToken",
+        "A TLS client certificate (tlsCertificateFilePath, tlsPrivateKeyFilePath) needs Pulsar's binary protocol; ackline's HTTP API authenticates with AuthenticationToken",
       );
     }
     const supplier = tokenSupplierOf(config.authentication);

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { parseTopic } from '../client/admin-paths.ts';
 import type { Producer as AcklineProducer } from '../client/producer.ts';
 import { type CompatContext, checkNamespaceExists, partitionCount } from './compat-context.ts';
@@ -124,7 +123,7 @@ export class Producer {
     if (init === undefined) throw new Error('Use client.createProducer(config) to create a Producer');
     this.init = init;
     const { config, partitions } = init;
-    this.producerName = config.producerName ?? `ackline-${randomBytes(4).toString('hex')}`;
+    this.producerName = config.producerName ?? `ackline-${globalThis.crypto.randomUUID().slice(0, 8)}`;
     this.batching = {
       enabled: config.batchingEnabled ?? true,
       maxPublishDelayMs: config.batchingMaxPublishDelayMs ?? DEFAULT_BATCHING_MAX_PUBLISH_DELAY_MS,

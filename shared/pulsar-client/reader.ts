@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { parseTopic } from '../client/admin-paths.ts';
 import type { Consumer as AcklineConsumer } from '../client/consumer.ts';
 import type { Message as AcklineMessage } from '../client/message.ts';
@@ -67,7 +66,7 @@ export async function createReader(context: CompatContext, config: ReaderConfig)
   const topic = `${parts.domain}://${parts.tenant}/${parts.namespace}/${parts.localName}`;
   await checkNamespaceExists(context, parts, failed);
   await partitionCount(context, topic, failed);
-  const subscription = `${config.subscriptionRolePrefix ?? 'reader'}-${randomBytes(5).toString('hex')}`;
+  const subscription = `${config.subscriptionRolePrefix ?? 'reader'}-${globalThis.crypto.randomUUID().slice(0, 13).replace('-', '')}`;
   let source: AcklineConsumer;
   try {
     source = await context.sdk

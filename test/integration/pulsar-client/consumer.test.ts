@@ -11,9 +11,14 @@ afterAll(async () => {
 
 const TOPIC_REQUIRED =
   'Topic, topics or topicsPattern is required and must be specified as a string when creating consumer';
-const SUBSCRIPTION_REQUIRED = 'Subscription is required and must be specified as a string when creating consumer';
+const SUBSCRIPTION_REQUIRED =
+  'Subscription is required and must be specified as a string when creating consumer';
 const subscribe = (config: Record<string, unknown>) =>
-  client.subscribe({ ackTimeoutMs: 10000, nAckRedeliverTimeoutMs: 60000, ...config } as unknown as Pulsar.ConsumerConfig);
+  client.subscribe({
+    ackTimeoutMs: 10000,
+    nAckRedeliverTimeoutMs: 60000,
+    ...config,
+  } as unknown as Pulsar.ConsumerConfig);
 
 describe('pulsar-client tests/consumer.test.js: Create', () => {
   it.each([
@@ -23,7 +28,11 @@ describe('pulsar-client tests/consumer.test.js: Create', () => {
     ['Not Array Topics', { topics: 0, subscription: 'sub1' }, TOPIC_REQUIRED],
     ['Not String in Array Topics', { topics: [0, true], subscription: 'sub1' }, TOPIC_REQUIRED],
     ['No Subscription', { topic: 'persistent://public/default/t1' }, SUBSCRIPTION_REQUIRED],
-    ['Not String Subscription', { topic: 'persistent://public/default/t1', subscription: 0 }, SUBSCRIPTION_REQUIRED],
+    [
+      'Not String Subscription',
+      { topic: 'persistent://public/default/t1', subscription: 0 },
+      SUBSCRIPTION_REQUIRED,
+    ],
     [
       'Not Exist Tenant',
       { topic: 'persistent://no-tenant/namespace/topic', subscription: 'sub1' },
@@ -86,7 +95,11 @@ describe('pulsar-client tests/consumer.test.js: Features', () => {
       batchingMaxMessages: 100,
       batchingMaxPublishDelayMs: 10000,
     });
-    let consumer = await client.subscribe({ topic, batchIndexAckEnabled: true, subscription: 'test-batch-index-ack' });
+    let consumer = await client.subscribe({
+      topic,
+      batchIndexAckEnabled: true,
+      subscription: 'test-batch-index-ack',
+    });
     for (let i = 0; i < 5; i += 1) void producer.send({ data: Buffer.from(`my-message-${i}`) });
     await producer.flush();
     const results: Pulsar.Message[] = [];
@@ -95,7 +108,11 @@ describe('pulsar-client tests/consumer.test.js: Features', () => {
     for (let i = 0; i < 2; i += 1) await consumer.acknowledge(results[i]!);
 
     await consumer.close();
-    consumer = await client.subscribe({ topic, batchIndexAckEnabled: true, subscription: 'test-batch-index-ack' });
+    consumer = await client.subscribe({
+      topic,
+      batchIndexAckEnabled: true,
+      subscription: 'test-batch-index-ack',
+    });
     const again: string[] = [];
     for (let i = 2; i < 5; i += 1) again.push((await consumer.receive()).getData().toString());
     expect(again.sort()).toEqual(['my-message-2', 'my-message-3', 'my-message-4']);
@@ -136,7 +153,11 @@ describe('pulsar-client tests/consumer.test.js: Features', () => {
       topic,
       subscription: 'sub-1',
       subscriptionType: 'Shared',
-      deadLetterPolicy: { deadLetterTopic: dlqTopic, maxRedeliverCount, initialSubscriptionName: 'init-sub-1-dlq' },
+      deadLetterPolicy: {
+        deadLetterTopic: dlqTopic,
+        maxRedeliverCount,
+        initialSubscriptionName: 'init-sub-1-dlq',
+      },
       nAckRedeliverTimeoutMs: 50,
     });
     const sendNum = 5;

@@ -346,6 +346,21 @@ export class Consumer {
   }
 
   /**
+   * Pulsar's `unsubscribe()`: deletes the subscription (on every partition this consumer reads) and
+   * closes this consumer (`POST /consumers/{id}/unsubscribe`). Needs only the `consume` permission.
+   * @throws AcklineClientError 412 while another consumer is connected to the subscription (nothing
+   * changes, the consumer stays open), as Pulsar refuses.
+   * @example await consumer.unsubscribe();
+   */
+  async unsubscribe(): Promise<void> {
+    this.checkOpen();
+    await this.send({ method: 'POST', path: this.path('unsubscribe') });
+    this.stopLocally();
+    this.closing = Promise.resolve();
+    this.settings.onClose(this);
+  }
+
+  /**
    * Closes the consumer (`DELETE /consumers/{id}`): waiting receives reject with
    * {@link AcklineClientClosedError}, kept messages are dropped and the server redelivers everything
    * this consumer had not acknowledged. A consumer the server no longer knows (404) counts as closed.
@@ -354,14 +369,7 @@ export class Consumer {
    */
   async close(): Promise<void> {
     if (this.closing) return this.closing;
-    this.closeCalled = true;
-    this.heartbeat.stop();
-    if (!this.closed.signal.aborted) {
-      this.closed.abort();
-      const error = new AcklineClientClosedError(`Consumer ${this.describe()} was closed`);
-      for (const waiter of this.waiters.splice(0)) settle(waiter, () => waiter.reject(error));
-      this.incoming.length = 0;
-    }
+    this.stopLocally();
     this.closing = this.send({ method: 'DELETE', path: this.path() }).then(
       () => {
         this.settings.onClose(this);
@@ -376,6 +384,18 @@ export class Consumer {
       },
     );
     return this.closing;
+  }
+
+  /** Stops the heartbeat, the polls and the listener; waiting receives reject as closed. */
+  private stopLocally(): void {
+    this.closeCalled = true;
+    this.heartbeat.stop();
+    if (!this.closed.signal.aborted) {
+      this.closed.abort();
+      const error = new AcklineClientClosedError(`Consumer ${this.describe()} was closed`);
+      for (const waiter of this.waiters.splice(0)) settle(waiter, () => waiter.reject(error));
+      this.incoming.length = 0;
+    }
   }
 
   /** A message kept from an earlier poll, or the next one a poll brings. */

@@ -123,3 +123,27 @@ describe('SDK consumer: listener, seek, receiver queue', () => {
     expect(rest).toEqual(['m3', 'm4', 'm5']);
   });
 });
+
+describe('SDK consumer: unsubscribe', () => {
+  it('deletes the subscription and closes the consumer; refused with 412 while another consumer is connected', async () => {
+    const sdk = client();
+    const topic = uniqueTopic('unsub');
+    await publish(sdk, topic, ['m0']);
+    const subscribe = () =>
+      sdk.newConsumer().topic(topic).subscriptionName('gone').subscriptionType('Shared').subscribe();
+    const first = await subscribe();
+    const second = await subscribe();
+    const refused = await first.unsubscribe().catch((error: unknown) => error);
+    const listedWhileTwo = await sdk.admin().topics().getSubscriptions(topic);
+    await second.close();
+    await first.unsubscribe();
+    const listedAfter = await sdk.admin().topics().getSubscriptions(topic);
+    const afterward = await first.receive(0).catch((error: unknown) => error);
+    await sdk.close();
+
+    expect((refused as { statusCode?: number }).statusCode).toBe(412);
+    expect(listedWhileTwo).toEqual(['gone']);
+    expect(listedAfter).toEqual([]);
+    expect(String(afterward)).toMatch(/closed/);
+  });
+});

@@ -11,6 +11,7 @@ import {
   receiveMessages,
 } from '../../shared/application/consumers/receive-messages.ts';
 import { subscribeConsumer } from '../../shared/application/consumers/subscribe-consumer.ts';
+import { unsubscribeConsumer } from '../../shared/application/consumers/unsubscribe-consumer.ts';
 import { publishMessages } from '../../shared/application/producers/publish-messages.ts';
 import { NotFoundError, ValidationError } from '../../shared/domain/errors.ts';
 import { TopicName } from '../../shared/domain/topic-name.ts';
@@ -121,6 +122,14 @@ export function dataRoutes(deps: Dependencies): Route[] {
       path: '/consumers/{consumerId}/heartbeat',
       handler: async (request) => {
         await keepAlive(ports, request.principal, consumerIdOf(request));
+        return noContent();
+      },
+    },
+    {
+      method: 'POST',
+      path: '/consumers/{consumerId}/unsubscribe',
+      handler: async (request) => {
+        await unsubscribeConsumer(ports, request.principal, consumerIdOf(request));
         return noContent();
       },
     },

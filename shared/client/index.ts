@@ -41,7 +41,7 @@ export type {
   RedeliveryBackoffParams,
   SubscriptionInitialPosition,
 } from './client-types.ts';
-export { type AcknowledgeTarget, Consumer } from './consumer.ts';
+export { type AcknowledgeTarget, Consumer, type MessageListener, type SeekTarget } from './consumer.ts';
 export { ConsumerBuilder } from './consumer-builder.ts';
 export type { EntryIdInput } from './entry-id.ts';
 export {

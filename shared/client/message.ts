@@ -72,6 +72,14 @@ export class Message {
   }
 
   /**
+   * The payload's size in bytes (Pulsar's `size()`).
+   * @example if (message.getPayloadSize() > 1024 * 1024) log.warn('large message');
+   */
+  getPayloadSize(): number {
+    return Buffer.byteLength(this.init.value, 'utf8');
+  }
+
+  /**
    * The key the producer set, or undefined.
    * @example const customer = message.getKey();
    */

@@ -1,12 +1,10 @@
 import { parseTopic } from '../client/admin-paths.ts';
-import type { Consumer as AcklineConsumer } from '../client/consumer.ts';
+import { type Consumer as AcklineConsumer, MAX_RECEIVER_QUEUE_SIZE } from '../client/consumer.ts';
 import { type CompatContext, checkNamespaceExists, resultOf } from './compat-context.ts';
 import type { ConsumerConfig } from './consumer.ts';
 import type { CheckedConsumerConfig } from './consumer-config.ts';
 
 const FAILED = 'Failed to create consumer';
-/** The SDK's largest receive: a receiver queue beyond it is served by repeated receives. */
-const SDK_MAX_RECEIVER_QUEUE = 100;
 const PARTITION_SUFFIX = /-partition-\d+$/;
 
 /** What a compat consumer subscribes each of its topics with. */
@@ -47,7 +45,7 @@ export async function checkNamespaces(settings: SourceSettings, topics: readonly
 
 /**
  * Subscribes one topic through the ackline SDK. With an ack timeout the SDK consumer prefetches
- * nothing (receiver queue 1), so a message's ack timeout starts when `receive()` can hand it over.
+ * nothing (receiver queue 0), so a message's ack timeout starts when `receive()` can hand it over.
  */
 export async function subscribeSource(settings: SourceSettings, topic: string): Promise<AcklineConsumer> {
   const { context, config, checked } = settings;
@@ -58,7 +56,7 @@ export async function subscribeSource(settings: SourceSettings, topic: string): 
     .subscriptionType(checked.subscriptionType)
     .negativeAckRedeliveryDelay(checked.nackDelayMs)
     .receiverQueueSize(
-      checked.ackTimeoutMs > 0 ? 1 : Math.max(1, Math.min(checked.receiverQueueSize, SDK_MAX_RECEIVER_QUEUE)),
+      checked.ackTimeoutMs > 0 ? 0 : Math.min(checked.receiverQueueSize, MAX_RECEIVER_QUEUE_SIZE),
     );
   if (config.subscriptionInitialPosition)
     builder.subscriptionInitialPosition(config.subscriptionInitialPosition);

@@ -243,19 +243,19 @@ export class Consumer {
     return this.closing;
   }
 
-  /** Closes the consumer and deletes its subscription on every topic. */
+  /**
+   * Deletes the subscription on every topic of the consumer and closes it (the server refuses, 412,
+   * while another consumer of the subscription is connected, as Pulsar).
+   */
   async unsubscribe(): Promise<null> {
-    await this.close();
-    const { context, checked, sources } = this.init;
+    this.checkOpen('Failed to unsubscribe consumer');
+    await Promise.allSettled([...this.pending]);
     try {
-      await Promise.all(
-        [...sources.keys()].map((topic) =>
-          context.sdk.admin().topics().deleteSubscription(topic, checked.subscription),
-        ),
-      );
+      await Promise.all([...this.init.sources.values()].map((source) => source.unsubscribe()));
     } catch (error) {
-      throw new Error(`Failed to unsubscribe: ${resultOf(error)}`, { cause: error });
+      throw new Error(`Failed to unsubscribe consumer: ${resultOf(error)}`, { cause: error });
     }
+    await this.close();
     return null;
   }
 

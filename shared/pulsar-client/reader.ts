@@ -1,5 +1,5 @@
 import { parseTopic } from '../client/admin-paths.ts';
-import type { Consumer as AcklineConsumer } from '../client/consumer.ts';
+import { type Consumer as AcklineConsumer, MAX_RECEIVER_QUEUE_SIZE } from '../client/consumer.ts';
 import type { Message as AcklineMessage } from '../client/message.ts';
 import { needsBinaryProtocol } from './binary-protocol.ts';
 import { type CompatContext, checkNamespaceExists, partitionCount, resultOf } from './compat-context.ts';
@@ -26,7 +26,6 @@ const FILE = 'reader.ts';
 type ResetTarget = number | 'earliest' | 'latest' | { ledgerId: string; entryId: string; isExcluded: true };
 /** How often an open reader asks the server for its topic's last message (`hasNext()`'s lag). */
 export const READER_REFRESH_MS = 1_000;
-const SDK_MAX_RECEIVER_QUEUE = 100;
 
 interface ReaderInit {
   readonly context: CompatContext;
@@ -75,7 +74,7 @@ export async function createReader(context: CompatContext, config: ReaderConfig)
       .subscriptionName(subscription)
       .subscriptionType('Exclusive')
       .subscriptionInitialPosition(config.startMessageId.isLatest() ? 'Latest' : 'Earliest')
-      .receiverQueueSize(Math.max(1, Math.min(config.receiverQueueSize ?? 1000, SDK_MAX_RECEIVER_QUEUE)))
+      .receiverQueueSize(Math.min(config.receiverQueueSize ?? 1000, MAX_RECEIVER_QUEUE_SIZE))
       .subscribe();
   } catch (error) {
     throw new Error(`${failed}: ${resultOf(error)}`, { cause: error });

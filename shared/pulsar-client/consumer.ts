@@ -6,8 +6,8 @@ import { type CheckedConsumerConfig, checkConsumerConfig } from './consumer-conf
 import { checkNamespaces, subscribeSource, topicsNow } from './consumer-sources.ts';
 import { type Delivery, IncomingMessages } from './incoming-messages.ts';
 import { describeError } from './log.ts';
-import { Message } from './message.ts';
-import type { MessageId } from './message-id.ts';
+import { deliveryOf, Message } from './message.ts';
+import { fieldsOf, isEarliest, isLatest, type MessageId, toAckline } from './message-id.ts';
 import type {
   ConsumerBatchReceivePolicy,
   ConsumerCryptoFailureAction,
@@ -165,10 +165,9 @@ export class Consumer {
   /** Asks for the message again after `nAckRedeliverTimeoutMs`; a failure goes to the log handler. */
   negativeAcknowledge(message: Message): void {
     const source = this.sourceOf.get(message);
+    const delivery = deliveryOf(message);
     const request =
-      source && message.delivery
-        ? source.negativeAcknowledge(message.delivery)
-        : this.nackId(message.getMessageId());
+      source && delivery ? source.negativeAcknowledge(delivery) : this.nackId(message.getMessageId());
     this.queueNack(request);
   }
 
@@ -186,7 +185,7 @@ export class Consumer {
   acknowledgeCumulativeId(messageId: MessageId): Promise<null> {
     const request = (async () => {
       const source = this.sourceFor(messageId);
-      await source.acknowledgeCumulative(messageId.toAckline());
+      await source.acknowledgeCumulative(toAckline(messageId));
     })();
     return this.track(request, 'Failed to acknowledge cumulatively');
   }
@@ -198,15 +197,15 @@ export class Consumer {
   async seek(messageId: MessageId): Promise<null> {
     this.checkOpen('Failed to seek');
     const { sources } = this.init;
-    if (sources.size !== 1 && !messageId.isEarliest() && !messageId.isLatest()) {
+    if (sources.size !== 1 && !isEarliest(messageId) && !isLatest(messageId)) {
       throw new Error(
         'Failed to seek: NotSupported (seek by message id on a multi-topic consumer, as Pulsar)',
       );
     }
     await this.reset('Failed to seek', (topic) => {
-      if (messageId.isEarliest()) return 'earliest';
-      if (messageId.isLatest()) return 'latest';
-      const { ledgerId, entryId } = messageId.fields;
+      if (isEarliest(messageId)) return 'earliest';
+      if (isLatest(messageId)) return 'latest';
+      const { ledgerId, entryId } = fieldsOf(messageId);
       return { ledgerId: ledgerId.toString(), entryId: entryId.toString(), isExcluded: true, topic };
     });
     return null;
@@ -289,19 +288,20 @@ export class Consumer {
 
   private async ackMessage(message: Message): Promise<void> {
     const source = this.sourceOf.get(message);
-    if (source === undefined || message.delivery === undefined) return this.ackId(message.getMessageId());
+    const delivery = deliveryOf(message);
+    if (source === undefined || delivery === undefined) return this.ackId(message.getMessageId());
     this.sourceOfId.delete(message.getMessageId().toString());
-    await source.acknowledge(message.delivery);
+    await source.acknowledge(delivery);
   }
 
   private async ackId(messageId: MessageId): Promise<void> {
     const source = this.sourceFor(messageId);
     this.sourceOfId.delete(messageId.toString());
-    await source.acknowledge(messageId.toAckline());
+    await source.acknowledge(toAckline(messageId));
   }
 
   private async nackId(messageId: MessageId): Promise<void> {
-    await this.sourceFor(messageId).negativeAcknowledge(messageId.toAckline());
+    await this.sourceFor(messageId).negativeAcknowledge(toAckline(messageId));
   }
 
   /** The SDK consumer a message id belongs to: the one that received it, else the only one. */

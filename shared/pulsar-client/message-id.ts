@@ -6,6 +6,12 @@ const EARLIEST: MessageIdFields = { ledgerId: -1n, entryId: -1n, partition: -1, 
 const LATEST: MessageIdFields = { ledgerId: INT64_MAX, entryId: INT64_MAX, partition: -1, batchIndex: -1 };
 
 /**
+ * Each id's fields, kept beside the object rather than on it: a `MessageId` then has exactly
+ * pulsar-client's public members, so ids typed with pulsar-client's declarations are ours too.
+ */
+const FIELDS = new WeakMap<MessageId, MessageIdFields>();
+
+/**
  * pulsar-client's `MessageId`: `earliest()`, `latest()`, `serialize()` to Pulsar's `MessageIdData`
  * protobuf bytes and `deserialize()` from them (interchangeable with any Pulsar client's), and
  * `toString()` as the C++ client prints it, `(ledgerId,entryId,partition,batchIndex)`. ackline
@@ -16,12 +22,9 @@ const LATEST: MessageIdFields = { ledgerId: INT64_MAX, entryId: INT64_MAX, parti
  * await consumer.acknowledgeId(MessageId.deserialize(bytes));
  */
 export class MessageId {
-  /** @internal */
-  readonly fields: MessageIdFields;
-
-  /** @internal applications get ids from `send()`, messages, `earliest()`, `latest()` or `deserialize()`. */
+  /** Applications get ids from `send()`, messages, `earliest()`, `latest()` or `deserialize()`. */
   constructor(fields: MessageIdFields = EARLIEST) {
-    this.fields = fields;
+    FIELDS.set(this, fields);
   }
 
   /**
@@ -48,22 +51,12 @@ export class MessageId {
     return new MessageId(decodeMessageIdData(data));
   }
 
-  /** @internal the compat id of an id the ackline SDK answered. */
-  static fromAckline(id: AcklineMessageId): MessageId {
-    return new MessageId({
-      ledgerId: id.ledgerId,
-      entryId: id.entryId,
-      partition: id.partitionIndex,
-      batchIndex: -1,
-    });
-  }
-
   /**
    * Pulsar's `MessageIdData` protobuf bytes.
    * @example const saved = id.serialize().toString('base64');
    */
   serialize(): Buffer {
-    return encodeMessageIdData(this.fields);
+    return encodeMessageIdData(fieldsOf(this));
   }
 
   /**
@@ -71,29 +64,52 @@ export class MessageId {
    * @example console.log(id.toString());
    */
   toString(): string {
-    const { ledgerId, entryId, partition, batchIndex } = this.fields;
+    const { ledgerId, entryId, partition, batchIndex } = fieldsOf(this);
     return `(${ledgerId},${entryId},${partition},${batchIndex})`;
   }
+}
 
-  /** @internal whether this is `earliest()`. */
-  isEarliest(): boolean {
-    return this.fields.ledgerId === -1n && this.fields.entryId === -1n;
-  }
+/**
+ * The fields of an id made by this module.
+ * @throws Error for anything else (an object that only looks like a MessageId).
+ */
+export function fieldsOf(id: MessageId): MessageIdFields {
+  const fields = id instanceof MessageId ? FIELDS.get(id) : undefined;
+  if (fields === undefined)
+    throw new Error('Invalid MessageId: expected a MessageId of ackline/pulsar-client');
+  return fields;
+}
 
-  /** @internal whether this is `latest()`. */
-  isLatest(): boolean {
-    return this.fields.ledgerId === INT64_MAX && this.fields.entryId === INT64_MAX;
-  }
+/** Whether `id` is `MessageId.earliest()`. */
+export function isEarliest(id: MessageId): boolean {
+  const { ledgerId, entryId } = fieldsOf(id);
+  return ledgerId === -1n && entryId === -1n;
+}
 
-  /**
-   * @internal the ackline SDK's id of the same message.
-   * @throws Error for `earliest()`/`latest()`, which name no message.
-   */
-  toAckline(): AcklineMessageId {
-    const { ledgerId, entryId, partition } = this.fields;
-    if (ledgerId < 0n || entryId < 0n || this.isLatest()) {
-      throw new Error(`MessageId ${this.toString()} names no message (earliest or latest)`);
-    }
-    return AcklineMessageId.parse(`${ledgerId}:${entryId}:${partition}`);
+/** Whether `id` is `MessageId.latest()`. */
+export function isLatest(id: MessageId): boolean {
+  const { ledgerId, entryId } = fieldsOf(id);
+  return ledgerId === INT64_MAX && entryId === INT64_MAX;
+}
+
+/** The compat id of an id the ackline SDK answered. */
+export function fromAckline(id: AcklineMessageId): MessageId {
+  return new MessageId({
+    ledgerId: id.ledgerId,
+    entryId: id.entryId,
+    partition: id.partitionIndex,
+    batchIndex: -1,
+  });
+}
+
+/**
+ * The ackline SDK's id of the same message.
+ * @throws Error for `earliest()`/`latest()`, which name no message.
+ */
+export function toAckline(id: MessageId): AcklineMessageId {
+  const { ledgerId, entryId, partition } = fieldsOf(id);
+  if (ledgerId < 0n || entryId < 0n || isLatest(id)) {
+    throw new Error(`MessageId ${id.toString()} names no message (earliest or latest)`);
   }
+  return AcklineMessageId.parse(`${ledgerId}:${entryId}:${partition}`);
 }

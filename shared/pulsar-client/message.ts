@@ -1,5 +1,5 @@
 import type { Message as AcklineMessage } from '../client/message.ts';
-import { MessageId } from './message-id.ts';
+import { fromAckline, MessageId } from './message-id.ts';
 import type { EncryptionContext } from './types.ts';
 
 /**
@@ -11,6 +11,14 @@ import type { EncryptionContext } from './types.ts';
 export const ORDERING_KEY_PROPERTY = '__pulsar.orderingKey';
 export const PARTITION_KEY_PROPERTY = '__pulsar.partitionKey';
 const RESERVED_PREFIX = '__pulsar.';
+
+/** The SDK message of each delivery, which acknowledges it; kept beside the compat message. */
+const DELIVERIES = new WeakMap<Message, AcklineMessage>();
+
+/** The ackline SDK's message that `message` was made from (undefined for one made otherwise). */
+export function deliveryOf(message: Message): AcklineMessage | undefined {
+  return message instanceof Message ? DELIVERIES.get(message) : undefined;
+}
 
 /** What a compat {@link Message} is built from. */
 export interface MessageInit {
@@ -34,17 +42,15 @@ export interface MessageInit {
  * console.log(msg.getMessageId().toString(), msg.getPartitionKey(), msg.getData().toString());
  */
 export class Message {
-  /** @internal the ackline SDK's message, which acknowledges this delivery. */
-  readonly delivery: AcklineMessage | undefined;
   private readonly init: MessageInit;
 
-  /** @internal applications receive messages, they do not build them. */
+  /** Applications receive messages, they do not build them. */
   constructor(init?: MessageInit, delivery?: AcklineMessage) {
     this.init = init ?? emptyInit();
-    this.delivery = delivery;
+    if (delivery) DELIVERIES.set(this, delivery);
   }
 
-  /** @internal the compat message of a message the ackline SDK received. */
+  /** The compat message of a message the ackline SDK received. */
   static fromAckline(message: AcklineMessage, producerName = ''): Message {
     const properties: { [key: string]: string } = {};
     for (const [name, value] of Object.entries(message.getProperties())) {
@@ -55,7 +61,7 @@ export class Message {
     const key = message.getKey() ?? '';
     return new Message(
       {
-        messageId: MessageId.fromAckline(message.getMessageId()),
+        messageId: fromAckline(message.getMessageId()),
         data: Buffer.from(message.getData()),
         topicName: message.getTopicName(),
         properties,

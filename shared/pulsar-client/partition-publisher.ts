@@ -1,6 +1,6 @@
 import type { Producer as AcklineProducer } from '../client/producer.ts';
 import { resultOf } from './compat-context.ts';
-import { MessageId } from './message-id.ts';
+import { fromAckline, type MessageId } from './message-id.ts';
 import { fillBuilder, type OutgoingMessage, routingKeyOf } from './outgoing-message.ts';
 
 /** How a compat producer batches (pulsar-client's settings, with its defaults applied). */
@@ -91,7 +91,7 @@ export class PartitionPublisher {
     outcomes.forEach((outcome, index) => {
       const pending = batch[index]!;
       if (outcome.status === 'fulfilled') {
-        const id = MessageId.fromAckline(outcome.value);
+        const id = fromAckline(outcome.value);
         this.onPublished(id);
         pending.resolve(id);
       } else {

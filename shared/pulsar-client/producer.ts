@@ -2,7 +2,7 @@ import { parseTopic } from '../client/admin-paths.ts';
 import type { Producer as AcklineProducer } from '../client/producer.ts';
 import { type CompatContext, checkNamespaceExists, partitionCount } from './compat-context.ts';
 import { Message } from './message.ts';
-import { MessageId } from './message-id.ts';
+import { fieldsOf, MessageId } from './message-id.ts';
 import { type OutgoingMessage, outgoingMessage } from './outgoing-message.ts';
 import { type BatchSettings, PartitionPublisher } from './partition-publisher.ts';
 import { checkProducerConfig } from './producer-config.ts';
@@ -222,7 +222,7 @@ export class Producer {
   }
 
   private published(id: MessageId): void {
-    const { ledgerId, entryId, partition } = id.fields;
+    const { ledgerId, entryId, partition } = fieldsOf(id);
     const key = `${this.init.topic}|${partition}`;
     const known = this.init.context.lastPublished.get(key);
     if (known === undefined || known[0] < ledgerId || (known[0] === ledgerId && known[1] < entryId)) {

@@ -6,7 +6,7 @@ import { type CompatContext, checkNamespaceExists, partitionCount, resultOf } fr
 import { IncomingMessages } from './incoming-messages.ts';
 import { describeError } from './log.ts';
 import { Message } from './message.ts';
-import { MessageId } from './message-id.ts';
+import { fieldsOf, isEarliest, isLatest, MessageId, toAckline } from './message-id.ts';
 import { ReaderPositions, reportedPositions } from './reader-positions.ts';
 import type { ConsumerCryptoFailureAction } from './types.ts';
 
@@ -73,7 +73,7 @@ export async function createReader(context: CompatContext, config: ReaderConfig)
       .topic(topic)
       .subscriptionName(subscription)
       .subscriptionType('Exclusive')
-      .subscriptionInitialPosition(config.startMessageId.isLatest() ? 'Latest' : 'Earliest')
+      .subscriptionInitialPosition(isLatest(config.startMessageId) ? 'Latest' : 'Earliest')
       .receiverQueueSize(Math.min(config.receiverQueueSize ?? 1000, MAX_RECEIVER_QUEUE_SIZE))
       .subscribe();
   } catch (error) {
@@ -131,8 +131,8 @@ export class Reader {
   async start(startMessageId: MessageId): Promise<void> {
     await this.refresh();
     this.learnPublished();
-    if (startMessageId.isLatest()) this.positions.readAllKnown();
-    else if (!startMessageId.isEarliest()) await this.seekAfter(startMessageId);
+    if (isLatest(startMessageId)) this.positions.readAllKnown();
+    else if (!isEarliest(startMessageId)) await this.seekAfter(startMessageId);
     this.refreshTimer = setInterval(() => void this.refresh(), READER_REFRESH_MS);
     this.refreshTimer.unref();
     this.startListener();
@@ -162,8 +162,8 @@ export class Reader {
   /** Reads next the message after `messageId` (or the first: `earliest()`, or none yet: `latest()`). */
   async seek(messageId: MessageId): Promise<null> {
     try {
-      if (messageId.isEarliest() || messageId.isLatest()) {
-        await this.resetTo(messageId.isEarliest() ? 'earliest' : 'latest');
+      if (isEarliest(messageId) || isLatest(messageId)) {
+        await this.resetTo(isEarliest(messageId) ? 'earliest' : 'latest');
       } else {
         await this.seekAfter(messageId);
       }
@@ -210,7 +210,7 @@ export class Reader {
 
   private read(delivered: AcklineMessage): Message {
     const message = Message.fromAckline(delivered);
-    const { ledgerId, entryId, partition } = message.getMessageId().fields;
+    const { ledgerId, entryId, partition } = fieldsOf(message.getMessageId());
     this.positions.readAfter(partition, [ledgerId, entryId]);
     this.acknowledgeUpTo(message.getMessageId());
     void this.refresh();
@@ -226,7 +226,7 @@ export class Reader {
         const id = this.toAck;
         this.toAck = undefined;
         await this.init.source
-          .acknowledgeCumulative(id.toAckline())
+          .acknowledgeCumulative(toAckline(id))
           .catch((error: unknown) =>
             this.init.context.logger.log(2, FILE, `ack failed: ${describeError(error)}`),
           );
@@ -237,7 +237,7 @@ export class Reader {
   }
 
   private async seekAfter(messageId: MessageId): Promise<void> {
-    const { ledgerId, entryId, partition } = messageId.fields;
+    const { ledgerId, entryId, partition } = fieldsOf(messageId);
     await this.reset({ ledgerId: ledgerId.toString(), entryId: entryId.toString(), isExcluded: true });
     this.positions.readAfter(partition, [ledgerId, entryId]);
   }

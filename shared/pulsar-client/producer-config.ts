@@ -1,4 +1,4 @@
-import { needsBinaryProtocol, refuseBinaryOnly } from './binary-protocol.ts';
+import { refuseBinaryOnly } from './binary-protocol.ts';
 import type { ProducerConfig } from './producer.ts';
 
 /**

@@ -22,8 +22,8 @@ export function checkProducerConfig(config: ProducerConfig): void {
     failed,
   });
   if (config.accessMode !== undefined && config.accessMode !== 'Shared') {
-    throw needsBinaryProtocol(
-      `${failed}: accessMode ${config.accessMode} (a producer fenced by its connection)`,
+    throw new Error(
+      `${failed}: NotSupported (accessMode ${config.accessMode}: ackline's server has no producer access modes yet)`,
     );
   }
   checkPositive(config.batchingMaxMessages, 'batchingMaxMessages');

@@ -1,5 +1,7 @@
 import type { Consumer as AcklineConsumer } from '../client/consumer.ts';
 import type { AcklineClientClosedError } from '../client/errors.ts';
+import type { Message as AcklineMessage } from '../client/message.ts';
+import { ChunkAssembler } from './chunking.ts';
 import type { CompatContext } from './compat-context.ts';
 import { resultOf } from './compat-context.ts';
 import { type CheckedConsumerConfig, checkConsumerConfig } from './consumer-config.ts';
@@ -91,6 +93,8 @@ export class Consumer {
   private readonly incoming: IncomingMessages;
   private readonly sourceOf = new WeakMap<Message, AcklineConsumer>();
   private readonly sourceOfId = new Map<string, AcklineConsumer>();
+  private readonly chunkDeliveries = new WeakMap<Message, readonly Delivery[]>();
+  private readonly chunks: ChunkAssembler;
   /** Acknowledgements and negative acknowledgements in flight: `close()` waits for them. */
   private readonly pending = new Set<Promise<unknown>>();
   private listening: Promise<void> | undefined;
@@ -106,6 +110,16 @@ export class Consumer {
       onReceiveFailed: (reason) => init.context.logger.log(2, FILE, `receive failed, retrying: ${reason}`),
     });
     for (const source of init.sources.values()) this.incoming.add(source);
+    this.chunks = new ChunkAssembler({
+      maxPending: init.config.maxPendingChunkedMessage ?? 10,
+      autoAckOldest: Boolean(init.config.autoAckOldestChunkedMessageOnQueueFull),
+      onDropped: (dropped, acknowledge) => {
+        const source = dropped[0]?.source;
+        const messages = dropped.map((delivery) => delivery.message);
+        if (source)
+          this.queueNack(acknowledge ? source.acknowledge(messages) : source.negativeAcknowledge(messages));
+      },
+    });
     init.context.open.add(this);
   }
 
@@ -120,7 +134,7 @@ export class Consumer {
     if (timeout !== undefined && !(typeof timeout === 'number' && timeout >= 0)) {
       throw new Error('Failed to receive message: InvalidConfiguration (timeout must be a number >= 0)');
     }
-    return this.take(await this.incoming.next(timeout));
+    return this.nextMessage(timeout);
   }
 
   /**
@@ -138,14 +152,13 @@ export class Consumer {
     ) {
       const remaining = deadline === undefined ? undefined : deadline - Date.now();
       if (remaining !== undefined && remaining <= 0) break;
-      let delivery: Delivery;
+      let message: Message;
       try {
-        delivery = await this.incoming.next(remaining);
+        message = await this.nextMessage(remaining);
       } catch (error) {
         if (describeError(error).endsWith('TimeOut')) break;
         throw error;
       }
-      const message = this.take(delivery);
       messages.push(message);
       bytes += message.getData().length;
     }
@@ -164,10 +177,10 @@ export class Consumer {
 
   /** Asks for the message again after `nAckRedeliverTimeoutMs`; a failure goes to the log handler. */
   negativeAcknowledge(message: Message): void {
-    const source = this.sourceOf.get(message);
-    const delivery = deliveryOf(message);
-    const request =
-      source && delivery ? source.negativeAcknowledge(delivery) : this.nackId(message.getMessageId());
+    const delivered = this.deliveriesOf(message);
+    const request = delivered
+      ? delivered.source.negativeAcknowledge(delivered.messages)
+      : this.nackId(message.getMessageId());
     this.queueNack(request);
   }
 
@@ -266,7 +279,7 @@ export class Consumer {
       while (this.closing === undefined && !this.lost) {
         let message: Message;
         try {
-          message = this.take(await this.incoming.next());
+          message = await this.nextMessage();
         } catch {
           return;
         }
@@ -279,19 +292,48 @@ export class Consumer {
     })();
   }
 
-  private take(delivery: Delivery): Message {
-    const message = Message.fromAckline(delivery.message, producerNameOf(delivery.message));
-    this.sourceOf.set(message, delivery.source);
-    this.sourceOfId.set(message.getMessageId().toString(), delivery.source);
+  /** The next whole message: chunks are collected until their message is complete. */
+  private async nextMessage(timeout?: number): Promise<Message> {
+    const deadline = timeout === undefined ? undefined : Date.now() + timeout;
+    for (;;) {
+      const remaining = deadline === undefined ? undefined : Math.max(0, deadline - Date.now());
+      const whole = this.chunks.add(await this.incoming.next(remaining));
+      if (whole) return this.take(whole);
+    }
+  }
+
+  private take(deliveries: readonly Delivery[]): Message {
+    const first = deliveries[0]!;
+    const producerName = producerNameOf(first.message);
+    const message =
+      deliveries.length === 1
+        ? Message.fromAckline(first.message, producerName)
+        : Message.fromChunks(
+            deliveries.map((delivery) => delivery.message),
+            producerName,
+          );
+    if (deliveries.length > 1) this.chunkDeliveries.set(message, deliveries);
+    this.sourceOf.set(message, first.source);
+    this.sourceOfId.set(message.getMessageId().toString(), first.source);
     return message;
   }
 
-  private async ackMessage(message: Message): Promise<void> {
+  /** The SDK messages a compat message stands for (its chunks'), with the SDK consumer that got them. */
+  private deliveriesOf(
+    message: Message,
+  ): { source: AcklineConsumer; messages: AcklineMessage[] } | undefined {
+    const chunks = this.chunkDeliveries.get(message);
+    if (chunks) return { source: chunks[0]!.source, messages: chunks.map((delivery) => delivery.message) };
     const source = this.sourceOf.get(message);
     const delivery = deliveryOf(message);
-    if (source === undefined || delivery === undefined) return this.ackId(message.getMessageId());
+    return source && delivery ? { source, messages: [delivery] } : undefined;
+  }
+
+  private async ackMessage(message: Message): Promise<void> {
+    const delivered = this.deliveriesOf(message);
+    if (delivered === undefined) return this.ackId(message.getMessageId());
     this.sourceOfId.delete(message.getMessageId().toString());
-    await source.acknowledge(delivery);
+    await delivered.source.acknowledge(delivered.messages);
   }
 
   private async ackId(messageId: MessageId): Promise<void> {

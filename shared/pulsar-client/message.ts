@@ -76,6 +76,16 @@ export class Message {
     );
   }
 
+  /** One message made of the chunks of a chunked message (its id: the last chunk's). */
+  static fromChunks(chunks: readonly AcklineMessage[], producerName = ''): Message {
+    const first = Message.fromAckline(chunks[0]!, producerName);
+    return new Message({
+      ...first.init,
+      data: Buffer.concat(chunks.map((chunk) => Buffer.from(chunk.getData()))),
+      messageId: fromAckline(chunks[chunks.length - 1]!.getMessageId()),
+    });
+  }
+
   /** The topic (for a partitioned topic, the partition) the message came from. */
   getTopicName(): string {
     return this.init.topicName;

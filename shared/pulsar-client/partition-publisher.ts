@@ -12,6 +12,13 @@ export interface BatchSettings {
   readonly keyBased: boolean;
 }
 
+/**
+ * Payload bytes of one produce request: the SDK sends what it is given as one request, and a request
+ * must stay under Lambda's 6 MB once JSON has escaped the payloads (up to 6 bytes for a control
+ * character) and the proxy event escaped them again.
+ */
+const MAX_REQUEST_PAYLOAD_BYTES = 512 * 1024;
+
 interface Pending {
   readonly message: OutgoingMessage;
   readonly resolve: (id: MessageId) => void;
@@ -69,7 +76,16 @@ export class PartitionPublisher {
 
   private pump(): void {
     if (this.inFlight || this.ready === 0) return;
-    const taken = this.queue.splice(0, Math.min(this.ready, this.batching.maxMessages));
+    let count = 0;
+    let bytes = 0;
+    const limit = Math.min(this.ready, this.batching.maxMessages);
+    while (count < limit) {
+      const size = this.queue[count]!.message.data.length;
+      if (count > 0 && bytes + size > MAX_REQUEST_PAYLOAD_BYTES) break;
+      bytes += size;
+      count += 1;
+    }
+    const taken = this.queue.splice(0, count);
     this.ready -= taken.length;
     const batch = this.batching.keyBased ? byKey(taken) : taken;
     this.inFlight = this.publish(batch).finally(() => {

@@ -1,5 +1,6 @@
 import { parseTopic } from '../client/admin-paths.ts';
 import type { Producer as AcklineProducer } from '../client/producer.ts';
+import { splitIntoChunks } from './chunking.ts';
 import { type CompatContext, checkNamespaceExists, partitionCount } from './compat-context.ts';
 import { Message } from './message.ts';
 import { fieldsOf, MessageId } from './message-id.ts';
@@ -95,6 +96,8 @@ export async function createProducer(context: CompatContext, config: ProducerCon
         .enableBatching(true)
         .batchingMaxPublishDelay(60_000)
         .batchingMaxMessages(MAX_MESSAGES_PER_REQUEST)
+        // The compat queue sizes each request; the SDK must not split one into concurrent requests.
+        .batchingMaxBytes(Number.MAX_SAFE_INTEGER)
         .create(),
     );
   }
@@ -125,7 +128,8 @@ export class Producer {
     const { config, partitions } = init;
     this.producerName = config.producerName ?? `ackline-${globalThis.crypto.randomUUID().slice(0, 8)}`;
     this.batching = {
-      enabled: config.batchingEnabled ?? true,
+      // Chunking needs batching off, as in Pulsar.
+      enabled: (config.batchingEnabled ?? true) && !config.chunkingEnabled,
       maxPublishDelayMs: config.batchingMaxPublishDelayMs ?? DEFAULT_BATCHING_MAX_PUBLISH_DELAY_MS,
       maxMessages: Math.min(
         config.batchingMaxMessages ?? DEFAULT_BATCHING_MAX_MESSAGES,
@@ -145,8 +149,12 @@ export class Producer {
   async send(message: ProducerMessage): Promise<MessageId> {
     if (this.closing) throw new Error('Failed to send message: AlreadyClosed');
     const outgoing = outgoingMessage(message);
-    const target = this.route(outgoing);
-    return this.publisher(target).enqueue(outgoing);
+    const publisher = this.publisher(this.route(outgoing));
+    if (!this.init.config.chunkingEnabled) return publisher.enqueue(outgoing);
+    // The chunks are queued together, in order; the message's id is its last chunk's.
+    const sent = splitIntoChunks(outgoing).map((chunk) => publisher.enqueue(chunk));
+    const ids = await Promise.all(sent);
+    return ids[ids.length - 1]!;
   }
 
   /**

@@ -12,6 +12,7 @@ import {
 } from '../../shared/application/consumers/receive-messages.ts';
 import { subscribeConsumer } from '../../shared/application/consumers/subscribe-consumer.ts';
 import { unsubscribeConsumer } from '../../shared/application/consumers/unsubscribe-consumer.ts';
+import { lastSequenceId } from '../../shared/application/producers/last-sequence-id.ts';
 import { publishMessages } from '../../shared/application/producers/publish-messages.ts';
 import { NotFoundError, ValidationError } from '../../shared/domain/errors.ts';
 import { TopicName } from '../../shared/domain/topic-name.ts';
@@ -21,7 +22,13 @@ import {
   parseOptionalHandles,
   parseSubscribeRequest,
 } from '../../shared/http/consumer-requests.ts';
-import { type HttpRequest, noContent, ok, type Route } from '../../shared/http/http-types.ts';
+import {
+  type HttpRequest,
+  type HttpResponse,
+  noContent,
+  ok,
+  type Route,
+} from '../../shared/http/http-types.ts';
 import { listAnswerBudget } from '../../shared/http/lambda-payload.ts';
 import { parseProduceRequest } from '../../shared/http/produce-request.ts';
 import { jsonBody, queryValue } from '../../shared/http/request-parsing.ts';
@@ -35,20 +42,14 @@ export function dataRoutes(deps: Dependencies): Route[] {
     {
       method: 'POST',
       path: '/topics/{domain}/{tenant}/{namespace}/{topic}',
+      handler: (request) => produce(deps, request),
+    },
+    {
+      method: 'GET',
+      path: '/topics/{domain}/{tenant}/{namespace}/{topic}/producers/{producerName}/lastSequenceId',
       handler: async (request) => {
-        const { domain, topic } = request.rawParams as Record<string, string>;
-        const { tenant, namespace } = request.params as Record<string, string>;
-        if (domain !== 'persistent' && domain !== 'non-persistent') {
-          throw new NotFoundError(`No route for ${request.method} ${request.path}`);
-        }
-        const name = TopicName.fromRest(domain, tenant as string, namespace as string, topic as string);
-        const messages = parseProduceRequest(jsonBody(request), ports.clock.nowMs());
-        const results = await publishMessages(ports, request.principal, name, {
-          messages,
-          router: deps.router,
-          deadlineMs: request.answerByMs,
-        });
-        return ok({ messagePublishResults: results, schemaVersion: 0 });
+        const producerName = request.params.producerName as string;
+        return ok(await lastSequenceId(ports, request.principal, topicOfRequest(request), producerName));
       },
     },
     {
@@ -142,6 +143,32 @@ export function dataRoutes(deps: Dependencies): Route[] {
       },
     },
   ];
+}
+
+/** Pulsar's REST produce: `POST /topics/{domain}/{tenant}/{namespace}/{topic}`. */
+async function produce(deps: Dependencies, request: HttpRequest): Promise<HttpResponse> {
+  const { ports } = deps;
+  const role = request.principal?.role;
+  // A message without the request's producerName carries the publishing role's name.
+  const messages = parseProduceRequest(jsonBody(request), ports.clock.nowMs()).map((message) =>
+    message.producerName === undefined && role !== undefined ? { ...message, producerName: role } : message,
+  );
+  const results = await publishMessages(ports, request.principal, topicOfRequest(request), {
+    messages,
+    router: deps.router,
+    deadlineMs: request.answerByMs,
+  });
+  return ok({ messagePublishResults: results, schemaVersion: 0 });
+}
+
+/** The topic of a `/topics/{domain}/{tenant}/{namespace}/{topic}...` path (404 for another domain). */
+function topicOfRequest(request: HttpRequest): TopicName {
+  const { domain, topic } = request.rawParams as Record<string, string>;
+  const { tenant, namespace } = request.params as Record<string, string>;
+  if (domain !== 'persistent' && domain !== 'non-persistent') {
+    throw new NotFoundError(`No route for ${request.method} ${request.path}`);
+  }
+  return TopicName.fromRest(domain, tenant as string, namespace as string, topic as string);
 }
 
 function consumerIdOf(request: HttpRequest): string {

@@ -60,7 +60,7 @@ export {
 export type { FetchFunction } from './http-transport.ts';
 export { type JsonObject, type JsonValue, parseJson, stringifyJson } from './lossless-json.ts';
 export { Message } from './message.ts';
-export { TypedMessageBuilder } from './message-builder.ts';
+export { type MessageValue, TypedMessageBuilder } from './message-builder.ts';
 export { Namespaces } from './namespaces.ts';
 export type { RetentionPolicies } from './policies.ts';
 export { Producer } from './producer.ts';

@@ -19,6 +19,8 @@ export interface Policies {
   readonly maxSubscriptionsPerTopic?: number;
   /** Pulsar's maxConsumersPerSubscription: how many consumers a subscription may have connected; 0: no limit. */
   readonly maxConsumersPerSubscription?: number;
+  /** Pulsar's deduplication (`brokerDeduplicationEnabled` as a namespace or topic policy). */
+  readonly deduplicationEnabled?: boolean;
 }
 
 /** The two subscription limits, by Pulsar's names. */
@@ -83,6 +85,8 @@ export interface AppliedPolicies {
   readonly messageTTLInSeconds: number;
   readonly maxSubscriptionsPerTopic: number;
   readonly maxConsumersPerSubscription: number;
+  /** Off unless the topic or its namespace turns it on (Pulsar's broker default is false). */
+  readonly deduplicationEnabled: boolean;
 }
 
 /** The policies in force on a topic: the topic's own, else its namespace's, else the defaults. */
@@ -101,6 +105,7 @@ export function appliedPolicies(
       topic?.maxConsumersPerSubscription ??
       namespace?.maxConsumersPerSubscription ??
       DEFAULT_LIMITS.maxConsumersPerSubscription,
+    deduplicationEnabled: topic?.deduplicationEnabled ?? namespace?.deduplicationEnabled ?? false,
   };
 }
 

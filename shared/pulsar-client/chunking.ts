@@ -14,19 +14,14 @@ export const CHUNK_COUNT = '__pulsar.chunk.count';
 /** ackline's largest payload, in bytes (the server's limit; see docs/design/storage.md). */
 export const MAX_CHUNK_BYTES = 256 * 1024;
 
-/**
- * The chunks of a message larger than {@link MAX_CHUNK_BYTES}, or the message itself. Chunks end on
- * UTF-8 character boundaries while the SDK carries payloads as text.
- */
+/** The chunks of a message larger than {@link MAX_CHUNK_BYTES}, or the message itself. */
 export function splitIntoChunks(message: OutgoingMessage): OutgoingMessage[] {
   const { data } = message;
   if (data.length <= MAX_CHUNK_BYTES) return [message];
   const parts: Buffer[] = [];
   let start = 0;
   while (start < data.length) {
-    let end = Math.min(start + MAX_CHUNK_BYTES, data.length);
-    // Back off from the middle of a UTF-8 sequence (continuation bytes are 10xxxxxx).
-    while (end < data.length && end > start + 1 && ((data[end] ?? 0) & 0xc0) === 0x80) end -= 1;
+    const end = Math.min(start + MAX_CHUNK_BYTES, data.length);
     parts.push(data.subarray(start, end));
     start = end;
   }

@@ -403,8 +403,7 @@ export class Consumer {
   }
 }
 
-/** The producer's name, once the server carries it on messages (else ''). */
-function producerNameOf(message: unknown): string {
-  const named = message as { getProducerName?: () => string | undefined };
-  return typeof named.getProducerName === 'function' ? (named.getProducerName() ?? '') : '';
+/** The name of the producer that published the message ('' when the server has none). */
+function producerNameOf(message: AcklineMessage): string {
+  return message.getProducerName() ?? '';
 }

@@ -52,7 +52,8 @@ export function routingKeyOf(message: OutgoingMessage): string {
  * the compat consumer answers `getPartitionKey()` and `getOrderingKey()` as sent.
  */
 export function fillBuilder(builder: TypedMessageBuilder, message: OutgoingMessage): TypedMessageBuilder {
-  builder.value(payloadText(message.data));
+  builder.value(message.data);
+  if (message.sequenceId !== undefined) builder.sequenceId(message.sequenceId);
   const properties = { ...message.properties };
   if (message.orderingKey) {
     properties[ORDERING_KEY_PROPERTY] = message.orderingKey;
@@ -67,15 +68,6 @@ export function fillBuilder(builder: TypedMessageBuilder, message: OutgoingMessa
   else if (message.deliverAfter !== undefined && message.deliverAfter > 0)
     builder.deliverAfter(message.deliverAfter);
   return builder;
-}
-
-/** The payload as the SDK carries it today (UTF-8 text). */
-function payloadText(data: Buffer): string {
-  const text = data.toString('utf8');
-  if (!Buffer.from(text, 'utf8').equals(data)) {
-    throw new Error('Failed to send message: InvalidMessage (the payload is not UTF-8 text)');
-  }
-  return text;
 }
 
 function optionalString(value: unknown, what: string): string | undefined {

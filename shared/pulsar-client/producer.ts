@@ -1,7 +1,8 @@
 import { parseTopic } from '../client/admin-paths.ts';
 import type { Producer as AcklineProducer } from '../client/producer.ts';
+import { partitionForKey } from '../domain/message-router.ts';
 import { splitIntoChunks } from './chunking.ts';
-import { type CompatContext, checkNamespaceExists, partitionCount } from './compat-context.ts';
+import { type CompatContext, checkNamespaceExists, partitionCount, resultOf } from './compat-context.ts';
 import { Message } from './message.ts';
 import { fieldsOf, MessageId } from './message-id.ts';
 import { type OutgoingMessage, outgoingMessage } from './outgoing-message.ts';
@@ -60,7 +61,7 @@ const DEFAULT_BATCHING_MAX_MESSAGES = 1000;
 const DEFAULT_BATCHING_MAX_BYTES = 128 * 1024;
 /** The SDK's most messages in one produce request. */
 const MAX_MESSAGES_PER_REQUEST = 1000;
-/** Where a message goes: a partition index, or -1 for the topic itself (the server picks by key). */
+/** Where a message goes: a partition index, or -1 for a non-partitioned topic. */
 const WHOLE_TOPIC = -1;
 
 interface ProducerInit {
@@ -85,23 +86,30 @@ export async function createProducer(context: CompatContext, config: ProducerCon
   const topic = `${parts.domain}://${parts.tenant}/${parts.namespace}/${parts.localName}`;
   await checkNamespaceExists(context, parts, failed);
   const partitions = await partitionCount(context, topic, failed, true);
+  const producerName = config.producerName ?? `ackline-${globalThis.crypto.randomUUID().slice(0, 8)}`;
+  // One SDK producer per partition (or the topic's one): a partition's messages then leave in order,
+  // with one sequence of ids per partition for deduplication.
+  const targets = partitions > 0 ? Array.from({ length: partitions }, (_, index) => index) : [WHOLE_TOPIC];
   const sdkProducers = new Map<number, AcklineProducer>();
-  for (let target = WHOLE_TOPIC; target < partitions; target += 1) {
+  for (const target of targets) {
     const name = target === WHOLE_TOPIC ? topic : `${topic}-partition-${target}`;
-    sdkProducers.set(
-      target,
-      await context.sdk
-        .newProducer()
-        .topic(name)
-        .enableBatching(true)
-        .batchingMaxPublishDelay(60_000)
-        .batchingMaxMessages(MAX_MESSAGES_PER_REQUEST)
-        // The compat queue sizes each request; the SDK must not split one into concurrent requests.
-        .batchingMaxBytes(Number.MAX_SAFE_INTEGER)
-        .create(),
-    );
+    const builder = context.sdk
+      .newProducer()
+      .topic(name)
+      .producerName(producerName)
+      .enableBatching(true)
+      .batchingMaxPublishDelay(60_000)
+      .batchingMaxMessages(MAX_MESSAGES_PER_REQUEST)
+      // The compat queue sizes each request; the SDK must not split one into concurrent requests.
+      .batchingMaxBytes(Number.MAX_SAFE_INTEGER);
+    if (config.initialSequenceId !== undefined) builder.initialSequenceId(config.initialSequenceId);
+    try {
+      sdkProducers.set(target, await builder.create());
+    } catch (error) {
+      throw new Error(`${failed}: ${resultOf(error)}`, { cause: error });
+    }
   }
-  return new Producer({ context, config, topic, partitions, sdkProducers });
+  return new Producer({ context, config: { ...config, producerName }, topic, partitions, sdkProducers });
 }
 
 /**
@@ -126,7 +134,7 @@ export class Producer {
     if (init === undefined) throw new Error('Use client.createProducer(config) to create a Producer');
     this.init = init;
     const { config, partitions } = init;
-    this.producerName = config.producerName ?? `ackline-${globalThis.crypto.randomUUID().slice(0, 8)}`;
+    this.producerName = config.producerName ?? '';
     this.batching = {
       // Chunking needs batching off, as in Pulsar.
       enabled: (config.batchingEnabled ?? true) && !config.chunkingEnabled,
@@ -210,8 +218,8 @@ export class Producer {
       }
       return index;
     }
-    // A keyed message goes to the topic, where the server picks its partition by the key's hash.
-    if (message.partitionKey || message.orderingKey) return WHOLE_TOPIC;
+    // As the server and Pulsar's Java client route a key: JavaStringHash, sign-safe modulo.
+    if (message.partitionKey) return partitionForKey(message.partitionKey, partitions);
     if (config.messageRoutingMode === 'RoundRobinDistribution') {
       this.roundRobin = (this.roundRobin + 1) % partitions;
       return this.roundRobin;

@@ -209,7 +209,7 @@ export class Reader {
   }
 
   private read(delivered: AcklineMessage): Message {
-    const message = Message.fromAckline(delivered);
+    const message = Message.fromAckline(delivered, delivered.getProducerName() ?? '');
     const { ledgerId, entryId, partition } = fieldsOf(message.getMessageId());
     this.positions.readAfter(partition, [ledgerId, entryId]);
     this.acknowledgeUpTo(message.getMessageId());

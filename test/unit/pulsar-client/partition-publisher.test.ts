@@ -9,12 +9,14 @@ import type { ProducerMessage } from '../../../shared/pulsar-client/types.ts';
 
 interface Stored {
   readonly payload: string;
+  readonly payloadEncoding?: string;
+  readonly sequenceId?: number;
   readonly key?: string;
   readonly properties?: Record<string, string>;
 }
 
 function fakeService(answerDelayMs = 0) {
-  const requests: Stored[][] = [];
+  const requests: (Stored & { text: string })[][] = [];
   let inFlight = 0;
   let maxInFlight = 0;
   let entryId = 0;
@@ -22,7 +24,12 @@ function fakeService(answerDelayMs = 0) {
     inFlight += 1;
     maxInFlight = Math.max(maxInFlight, inFlight);
     const { messages } = JSON.parse(String(init.body)) as { messages: Stored[] };
-    requests.push(messages);
+    requests.push(
+      messages.map((m) => ({
+        ...m,
+        text: m.payloadEncoding === 'base64' ? Buffer.from(m.payload, 'base64').toString() : m.payload,
+      })),
+    );
     await new Promise((resolve) => setTimeout(resolve, answerDelayMs));
     inFlight -= 1;
     const results = messages.map(() => ({ messageId: `7:${entryId++}:-1`, errorCode: 0 }));
@@ -61,10 +68,7 @@ describe("the compat producer's send queue", () => {
     const service = fakeService(20);
     const { publisher, published } = await publisherOver(service, { enabled: false });
     const ids = await Promise.all(['a', 'b', 'c', 'd'].map((data) => publisher.enqueue(message(data))));
-    expect(service.requests.map((request) => request.map((m) => m.payload))).toEqual([
-      ['a'],
-      ['b', 'c', 'd'],
-    ]);
+    expect(service.requests.map((request) => request.map((m) => m.text))).toEqual([['a'], ['b', 'c', 'd']]);
     expect(service.maxInFlight()).toBe(1);
     expect(ids.map(String)).toEqual(['(7,0,-1,-1)', '(7,1,-1,-1)', '(7,2,-1,-1)', '(7,3,-1,-1)']);
     expect(published).toEqual(ids.map(String));
@@ -76,7 +80,7 @@ describe("the compat producer's send queue", () => {
     const sent = ['a', 'b', 'c'].map((data) => publisher.enqueue(message(data)));
     await publisher.flush();
     await Promise.all(sent);
-    expect(service.requests.map((request) => request.map((m) => m.payload))).toEqual([['a', 'b'], ['c']]);
+    expect(service.requests.map((request) => request.map((m) => m.text))).toEqual([['a', 'b'], ['c']]);
   });
 
   it('key-based batching stores a batch key by key, keys in the order of their first message', async () => {
@@ -87,7 +91,7 @@ describe("the compat producer's send queue", () => {
     await publisher.flush();
     await Promise.all(sent);
     expect(service.requests).toHaveLength(1);
-    expect(service.requests[0]!.map((m) => `${m.key}${m.payload}`)).toEqual([
+    expect(service.requests[0]!.map((m) => `${m.key}${m.text}`)).toEqual([
       'A0',
       'A5',
       'B1',
@@ -107,13 +111,15 @@ describe("the compat producer's send queue", () => {
     });
   });
 
-  it('sends a message whose payload is not UTF-8 text nowhere and rejects it', async () => {
+  it('sends the payload as bytes (base64 inside the JSON), whatever they are, with the sequence id given', async () => {
     const service = fakeService();
     const { publisher } = await publisherOver(service, { enabled: false });
-    await expect(publisher.enqueue(outgoingMessage({ data: Buffer.from([0xff, 0xfe]) }))).rejects.toThrow(
-      'Failed to send message',
-    );
-    expect(service.requests.flat()).toEqual([]);
+    await publisher.enqueue(outgoingMessage({ data: Buffer.from([0xff, 0x00, 0xfe]), sequenceId: 41 }));
+    expect(service.requests[0]![0]).toMatchObject({
+      payload: '/wD+',
+      payloadEncoding: 'base64',
+      sequenceId: 41,
+    });
   });
 
   it('reads what pulsar-client reads from send(): a non-object is an empty message', () => {

@@ -2,7 +2,7 @@ import { parseTopic } from '../client/admin-paths.ts';
 import { type Consumer as AcklineConsumer, MAX_RECEIVER_QUEUE_SIZE } from '../client/consumer.ts';
 import type { Message as AcklineMessage } from '../client/message.ts';
 import { needsBinaryProtocol } from './binary-protocol.ts';
-import { type CompatContext, checkNamespaceExists, partitionCount, resultOf } from './compat-context.ts';
+import { type CompatContext, checkNamespaceExists, resultOf } from './compat-context.ts';
 import { IncomingMessages } from './incoming-messages.ts';
 import { describeError } from './log.ts';
 import { Message } from './message.ts';
@@ -64,7 +64,6 @@ export async function createReader(context: CompatContext, config: ReaderConfig)
   }
   const topic = `${parts.domain}://${parts.tenant}/${parts.namespace}/${parts.localName}`;
   await checkNamespaceExists(context, parts, failed);
-  await partitionCount(context, topic, failed);
   const subscription = `${config.subscriptionRolePrefix ?? 'reader'}-${globalThis.crypto.randomUUID().slice(0, 13).replace('-', '')}`;
   let source: AcklineConsumer;
   try {
@@ -188,20 +187,17 @@ export class Reader {
     this.closing ??= (async () => {
       clearInterval(this.refreshTimer);
       this.incoming.close(new Error('Failed to receive message: AlreadyClosed'));
-      const { context, topic, subscription, source } = this.init;
+      const { context, subscription, source } = this.init;
       context.open.delete(this);
-      await source.close().catch(() => undefined);
-      await context.sdk
-        .admin()
-        .topics()
-        .deleteSubscription(topic, subscription, { force: true })
-        .catch((error: unknown) =>
-          context.logger.log(
-            2,
-            FILE,
-            `Could not delete the reader's subscription ${subscription}: ${describeError(error)}`,
-          ),
+      // Deletes the reader's subscription (the consume permission suffices) and closes its consumer.
+      await source.unsubscribe().catch(async (error: unknown) => {
+        context.logger.log(
+          2,
+          FILE,
+          `Could not delete the reader's subscription ${subscription}: ${describeError(error)}`,
         );
+        await source.close().catch(() => undefined);
+      });
       await this.listening;
       return null;
     })();

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { tokenFor, uniqueRole } from '../../support/admin-fixtures.ts';
 import { admin, Pulsar, pulsarClient, sleep, uniqueTopic } from '../../support/pulsar-client-fixtures.ts';
 
 // Where request/response cannot behave exactly as Pulsar's binary protocol, ackline/pulsar-client
@@ -87,4 +88,33 @@ describe('ackline/pulsar-client over HTTP', () => {
     expect(consumer.isConnected()).toBe(false);
     await client.close();
   }, 60_000);
+
+  it('a role with only produce and consume permissions (no superuser) produces, consumes, seeks, reads and unsubscribes', async () => {
+    const role = uniqueRole('pulsar-client');
+    await admin().namespaces().grantPermissionOnNamespace('public/default', role, ['produce', 'consume']);
+    const client = pulsarClient({
+      authentication: new Pulsar.AuthenticationToken({ token: tokenFor(role) }),
+    });
+    const topic = uniqueTopic('plain-role');
+    const producer = await client.createProducer({ topic });
+    const consumer = await client.subscribe({
+      topic,
+      subscription: 'sub',
+      subscriptionInitialPosition: 'Earliest',
+    });
+    const ids = [];
+    for (let i = 0; i < 3; i += 1) ids.push(await producer.send({ data: Buffer.from(`m${i}`) }));
+    const first = await consumer.receive(5000);
+    await consumer.acknowledge(first);
+    await consumer.seek(ids[1]!);
+    expect((await consumer.receive(5000)).getData().toString()).toBe('m2');
+    const reader = await client.createReader({ topic, startMessageId: Pulsar.MessageId.earliest() });
+    const read = [];
+    while (reader.hasNext()) read.push((await reader.readNext(5000)).getData().toString());
+    expect(read).toEqual(['m0', 'm1', 'm2']);
+    await reader.close();
+    await consumer.unsubscribe();
+    await client.close();
+    expect(await admin().topics().getSubscriptions(topic)).toEqual([]);
+  });
 });

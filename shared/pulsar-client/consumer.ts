@@ -97,6 +97,8 @@ export class Consumer {
   private readonly chunks: ChunkAssembler;
   /** Acknowledgements and negative acknowledgements in flight: `close()` waits for them. */
   private readonly pending = new Set<Promise<unknown>>();
+  /** Negative acknowledgements in flight (also in {@link pending}). */
+  private readonly nacks = new Set<Promise<unknown>>();
   private listening: Promise<void> | undefined;
   private lost = false;
   private closing: Promise<null> | undefined;
@@ -108,6 +110,9 @@ export class Consumer {
     this.incoming = new IncomingMessages({
       onLost: (error) => this.onLost(error),
       onReceiveFailed: (reason) => init.context.logger.log(2, FILE, `receive failed, retrying: ${reason}`),
+      // A receive waiting while a negative acknowledgement is in flight can miss its redelivery on
+      // the server (see the report of issue 23): the queue is sent first.
+      beforeReceive: () => Promise.allSettled([...this.nacks]),
     });
     for (const source of init.sources.values()) this.incoming.add(source);
     this.chunks = new ChunkAssembler({
@@ -360,7 +365,11 @@ export class Consumer {
       this.init.context.logger.error(FILE, `Failed to negatively acknowledge: ${describeError(error)}`),
     );
     this.pending.add(tracked);
-    void tracked.finally(() => this.pending.delete(tracked));
+    this.nacks.add(tracked);
+    void tracked.finally(() => {
+      this.pending.delete(tracked);
+      this.nacks.delete(tracked);
+    });
   }
 
   private track(request: Promise<unknown>, failed: string): Promise<null> {

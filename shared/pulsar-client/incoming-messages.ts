@@ -25,6 +25,8 @@ export interface IncomingEvents {
   readonly onLost: (error: AcklineClientClosedError) => void;
   /** A receive that failed and will be retried. */
   readonly onReceiveFailed: (message: string) => void;
+  /** Resolves when a new receive may start (the consumer's negative acknowledgements are sent). */
+  readonly beforeReceive?: () => Promise<unknown>;
 }
 
 /**
@@ -97,6 +99,7 @@ export class IncomingMessages {
       while (!this.closedError && this.waiters.length > 0) {
         let message: AcklineMessage;
         try {
+          await this.events.beforeReceive?.();
           message = await source.receive();
         } catch (error) {
           if (this.closedError) return;

@@ -41,6 +41,7 @@ export interface ConsumerBuilderContext {
 
 /** What the client closes when it closes. */
 export interface Closable {
+  /** Closes it; resolves once closed. */
   close(): Promise<void>;
 }
 

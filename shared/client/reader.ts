@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { MessageId } from '../domain/message-id.ts';
 import type { Consumer, SeekTarget } from './consumer.ts';
 import type { ConsumerBuilder } from './consumer-builder.ts';
@@ -114,7 +113,9 @@ export class ReaderBuilder {
         `Invalid startMessageId '${String(start)}': a MessageId, 'earliest' or 'latest'`,
       );
     }
-    const subscription = this.name ?? `${this.prefix}-${randomBytes(5).toString('hex')}`;
+    // Web Crypto (a global in Node 20+): the SDK imports nothing but node:timers/promises.
+    const random = Buffer.from(globalThis.crypto.getRandomValues(new Uint8Array(5))).toString('hex');
+    const subscription = this.name ?? `${this.prefix}-${random}`;
     const builder = this.context
       .newConsumer()
       .topic(this.topicName)

@@ -14,7 +14,9 @@ import { subscribeConsumer } from '../../shared/application/consumers/subscribe-
 import { unsubscribeConsumer } from '../../shared/application/consumers/unsubscribe-consumer.ts';
 import { lastSequenceId } from '../../shared/application/producers/last-sequence-id.ts';
 import { publishMessages } from '../../shared/application/producers/publish-messages.ts';
+import { topicsOfNamespace } from '../../shared/application/topics/topics-of-namespace.ts';
 import { NotFoundError, ValidationError } from '../../shared/domain/errors.ts';
+import { NamespaceName } from '../../shared/domain/namespace-name.ts';
 import { TopicName } from '../../shared/domain/topic-name.ts';
 import {
   parseCumulativeBody,
@@ -43,6 +45,11 @@ export function dataRoutes(deps: Dependencies): Route[] {
       method: 'POST',
       path: '/topics/{domain}/{tenant}/{namespace}/{topic}',
       handler: (request) => produce(deps, request),
+    },
+    {
+      method: 'GET',
+      path: '/topics/{domain}/{tenant}/{namespace}',
+      handler: (request) => namespaceTopics(ports, request),
     },
     {
       method: 'GET',
@@ -159,6 +166,15 @@ async function produce(deps: Dependencies, request: HttpRequest): Promise<HttpRe
     deadlineMs: request.answerByMs,
   });
   return ok({ messagePublishResults: results, schemaVersion: 0 });
+}
+
+/** `GET /topics/persistent/{tenant}/{namespace}`: the namespace's topics, for pattern consumers. */
+async function namespaceTopics(ports: Dependencies['ports'], request: HttpRequest): Promise<HttpResponse> {
+  const { domain } = request.rawParams as Record<string, string>;
+  const { tenant, namespace } = request.params as Record<string, string>;
+  if (domain !== 'persistent') throw new NotFoundError(`No route for ${request.method} ${request.path}`);
+  const name = NamespaceName.of(tenant as string, namespace as string).toString();
+  return ok({ topics: await topicsOfNamespace(ports, request.principal, { domain, name }) });
 }
 
 /** The topic of a `/topics/{domain}/{tenant}/{namespace}/{topic}...` path (404 for another domain). */

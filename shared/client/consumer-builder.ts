@@ -20,10 +20,11 @@ import {
   MAX_RECEIVER_QUEUE_SIZE,
   type MessageListener,
 } from './consumer.ts';
-import { parseConsumerId } from './data-answers.ts';
+import { parseConsumerId, parseTopicList } from './data-answers.ts';
 import { type DataHttp, dataTopic, subscribePath } from './data-http.ts';
 import { AcklineClientArgumentError } from './errors.ts';
 import type { JsonInput } from './lossless-json.ts';
+import { MultiTopicsConsumerBuilder, type MultiTopicsContext } from './multi-topics-consumer-builder.ts';
 
 /** What a {@link ConsumerBuilder} needs from its client. */
 export interface ConsumerBuilderContext {
@@ -34,8 +35,14 @@ export interface ConsumerBuilderContext {
   /** Throws when the client is closed. */
   checkOpen(): void;
   /** Tracks a subscribed consumer until it closes. */
-  register(consumer: Consumer): void;
-  unregister(consumer: Consumer): void;
+  register(consumer: Closable): void;
+  unregister(consumer: Closable): void;
+}
+
+/** What the client closes when it closes. */
+export interface Closable {
+  /** Closes it; resolves once closed. */
+  close(): Promise<void>;
 }
 
 /** A backoff as the builder keeps it until subscribe: an object, or a class name and parameters. */
@@ -97,6 +104,49 @@ export class ConsumerBuilder {
   topic(topic: string): this {
     this.topicName = topic;
     return this;
+  }
+
+  /**
+   * Several topics on one subscription (Pulsar's `topics(...)`): returns the builder of a
+   * {@link MultiTopicsConsumer}, which takes the settings of this one, made before or after.
+   * @example
+   * const consumer = await client.newConsumer().topics(['t/ns/orders', 't/ns/refunds'])
+   *   .subscriptionName('audit').subscribe();
+   */
+  topics(topics: readonly string[]): MultiTopicsConsumerBuilder {
+    if (!Array.isArray(topics) || topics.length === 0) {
+      throw new AcklineClientArgumentError('topics(...) takes a non-empty array of topic names');
+    }
+    const names = [...new Set(topics.map((topic) => dataTopic(topic).name))];
+    return new MultiTopicsConsumerBuilder(this.multiTopicsContext(), { topics: names });
+  }
+
+  /**
+   * Every topic of one namespace whose full name matches `pattern` (Pulsar's `topicsPattern`, matched
+   * whole against `persistent://tenant/ns/name`), now and as they are created (looked for every
+   * minute). The pattern names its namespace: `persistent://t/ns/orders-.*` or `t/ns/orders-.*`.
+   * Listing the namespace takes the `consume` permission on it.
+   * @example
+   * const consumer = await client.newConsumer().topicsPattern('my-tenant/my-ns/orders-.*')
+   *   .subscriptionName('audit').subscribe();
+   */
+  topicsPattern(pattern: string | RegExp): MultiTopicsConsumerBuilder {
+    const source = typeof pattern === 'string' ? pattern : pattern.source;
+    const full = source.startsWith('persistent://') ? source : `persistent://${source}`;
+    const match = /^persistent:\/\/([^/]+)\/([^/]+)\//.exec(full);
+    if (!match || /[\\^$.|?*+()[\]{}]/.test(`${match[1]}${match[2]}`)) {
+      throw new AcklineClientArgumentError(
+        `Invalid topicsPattern '${source}': it must name its namespace, e.g. 'my-tenant/my-ns/orders-.*'`,
+      );
+    }
+    const regex = new RegExp(
+      `^(?:${full})$`,
+      typeof pattern === 'string' ? '' : pattern.flags.replace('g', ''),
+    );
+    return new MultiTopicsConsumerBuilder(this.multiTopicsContext(), {
+      namespace: `${match[1]}/${match[2]}`,
+      pattern: regex,
+    });
   }
 
   /**
@@ -312,6 +362,33 @@ export class ConsumerBuilder {
     });
     this.context.register(consumer);
     return consumer;
+  }
+
+  private multiTopicsContext(): MultiTopicsContext {
+    return {
+      template: this,
+      subscribeTopic: (topic) => this.copyFor(topic).subscribe(),
+      settings: () => ({
+        subscription: required(this.subscription, 'subscriptionName'),
+        batchReceive: this.batchReceiveSettings(),
+      }),
+      listTopics: async (namespace) => {
+        const path = `/topics/persistent/${namespace.split('/').map(encodeURIComponent).join('/')}`;
+        return parseTopicList(await this.context.http.json({ method: 'GET', path }));
+      },
+      clock: this.context.clock,
+      register: (consumer) => this.context.register(consumer),
+      unregister: (consumer) => this.context.unregister(consumer),
+    };
+  }
+
+  /** This builder's settings for one topic, without a listener (a merged consumer has it). */
+  private copyFor(topic: string): ConsumerBuilder {
+    const copy = Object.assign(Object.create(ConsumerBuilder.prototype) as ConsumerBuilder, this);
+    copy.topicName = topic;
+    copy.listener = undefined;
+    copy.listenerErrors = undefined;
+    return copy;
   }
 
   private subscribeBody(): JsonInput {

@@ -43,6 +43,15 @@ export function parsePublishResults(body: JsonValue, messageCount: number): Publ
   });
 }
 
+/** `{"topics": [...]}`, the answer to a namespace's topic list. */
+export function parseTopicList(body: JsonValue): string[] {
+  const { topics } = expectObject(body, 'topic list');
+  if (!Array.isArray(topics) || topics.some((topic) => typeof topic !== 'string')) {
+    throw unexpected(body, 'topic list', 'a topics array of names');
+  }
+  return topics as string[];
+}
+
 /** `{"lastSequenceId": n}` (-1: none stored), the answer to a producer's lastSequenceId. */
 export function parseLastSequenceId(body: JsonValue): number {
   const { lastSequenceId } = expectObject(body, 'lastSequenceId');

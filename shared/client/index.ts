@@ -42,7 +42,7 @@ export type {
   SubscriptionInitialPosition,
 } from './client-types.ts';
 export { type AcknowledgeTarget, Consumer, type MessageListener, type SeekTarget } from './consumer.ts';
-export { ConsumerBuilder } from './consumer-builder.ts';
+export { type Closable, ConsumerBuilder } from './consumer-builder.ts';
 export type { EntryIdInput } from './entry-id.ts';
 export {
   AcklineAdminArgumentError,
@@ -61,8 +61,11 @@ export type { FetchFunction } from './http-transport.ts';
 export { type JsonObject, type JsonValue, parseJson, stringifyJson } from './lossless-json.ts';
 export { Message } from './message.ts';
 export { type MessageValue, TypedMessageBuilder } from './message-builder.ts';
+export { MultiTopicsConsumer, type MultiTopicsMessageListener } from './multi-topics-consumer.ts';
+export { MultiTopicsConsumerBuilder } from './multi-topics-consumer-builder.ts';
 export { Namespaces } from './namespaces.ts';
 export type { RetentionPolicies } from './policies.ts';
 export { Producer } from './producer.ts';
 export { ProducerBuilder } from './producer-builder.ts';
+export { Reader, ReaderBuilder, type ReaderStart } from './reader.ts';
 export { Topics } from './topics.ts';

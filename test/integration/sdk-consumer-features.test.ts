@@ -147,3 +147,101 @@ describe('SDK consumer: unsubscribe', () => {
     expect(String(afterward)).toMatch(/closed/);
   });
 });
+
+describe('SDK multi-topic and pattern consumers', () => {
+  it('merges the messages of a topic list, in order per topic, and acknowledges each on its topic', async () => {
+    const sdk = client();
+    const a = uniqueTopic('multi-a');
+    const b = uniqueTopic('multi-b');
+    const consumer = await sdk
+      .newConsumer()
+      .topics([a, b])
+      .subscriptionName('merged')
+      .subscriptionInitialPosition('Earliest')
+      .subscribe();
+    await publish(sdk, a, ['a0', 'a1']);
+    await publish(sdk, b, ['b0', 'b1']);
+    const received: Message[] = [];
+    while (received.length < 4) {
+      const message = await consumer.receive(8_000);
+      if (!message) break;
+      received.push(message);
+    }
+    await consumer.acknowledge(received);
+    const backlogs = await Promise.all(
+      [a, b].map(async (topic) => {
+        const stats = (await sdk.admin().topics().getStats(topic)) as {
+          subscriptions: Record<string, { msgBacklog: number }>;
+        };
+        return stats.subscriptions.merged?.msgBacklog;
+      }),
+    );
+    await sdk.close();
+
+    const values = received.map((m) => m.getValue());
+    expect(values.filter((v) => v.startsWith('a'))).toEqual(['a0', 'a1']);
+    expect(values.filter((v) => v.startsWith('b'))).toEqual(['b0', 'b1']);
+    expect(consumer.getTopics()).toEqual([a, b].sort());
+    expect(backlogs).toEqual([0, 0]);
+  });
+
+  it('subscribes the matching topics of a namespace, and those created later on discovery', async () => {
+    const sdk = client();
+    const prefix = `pat${randomUUID().slice(0, 6)}`;
+    const namespace = 'ackline-it/sdk';
+    await publish(sdk, `persistent://${namespace}/${prefix}-one`, ['x']);
+    await publish(sdk, `persistent://${namespace}/other-${prefix}`, ['not matched']);
+    const consumer = await sdk
+      .newConsumer()
+      .topicsPattern(`${namespace}/${prefix}-.*`)
+      .subscriptionName('pattern')
+      .subscriptionInitialPosition('Earliest')
+      .subscribe();
+    const before = consumer.getTopics();
+    await publish(sdk, `persistent://${namespace}/${prefix}-two`, ['y']);
+    await consumer.refreshTopics();
+    const after = consumer.getTopics();
+    const values = [];
+    for (let i = 0; i < 2; i += 1) values.push((await consumer.receive(8_000))?.getValue());
+    await sdk.close();
+
+    expect(before).toEqual([`persistent://${namespace}/${prefix}-one`]);
+    expect(after).toEqual([
+      `persistent://${namespace}/${prefix}-one`,
+      `persistent://${namespace}/${prefix}-two`,
+    ]);
+    // -two was subscribed after its message was published, from Earliest: it is read too.
+    expect(values.sort()).toEqual(['x', 'y']);
+  });
+});
+
+describe('SDK reader', () => {
+  it('reads from earliest, from after a message and at it, answers hasNext, and deletes its subscription on close', async () => {
+    const sdk = client();
+    const topic = uniqueTopic('reader');
+    const ids = await publish(sdk, topic, ['m0', 'm1', 'm2']);
+    const fromEarliest = await sdk.newReader().topic(topic).startMessageId('earliest').create();
+    const all: string[] = [];
+    while (await fromEarliest.hasNext()) all.push((await fromEarliest.readNext()).getValue());
+    const subscriptionsWhileOpen = await sdk.admin().topics().getSubscriptions(topic);
+    await fromEarliest.close();
+    const after = await sdk.newReader().topic(topic).startMessageId(ids[0]!).create();
+    const afterFirst = [(await after.readNext(5_000))?.getValue(), (await after.readNext(5_000))?.getValue()];
+    await after.seek('earliest');
+    const again = (await after.readNext(5_000))?.getValue();
+    await after.close();
+    const at = await sdk.newReader().topic(topic).startMessageId(ids[1]!).startMessageIdInclusive().create();
+    const atSecond = (await at.readNext(5_000))?.getValue();
+    await at.close();
+    const subscriptionsAfter = await sdk.admin().topics().getSubscriptions(topic);
+    await sdk.close();
+
+    expect(all).toEqual(['m0', 'm1', 'm2']);
+    expect(subscriptionsWhileOpen).toHaveLength(1);
+    expect(String(subscriptionsWhileOpen[0])).toMatch(/reader-[0-9a-f]{10}$/);
+    expect(afterFirst).toEqual(['m1', 'm2']);
+    expect(again).toBe('m0');
+    expect(atSecond).toBe('m1');
+    expect(subscriptionsAfter).toEqual([]);
+  });
+});

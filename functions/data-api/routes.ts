@@ -11,8 +11,12 @@ import {
   receiveMessages,
 } from '../../shared/application/consumers/receive-messages.ts';
 import { subscribeConsumer } from '../../shared/application/consumers/subscribe-consumer.ts';
+import { unsubscribeConsumer } from '../../shared/application/consumers/unsubscribe-consumer.ts';
+import { lastSequenceId } from '../../shared/application/producers/last-sequence-id.ts';
 import { publishMessages } from '../../shared/application/producers/publish-messages.ts';
+import { topicsOfNamespace } from '../../shared/application/topics/topics-of-namespace.ts';
 import { NotFoundError, ValidationError } from '../../shared/domain/errors.ts';
+import { NamespaceName } from '../../shared/domain/namespace-name.ts';
 import { TopicName } from '../../shared/domain/topic-name.ts';
 import {
   parseCumulativeBody,
@@ -21,7 +25,13 @@ import {
   parseOptionalHandles,
   parseSubscribeRequest,
 } from '../../shared/http/consumer-requests.ts';
-import { type HttpRequest, noContent, ok, type Route } from '../../shared/http/http-types.ts';
+import {
+  type HttpRequest,
+  type HttpResponse,
+  noContent,
+  ok,
+  type Route,
+} from '../../shared/http/http-types.ts';
 import { listAnswerBudget } from '../../shared/http/lambda-payload.ts';
 import { parseProduceRequest } from '../../shared/http/produce-request.ts';
 import { jsonBody, queryValue } from '../../shared/http/request-parsing.ts';
@@ -35,20 +45,19 @@ export function dataRoutes(deps: Dependencies): Route[] {
     {
       method: 'POST',
       path: '/topics/{domain}/{tenant}/{namespace}/{topic}',
+      handler: (request) => produce(deps, request),
+    },
+    {
+      method: 'GET',
+      path: '/topics/{domain}/{tenant}/{namespace}',
+      handler: (request) => namespaceTopics(ports, request),
+    },
+    {
+      method: 'GET',
+      path: '/topics/{domain}/{tenant}/{namespace}/{topic}/producers/{producerName}/lastSequenceId',
       handler: async (request) => {
-        const { domain, topic } = request.rawParams as Record<string, string>;
-        const { tenant, namespace } = request.params as Record<string, string>;
-        if (domain !== 'persistent' && domain !== 'non-persistent') {
-          throw new NotFoundError(`No route for ${request.method} ${request.path}`);
-        }
-        const name = TopicName.fromRest(domain, tenant as string, namespace as string, topic as string);
-        const messages = parseProduceRequest(jsonBody(request), ports.clock.nowMs());
-        const results = await publishMessages(ports, request.principal, name, {
-          messages,
-          router: deps.router,
-          deadlineMs: request.answerByMs,
-        });
-        return ok({ messagePublishResults: results, schemaVersion: 0 });
+        const producerName = request.params.producerName as string;
+        return ok(await lastSequenceId(ports, request.principal, topicOfRequest(request), producerName));
       },
     },
     {
@@ -126,6 +135,14 @@ export function dataRoutes(deps: Dependencies): Route[] {
       },
     },
     {
+      method: 'POST',
+      path: '/consumers/{consumerId}/unsubscribe',
+      handler: async (request) => {
+        await unsubscribeConsumer(ports, request.principal, consumerIdOf(request));
+        return noContent();
+      },
+    },
+    {
       method: 'DELETE',
       path: '/consumers/{consumerId}',
       handler: async (request) => {
@@ -134,6 +151,41 @@ export function dataRoutes(deps: Dependencies): Route[] {
       },
     },
   ];
+}
+
+/** Pulsar's REST produce: `POST /topics/{domain}/{tenant}/{namespace}/{topic}`. */
+async function produce(deps: Dependencies, request: HttpRequest): Promise<HttpResponse> {
+  const { ports } = deps;
+  const role = request.principal?.role;
+  // A message without the request's producerName carries the publishing role's name.
+  const messages = parseProduceRequest(jsonBody(request), ports.clock.nowMs()).map((message) =>
+    message.producerName === undefined && role !== undefined ? { ...message, producerName: role } : message,
+  );
+  const results = await publishMessages(ports, request.principal, topicOfRequest(request), {
+    messages,
+    router: deps.router,
+    deadlineMs: request.answerByMs,
+  });
+  return ok({ messagePublishResults: results, schemaVersion: 0 });
+}
+
+/** `GET /topics/persistent/{tenant}/{namespace}`: the namespace's topics, for pattern consumers. */
+async function namespaceTopics(ports: Dependencies['ports'], request: HttpRequest): Promise<HttpResponse> {
+  const { domain } = request.rawParams as Record<string, string>;
+  const { tenant, namespace } = request.params as Record<string, string>;
+  if (domain !== 'persistent') throw new NotFoundError(`No route for ${request.method} ${request.path}`);
+  const name = NamespaceName.of(tenant as string, namespace as string).toString();
+  return ok({ topics: await topicsOfNamespace(ports, request.principal, { domain, name }) });
+}
+
+/** The topic of a `/topics/{domain}/{tenant}/{namespace}/{topic}...` path (404 for another domain). */
+function topicOfRequest(request: HttpRequest): TopicName {
+  const { domain, topic } = request.rawParams as Record<string, string>;
+  const { tenant, namespace } = request.params as Record<string, string>;
+  if (domain !== 'persistent' && domain !== 'non-persistent') {
+    throw new NotFoundError(`No route for ${request.method} ${request.path}`);
+  }
+  return TopicName.fromRest(domain, tenant as string, namespace as string, topic as string);
 }
 
 function consumerIdOf(request: HttpRequest): string {

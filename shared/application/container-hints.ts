@@ -107,6 +107,13 @@ export class ContainerHints {
    * marked that recently.
    */
   readonly activityMarks = new BoundedMap<string, number>();
+  /**
+   * Whether deduplication is on for a topic (partitioned name -> the answer and when it was read):
+   * trusted for DEDUPLICATION_POLICY_TTL_MS (producers/deduplication.ts), so a named producer's
+   * publish reads the policies once per topic and 5 s, not twice per publish. A policy change
+   * reaches publishers within that long, as Pulsar's policies reach brokers asynchronously.
+   */
+  readonly deduplication = new BoundedMap<string, { readonly enabled: boolean; readonly atMs: number }>();
   readonly caughtUp: CaughtUpMarks;
   readonly unacked: UnackedCounts;
 

@@ -14,6 +14,7 @@ import type { HandleKeyStore } from '../ports/handle-key-store.ts';
 import type { CachedLedger } from '../ports/ledger.ts';
 import type { PermissionStore } from '../ports/permission-store.ts';
 import type { PolicyStore } from '../ports/policy-store.ts';
+import type { ProducerSequenceStore } from '../ports/producer-sequences.ts';
 import type { Scheduler } from '../ports/scheduler.ts';
 import type { TenantCatalog } from '../ports/tenant-catalog.ts';
 import type { CachedTopicCatalog } from '../ports/topic-catalog.ts';
@@ -48,6 +49,8 @@ export interface UseCasePorts {
   readonly audit: AuditLog;
   /** Namespace and topic policies (retention, message TTL). */
   readonly policies: PolicyStore;
+  /** Producer deduplication state: the last sequence id stored per producer name and partition. */
+  readonly producerSequences: ProducerSequenceStore;
   readonly deliveryQueue: DeliveryQueue;
   readonly scheduler: Scheduler;
   readonly consumers: CachedConsumerRegistry;

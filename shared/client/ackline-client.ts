@@ -1,12 +1,12 @@
 import { AcklineAdmin } from './admin-client.ts';
 import { type ClientClock, SYSTEM_CLIENT_CLOCK } from './client-clock.ts';
-import type { Consumer } from './consumer.ts';
-import { ConsumerBuilder } from './consumer-builder.ts';
+import { type Closable, ConsumerBuilder } from './consumer-builder.ts';
 import { DataHttp } from './data-http.ts';
 import { AcklineClientArgumentError, AcklineClientClosedError } from './errors.ts';
 import { type FetchFunction, ServiceBuilder } from './http-transport.ts';
 import type { Producer } from './producer.ts';
 import { ProducerBuilder } from './producer-builder.ts';
+import { ReaderBuilder } from './reader.ts';
 
 /** Pulsar's default operation timeout. */
 const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
@@ -35,7 +35,7 @@ export class AcklineClient {
   private readonly http: DataHttp;
   private adminClient: AcklineAdmin | undefined;
   private readonly producers = new Set<Producer>();
-  private readonly consumers = new Set<Consumer>();
+  private readonly consumers = new Set<Closable>();
   private closed = false;
 
   /** Use {@link AcklineClient.builder}. */
@@ -84,6 +84,14 @@ export class AcklineClient {
       register: (consumer) => this.consumers.add(consumer),
       unregister: (consumer) => this.consumers.delete(consumer),
     });
+  }
+
+  /**
+   * Starts configuring a reader (Pulsar's `newReader()`).
+   * @example const reader = await client.newReader().topic('my-tenant/my-ns/orders').startMessageId('earliest').create();
+   */
+  newReader(): ReaderBuilder {
+    return new ReaderBuilder({ http: this.http, newConsumer: () => this.newConsumer() });
   }
 
   /**

@@ -14,11 +14,17 @@ import type {
   SubscriptionInitialPosition,
   SubscriptionType,
 } from './client-types.ts';
-import { Consumer, MAX_MESSAGES_PER_RECEIVE } from './consumer.ts';
-import { parseConsumerId } from './data-answers.ts';
+import {
+  Consumer,
+  MAX_MESSAGES_PER_RECEIVE,
+  MAX_RECEIVER_QUEUE_SIZE,
+  type MessageListener,
+} from './consumer.ts';
+import { parseConsumerId, parseTopicList } from './data-answers.ts';
 import { type DataHttp, dataTopic, subscribePath } from './data-http.ts';
 import { AcklineClientArgumentError } from './errors.ts';
 import type { JsonInput } from './lossless-json.ts';
+import { MultiTopicsConsumerBuilder, type MultiTopicsContext } from './multi-topics-consumer-builder.ts';
 
 /** What a {@link ConsumerBuilder} needs from its client. */
 export interface ConsumerBuilderContext {
@@ -29,14 +35,23 @@ export interface ConsumerBuilderContext {
   /** Throws when the client is closed. */
   checkOpen(): void;
   /** Tracks a subscribed consumer until it closes. */
-  register(consumer: Consumer): void;
-  unregister(consumer: Consumer): void;
+  register(consumer: Closable): void;
+  unregister(consumer: Closable): void;
+}
+
+/** What the client closes when it closes. */
+export interface Closable {
+  /** Closes it; resolves once closed. */
+  close(): Promise<void>;
 }
 
 /** A backoff as the builder keeps it until subscribe: an object, or a class name and parameters. */
 type BackoffSetting = RedeliveryBackoff | RedeliveryBackoffJson;
 
-const DEFAULT_RECEIVER_QUEUE_SIZE = 10;
+/** Pulsar's default receiverQueueSize. */
+const DEFAULT_RECEIVER_QUEUE_SIZE = 1_000;
+/** The kept messages' payload bytes past which polls fetch only what receives wait for (Pulsar's client memoryLimitBytes). */
+const DEFAULT_RECEIVER_QUEUE_MAX_BYTES = 64 * 1024 * 1024;
 const DEFAULT_BATCH_RECEIVE_TIMEOUT_MS = 100;
 const INITIAL_POSITIONS: readonly SubscriptionInitialPosition[] = ['Latest', 'Earliest'];
 
@@ -67,6 +82,9 @@ export class ConsumerBuilder {
   private initialPosition: SubscriptionInitialPosition | undefined;
   private name: string | undefined;
   private queueSize = DEFAULT_RECEIVER_QUEUE_SIZE;
+  private queueMaxBytes = DEFAULT_RECEIVER_QUEUE_MAX_BYTES;
+  private listener: MessageListener | undefined;
+  private listenerErrors: ((error: unknown) => void) | undefined;
   private ackTimeoutMs: number | undefined;
   private ackTimeoutBackoff: BackoffSetting | undefined;
   private nackDelayMs: number | undefined;
@@ -86,6 +104,49 @@ export class ConsumerBuilder {
   topic(topic: string): this {
     this.topicName = topic;
     return this;
+  }
+
+  /**
+   * Several topics on one subscription (Pulsar's `topics(...)`): returns the builder of a
+   * {@link MultiTopicsConsumer}, which takes the settings of this one, made before or after.
+   * @example
+   * const consumer = await client.newConsumer().topics(['t/ns/orders', 't/ns/refunds'])
+   *   .subscriptionName('audit').subscribe();
+   */
+  topics(topics: readonly string[]): MultiTopicsConsumerBuilder {
+    if (!Array.isArray(topics) || topics.length === 0) {
+      throw new AcklineClientArgumentError('topics(...) takes a non-empty array of topic names');
+    }
+    const names = [...new Set(topics.map((topic) => dataTopic(topic).name))];
+    return new MultiTopicsConsumerBuilder(this.multiTopicsContext(), { topics: names });
+  }
+
+  /**
+   * Every topic of one namespace whose full name matches `pattern` (Pulsar's `topicsPattern`, matched
+   * whole against `persistent://tenant/ns/name`), now and as they are created (looked for every
+   * minute). The pattern names its namespace: `persistent://t/ns/orders-.*` or `t/ns/orders-.*`.
+   * Listing the namespace takes the `consume` permission on it.
+   * @example
+   * const consumer = await client.newConsumer().topicsPattern('my-tenant/my-ns/orders-.*')
+   *   .subscriptionName('audit').subscribe();
+   */
+  topicsPattern(pattern: string | RegExp): MultiTopicsConsumerBuilder {
+    const source = typeof pattern === 'string' ? pattern : pattern.source;
+    const full = source.startsWith('persistent://') ? source : `persistent://${source}`;
+    const match = /^persistent:\/\/([^/]+)\/([^/]+)\//.exec(full);
+    if (!match || /[\\^$.|?*+()[\]{}]/.test(`${match[1]}${match[2]}`)) {
+      throw new AcklineClientArgumentError(
+        `Invalid topicsPattern '${source}': it must name its namespace, e.g. 'my-tenant/my-ns/orders-.*'`,
+      );
+    }
+    const regex = new RegExp(
+      `^(?:${full})$`,
+      typeof pattern === 'string' ? '' : pattern.flags.replace('g', ''),
+    );
+    return new MultiTopicsConsumerBuilder(this.multiTopicsContext(), {
+      namespace: `${match[1]}/${match[2]}`,
+      pattern: regex,
+    });
   }
 
   /**
@@ -126,13 +187,45 @@ export class ConsumerBuilder {
   }
 
   /**
-   * How many messages one receive poll may prefetch (0..100, default 10). Prefetched messages count
-   * as delivered to this consumer, so a large value starves other consumers of a Shared subscription
-   * and starts their ack timeout early; 0 fetches only what receives wait for.
+   * How many messages the consumer may keep ahead of the application (Pulsar's receiverQueueSize:
+   * 0..100 000, default 1 000, as Pulsar's). A receive poll asks for up to 100 messages (the most one
+   * answer carries) while fewer than this are kept, and while the kept ones hold fewer payload bytes
+   * than {@link receiverQueueMaxBytes}. Kept messages count as delivered to this consumer (on a Shared
+   * subscription the other consumers do not get them; their ack timeout runs); 0 fetches only what
+   * receives wait for. Polls run only while a receive (or the listener) waits, as before.
    * @example client.newConsumer().receiverQueueSize(50);
    */
   receiverQueueSize(size: number): this {
     this.queueSize = size;
+    return this;
+  }
+
+  /**
+   * The payload bytes kept messages may hold before polls stop prefetching (default 64 MiB, Pulsar's
+   * client `memoryLimitBytes`): past it a poll asks only for what receives wait for.
+   * @example client.newConsumer().receiverQueueSize(1000).receiverQueueMaxBytes(8 * 1024 * 1024);
+   */
+  receiverQueueMaxBytes(maxBytes: number): this {
+    this.queueMaxBytes = maxBytes;
+    return this;
+  }
+
+  /**
+   * Pulsar's `messageListener`: the consumer receives by itself and calls `listener` with each message,
+   * one at a time, in order (the next call waits for the previous one's promise). The listener
+   * acknowledges or nacks; what it throws goes to `onError` (default: ignored, as Pulsar logs it) and
+   * the loop goes on. With a listener, `receive()` and `batchReceive()` reject. `close()` stops it.
+   * @example
+   * await client.newConsumer().topic('my-tenant/my-ns/orders').subscriptionName('billing')
+   *   .messageListener(async (message, consumer) => {
+   *     await handle(message.getValue());
+   *     await consumer.acknowledge(message);
+   *   })
+   *   .subscribe();
+   */
+  messageListener(listener: MessageListener, onError?: (error: unknown) => void): this {
+    this.listener = listener;
+    this.listenerErrors = onError;
     return this;
   }
 
@@ -258,6 +351,9 @@ export class ConsumerBuilder {
       subscription,
       subscriptionType: this.type,
       receiverQueueSize: this.queueSize,
+      receiverQueueMaxBytes: this.queueMaxBytes,
+      ...(this.listener ? { listener: this.listener } : {}),
+      ...(this.listenerErrors ? { onListenerError: this.listenerErrors } : {}),
       batchReceive,
       requestTimeoutMs,
       leaseMs: this.lease ?? DEFAULT_CONSUMER_LEASE_MS,
@@ -266,6 +362,33 @@ export class ConsumerBuilder {
     });
     this.context.register(consumer);
     return consumer;
+  }
+
+  private multiTopicsContext(): MultiTopicsContext {
+    return {
+      template: this,
+      subscribeTopic: (topic) => this.copyFor(topic).subscribe(),
+      settings: () => ({
+        subscription: required(this.subscription, 'subscriptionName'),
+        batchReceive: this.batchReceiveSettings(),
+      }),
+      listTopics: async (namespace) => {
+        const path = `/topics/persistent/${namespace.split('/').map(encodeURIComponent).join('/')}`;
+        return parseTopicList(await this.context.http.json({ method: 'GET', path }));
+      },
+      clock: this.context.clock,
+      register: (consumer) => this.context.register(consumer),
+      unregister: (consumer) => this.context.unregister(consumer),
+    };
+  }
+
+  /** This builder's settings for one topic, without a listener (a merged consumer has it). */
+  private copyFor(topic: string): ConsumerBuilder {
+    const copy = Object.assign(Object.create(ConsumerBuilder.prototype) as ConsumerBuilder, this);
+    copy.topicName = topic;
+    copy.listener = undefined;
+    copy.listenerErrors = undefined;
+    return copy;
   }
 
   private subscribeBody(): JsonInput {
@@ -285,11 +408,19 @@ export class ConsumerBuilder {
     if (
       !Number.isSafeInteger(this.queueSize) ||
       this.queueSize < 0 ||
-      this.queueSize > MAX_MESSAGES_PER_RECEIVE
+      this.queueSize > MAX_RECEIVER_QUEUE_SIZE
     ) {
       throw new AcklineClientArgumentError(
-        `Invalid receiverQueueSize '${this.queueSize}': expected an integer from 0 to ${MAX_MESSAGES_PER_RECEIVE}`,
+        `Invalid receiverQueueSize '${this.queueSize}': expected an integer from 0 to ${MAX_RECEIVER_QUEUE_SIZE}`,
       );
+    }
+    if (!Number.isSafeInteger(this.queueMaxBytes) || this.queueMaxBytes < 0) {
+      throw new AcklineClientArgumentError(
+        `Invalid receiverQueueMaxBytes '${this.queueMaxBytes}': expected a whole number of bytes >= 0`,
+      );
+    }
+    if (this.listener !== undefined && typeof this.listener !== 'function') {
+      throw new AcklineClientArgumentError('Invalid messageListener: expected a function');
     }
     if (this.nackDelayMs !== undefined && this.nackBackoff !== undefined) {
       throw new AcklineClientArgumentError(

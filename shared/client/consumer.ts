@@ -8,17 +8,33 @@ import { parseReceivedMessages } from './data-answers.ts';
 import { consumerPath, type DataHttp, type DataTopic } from './data-http.ts';
 import { AcklineClientArgumentError, AcklineClientClosedError, AcklineClientError } from './errors.ts';
 import type { HttpRequest } from './http-transport.ts';
+import { ListenerLoop } from './listener-loop.ts';
+import type { JsonInput } from './lossless-json.ts';
 import { Message } from './message.ts';
+
+/** Pulsar's `Long.MAX_VALUE`, the ledger and entry id of `MessageId.latest` in a reset-cursor body. */
+const LONG_MAX = '9223372036854775807';
 
 /** The longest wait one receive poll may ask the server for. */
 export const MAX_RECEIVE_WAIT_MS = 20_000;
 /** The most messages one receive poll may ask for. */
 export const MAX_MESSAGES_PER_RECEIVE = 100;
+/** The largest receiverQueueSize a consumer takes. */
+export const MAX_RECEIVER_QUEUE_SIZE = 100_000;
 /**
  * When the server answers a poll with no message before the wait it was asked for (it may cap the
  * wait), the consumer pauses this long at most before polling again, so it never spins.
  */
 const EARLY_EMPTY_ANSWER_PAUSE_MS = 1_000;
+
+/**
+ * Pulsar's `MessageListener`: called with each message, one at a time in order, instead of the
+ * application calling receive(). It acknowledges (or nacks) the message itself.
+ */
+export type MessageListener = (message: Message, consumer: Consumer) => void | Promise<void>;
+
+/** Where {@link Consumer.seek} moves the subscription: a message, or an edge of the topic. */
+export type SeekTarget = MessageId | 'earliest' | 'latest';
 
 /** What `acknowledge` and `negativeAcknowledge` accept. */
 export type AcknowledgeTarget = Message | MessageId | readonly (Message | MessageId)[];
@@ -30,8 +46,14 @@ export interface ConsumerSettings {
   readonly topic: DataTopic;
   readonly subscription: string;
   readonly subscriptionType: SubscriptionType;
-  /** Messages one poll asks for beyond those waited for (0..100). */
+  /** Messages the consumer may keep beyond those waited for (Pulsar's receiverQueueSize). */
   readonly receiverQueueSize: number;
+  /** Payload bytes the kept messages may hold before polls ask only for what receives wait for. */
+  readonly receiverQueueMaxBytes: number;
+  /** The message listener, when one is set: receive() and batchReceive() are refused. */
+  readonly listener?: MessageListener;
+  /** Told what a listener threw and why a listener's receive failed (default: nothing). */
+  readonly onListenerError?: (error: unknown) => void;
   readonly batchReceive: { readonly maxNumMessages: number; readonly timeoutMs: number };
   /** The client's request timeout; a poll's timeout adds the wait it asks for. */
   readonly requestTimeoutMs: number;
@@ -98,6 +120,9 @@ export class Consumer {
   private rewindNeeded = false;
   private rewinding: Promise<void> | undefined;
   private readonly heartbeat: ConsumerHeartbeat;
+  /** Raised by seek: what a poll started before it brings is handed back, not kept. */
+  private seekGeneration = 0;
+  private readonly listenerLoop: ListenerLoop | undefined;
 
   /** Use `client.newConsumer()...subscribe()`. */
   constructor(private readonly settings: ConsumerSettings) {
@@ -108,6 +133,16 @@ export class Consumer {
       onLost: (answer) => this.markLost(answer),
     });
     this.heartbeat.start();
+    const { listener } = settings;
+    if (listener) {
+      this.listenerLoop = new ListenerLoop({
+        receive: () => this.take(1, undefined) as Promise<Message>,
+        deliver: (message) => listener(message, this),
+        stopped: this.closed.signal,
+        onError: settings.onListenerError ?? (() => undefined),
+      });
+      this.listenerLoop.start();
+    }
   }
 
   /**
@@ -153,6 +188,7 @@ export class Consumer {
   receive(timeoutMs: number): Promise<Message | undefined>;
   async receive(timeoutMs?: number): Promise<Message | undefined> {
     this.checkOpen();
+    this.refuseWithListener('receive');
     if (timeoutMs !== undefined && !(Number.isFinite(timeoutMs) && timeoutMs >= 0)) {
       throw new AcklineClientArgumentError(`Invalid receive timeout '${timeoutMs}' ms: expected >= 0`);
     }
@@ -169,6 +205,7 @@ export class Consumer {
    */
   async batchReceive(): Promise<Message[]> {
     this.checkOpen();
+    this.refuseWithListener('batchReceive');
     const { maxNumMessages, timeoutMs } = this.settings.batchReceive;
     if (this.incoming.length === 0) {
       const first = await this.take(maxNumMessages, timeoutMs);
@@ -280,6 +317,65 @@ export class Consumer {
   }
 
   /**
+   * Pulsar's `seek(MessageId)`: the subscription starts over at `target` (the message itself is
+   * delivered again), or at the topic's `'earliest'` / `'latest'` message, through the admin
+   * reset-cursor call (`POST /admin/v2/.../subscription/{sub}/resetcursor`, which the `consume`
+   * permission allows). Every consumer of the subscription gets what follows from there, with
+   * redeliveryCount 0; this consumer drops the messages it kept. On a partitioned topic a message id
+   * moves its own partition only, an edge moves every partition.
+   * @throws AcklineClientError 412 when the message is not one of the topic's.
+   * @example
+   * const first = await consumer.receive();
+   * await consumer.seek(first.getMessageId()); // first comes again
+   * await consumer.seek('earliest');
+   */
+  async seek(target: SeekTarget): Promise<void> {
+    this.checkOpen();
+    let body: JsonInput;
+    if (target === 'earliest') body = { ledgerId: -1, entryId: -1 };
+    else if (target === 'latest') body = { ledgerId: LONG_MAX, entryId: LONG_MAX };
+    else if (target instanceof MessageId) {
+      body = { ledgerId: target.ledgerId, entryId: target.entryId, partitionIndex: target.partitionIndex };
+    } else {
+      throw new AcklineClientArgumentError(
+        `seek takes a MessageId, 'earliest' or 'latest', not ${String(target)}`,
+      );
+    }
+    await this.resetCursor({ method: 'POST', path: this.resetCursorPath(), body });
+  }
+
+  /**
+   * Pulsar's `seek(timestamp)`: the subscription starts over at the first message published at or
+   * after `timestampMs` (epoch milliseconds; the end of the topic when none is), on every partition
+   * (`POST /admin/v2/.../subscription/{sub}/resetcursor/{timestamp}`).
+   * @example await consumer.seekTimestamp(Date.now() - 60 * 60_000); // the last hour again
+   */
+  async seekTimestamp(timestampMs: number): Promise<void> {
+    this.checkOpen();
+    if (!Number.isSafeInteger(timestampMs) || timestampMs < 0) {
+      throw new AcklineClientArgumentError(
+        `Invalid seek timestamp '${timestampMs}': expected epoch milliseconds, a whole number >= 0`,
+      );
+    }
+    await this.resetCursor({ method: 'POST', path: `${this.resetCursorPath()}/${timestampMs}` });
+  }
+
+  /**
+   * Pulsar's `unsubscribe()`: deletes the subscription (on every partition this consumer reads) and
+   * closes this consumer (`POST /consumers/{id}/unsubscribe`). Needs only the `consume` permission.
+   * @throws AcklineClientError 412 while another consumer is connected to the subscription (nothing
+   * changes, the consumer stays open), as Pulsar refuses.
+   * @example await consumer.unsubscribe();
+   */
+  async unsubscribe(): Promise<void> {
+    this.checkOpen();
+    await this.send({ method: 'POST', path: this.path('unsubscribe') });
+    this.stopLocally();
+    this.closing = Promise.resolve();
+    this.settings.onClose(this);
+  }
+
+  /**
    * Closes the consumer (`DELETE /consumers/{id}`): waiting receives reject with
    * {@link AcklineClientClosedError}, kept messages are dropped and the server redelivers everything
    * this consumer had not acknowledged. A consumer the server no longer knows (404) counts as closed.
@@ -288,14 +384,7 @@ export class Consumer {
    */
   async close(): Promise<void> {
     if (this.closing) return this.closing;
-    this.closeCalled = true;
-    this.heartbeat.stop();
-    if (!this.closed.signal.aborted) {
-      this.closed.abort();
-      const error = new AcklineClientClosedError(`Consumer ${this.describe()} was closed`);
-      for (const waiter of this.waiters.splice(0)) settle(waiter, () => waiter.reject(error));
-      this.incoming.length = 0;
-    }
+    this.stopLocally();
     this.closing = this.send({ method: 'DELETE', path: this.path() }).then(
       () => {
         this.settings.onClose(this);
@@ -310,6 +399,18 @@ export class Consumer {
       },
     );
     return this.closing;
+  }
+
+  /** Stops the heartbeat, the polls and the listener; waiting receives reject as closed. */
+  private stopLocally(): void {
+    this.closeCalled = true;
+    this.heartbeat.stop();
+    if (!this.closed.signal.aborted) {
+      this.closed.abort();
+      const error = new AcklineClientClosedError(`Consumer ${this.describe()} was closed`);
+      for (const waiter of this.waiters.splice(0)) settle(waiter, () => waiter.reject(error));
+      this.incoming.length = 0;
+    }
   }
 
   /** A message kept from an earlier poll, or the next one a poll brings. */
@@ -392,12 +493,24 @@ export class Consumer {
     return Math.min(Math.ceil(waitMs), MAX_RECEIVE_WAIT_MS);
   }
 
-  private async poll(waitMs: number): Promise<Message[]> {
+  /**
+   * What one poll asks for: what the waiting receives want, or more to fill the receiver queue
+   * (up to `receiverQueueSize` kept messages, while they hold less than `receiverQueueMaxBytes`),
+   * at most what one receive answers.
+   */
+  private pollSize(): number {
     const wanted = this.waiters.reduce((sum, waiter) => sum + waiter.wanted, 0);
-    const maxMessages = Math.min(
-      Math.max(wanted, this.settings.receiverQueueSize, 1),
-      MAX_MESSAGES_PER_RECEIVE,
-    );
+    const keptBytes = this.incoming.reduce((sum, message) => sum + message.getPayloadSize(), 0);
+    const room =
+      keptBytes >= this.settings.receiverQueueMaxBytes
+        ? 0
+        : this.settings.receiverQueueSize - this.incoming.length;
+    return Math.min(Math.max(wanted, room, 1), MAX_MESSAGES_PER_RECEIVE);
+  }
+
+  private async poll(waitMs: number): Promise<Message[]> {
+    const maxMessages = this.pollSize();
+    const generation = this.seekGeneration;
     const body = await this.send({
       method: 'POST',
       path: this.path('receive'),
@@ -408,7 +521,24 @@ export class Consumer {
       timeoutMs: this.settings.requestTimeoutMs + waitMs,
       signal: this.closed.signal,
     });
-    return parseReceivedMessages(body, this.settings.topic);
+    const messages = parseReceivedMessages(body, this.settings.topic);
+    if (generation === this.seekGeneration) return messages;
+    // A seek ran while this poll waited: what it brings may be of before the seek. Handed back at once.
+    await this.handBack(messages);
+    return [];
+  }
+
+  /** Gives deliveries this consumer will not hand out back to the subscription, at once. */
+  private async handBack(messages: readonly Message[]): Promise<void> {
+    const deliveryHandles = messages.flatMap((message) =>
+      message.deliveryHandle === undefined ? [] : [message.deliveryHandle],
+    );
+    if (deliveryHandles.length === 0) return;
+    await this.send({
+      method: 'POST',
+      path: this.path('redeliver-unacknowledged'),
+      body: { deliveryHandles },
+    });
   }
 
   /** To the longest-waiting receive, else kept for the next one. */
@@ -442,6 +572,28 @@ export class Consumer {
         this.rewinding = undefined;
       });
     return this.rewinding;
+  }
+
+  /** The reset itself, then the kept messages go (they are of before it) and so do those of polls in flight. */
+  private async resetCursor(request: HttpRequest): Promise<void> {
+    await this.settings.http.send(request);
+    this.seekGeneration += 1;
+    // The reset dropped what the subscription had handed out, the kept messages too.
+    this.incoming.length = 0;
+    this.rewindNeeded = false;
+  }
+
+  private resetCursorPath(): string {
+    const subscription = encodeURIComponent(this.settings.subscription);
+    return `/admin/v2/${this.settings.topic.pathSegments}/subscription/${subscription}/resetcursor`;
+  }
+
+  private refuseWithListener(call: string): void {
+    if (this.settings.listener) {
+      throw new AcklineClientArgumentError(
+        `Cannot call ${call}() on consumer ${this.describe()}: it has a message listener (as Pulsar refuses)`,
+      );
+    }
   }
 
   /** A call of this consumer: it renews the lease on the server, so the heartbeat waits longer. */

@@ -43,6 +43,24 @@ export function parsePublishResults(body: JsonValue, messageCount: number): Publ
   });
 }
 
+/** `{"topics": [...]}`, the answer to a namespace's topic list. */
+export function parseTopicList(body: JsonValue): string[] {
+  const { topics } = expectObject(body, 'topic list');
+  if (!Array.isArray(topics) || topics.some((topic) => typeof topic !== 'string')) {
+    throw unexpected(body, 'topic list', 'a topics array of names');
+  }
+  return topics as string[];
+}
+
+/** `{"lastSequenceId": n}` (-1: none stored), the answer to a producer's lastSequenceId. */
+export function parseLastSequenceId(body: JsonValue): number {
+  const { lastSequenceId } = expectObject(body, 'lastSequenceId');
+  if (typeof lastSequenceId !== 'number' || !Number.isSafeInteger(lastSequenceId) || lastSequenceId < -1) {
+    throw unexpected(body, 'lastSequenceId', 'a lastSequenceId >= -1');
+  }
+  return lastSequenceId;
+}
+
 /** `{"messages": [...]}`, the answer to receive; an empty answer means no message. */
 export function parseReceivedMessages(body: JsonValue | undefined, topic: DataTopic): Message[] {
   if (body === undefined) return [];
@@ -56,9 +74,13 @@ function receivedMessage(value: JsonValue, topic: DataTopic): Message {
   const fields = expectObject(value, what);
   const messageId = messageIdOf(fields.messageId, value, what);
   if (typeof fields.payload !== 'string') throw unexpected(value, what, 'a string payload');
+  const data = fields.payloadEncoding === 'base64' ? Buffer.from(fields.payload, 'base64') : undefined;
+  const producerName = optional(fields.producerName, 'string', value, 'producerName');
   return new Message({
     messageId,
-    value: fields.payload,
+    value: data === undefined ? fields.payload : data.toString('utf8'),
+    ...(data === undefined ? {} : { data: new Uint8Array(data.buffer, data.byteOffset, data.byteLength) }),
+    ...(producerName === undefined ? {} : { producerName }),
     key: optional(fields.key, 'string', value, 'key'),
     properties: propertiesOf(fields.properties, value),
     redeliveryCount: optional(fields.redeliveryCount, 'number', value, 'redeliveryCount') ?? 0,

@@ -49,6 +49,12 @@ export function producePath(topic: DataTopic): string {
   return `/topics/${topic.pathSegments}`;
 }
 
+/** `GET /topics/{domain}/{tenant}/{namespace}/{topic}/producers/{producerName}/lastSequenceId`. */
+export function lastSequenceIdPath(topic: DataTopic, producerName: string): string {
+  const segment = asClientArgument(() => pathSegment(producerName, 'producerName'));
+  return `/topics/${topic.pathSegments}/producers/${segment}/lastSequenceId`;
+}
+
 /** `POST /consumers/{domain}/{tenant}/{namespace}/{topic}/subscription/{subscription}`: subscribe. */
 export function subscribePath(topic: DataTopic, subscription: string): string {
   const segment = asClientArgument(() => pathSegment(subscription, 'subscription'));

@@ -41,8 +41,8 @@ export type {
   RedeliveryBackoffParams,
   SubscriptionInitialPosition,
 } from './client-types.ts';
-export { type AcknowledgeTarget, Consumer } from './consumer.ts';
-export { ConsumerBuilder } from './consumer-builder.ts';
+export { type AcknowledgeTarget, Consumer, type MessageListener, type SeekTarget } from './consumer.ts';
+export { type Closable, ConsumerBuilder } from './consumer-builder.ts';
 export type { EntryIdInput } from './entry-id.ts';
 export {
   AcklineAdminArgumentError,
@@ -60,10 +60,13 @@ export {
 export type { FetchFunction } from './http-transport.ts';
 export { type JsonObject, type JsonValue, parseJson, stringifyJson } from './lossless-json.ts';
 export { Message } from './message.ts';
-export { TypedMessageBuilder } from './message-builder.ts';
+export { type MessageValue, TypedMessageBuilder } from './message-builder.ts';
+export { MultiTopicsConsumer, type MultiTopicsMessageListener } from './multi-topics-consumer.ts';
+export { MultiTopicsConsumerBuilder } from './multi-topics-consumer-builder.ts';
 export { Namespaces } from './namespaces.ts';
 export type { RetentionPolicies } from './policies.ts';
 export { Producer } from './producer.ts';
 export { ProducerBuilder } from './producer-builder.ts';
 export type { PendingQuery, RescheduleRequest, ScheduledQuery } from './topic-scheduling.ts';
+export { Reader, ReaderBuilder, type ReaderStart } from './reader.ts';
 export { Topics } from './topics.ts';

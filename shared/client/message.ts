@@ -3,7 +3,12 @@ import type { MessageId } from '../domain/message-id.ts';
 /** What a {@link Message} is built from; the consumer fills it from the server's answer. */
 export interface MessageInit {
   readonly messageId: MessageId;
+  /** The payload as text (a binary payload's bytes decoded as UTF-8). */
   readonly value: string;
+  /** A binary payload's bytes (the producer sent bytes); absent for a text payload. */
+  readonly data?: Uint8Array;
+  /** The producer's name; absent when the server stored none. */
+  readonly producerName?: string;
   readonly key: string | undefined;
   readonly properties: Readonly<Record<string, string>>;
   readonly redeliveryCount: number;
@@ -48,7 +53,7 @@ export class Message {
   }
 
   /**
-   * The payload, as the producer sent it.
+   * The payload as text: what the producer sent as a string, or its bytes decoded as UTF-8.
    * @example const order = JSON.parse(message.getValue());
    */
   getValue(): string {
@@ -64,11 +69,38 @@ export class Message {
   }
 
   /**
-   * The payload as UTF-8 bytes (Pulsar's `getData()`).
+   * The payload's bytes (Pulsar's `getData()`): those the producer sent, or a string's UTF-8 bytes.
+   * A new copy on each call.
    * @example const bytes = message.getData();
    */
   getData(): Uint8Array {
-    return new TextEncoder().encode(this.init.value);
+    const { data } = this.init;
+    return data === undefined ? new TextEncoder().encode(this.init.value) : new Uint8Array(data);
+  }
+
+  /**
+   * Whether the producer sent bytes (`value(Uint8Array)`) rather than a string.
+   * @example const payload = message.isBinary() ? message.getData() : message.getValue();
+   */
+  isBinary(): boolean {
+    return this.init.data !== undefined;
+  }
+
+  /**
+   * The name of the producer that published the message (Pulsar's `getProducerName()`): the name it
+   * was created with, or the publishing role's when it had none.
+   * @example console.log(`${message.getProducerName()} sent ${message.getMessageId()}`);
+   */
+  getProducerName(): string | undefined {
+    return this.init.producerName;
+  }
+
+  /**
+   * The payload's size in bytes (Pulsar's `size()`).
+   * @example if (message.getPayloadSize() > 1024 * 1024) log.warn('large message');
+   */
+  getPayloadSize(): number {
+    return this.init.data?.byteLength ?? Buffer.byteLength(this.init.value, 'utf8');
   }
 
   /**

@@ -1,4 +1,5 @@
-import { type DataHttp, dataTopic } from './data-http.ts';
+import { parseLastSequenceId } from './data-answers.ts';
+import { type DataHttp, dataTopic, lastSequenceIdPath } from './data-http.ts';
 import { AcklineClientArgumentError } from './errors.ts';
 import { Producer } from './producer.ts';
 
@@ -33,6 +34,8 @@ export class ProducerBuilder {
   private maxPublishDelayMs = 1;
   private maxMessages = MAX_MESSAGES_PER_REQUEST;
   private maxBytes = 128 * 1024;
+  private name: string | undefined;
+  private initialSequence: number | undefined;
 
   /** Use `client.newProducer()`. */
   constructor(private readonly context: ProducerBuilderContext) {}
@@ -45,6 +48,30 @@ export class ProducerBuilder {
    */
   topic(topic: string): this {
     this.topicName = topic;
+    return this;
+  }
+
+  /**
+   * The producer's name (Pulsar's `producerName`), stored on every message it sends
+   * (`message.getProducerName()`). A named producer numbers its messages with sequence ids, continuing
+   * after the last one the server stored for the name; on a topic with deduplication on
+   * (`brokerDeduplicationEnabled`), a message whose sequence id is not above it is acknowledged with
+   * the stored MessageId and not stored again, so a retried send never stores twice. Without a name,
+   * messages carry the publishing role's name and no sequence id.
+   * @example client.newProducer().topic('t/ns/orders').producerName('orders-importer');
+   */
+  producerName(name: string): this {
+    this.name = name;
+    return this;
+  }
+
+  /**
+   * The sequence id a named producer's numbering continues after, when the server has stored none
+   * higher for its name (Pulsar's `initialSequenceId`; default -1: the first message is 0).
+   * @example client.newProducer().topic('t/ns/orders').producerName('importer').initialSequenceId(999);
+   */
+  initialSequenceId(sequenceId: number): this {
+    this.initialSequence = sequenceId;
     return this;
   }
 
@@ -86,7 +113,9 @@ export class ProducerBuilder {
   }
 
   /**
-   * Checks the settings and resolves to the producer; sends nothing (the data API is stateless).
+   * Checks the settings and resolves to the producer. Sends nothing for an unnamed producer (the data
+   * API is stateless); a named one first asks the server for the last sequence id stored for its
+   * name (`GET /topics/{domain}/{tenant}/{ns}/{topic}/producers/{name}/lastSequenceId`).
    * @throws AcklineClientArgumentError (rejects) on a missing topic or an invalid batching setting.
    * @example const producer = await client.newProducer().topic('my-tenant/my-ns/orders').create();
    */
@@ -99,6 +128,19 @@ export class ProducerBuilder {
     checkInteger(this.maxPublishDelayMs, 'batchingMaxPublishDelay', 0, 60_000);
     checkInteger(this.maxMessages, 'batchingMaxMessages', 1, MAX_MESSAGES_PER_REQUEST);
     checkInteger(this.maxBytes, 'batchingMaxBytes', 1, Number.MAX_SAFE_INTEGER);
+    if (this.name !== undefined && (typeof this.name !== 'string' || this.name.length === 0)) {
+      throw new AcklineClientArgumentError('Invalid producerName: expected a non-empty string');
+    }
+    if (this.initialSequence !== undefined) {
+      checkInteger(this.initialSequence, 'initialSequenceId', -1, Number.MAX_SAFE_INTEGER);
+    }
+    let lastSequenceId = this.initialSequence ?? -1;
+    if (this.name !== undefined) {
+      const stored = parseLastSequenceId(
+        await this.context.http.json({ method: 'GET', path: lastSequenceIdPath(topic, this.name) }),
+      );
+      lastSequenceId = Math.max(lastSequenceId, stored);
+    }
     const producer = new Producer({
       http: this.context.http,
       topic,
@@ -108,6 +150,8 @@ export class ProducerBuilder {
         maxMessages: this.maxMessages,
         maxBytes: this.maxBytes,
       },
+      producerName: this.name,
+      lastSequenceId,
       onClose: (closed) => this.context.unregister(closed),
     });
     this.context.register(producer);

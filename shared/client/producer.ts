@@ -2,7 +2,12 @@ import type { MessageId } from '../domain/message-id.ts';
 import { parsePublishResults } from './data-answers.ts';
 import { type DataHttp, type DataTopic, producePath } from './data-http.ts';
 import { AcklineClientClosedError, AcklinePublishError } from './errors.ts';
-import { type MessageSink, type ProduceMessage, TypedMessageBuilder } from './message-builder.ts';
+import {
+  type MessageSink,
+  type MessageValue,
+  type ProduceMessage,
+  TypedMessageBuilder,
+} from './message-builder.ts';
 
 /** How a {@link Producer} batches; see `ProducerBuilder`. */
 export interface BatchingSettings {
@@ -17,6 +22,10 @@ export interface ProducerSettings {
   readonly http: DataHttp;
   readonly topic: DataTopic;
   readonly batching: BatchingSettings;
+  /** The producer's name; with one, messages carry sequence ids. */
+  readonly producerName: string | undefined;
+  /** The sequence id the producer's numbering continues after (-1: starts at 0). */
+  readonly lastSequenceId: number;
   /** Called once the producer has closed (the client stops tracking it). */
   readonly onClose: (producer: Producer) => void;
 }
@@ -47,9 +56,35 @@ export class Producer {
   private readonly inFlight = new Set<Promise<void>>();
   private closing: Promise<void> | undefined;
   private readonly sink: MessageSink = { enqueue: (message, flushNow) => this.enqueue(message, flushNow) };
+  /** The sequence id given to the last message sent (named producers only). */
+  private lastSequenceIdSent: number;
+  /** The highest sequence id the server acknowledged (named producers only). */
+  private lastSequenceIdPublished: number;
 
   /** Use `client.newProducer()...create()`. */
-  constructor(private readonly settings: ProducerSettings) {}
+  constructor(private readonly settings: ProducerSettings) {
+    this.lastSequenceIdSent = settings.lastSequenceId;
+    this.lastSequenceIdPublished = settings.lastSequenceId;
+  }
+
+  /**
+   * The producer's name (set with `ProducerBuilder.producerName`), or undefined: its messages then
+   * carry the publishing role's name.
+   * @example producer.getProducerName(); // 'orders-importer'
+   */
+  getProducerName(): string | undefined {
+    return this.settings.producerName;
+  }
+
+  /**
+   * Pulsar's `getLastSequenceId()`: the highest sequence id the server acknowledged for this named
+   * producer, starting from what the server had stored for the name when the producer was created
+   * (-1: none). A producer that restarts continues after it, so deduplication drops what it resends.
+   * @example const resumeAfter = producer.getLastSequenceId();
+   */
+  getLastSequenceId(): number {
+    return this.lastSequenceIdPublished;
+  }
 
   /**
    * The topic's full name.
@@ -71,7 +106,7 @@ export class Producer {
    * Sends a message made of `value` only, and any batched before it, now.
    * @example const id = await producer.send('order 1'); id.toString(); // '12:3:-1'
    */
-  async send(value: string): Promise<MessageId> {
+  async send(value: MessageValue): Promise<MessageId> {
     return this.newMessage().value(value).send();
   }
 
@@ -79,7 +114,7 @@ export class Producer {
    * Sends a message made of `value` only with the next batch (see {@link TypedMessageBuilder.sendAsync}).
    * @example const ids = await Promise.all(['a', 'b', 'c'].map((v) => producer.sendAsync(v))); // one request
    */
-  async sendAsync(value: string): Promise<MessageId> {
+  async sendAsync(value: MessageValue): Promise<MessageId> {
     return this.newMessage().value(value).sendAsync();
   }
 
@@ -103,10 +138,11 @@ export class Producer {
     return this.closing;
   }
 
-  private enqueue(message: ProduceMessage, flushNow: boolean): Promise<MessageId> {
+  private enqueue(unnumbered: ProduceMessage, flushNow: boolean): Promise<MessageId> {
     if (this.closing) {
       return Promise.reject(new AcklineClientClosedError(`Producer for ${this.getTopic()} is closed`));
     }
+    const message = this.numbered(unnumbered);
     const { batching } = this.settings;
     const bytes = Buffer.byteLength(JSON.stringify(message), 'utf8');
     const sent = new Promise<MessageId>((resolve, reject) => {
@@ -133,6 +169,14 @@ export class Producer {
     return sent;
   }
 
+  /** A named producer's message gets the next sequence id, unless it set its own (Pulsar's numbering). */
+  private numbered(message: ProduceMessage): ProduceMessage {
+    if (this.settings.producerName === undefined) return message;
+    const sequenceId = message.sequenceId ?? this.lastSequenceIdSent + 1;
+    this.lastSequenceIdSent = sequenceId;
+    return { ...message, sequenceId };
+  }
+
   private sendBatch(): void {
     clearTimeout(this.batchTimer);
     this.batchTimer = undefined;
@@ -148,13 +192,21 @@ export class Producer {
       .json({
         method: 'POST',
         path: producePath(this.settings.topic),
-        body: { messages: batch.map((pending) => pending.message) },
+        body: {
+          producerName: this.settings.producerName,
+          messages: batch.map((pending) => pending.message),
+        },
       })
       .then((body) => {
         parsePublishResults(body, batch.length).forEach((outcome, index) => {
           const pending = batch[index]!;
-          if ('messageId' in outcome) pending.resolve(outcome.messageId);
-          else pending.reject(new AcklinePublishError(outcome.errorCode, outcome.reason));
+          if ('messageId' in outcome) {
+            const { sequenceId } = pending.message;
+            if (sequenceId !== undefined && sequenceId > this.lastSequenceIdPublished) {
+              this.lastSequenceIdPublished = sequenceId;
+            }
+            pending.resolve(outcome.messageId);
+          } else pending.reject(new AcklinePublishError(outcome.errorCode, outcome.reason));
         });
       })
       .catch((error: unknown) => {

@@ -26,6 +26,11 @@ export class BoundedMap<K, V> {
     this.entries.delete(key);
   }
 
+  /** Forgets every entry. */
+  clear(): void {
+    this.entries.clear();
+  }
+
   get size(): number {
     return this.entries.size;
   }

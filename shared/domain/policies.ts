@@ -19,6 +19,8 @@ export interface Policies {
   readonly maxSubscriptionsPerTopic?: number;
   /** Pulsar's maxConsumersPerSubscription: how many consumers a subscription may have connected; 0: no limit. */
   readonly maxConsumersPerSubscription?: number;
+  /** Pulsar's deduplication (`brokerDeduplicationEnabled` as a namespace or topic policy). */
+  readonly deduplicationEnabled?: boolean;
 }
 
 /** The two subscription limits, by Pulsar's names. */
@@ -86,6 +88,8 @@ export interface AppliedPolicies {
   readonly messageTTLInSeconds: number;
   readonly maxSubscriptionsPerTopic: number;
   readonly maxConsumersPerSubscription: number;
+  /** Off unless the topic or its namespace turns it on (Pulsar's broker default is false). */
+  readonly deduplicationEnabled: boolean;
 }
 
 /**
@@ -108,6 +112,7 @@ export function appliedPolicies(
       topic?.maxConsumersPerSubscription ??
       namespace?.maxConsumersPerSubscription ??
       DEFAULT_LIMITS.maxConsumersPerSubscription,
+    deduplicationEnabled: topic?.deduplicationEnabled ?? namespace?.deduplicationEnabled ?? false,
   };
 }
 

@@ -2,7 +2,10 @@ import { z } from 'zod';
 import { PayloadTooLargeError, ValidationError } from '../domain/errors.ts';
 import type { NewEntry } from '../ports/ledger.ts';
 
-/** Largest payload of one message, in UTF-8 bytes (SQS's historical 256 KiB, which a token may carry inline). */
+/**
+ * Largest payload of one message, in bytes: UTF-8 bytes of a text payload, the decoded bytes of a
+ * base64 one (SQS's historical 256 KiB, which a token may carry inline).
+ */
 export const MAX_PAYLOAD_BYTES = 256 * 1024;
 /**
  * Key plus properties of one message, in UTF-8 bytes. With a full payload the
@@ -10,6 +13,8 @@ export const MAX_PAYLOAD_BYTES = 256 * 1024;
  * validation accepted.
  */
 export const MAX_METADATA_BYTES = 64 * 1024;
+/** Standard base64 with its padding (what Buffer and btoa write). */
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 /** Messages per produce request. */
 export const MAX_MESSAGES_PER_REQUEST = 1_000;
 /** deliverAt / eventTime bounds: epoch milliseconds up to year 2286 (13 digits). */
@@ -23,18 +28,29 @@ const message = z
     eventTime: z.number().int().min(0).max(MAX_EPOCH_MS).optional(),
     deliverAt: z.number().int().min(0).max(MAX_EPOCH_MS).optional(),
     deliverAfterMs: z.number().int().min(0).max(MAX_EPOCH_MS).optional(),
+    /** `base64`: the payload is bytes, base64-encoded (JSON carries no bytes); default: UTF-8 text. */
+    payloadEncoding: z.enum(['base64', 'utf8']).optional(),
+    /** Pulsar's per-message `sequenceId`: with the request's producerName, what deduplication keys on. */
+    sequenceId: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
   })
   .strict();
 
 const produceBody = z
   .object({
     messages: z.array(message).min(1).max(MAX_MESSAGES_PER_REQUEST),
+    /** Pulsar's REST produce `producerName`: stored on every message of the request. */
+    producerName: z
+      .string()
+      .min(1)
+      .max(256)
+      .refine((name) => ![...name].some((char) => char.charCodeAt(0) < 0x20), 'no control characters')
+      .optional(),
   })
   .passthrough();
 
 /**
- * Pulsar's REST produce body: `{"messages":[{"payload","key","properties",
- * "eventTime","deliverAt","deliverAfterMs"}]}`. Validates everything before
+ * Pulsar's REST produce body: `{"producerName"?, "messages":[{"payload","key","properties",
+ * "eventTime","deliverAt","deliverAfterMs","sequenceId","payloadEncoding"}]}`. Validates everything before
  * anything is stored: a bad field is a 400, an oversized payload a 413.
  */
 export function parseProduceRequest(body: unknown, nowMs: number): NewEntry[] {
@@ -45,8 +61,16 @@ export function parseProduceRequest(body: unknown, nowMs: number): NewEntry[] {
     const where = issue?.path.length ? issue.path.join('.') : 'body';
     throw new ValidationError(`Invalid produce request at ${where}: ${issue?.message ?? 'invalid'}`);
   }
+  const { producerName } = parsed.data;
+  if (producerName === undefined && parsed.data.messages.some((m) => m.sequenceId !== undefined)) {
+    throw new ValidationError("Invalid produce request: a sequenceId needs the request's producerName");
+  }
   return parsed.data.messages.map((m, index) => {
-    const bytes = Buffer.byteLength(m.payload, 'utf8');
+    const binary = m.payloadEncoding === 'base64';
+    if (binary && !BASE64.test(m.payload)) {
+      throw new ValidationError(`Message ${index} has payloadEncoding base64 but its payload is not base64`);
+    }
+    const bytes = Buffer.byteLength(m.payload, binary ? 'base64' : 'utf8');
     if (bytes > MAX_PAYLOAD_BYTES) {
       throw new PayloadTooLargeError(
         `Message ${index} has a payload of ${bytes} bytes; the limit is ${MAX_PAYLOAD_BYTES} bytes`,
@@ -70,6 +94,9 @@ export function parseProduceRequest(body: unknown, nowMs: number): NewEntry[] {
       payload: m.payload,
       properties: m.properties ?? {},
     };
+    if (binary) entry.binary = true;
+    if (producerName !== undefined) entry.producerName = producerName;
+    if (m.sequenceId !== undefined) entry.sequenceId = m.sequenceId;
     if (m.key !== undefined) entry.key = m.key;
     if (m.eventTime !== undefined) entry.eventTimeMs = m.eventTime;
     if (m.deliverAt !== undefined) entry.deliverAtMs = m.deliverAt;

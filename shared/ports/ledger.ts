@@ -67,12 +67,24 @@ export interface Appended {
 
 /** A message to append. */
 export interface NewEntry {
+  /** The payload: UTF-8 text, or, when `binary`, the base64 of its bytes (stored as bytes). */
   readonly payload: string;
+  /** The payload is bytes, carried as base64 in `payload` (and on the JSON wire). */
+  readonly binary?: boolean;
+  /** The producer that published it (Pulsar's message metadata `producer_name`). */
+  readonly producerName?: string;
+  /** The producer's sequence id (Pulsar's `sequence_id`), when it sent one. */
+  readonly sequenceId?: number;
   readonly key?: string;
   readonly properties: Readonly<Record<string, string>>;
   readonly eventTimeMs?: number;
   /** Epoch ms before which the message must not be delivered (delayed delivery). */
   readonly deliverAtMs?: number;
+}
+
+/** The payload's size in bytes: its UTF-8 bytes, or the bytes a binary payload's base64 stands for. */
+export function payloadBytes(entry: Pick<NewEntry, 'payload' | 'binary'>): number {
+  return entry.binary ? Buffer.byteLength(entry.payload, 'base64') : Buffer.byteLength(entry.payload, 'utf8');
 }
 
 export interface StoredEntry extends NewEntry {

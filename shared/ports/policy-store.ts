@@ -9,6 +9,7 @@ export interface PolicyChange {
   readonly messageTTLInSeconds?: number | null;
   readonly maxSubscriptionsPerTopic?: number | null;
   readonly maxConsumersPerSubscription?: number | null;
+  readonly deduplicationEnabled?: boolean | null;
 }
 
 /** The change that removes every policy of a scope (its namespace or topic is deleted). */
@@ -17,6 +18,7 @@ export const REMOVE_ALL_POLICIES: PolicyChange = {
   messageTTLInSeconds: null,
   maxSubscriptionsPerTopic: null,
   maxConsumersPerSubscription: null,
+  deduplicationEnabled: null,
 };
 
 /**

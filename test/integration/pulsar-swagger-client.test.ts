@@ -146,6 +146,18 @@ const ACKLINE_ONLY: Record<string, string> = {
     "Pulsar's topic policy operation, not in the stored subset of the 4.2.5 definition (test/fixtures/pulsar-admin-swagger)",
   'DELETE /admin/v2/{domain}/{tenant}/{namespace}/{topic}/maxConsumersPerSubscription':
     "Pulsar's topic policy operation, not in the stored subset of the 4.2.5 definition (test/fixtures/pulsar-admin-swagger)",
+  'GET /admin/v2/namespaces/{tenant}/{namespace}/deduplication':
+    "Pulsar's namespace policy operation, not in the stored subset of the 4.2.5 definition (test/fixtures/pulsar-admin-swagger)",
+  'POST /admin/v2/namespaces/{tenant}/{namespace}/deduplication':
+    "Pulsar's namespace policy operation, not in the stored subset of the 4.2.5 definition (test/fixtures/pulsar-admin-swagger)",
+  'DELETE /admin/v2/namespaces/{tenant}/{namespace}/deduplication':
+    "Pulsar's namespace policy operation, not in the stored subset of the 4.2.5 definition (test/fixtures/pulsar-admin-swagger)",
+  'GET /admin/v2/{domain}/{tenant}/{namespace}/{topic}/deduplicationEnabled':
+    "Pulsar's topic policy operation, not in the stored subset of the 4.2.5 definition (test/fixtures/pulsar-admin-swagger)",
+  'POST /admin/v2/{domain}/{tenant}/{namespace}/{topic}/deduplicationEnabled':
+    "Pulsar's topic policy operation, not in the stored subset of the 4.2.5 definition (test/fixtures/pulsar-admin-swagger)",
+  'DELETE /admin/v2/{domain}/{tenant}/{namespace}/{topic}/deduplicationEnabled':
+    "Pulsar's topic policy operation, not in the stored subset of the 4.2.5 definition (test/fixtures/pulsar-admin-swagger)",
   'POST /admin/v2/{domain}/{tenant}/{namespace}/{topic}/acknowledgeMessage':
     'PIP-423 acknowledgeMessage: not in the released 4.2.5 definition',
   'POST /admin/v1/{domain}/{property}/{cluster}/{namespace}/{topic}/acknowledgeMessage':

@@ -108,7 +108,7 @@ describe('the packages a user installs', () => {
     }
     expect(
       paths(byName('ackline')).filter(
-        (path) => !/^dist\/(client|domain)\/|^dist\/index\.|^package\.json$/.test(path),
+        (path) => !/^dist\/(client|domain|pulsar-client)\/|^dist\/index\.|^package\.json$/.test(path),
       ),
     ).toEqual([]);
     expect(paths(byName('@ackline/cdk')).filter((path) => path.startsWith('dist/'))).toEqual(
@@ -186,7 +186,8 @@ describe('the packages a user installs', () => {
     );
     const sdk = sizes.find((s) => s.name === 'ackline');
     expect(sdk?.packages).toEqual(['ackline']);
-    expect(sdk?.bytes).toBeLessThan(400_000);
+    // The SDK and ackline/pulsar-client (about 140 kB of it), compiled with their TSDoc.
+    expect(sdk?.bytes).toBeLessThan(550_000);
     expect(sizes.find((s) => s.name === '@ackline/cdk')?.packages).toEqual(['@ackline/cdk']);
     expect(sizes.find((s) => s.name === '@ackline/lambda')?.packages).toEqual(['@ackline/lambda']);
   });
@@ -205,6 +206,26 @@ describe('the packages a user installs', () => {
     expect(sent).toHaveLength(3);
     expect(received.map((message) => message.id).sort()).toEqual([...sent].sort());
     expect(received.map((message) => message.value).sort()).toEqual(['one', 'three', 'two']);
+  });
+
+  it('run pulsar-client code with only its import changed: require (CommonJS) and import (ESM) of ackline/pulsar-client', async () => {
+    const { stdout } = await node(['pulsar-client.cjs'], {
+      ACKLINE_URL: stack.url,
+      ACKLINE_AUTH_TOKEN: tokenFor(SUPERUSER_ROLE, { secret: TEST_TOKEN_SECRET }),
+    });
+    const { sent, received } = JSON.parse(stdout) as {
+      sent: string[];
+      received: { id: string; value: string }[];
+    };
+    expect(sent).toHaveLength(3);
+    expect(received.map((message) => message.id)).toEqual(sent);
+    expect(received.map((message) => message.value)).toEqual(['one', 'two', 'three']);
+    const imported = await node(['pulsar-client.mjs']);
+    expect(JSON.parse(imported.stdout)).toEqual({
+      sameClient: true,
+      latest: '(9223372036854775807,9223372036854775807,-1,-1)',
+      error: 3,
+    });
   });
 
   it('type-check in a strict TypeScript app (NodeNext and Bundler, exactOptionalPropertyTypes), the SDK with skipLibCheck off', async () => {

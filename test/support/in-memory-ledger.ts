@@ -9,14 +9,15 @@ import {
 } from '../../shared/domain/retention-plan.ts';
 import type { TopicName } from '../../shared/domain/topic-name.ts';
 import type { DelayedIndex } from '../../shared/ports/delayed-index.ts';
-import type {
-  Appended,
-  AppendOptions,
-  Ledger,
-  ManagedLedgerState,
-  NewEntry,
-  StoredEntry,
-  Trimmed,
+import {
+  type Appended,
+  type AppendOptions,
+  type Ledger,
+  type ManagedLedgerState,
+  type NewEntry,
+  payloadBytes,
+  type StoredEntry,
+  type Trimmed,
 } from '../../shared/ports/ledger.ts';
 import { InjectedFaults } from './in-memory-faults.ts';
 
@@ -141,7 +142,7 @@ export class InMemoryLedger implements Ledger {
       this.tables.entries.set(position.toString(), storedEntry(position, entry, publishTimeMs));
       positions.push(position);
       record.msgInCounter += 1;
-      record.bytesInCounter += Buffer.byteLength(entry.payload);
+      record.bytesInCounter += payloadBytes(entry);
     }
     await this.delayedIndex?.put(
       partition,
@@ -176,7 +177,7 @@ export class InMemoryLedger implements Ledger {
           firstEntryId: entryId,
           count: 1,
           publishTimeMs: stored.publishTimeMs,
-          bytes: Buffer.byteLength(stored.payload),
+          bytes: payloadBytes(stored),
         });
       }
     }
@@ -355,5 +356,8 @@ function storedEntry(position: Position, entry: NewEntry, publishTimeMs: number)
     ...(entry.key === undefined ? {} : { key: entry.key }),
     ...(entry.eventTimeMs === undefined ? {} : { eventTimeMs: entry.eventTimeMs }),
     ...(entry.deliverAtMs === undefined ? {} : { deliverAtMs: entry.deliverAtMs }),
+    ...(entry.binary ? { binary: true } : {}),
+    ...(entry.producerName === undefined ? {} : { producerName: entry.producerName }),
+    ...(entry.sequenceId === undefined ? {} : { sequenceId: entry.sequenceId }),
   };
 }

@@ -20,6 +20,7 @@ import { InMemoryHandleKeyStore } from './in-memory-handle-key-store.ts';
 import { InMemoryLedger } from './in-memory-ledger.ts';
 import { InMemoryPermissionStore } from './in-memory-permission-store.ts';
 import { InMemoryPolicyStore } from './in-memory-policy-store.ts';
+import { InMemoryProducerSequenceStore } from './in-memory-producer-sequences.ts';
 import { InMemoryTenantCatalog } from './in-memory-tenant-catalog.ts';
 import { InMemoryTopicCatalog } from './in-memory-topic-catalog.ts';
 import { ManualClock } from './manual-clock.ts';
@@ -70,6 +71,7 @@ export function inMemoryPorts(parts: InMemoryPortParts = {}): {
     permissions: new InMemoryPermissionStore(),
     audit: new InMemoryAuditLog(),
     policies: new InMemoryPolicyStore(),
+    producerSequences: new InMemoryProducerSequenceStore(),
     deliveryQueue: new InMemoryDeliveryQueue(),
     scheduler: unusedPort('scheduler'),
     handleKeys: new InMemoryHandleKeyStore(),

@@ -1,11 +1,13 @@
 import {
   getPolicy,
   type PolicyTarget,
+  setDeduplication,
   setLimit,
   setMessageTTL,
   setRetention,
 } from '../../../shared/application/tenancy/manage-policies.ts';
 import type { UseCasePorts } from '../../../shared/application/use-case-ports.ts';
+import { ValidationError } from '../../../shared/domain/errors.ts';
 import type { LimitPolicy, Policies } from '../../../shared/domain/policies.ts';
 import { limitOf, messageTTLOf, retentionBodyOf } from '../../../shared/http/admin-requests.ts';
 import type { HttpRequest, HttpResponse, Route } from '../../../shared/http/http-types.ts';
@@ -17,13 +19,53 @@ type TargetOf = (request: HttpRequest) => PolicyTarget;
 
 /** A namespace's retention, message TTL and subscription limits (before the generic {domain} routes, which would also match). */
 export function namespacePolicyRoutes(ports: UseCasePorts): Route[] {
-  return [...policyRoutes(ports, NAMESPACE, namespaceOf), ...limitRoutes(ports, NAMESPACE, namespaceOf)];
+  return [
+    ...policyRoutes(ports, NAMESPACE, namespaceOf),
+    ...limitRoutes(ports, NAMESPACE, namespaceOf),
+    ...deduplicationRoutes(ports, `${NAMESPACE}/deduplication`, namespaceOf),
+  ];
 }
 
 /** A topic's retention, message TTL and subscription limits. */
 export function topicPolicyRoutes(ports: UseCasePorts): Route[] {
   const targetOf: TargetOf = (request) => ({ topic: topicOf(request) });
-  return [...policyRoutes(ports, TOPIC, targetOf), ...limitRoutes(ports, TOPIC, targetOf)];
+  return [
+    ...policyRoutes(ports, TOPIC, targetOf),
+    ...limitRoutes(ports, TOPIC, targetOf),
+    ...deduplicationRoutes(ports, `${TOPIC}/deduplicationEnabled`, targetOf),
+  ];
+}
+
+/**
+ * GET/POST/DELETE of deduplication (Pulsar's paths: a namespace's `deduplication`, a topic's
+ * `deduplicationEnabled`; POST takes `true` or `false` as the body).
+ */
+function deduplicationRoutes(ports: UseCasePorts, path: string, targetOf: TargetOf): Route[] {
+  return [
+    { method: 'GET', path, handler: readPolicy(ports, targetOf, 'deduplicationEnabled') },
+    {
+      method: 'POST',
+      path,
+      handler: async (request) => {
+        const body = jsonBody(request);
+        if (typeof body !== 'boolean') {
+          throw new ValidationError(
+            `The body must be true or false, got ${JSON.stringify(body) ?? 'nothing'}`,
+          );
+        }
+        await setDeduplication(ports, request.principal, targetOf(request), body);
+        return noContent();
+      },
+    },
+    {
+      method: 'DELETE',
+      path,
+      handler: async (request) => {
+        await setDeduplication(ports, request.principal, targetOf(request), null);
+        return noContent();
+      },
+    },
+  ];
 }
 
 /** A GET of one policy: what is set (204 when nothing), or with `applied=true` what is in force. */

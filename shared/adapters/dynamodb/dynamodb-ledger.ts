@@ -14,16 +14,17 @@ import { type RecentPublisher, withPublisher } from '../../domain/recent-publish
 import { planRetention, type RetentionRequest, type StoredBatch } from '../../domain/retention-plan.ts';
 import { TopicName } from '../../domain/topic-name.ts';
 import type { DelayedEntry, DelayedIndex } from '../../ports/delayed-index.ts';
-import type {
-  Appended,
-  AppendOptions,
-  Ledger,
-  LedgerInfo,
-  ManagedLedgerState,
-  NewEntry,
-  ReadEntriesOptions,
-  StoredEntry,
-  Trimmed,
+import {
+  type Appended,
+  type AppendOptions,
+  type Ledger,
+  type LedgerInfo,
+  type ManagedLedgerState,
+  type NewEntry,
+  payloadBytes,
+  type ReadEntriesOptions,
+  type StoredEntry,
+  type Trimmed,
 } from '../../ports/ledger.ts';
 import { catalogKeys, itemKey } from './catalog-keys.ts';
 import type { ClosedLedgerCache } from './closed-ledger-cache.ts';
@@ -521,7 +522,7 @@ export class DynamoDbLedger implements Ledger {
     const max = BigInt(this.maxEntriesPerLedger);
     for (;;) {
       const wanted = BigInt(entries.length);
-      const bytes = entries.reduce((sum, entry) => sum + Buffer.byteLength(entry.payload), 0);
+      const bytes = entries.reduce((sum, entry) => sum + payloadBytes(entry), 0);
       let updated: Item | undefined;
       try {
         const values: Record<string, AttributeValue> = {
@@ -562,7 +563,7 @@ export class DynamoDbLedger implements Ledger {
       if (fitting < wanted) {
         // The part past the ledger's end is not written: take it back out of the counters.
         const unused = entries.slice(Number(fitting));
-        const unusedBytes = unused.reduce((sum, entry) => sum + Buffer.byteLength(entry.payload), 0);
+        const unusedBytes = unused.reduce((sum, entry) => sum + payloadBytes(entry), 0);
         await this.client.send(
           new UpdateItemCommand({
             TableName: this.catalogTable,
@@ -824,7 +825,11 @@ function ledgerIndexKey(ledgerId: bigint): Item {
 }
 
 function approximateSize(entry: NewEntry): number {
-  let size = ENTRY_OVERHEAD_BYTES + Buffer.byteLength(entry.payload) + Buffer.byteLength(entry.key ?? '');
+  let size =
+    ENTRY_OVERHEAD_BYTES +
+    payloadBytes(entry) +
+    Buffer.byteLength(entry.key ?? '') +
+    Buffer.byteLength(entry.producerName ?? '');
   for (const [name, value] of Object.entries(entry.properties)) {
     size += Buffer.byteLength(name) + Buffer.byteLength(value) + 3;
   }
@@ -832,7 +837,13 @@ function approximateSize(entry: NewEntry): number {
 }
 
 function entryAttributes(entry: NewEntry): Record<string, AttributeValue> {
-  const attributes: Record<string, AttributeValue> = { p: S(entry.payload) };
+  // A binary payload is stored as bytes (B): the 256 KiB limit counts raw bytes, and base64 would
+  // not fit a full one beside its metadata in one 350 KB chunk.
+  const attributes: Record<string, AttributeValue> = entry.binary
+    ? { b: { B: Buffer.from(entry.payload, 'base64') } }
+    : { p: S(entry.payload) };
+  if (entry.producerName !== undefined) attributes.pn = S(entry.producerName);
+  if (entry.sequenceId !== undefined) attributes.sq = N(entry.sequenceId);
   if (entry.key !== undefined) attributes.k = S(entry.key);
   if (Object.keys(entry.properties).length > 0) {
     attributes.pr = { M: Object.fromEntries(Object.entries(entry.properties).map(([k, v]) => [k, S(v)])) };
@@ -852,6 +863,12 @@ function toStoredEntry(
   const stored: {
     -readonly [K in keyof StoredEntry]: StoredEntry[K];
   } = { position, payload: entry.p?.S ?? '', properties, publishTimeMs };
+  if (entry.b?.B !== undefined) {
+    stored.payload = Buffer.from(entry.b.B).toString('base64');
+    stored.binary = true;
+  }
+  if (entry.pn?.S !== undefined) stored.producerName = entry.pn.S;
+  if (entry.sq?.N !== undefined) stored.sequenceId = Number(entry.sq.N);
   if (entry.k?.S !== undefined) stored.key = entry.k.S;
   if (entry.et?.N !== undefined) stored.eventTimeMs = Number(entry.et.N);
   if (entry.da?.N !== undefined) stored.deliverAtMs = Number(entry.da.N);

@@ -18,7 +18,7 @@ import { N, num, queryAll, S } from './dynamodb-support.ts';
  * Policies in the Catalog table, all under pk `POL` (they are few and small, and maintenance lists
  * them each run), sk `NS#<tenant/namespace>` or `T#<topic>`; attributes `rt`
  * (retentionTimeInMinutes), `rz` (retentionSizeInMB), `tt` (messageTTLInSeconds), `ms`
- * (maxSubscriptionsPerTopic), `mc` (maxConsumersPerSubscription).
+ * (maxSubscriptionsPerTopic), `mc` (maxConsumersPerSubscription), `de` (deduplicationEnabled, a boolean).
  */
 export class DynamoDbPolicyStore implements PolicyStore {
   constructor(
@@ -57,6 +57,11 @@ export class DynamoDbPolicyStore implements PolicyStore {
       set.push('rt = :rt', 'rz = :rz');
       values[':rt'] = N(change.retention.retentionTimeInMinutes);
       values[':rz'] = N(change.retention.retentionSizeInMB);
+    }
+    if (change.deduplicationEnabled === null) remove.push('de');
+    else if (change.deduplicationEnabled !== undefined) {
+      set.push('de = :de');
+      values[':de'] = { BOOL: change.deduplicationEnabled };
     }
     for (const [field, attribute] of NUMBER_ATTRIBUTES) {
       const value = change[field];
@@ -107,5 +112,6 @@ function policiesOf(item: Record<string, AttributeValue>): Policies | undefined 
     const value = num(item, attribute);
     if (value !== undefined) policies[field] = value;
   }
+  if (item.de?.BOOL !== undefined) policies.deduplicationEnabled = item.de.BOOL;
   return Object.keys(policies).length > 0 ? policies : undefined;
 }

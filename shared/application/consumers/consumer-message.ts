@@ -11,6 +11,10 @@ export interface ConsumerMessage {
   readonly redeliveryCount: number;
   readonly publishTime: number;
   readonly eventTime: number | null;
+  /** `base64` when the payload is bytes (base64 in `payload`); absent for UTF-8 text. */
+  readonly payloadEncoding?: 'base64';
+  /** The producer that published it; absent for messages stored before producer names were. */
+  readonly producerName?: string;
 }
 
 /**

@@ -50,6 +50,8 @@ export function consumerMessageOf(partition: ConsumerPartition, delivery: Delive
     redeliveryCount: delivery.redeliveryCount,
     publishTime: entry.publishTimeMs,
     eventTime: entry.eventTimeMs ?? null,
+    ...(entry.binary ? { payloadEncoding: 'base64' as const } : {}),
+    ...(entry.producerName === undefined ? {} : { producerName: entry.producerName }),
   };
 }
 

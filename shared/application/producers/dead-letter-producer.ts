@@ -31,6 +31,7 @@ export function deadLetterProducerOf(
         await publishMessages(ports, principal, TopicName.parse(policy.deadLetterTopic), {
           messages: entries.map((entry) => ({
             payload: entry.payload,
+            ...(entry.binary ? { binary: true } : {}),
             ...(entry.key !== undefined ? { key: entry.key } : {}),
             ...(entry.eventTimeMs !== undefined ? { eventTimeMs: entry.eventTimeMs } : {}),
             properties: {

@@ -7,11 +7,13 @@ import { requireAction } from '../tenancy/authorization.ts';
 import type { Principal } from '../tenancy/principal.ts';
 import { ensureTopic, requirePersistent } from '../topics/topic-lookup.ts';
 import type { UseCasePorts } from '../use-case-ports.ts';
+import { deduplicate } from './deduplication.ts';
 import { ringSubscriptions } from './publish-fanout.ts';
 
 export interface PublishResult {
   readonly messageId: string;
   readonly errorCode: number;
+  readonly errorMsg?: string;
 }
 
 /** What publishMessages publishes, and how it spreads the messages without a key. */
@@ -77,7 +79,10 @@ export async function publishMessages(
         ? -1
         : message.key !== undefined
           ? partitionForKey(message.key, record.partitions)
-          : router.choose(record.partitions);
+          : message.sequenceId !== undefined && message.producerName !== undefined
+            ? // A retry must reach the partition that deduplicates it: routed by its identity.
+              partitionForKey(`${message.producerName}\u0000${message.sequenceId}`, record.partitions)
+            : router.choose(record.partitions);
     const group = byPartition.get(partitionIndex) ?? {
       partition: partitionIndex === -1 || topic.isPartition ? topic : topic.partition(partitionIndex),
       indexes: [],
@@ -96,16 +101,27 @@ export async function publishMessages(
       // backlog it finds; an event-driven consumer runs only when rung). At most one write per
       // subscription and minute in this process.
       await markPartitionActive(ports, group.partition);
+      // Producer deduplication: duplicates are answered and left out (producers/deduplication.ts).
+      const dedup = await deduplicate(ports, group.partition, group.entries);
+      for (const [i, outcome] of dedup.duplicates) {
+        results[group.indexes[i] as number] =
+          'messageId' in outcome
+            ? { messageId: outcome.messageId, errorCode: 0 }
+            : { messageId: '', ...outcome };
+      }
+      if (dedup.fresh.length === 0) return;
+      const entries = dedup.fresh.map((i) => group.entries[i] as NewEntry);
       const { positions, subscriptionsVersion } = await ports.ledger.append(
         group.partition,
-        group.entries,
+        entries,
         publishTimeMs,
         principal ? { producerName: principal.role } : {},
       );
-      const dues = group.entries.map((entry) => Math.max(publishTimeMs, entry.deliverAtMs ?? 0));
+      await dedup.finish(positions);
+      const dues = entries.map((entry) => Math.max(publishTimeMs, entry.deliverAtMs ?? 0));
       await ringSubscriptions(ports, group.partition, subscriptionsVersion, dues);
       positions.forEach((position, i) => {
-        results[group.indexes[i] as number] = {
+        results[group.indexes[dedup.fresh[i] as number] as number] = {
           messageId: `${position.toString()}:${group.partition.partitionIndex}`,
           errorCode: 0,
         };

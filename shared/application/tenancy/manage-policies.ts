@@ -93,6 +93,23 @@ export async function setLimit(
   await update(ports, target, { [limit.name]: limit.value });
 }
 
+/**
+ * Sets (true/false) or removes (null) deduplication on the scope (Pulsar's namespace
+ * `deduplication` and topic `deduplicationEnabled`); removed everywhere, it is off (Pulsar's
+ * `brokerDeduplicationEnabled` default). Publishers of this container see it at once, others within
+ * DEDUPLICATION_POLICY_TTL_MS.
+ */
+export async function setDeduplication(
+  ports: UseCasePorts,
+  principal: Principal | undefined,
+  target: PolicyTarget,
+  enabled: boolean | null,
+): Promise<void> {
+  requireSuperuser(principal, 'changing deduplication');
+  await update(ports, target, { deduplicationEnabled: enabled });
+  ports.hints.deduplication.clear();
+}
+
 async function update(ports: UseCasePorts, target: PolicyTarget, change: PolicyChange): Promise<void> {
   await ports.policies.update(await scopeOf(ports, target), change);
 }

@@ -10,6 +10,9 @@ export interface MessageView {
   readonly publishTime: number;
   readonly eventTime: number | null;
   readonly deliverAt: number | null;
+  /** `base64` when the payload is bytes (base64 in `payload`). */
+  readonly payloadEncoding?: 'base64';
+  readonly producerName?: string;
 }
 
 export function messageView(partition: TopicName, entry: StoredEntry): MessageView {
@@ -21,5 +24,7 @@ export function messageView(partition: TopicName, entry: StoredEntry): MessageVi
     publishTime: entry.publishTimeMs,
     eventTime: entry.eventTimeMs ?? null,
     deliverAt: entry.deliverAtMs ?? null,
+    ...(entry.binary ? { payloadEncoding: 'base64' as const } : {}),
+    ...(entry.producerName === undefined ? {} : { producerName: entry.producerName }),
   };
 }

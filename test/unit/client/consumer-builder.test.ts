@@ -191,7 +191,7 @@ describe('ConsumerBuilder.subscribe(): refused settings', () => {
       (builder) => builder.negativeAckRedeliveryDelay(-1),
       'negativeAckRedeliveryDelay',
     ],
-    ['a receiver queue above 100', (builder) => builder.receiverQueueSize(101), 'receiverQueueSize'],
+    ['a receiver queue above 100 000', (builder) => builder.receiverQueueSize(100_001), 'receiverQueueSize'],
     [
       'an unknown subscription type',
       (builder) => builder.subscriptionType('shared' as 'Shared'),

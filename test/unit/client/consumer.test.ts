@@ -46,7 +46,7 @@ describe('Consumer.receive()', () => {
     const message = await received;
 
     expect(api.calls().slice(1)).toEqual([
-      `POST ${CONSUMER}/receive?maxMessages=10&waitMs=${MAX_RECEIVE_WAIT_MS}`,
+      `POST ${CONSUMER}/receive?maxMessages=100&waitMs=${MAX_RECEIVE_WAIT_MS}`,
     ]);
     expect(message.getMessageId()).toBeInstanceOf(MessageId);
     expect(message.getMessageId().toString()).toBe('1:3:-1');
@@ -172,8 +172,8 @@ describe('Consumer.receive()', () => {
     expect(none).toBeUndefined();
     expect(one?.getValue()).toBe('m1');
     expect(api.calls().filter((call) => call.includes('/receive'))).toEqual([
-      `POST ${CONSUMER}/receive?maxMessages=10&waitMs=0`,
-      `POST ${CONSUMER}/receive?maxMessages=10&waitMs=0`,
+      `POST ${CONSUMER}/receive?maxMessages=100&waitMs=0`,
+      `POST ${CONSUMER}/receive?maxMessages=100&waitMs=0`,
     ]);
   });
 
@@ -256,7 +256,7 @@ describe('Consumer.batchReceive()', () => {
     expect(polls).toHaveLength(1);
     // The poll waits until the policy's 100 ms deadline, measured when it starts: a slow tick
     // between the receive and the poll shortens the wait, never lengthens it.
-    const waitMs = Number(/^POST .*\/receive\?maxMessages=10&waitMs=(\d+)$/.exec(polls[0] ?? '')?.[1]);
+    const waitMs = Number(/^POST .*\/receive\?maxMessages=100&waitMs=(\d+)$/.exec(polls[0] ?? '')?.[1]);
     expect(waitMs).toBeGreaterThan(50);
     expect(waitMs).toBeLessThanOrEqual(100);
   });
@@ -464,7 +464,7 @@ describe('Consumer.close()', () => {
 
     expect(await waiting).toBeInstanceOf(AcklineClientClosedError);
     expect(api.calls().slice(1)).toEqual([
-      `POST ${CONSUMER}/receive?maxMessages=10&waitMs=${MAX_RECEIVE_WAIT_MS}`,
+      `POST ${CONSUMER}/receive?maxMessages=100&waitMs=${MAX_RECEIVE_WAIT_MS}`,
       `DELETE ${CONSUMER}`,
     ]);
   });

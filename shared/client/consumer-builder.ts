@@ -201,8 +201,10 @@ export class ConsumerBuilder {
   }
 
   /**
-   * The payload bytes kept messages may hold before polls stop prefetching (default 64 MiB, Pulsar's
-   * client `memoryLimitBytes`): past it a poll asks only for what receives wait for.
+   * The payload bytes the consumer may keep ahead (default 64 MiB, Pulsar's client
+   * `memoryLimitBytes`). The server answers a poll by count, so a poll asks for as many messages as
+   * this many bytes hold at the mean payload size of the last poll (never fewer than receives wait
+   * for): an estimate, exact for payloads of one size.
    * @example client.newConsumer().receiverQueueSize(1000).receiverQueueMaxBytes(8 * 1024 * 1024);
    */
   receiverQueueMaxBytes(maxBytes: number): this {

@@ -122,6 +122,8 @@ export class Consumer {
   private readonly heartbeat: ConsumerHeartbeat;
   /** Raised by seek: what a poll started before it brings is handed back, not kept. */
   private seekGeneration = 0;
+  /** The mean payload size of the last poll's messages (0 before any): what a poll's count is sized by. */
+  private averagePayloadBytes = 0;
   private readonly listenerLoop: ListenerLoop | undefined;
 
   /** Use `client.newConsumer()...subscribe()`. */
@@ -501,10 +503,10 @@ export class Consumer {
   private pollSize(): number {
     const wanted = this.waiters.reduce((sum, waiter) => sum + waiter.wanted, 0);
     const keptBytes = this.incoming.reduce((sum, message) => sum + message.getPayloadSize(), 0);
-    const room =
-      keptBytes >= this.settings.receiverQueueMaxBytes
-        ? 0
-        : this.settings.receiverQueueSize - this.incoming.length;
+    const bytesLeft = this.settings.receiverQueueMaxBytes - keptBytes;
+    // The server answers by count: the bytes bound becomes a count from the payloads seen lately.
+    const roomByBytes = bytesLeft <= 0 ? 0 : Math.floor(bytesLeft / Math.max(1, this.averagePayloadBytes));
+    const room = Math.min(this.settings.receiverQueueSize - this.incoming.length, roomByBytes);
     return Math.min(Math.max(wanted, room, 1), MAX_MESSAGES_PER_RECEIVE);
   }
 
@@ -522,6 +524,10 @@ export class Consumer {
       signal: this.closed.signal,
     });
     const messages = parseReceivedMessages(body, this.settings.topic);
+    if (messages.length > 0) {
+      const bytes = messages.reduce((sum, message) => sum + message.getPayloadSize(), 0);
+      this.averagePayloadBytes = bytes / messages.length;
+    }
     if (generation === this.seekGeneration) return messages;
     // A seek ran while this poll waited: what it brings may be of before the seek. Handed back at once.
     await this.handBack(messages);

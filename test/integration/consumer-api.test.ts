@@ -245,6 +245,8 @@ describe('receive', () => {
           redeliveryCount: 0,
           publishTime: expect.any(Number),
           eventTime: 1_700_000_000_000,
+          // The publishing role's name: the request named no producer.
+          producerName: 'admin',
           deliveryHandle: expect.any(String),
         },
       ],

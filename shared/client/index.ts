@@ -67,6 +67,6 @@ export { Namespaces } from './namespaces.ts';
 export type { RetentionPolicies } from './policies.ts';
 export { Producer } from './producer.ts';
 export { ProducerBuilder } from './producer-builder.ts';
-export type { PendingQuery, RescheduleRequest, ScheduledQuery } from './topic-scheduling.ts';
 export { Reader, ReaderBuilder, type ReaderStart } from './reader.ts';
+export type { PendingQuery, RescheduleRequest, ScheduledQuery } from './topic-scheduling.ts';
 export { Topics } from './topics.ts';

@@ -28,6 +28,9 @@ export type CallFault =
   | { readonly kind: 'timeout' }
   | { readonly kind: 'throttled'; readonly attempts: number };
 
+/** More port calls than this in one invocation is a runaway loop (the engine's longest make about 60; a 20 s Key_Shared long poll on 3 partitions made 3,000). */
+export const MAX_CALLS_PER_INVOCATION = 50_000;
+
 /** The SDK's attempts per request (the API functions' bounded retries: 3). */
 export const SDK_MAX_ATTEMPTS = 3;
 
@@ -45,6 +48,8 @@ export class Invocation {
   dead = false;
   /** Whether a call of this invocation applied and then died (its answer was lost). */
   diedAfterApplying = false;
+  /** Whether it made more than MAX_CALLS_PER_INVOCATION calls (then it died there). */
+  runaway = false;
   /** Whether a call of it was applied twice (`later` or `timeout`). */
   duplicated = false;
   /** Its calls applied twice, its attempts refused, and its calls refused through every retry. */
@@ -96,6 +101,13 @@ export async function scheduledCall<R>(
 ): Promise<R> {
   const index = invocation.calls++;
   const named = `${invocation.id} ${label}#${index}`;
+  if (index >= MAX_CALLS_PER_INVOCATION) {
+    // A runaway loop (a receive spinning without its clock moving): it dies here, and the driver
+    // reports it as a liveness violation.
+    invocation.runaway = true;
+    invocation.die(false);
+    return never();
+  }
   await scheduler.schedule(Promise.resolve(), `${named} before`);
   if (invocation.dead) return never();
   if (invocation.crash?.atCall === index && !invocation.crash.applied) {

@@ -85,14 +85,21 @@ export interface DrainPhase extends Phase {
  */
 export async function checkUnpolledDeadLetters(phase: Phase): Promise<void> {
   const { script, oracle, clock } = phase;
-  if (script.deadLetter === undefined || script.ackTimeoutMs === 0) return;
+  // Exclusive/Failover: a delivery with the last allowed count may come from a rewind's replay,
+  // which sets no dead-letter timer (delivery-proof.md, "What the consumer path leaves out").
+  const shared = script.type === 'Shared' || script.type === 'Key_Shared';
+  if (script.deadLetter === undefined || script.ackTimeoutMs === 0 || !shared) return;
   const open = () => phase.clients.filter((c) => c.state === 'open' && c.id);
   for (const client of open()) await keepOpen(phase, client);
   const skewMs = script.skewMs;
   const candidates = open().flatMap((client) =>
     client.held
       .filter((h) => h.count === script.deadLetter && !oracle.acked.has(h.position))
-      .map((h) => ({ held: h, dueAtMs: h.atMs + skewMs + ackDelay(phase, h.count) })),
+      // The scheduler runs only when a script says so in the rounds: from now on, every second.
+      .map((h) => ({
+        held: h,
+        dueAtMs: Math.max(clock.nowMs(), h.atMs + skewMs + ackDelay(phase, h.count)),
+      })),
   );
   if (candidates.length === 0) return;
   const lapse = phase.failed.size > 0 ? DEAD_LETTER_CLAIM_LAPSE_MS : 0;

@@ -43,10 +43,12 @@ import {
 import { type HeldMessage, type PathClient, PathOracle } from './consumer-path-oracle.ts';
 import type { PathAction, PathActionOf, PathBackoff, PathScript } from './consumer-path-script.ts';
 import { FakeSqs } from './fake-sqs.ts';
+import { mutate } from './fault-stores.ts';
 import { type CallFault, Invocation, SimRejectedError } from './scheduled-ports.ts';
 import { ActiveCall, SimContainer, type SimStores, simStores } from './sim-containers.ts';
 import { emptyCounters, type SimCounters } from './sim-counters.ts';
 import { Violation } from './sim-oracle.ts';
+import type { Mutation } from './sim-script.ts';
 
 /**
  * The consumer-path simulation (issue 21, criterion 1): the use cases of
@@ -95,8 +97,9 @@ export async function runConsumerPath(
   script: PathScript,
   scheduler: fc.Scheduler,
   counters: SimCounters = emptyCounters(),
+  mutation?: Mutation,
 ): Promise<void> {
-  await new ConsumerPathSimulation(script, scheduler, counters).run();
+  await new ConsumerPathSimulation(script, scheduler, counters, mutation).run();
 }
 
 interface Running {
@@ -130,12 +133,15 @@ class ConsumerPathSimulation {
     private readonly script: PathScript,
     private readonly scheduler: fc.Scheduler,
     private readonly counters: SimCounters,
+    mutation: Mutation | undefined,
   ) {
     this.random = seededRandom(script.seed);
     const staleRandom = seededRandom(script.seed + 7);
+    const dispatch = new InMemoryDispatchStore(() => staleRandom() < 0.25);
     this.stores = simStores({
       ledger: new InMemoryLedger(script.rounds.length > 6 ? 20 : 1_000),
-      dispatch: new InMemoryDispatchStore(() => staleRandom() < 0.25),
+      dispatch,
+      engineStore: mutate(dispatch, mutation),
       sqs: new FakeSqs(
         { lose: 0.1, duplicate: 0.1, partial: 0.2, falseEmpty: 0.2, undeleted: 0.05 },
         seededRandom(script.seed + 13),

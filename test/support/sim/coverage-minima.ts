@@ -115,3 +115,12 @@ export const UNIT_MINIMA: Record<SubscriptionType, Record<'plain' | 'duplicated'
     },
   },
 };
+
+/** The consumer path's run size (`npm run sim`'s default `--path-runs`) PATH_MINIMA_ALL are for. */
+export const PATH_MINIMA_RUNS = 150;
+
+/**
+ * The consumer path's minima for the four types together (`npm run sim`, PATH_MINIMA_RUNS scripts a
+ * type): half of the least that seeds 1 to 3 gave (docs/design/delivery-proof.md, "Coverage gate").
+ */
+export const PATH_MINIMA_ALL: Minima = {};

@@ -2,6 +2,7 @@ import type { Scheduler as FcScheduler } from 'fast-check';
 import type { EngineLimits } from '../../../shared/application/engine/engine-context.ts';
 import type { IdGenerator, UseCasePorts } from '../../../shared/application/use-case-ports.ts';
 import type { Clock } from '../../../shared/ports/clock.ts';
+import type { DispatchStore } from '../../../shared/ports/dispatch-store.ts';
 import { InMemoryActivityIndex } from '../in-memory-activity-index.ts';
 import { InMemoryAuditLog } from '../in-memory-audit-log.ts';
 import { InMemoryConsumerRegistry } from '../in-memory-consumer-registry.ts';
@@ -27,6 +28,8 @@ export interface SimStores {
   readonly catalog: InMemoryTopicCatalog;
   readonly ledger: InMemoryLedger;
   readonly dispatch: InMemoryDispatchStore;
+  /** What the containers call for the dispatch store: `dispatch`, or a deliberately broken version of it. */
+  readonly engineStore: DispatchStore;
   readonly consumers: InMemoryConsumerRegistry;
   readonly scheduler: InMemoryScheduler;
   readonly sqs: FakeSqs;
@@ -43,11 +46,13 @@ export interface SimStores {
 export function simStores(parts: {
   ledger: InMemoryLedger;
   dispatch: InMemoryDispatchStore;
+  engineStore?: DispatchStore;
   sqs: FakeSqs;
 }): SimStores {
   let next = 0;
   return {
     ...parts,
+    engineStore: parts.engineStore ?? parts.dispatch,
     catalog: new InMemoryTopicCatalog(),
     consumers: new InMemoryConsumerRegistry(),
     scheduler: new InMemoryScheduler(),
@@ -125,7 +130,7 @@ export class SimContainer {
       clock,
       catalog: through(stores.catalog, 'catalog'),
       ledger: through(stores.ledger, 'ledger'),
-      dispatch: through(stores.dispatch, 'dispatch'),
+      dispatch: through(stores.engineStore, 'dispatch'),
       consumers: through(stores.consumers, 'consumers'),
       scheduler: through(stores.scheduler, 'scheduler'),
       deliveryQueue: through(

@@ -37,7 +37,7 @@ export interface SimCounters {
   resets: number;
   /** Most port calls one invocation made, by action kind. */
   maxCallsByKind: Record<string, number>;
-  /** Key_Shared consumers joining after the start: not modelled yet (always 0). */
+  /** Key_Shared consumers joining after the start (the consumer path; 0 in the engine's). */
   keySharedJoins: number;
   /** Store calls refused through every SDK retry (throttling): the caller got the error. */
   rejectedStoreCalls: number;
@@ -120,6 +120,17 @@ export const GATED = [
   'crashesPastCall8',
   'callsAppliedTwice',
   'exactCountSchedules',
+  'rejectedStoreCalls',
+  'keySharedJoins',
+  'partitionedSchedules',
+  'ringsLost',
+  'ringsDuplicated',
+  'longPollsWaited',
+  'coldStarts',
+  'lapsedReleased',
+  'schedulerJobs',
+  'deadLettersUnpolled',
+  'nackDeadlinesMet',
 ] as const;
 
 export type GatedCounter = (typeof GATED)[number];
@@ -168,7 +179,10 @@ export function formatCounters(counters: SimCounters, type: SubscriptionType | '
     `  schedules with exact counts ${counters.exactCountSchedules}`,
     `  crashes by call index ${byCall}`,
     `  most calls per invocation ${calls}`,
-    `  Key_Shared joins ${counters.keySharedJoins} (not modelled yet), rejected store calls ${counters.rejectedStoreCalls} (not modelled yet)`,
+    `  rejected store calls ${counters.rejectedStoreCalls} (refused attempts ${counters.refusedAttempts})`,
+    `  consumer path: partitioned ${counters.partitionedSchedules}, joins ${counters.joins} (Key_Shared ${counters.keySharedJoins}), heartbeats ${counters.heartbeats}, lapsed or closed consumers removed ${counters.lapsedReleased}, cold starts ${counters.coldStarts}, scheduler jobs ${counters.schedulerJobs}`,
+    `  consumer path SQS: rings lost ${counters.ringsLost}, duplicated ${counters.ringsDuplicated}, empty or partial receives ${counters.falseEmptyPolls}, long polls ${counters.longPolls} (waited ${counters.longPollsWaited})`,
+    `  consumer path checks: dead letters with no consumer polling ${counters.deadLettersUnpolled}, nacks back within backoff + 1 s ${counters.nackDeadlinesMet}`,
   ];
 }
 

@@ -89,9 +89,11 @@ if (paths.includes('engine')) {
       gate.push(...gateFailures(counters, scaledMinima(SIM_MINIMA[type], runs, SIM_MINIMA_RUNS), type));
   }
 }
-console.log(
-  `${explored} schedules explored in ${((performance.now() - started) / 1000).toFixed(1)} s (crash share ${crashShare.toFixed(3)})`,
-);
+if (paths.includes('engine')) {
+  console.log(
+    `${explored} schedules explored in ${((performance.now() - started) / 1000).toFixed(1)} s (crash share ${crashShare.toFixed(3)})`,
+  );
+}
 const everyType = ['Shared', 'Key_Shared', 'Exclusive', 'Failover'].every((type) =>
   types.includes(type as SubscriptionType),
 );

@@ -37,10 +37,37 @@ export interface SimCounters {
   resets: number;
   /** Most port calls one invocation made, by action kind. */
   maxCallsByKind: Record<string, number>;
-  /** Key_Shared consumers joining after the start: not modelled yet (always 0). */
+  /** Key_Shared consumers joining after the start (the consumer path; 0 in the engine's). */
   keySharedJoins: number;
-  /** Store calls rejected (throttling, errors): not modelled yet (always 0). */
+  /** Store calls refused through every SDK retry (throttling): the caller got the error. */
   rejectedStoreCalls: number;
+  /** Attempts of store calls refused (each retried by the SDK while attempts were left). */
+  refusedAttempts: number;
+  // The consumer path's (consumer-path-simulation.ts; 0 in the engine's):
+  /** Schedules on a partitioned topic (2 or 3 partitions). */
+  partitionedSchedules: number;
+  /** Consumers that subscribed during the rounds (any type). */
+  joins: number;
+  /** Doorbell rings the fake SQS lost, and delivered twice. */
+  ringsLost: number;
+  ringsDuplicated: number;
+  /** Receives of the fake SQS that answered nothing or part of what was there. */
+  falseEmptyPolls: number;
+  /** Long polls that waited (moving their invocation's clock). */
+  longPollsWaited: number;
+  /** Receives with a wait (a long poll). */
+  longPolls: number;
+  /** Containers replaced by a cold one after their invocation died. */
+  coldStarts: number;
+  /** Consumers maintenance removed after their lease lapsed (or whose close removed them). */
+  lapsedReleased: number;
+  heartbeats: number;
+  /** Scheduler jobs run (close second passes, dead-letter timers, rings, hops). */
+  schedulerJobs: number;
+  /** Messages held with their last allowed count, dead-lettered with no consumer polling (checked in time). */
+  deadLettersUnpolled: number;
+  /** Nacked messages that came back within their backoff plus the slack (checked). */
+  nackDeadlinesMet: number;
 }
 
 export function emptyCounters(): SimCounters {
@@ -64,6 +91,20 @@ export function emptyCounters(): SimCounters {
     maxCallsByKind: {},
     keySharedJoins: 0,
     rejectedStoreCalls: 0,
+    refusedAttempts: 0,
+    partitionedSchedules: 0,
+    joins: 0,
+    ringsLost: 0,
+    ringsDuplicated: 0,
+    falseEmptyPolls: 0,
+    longPollsWaited: 0,
+    longPolls: 0,
+    coldStarts: 0,
+    lapsedReleased: 0,
+    heartbeats: 0,
+    schedulerJobs: 0,
+    deadLettersUnpolled: 0,
+    nackDeadlinesMet: 0,
   };
 }
 
@@ -79,6 +120,17 @@ export const GATED = [
   'crashesPastCall8',
   'callsAppliedTwice',
   'exactCountSchedules',
+  'rejectedStoreCalls',
+  'keySharedJoins',
+  'partitionedSchedules',
+  'ringsLost',
+  'ringsDuplicated',
+  'longPollsWaited',
+  'coldStarts',
+  'lapsedReleased',
+  'schedulerJobs',
+  'deadLettersUnpolled',
+  'nackDeadlinesMet',
 ] as const;
 
 export type GatedCounter = (typeof GATED)[number];
@@ -127,7 +179,10 @@ export function formatCounters(counters: SimCounters, type: SubscriptionType | '
     `  schedules with exact counts ${counters.exactCountSchedules}`,
     `  crashes by call index ${byCall}`,
     `  most calls per invocation ${calls}`,
-    `  Key_Shared joins ${counters.keySharedJoins} (not modelled yet), rejected store calls ${counters.rejectedStoreCalls} (not modelled yet)`,
+    `  rejected store calls ${counters.rejectedStoreCalls} (refused attempts ${counters.refusedAttempts})`,
+    `  consumer path: partitioned ${counters.partitionedSchedules}, joins ${counters.joins} (Key_Shared ${counters.keySharedJoins}), heartbeats ${counters.heartbeats}, lapsed or closed consumers removed ${counters.lapsedReleased}, cold starts ${counters.coldStarts}, scheduler jobs ${counters.schedulerJobs}`,
+    `  consumer path SQS: rings lost ${counters.ringsLost}, duplicated ${counters.ringsDuplicated}, empty or partial receives ${counters.falseEmptyPolls}, long polls ${counters.longPolls} (waited ${counters.longPollsWaited})`,
+    `  consumer path checks: dead letters with no consumer polling ${counters.deadLettersUnpolled}, nacks back within backoff + 1 s ${counters.nackDeadlinesMet}`,
   ];
 }
 

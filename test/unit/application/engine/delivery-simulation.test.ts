@@ -50,7 +50,7 @@ const manyRuns: fc.Arbitrary<SimScript> = fc.constant({
  * The fault mixes each subscription type's seeded scripts split into, one test each (so that no
  * test runs long, and a mutation run can run only the tests that cover a mutant). Every script has
  * stale reads (a read of the head or the ledger may answer one of its last versions) and crashes
- * (an action dies at a port call, before or after it applied, with odds of 1 in 6); the mixes differ by duplicated calls (a port call applied twice, as a retried request may).
+ * (an action dies at a port call, before or after it applied, with odds of 1 in 6); the mixes differ by duplicated calls (a port call applied again later, with other calls between, as a retried request may).
  * Both run the same `RUNS` scripts from `SEED`, each simulating those of its mix: together they run
  * exactly what one test per type ran. Each type draws from its own seed (derived from `SEED`), and
  * each test asserts the coverage gate's minima for its type and mix (docs/design/delivery-proof.md).

@@ -116,8 +116,8 @@ export interface NackRequest {
  * Cost: the head and the pages of the runs (reads), one tracker write per released run, one write
  * per run home (head or page), and one head write to lower the due time for a page's run; again
  * per lost race (at most casAttempts × NACK_ROUNDS attempts).
- * @throws ServiceUnavailableError (503) when every attempt lost its race: nothing is left released
- * silently undone, the client sends the nack again (a nack of what is no longer held is a no-op).
+ * @throws ServiceUnavailableError (503) when every attempt lost its race, rather than a success
+ * with entries still held: the client sends the nack again (what is no longer held is left alone).
  */
 export async function negativeAcknowledge(ctx: EngineContext, request: NackRequest): Promise<NackResult> {
   const result: NackResult = { dueAtMs: [], released: [], deadLettered: [] };

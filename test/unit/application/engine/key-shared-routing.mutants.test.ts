@@ -118,6 +118,7 @@ async function joinMarkOf(markDelete: Position, readPosition: Position, layout?:
       ledgers: layout,
       msgInCounter: 0,
       bytesInCounter: 0,
+      subscriptionsVersion: '',
     });
   }
   const store = new InMemoryDispatchStore();

@@ -6,8 +6,9 @@
  *
  * Each run copies the project's files (git's tracked and untracked-not-ignored ones) to a temporary
  * directory with node_modules linked, changes one line there, and runs
- * `vitest related <the changed file> --project unit --bail 1` (the unit test files that import
- * it, directly or not: no other test can see the change), then puts the line back. The working
+ * `vitest related <the changed file> --config vitest.mutate.config.ts --bail 1` (the unit
+ * project's test files that import it, directly or not: no other test can see the change; the
+ * config is the unit project's with a per-test limit of 60 s, as `npm run mutate` uses), then puts the line back. The working
  * tree is never touched. A bug whose line is not found (the engine changed) is reported as such
  * and fails the run: update its `from` here.
  * See docs/design/delivery-proof.md#injected-engine-bugs.
@@ -182,6 +183,8 @@ interface Outcome {
   readonly result: 'caught' | 'survived' | 'not applied';
   readonly by?: string;
   readonly seconds: number;
+  /** The end of vitest's output, for a failure nobody expected. */
+  readonly output?: string;
 }
 
 /** The project's files as git sees them (tracked, and untracked but not ignored), copied to a temporary directory. */
@@ -237,8 +240,10 @@ function tryBug(copy: string, bug: EngineBug): Outcome {
         'related',
         join(ENGINE_DIR, bug.file),
         '--run',
-        '--project',
-        'unit',
+        // The unit project with a per-test limit of 60 s (a machine shared with other work runs
+        // tests several times slower; a timeout is not a bug caught).
+        '--config',
+        'vitest.mutate.config.ts',
         '--bail',
         '1',
         '--reporter',
@@ -254,7 +259,7 @@ function tryBug(copy: string, bug: EngineBug): Outcome {
     const output = `${run.stdout}\n${run.stderr}`;
     if (run.status === 0) return { bug, result: 'survived', seconds: seconds() };
     const by = firstFailure(output);
-    return { bug, result: 'caught', ...(by ? { by } : {}), seconds: seconds() };
+    return { bug, result: 'caught', ...(by ? { by } : {}), seconds: seconds(), output: output.slice(-3000) };
   } finally {
     writeFileSync(path, original);
   }
@@ -286,7 +291,7 @@ function main(): void {
         `control (no bug, the tests of ${bugs[0]?.file}): ${control.result === 'survived' ? 'pass' : 'FAIL'} in ${control.seconds} s`,
       );
       if (control.result !== 'survived')
-        throw new Error(`The unit tests fail without any bug: ${control.by}`);
+        throw new Error(`The unit tests fail without any bug: ${control.output}`);
     }
     for (const bug of bugs) {
       const outcome = tryBug(copy, bug);

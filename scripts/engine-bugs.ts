@@ -177,6 +177,8 @@ export const ENGINE_BUGS: readonly EngineBug[] = [
 ];
 
 const ENGINE_DIR = 'shared/application/engine';
+/** Where vitest writes its JSON report in the copy. */
+const REPORT_FILE = '.engine-bug-tests.json';
 
 interface Outcome {
   readonly bug: EngineBug;
@@ -208,13 +210,34 @@ function copyProject(root: string): string {
   return copy;
 }
 
-/** The first failing test's line in vitest's output (FORCE_COLOR=0: no escape codes). */
-function firstFailure(output: string): string | undefined {
-  return output
-    .split('\n')
-    .find((text) => /^\s*(FAIL|×)\s/.test(text))
-    ?.trim()
-    .slice(0, 160);
+/** vitest's JSON report (the parts read here). */
+interface JsonReport {
+  readonly testResults?: readonly {
+    readonly name: string;
+    readonly assertionResults?: readonly {
+      readonly fullName: string;
+      readonly status: string;
+      readonly failureMessages?: readonly string[];
+    }[];
+  }[];
+}
+
+/** The first failing test of vitest's JSON report, with the first line of its failure. */
+function firstFailure(reportPath: string): string | undefined {
+  let report: JsonReport;
+  try {
+    report = JSON.parse(readFileSync(reportPath, 'utf8')) as JsonReport;
+  } catch {
+    return undefined;
+  }
+  for (const file of report.testResults ?? []) {
+    const failed = file.assertionResults?.find((test) => test.status === 'failed');
+    if (failed) {
+      const why = (failed.failureMessages?.[0] ?? '').split('\n')[0]?.slice(0, 120);
+      return `${file.name.split('/test/unit/')[1] ?? file.name} > ${failed.fullName}: ${why}`;
+    }
+  }
+  return undefined;
 }
 
 /** The simulation at `npm test`'s run size and seed, whatever the shell exports. */
@@ -233,6 +256,7 @@ function tryBug(copy: string, bug: EngineBug): Outcome {
   if (bug.from !== '' && original.split(bug.from).length !== 2)
     return { bug, result: 'not applied', seconds: 0 };
   writeFileSync(path, original.replace(bug.from, bug.to));
+  rmSync(join(copy, REPORT_FILE), { force: true });
   try {
     const run = spawnSync(
       join(copy, 'node_modules', '.bin', 'vitest'),
@@ -248,6 +272,10 @@ function tryBug(copy: string, bug: EngineBug): Outcome {
         '1',
         '--reporter',
         'default',
+        '--reporter',
+        'json',
+        '--outputFile.json',
+        REPORT_FILE,
       ],
       {
         cwd: copy,
@@ -258,7 +286,7 @@ function tryBug(copy: string, bug: EngineBug): Outcome {
     );
     const output = `${run.stdout}\n${run.stderr}`;
     if (run.status === 0) return { bug, result: 'survived', seconds: seconds() };
-    const by = firstFailure(output);
+    const by = firstFailure(join(copy, REPORT_FILE));
     return { bug, result: 'caught', ...(by ? { by } : {}), seconds: seconds(), output: output.slice(-3000) };
   } finally {
     writeFileSync(path, original);

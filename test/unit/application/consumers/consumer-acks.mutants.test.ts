@@ -10,7 +10,6 @@ import { subscribeConsumer } from '../../../../shared/application/consumers/subs
 import { publishMessages } from '../../../../shared/application/producers/publish-messages.ts';
 import type { Principal } from '../../../../shared/application/tenancy/principal.ts';
 import { createTopic } from '../../../../shared/application/topics/manage-topics.ts';
-import type { UseCasePorts } from '../../../../shared/application/use-case-ports.ts';
 import { PreconditionFailedError, ValidationError } from '../../../../shared/domain/errors.ts';
 import { PositionNotFoundError } from '../../../../shared/domain/ledger-layout.ts';
 import { RoundRobinRouter } from '../../../../shared/domain/message-router.ts';

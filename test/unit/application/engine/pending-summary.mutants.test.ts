@@ -205,12 +205,6 @@ describe('pendingSummary', () => {
     await w.subscribe();
     await w.receive('a', 100);
     w.clock.advance(2_000);
-    await acknowledge(
-      w.ctx,
-      w.cursor,
-      (await w.receive('a', 1)).map((d) => d.position),
-      { byId: false },
-    );
     const all = Array.from({ length: 100 }, (_, i) => Position.of(1, i));
     await acknowledge(w.ctx, w.cursor, all, { byId: false });
     await foldStep(w.ctx, w.cursor);

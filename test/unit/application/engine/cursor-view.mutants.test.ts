@@ -69,6 +69,7 @@ describe('EngineCursorView', () => {
     const { view } = await viewOf();
     await view.create('orphan', Position.of(99, 0));
     await expect(view.load('orphan')).rejects.toThrow(NotFoundError);
+    await expect(view.load('orphan')).rejects.toThrow('Cursor orphan not found');
   });
 
   it('deletes a cursor', async () => {
@@ -93,5 +94,43 @@ describe('EngineCursorView', () => {
     await view.releaseLease('c1', 'y');
     expect(await view.acquireLease('c1', 'x', 2_600, 5_000)).toBe(true);
     await expect(view.releaseLease('nope', 'x')).resolves.toBeUndefined();
+  });
+
+  it('lists a page’s acknowledgements in offset order, whatever order they came in', async () => {
+    const { w, view } = await viewOf();
+    await view.acknowledge('c1', [Position.of(1, 60), Position.of(1, 7), Position.of(1, 30)]);
+    await w.store.casPage('c1', { ledgerId: 1n, page: 1n }, 0, { runs: [], floor: 1 });
+    await view.acknowledge('c1', [Position.of(1, 190), Position.of(1, 150)]);
+    expect(shown((await view.load('c1'))?.acknowledged ?? [])).toEqual([
+      '1:7',
+      '1:30',
+      '1:60',
+      '1:100',
+      '1:101',
+      '1:150',
+      '1:190',
+    ]);
+  });
+
+  it('acknowledges by id: dispatch never hands out an entry acknowledged ahead of it', async () => {
+    const { w, view } = await viewOf(4);
+    await view.acknowledge('c1', [Position.of(1, 1)]);
+    expect((await w.receive('a', 10)).map((d) => d.position.toString())).toEqual(['1:0', '1:2', '1:3']);
+  });
+
+  it('writes nothing for a mark-delete at or before the current one', async () => {
+    const { w, view } = await viewOf();
+    await view.markDelete('c1', Position.of(1, 9));
+    const version = (await w.store.readHead('c1'))?.version;
+    await view.markDelete('c1', Position.of(1, 9));
+    await view.markDelete('c1', Position.of(1, 3));
+    expect((await w.store.readHead('c1'))?.version).toBe(version);
+  });
+
+  it('releases no lease when none is held', async () => {
+    const { w, view } = await viewOf();
+    const version = (await w.store.readHead('c1'))?.version;
+    await expect(view.releaseLease('c1', 'x')).resolves.toBeUndefined();
+    expect((await w.store.readHead('c1'))?.version).toBe(version);
   });
 });

@@ -25,6 +25,8 @@ export interface EngineWorldOptions {
   readonly type: SubscriptionType;
   readonly ledgerSize?: number;
   readonly limits?: Partial<EngineLimits>;
+  /** The dispatch store (default: a new one), e.g. one that loses races on purpose. */
+  readonly store?: InMemoryDispatchStore;
 }
 
 export interface ConsumerOptions {
@@ -38,7 +40,7 @@ export const WORLD_PARTITION = TopicName.parse('persistent://public/default/engi
 export function engineWorld(options: EngineWorldOptions) {
   const clock = new ManualClock(1_000_000);
   const ledger = new InMemoryLedger(options.ledgerSize ?? 1_000);
-  const store = new InMemoryDispatchStore();
+  const store = options.store ?? new InMemoryDispatchStore();
   const ctx: EngineContext = {
     store,
     ledger,

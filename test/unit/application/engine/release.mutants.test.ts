@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_DISPATCH } from '../../../../shared/application/engine/engine-context.ts';
+import { DEFAULT_ENGINE_LIMITS, MAX_DISPATCH } from '../../../../shared/application/engine/engine-context.ts';
 import { pendingSummary } from '../../../../shared/application/engine/pending-summary.ts';
 import {
   RELEASE_PAGES_PER_STEP,
@@ -10,6 +10,7 @@ import { ConsumerFencedError } from '../../../../shared/domain/ownership.ts';
 import { Position } from '../../../../shared/domain/position.ts';
 import type { PageRef } from '../../../../shared/ports/dispatch-store.ts';
 import { engineWorld, idsOf } from '../../../support/engine-world.ts';
+import { InMemoryDispatchStore } from '../../../support/in-memory-dispatch-store.ts';
 
 // A gone consumer's entries come back (Shared, Key_Shared), and an Exclusive/Failover rewind
 // replays from mark-delete (mutation testing, issue 21 criterion 5).
@@ -171,5 +172,76 @@ describe('rewind', () => {
     // Each took 1:0 and gave it back: the next owner replays it, then goes on from the read position.
     expect(idsOf(await w.receive('f', 10))).toEqual(['1:0']);
     expect(idsOf(await w.receive('f', 10))).toEqual(Array.from({ length: 9 }, (_, i) => `1:${i + 1}`));
+  });
+});
+
+/** A store whose next `lose` conditional writes of `kind` lose, as to a racing writer. */
+class RacedStore extends InMemoryDispatchStore {
+  lose = { head: 0, page: 0 };
+
+  override async casHead(...args: Parameters<InMemoryDispatchStore['casHead']>) {
+    if (this.lose.head > 0) {
+      this.lose.head--;
+      return { ok: false as const, current: await this.readHead(args[0]) };
+    }
+    return super.casHead(...args);
+  }
+
+  override async casPage(...args: Parameters<InMemoryDispatchStore['casPage']>) {
+    if (this.lose.page > 0) {
+      this.lose.page--;
+      return false;
+    }
+    return super.casPage(...args);
+  }
+}
+
+describe('releaseConsumerStep under contention', () => {
+  it('tries the head many rounds, and when it loses them all says to go on from the start', async () => {
+    const store = new RacedStore();
+    const w = engineWorld({ type: 'Shared', store });
+    await w.publish(3);
+    await w.subscribe();
+    await w.receive('a', 3);
+    // casAttempts (5) * 8 rounds: one fewer loss than that still releases.
+    store.lose.head = DEFAULT_ENGINE_LIMITS.casAttempts * 8 - 1;
+    expect(await releaseConsumerStep(w.ctx, w.cursor, 'a')).toEqual({});
+    expect(await byConsumer(w)).toEqual({});
+    await w.receive('b', 3);
+    store.lose.head = DEFAULT_ENGINE_LIMITS.casAttempts * 8;
+    expect((await releaseConsumerStep(w.ctx, w.cursor, 'b'))?.next?.toString()).toBe('1:0');
+    expect(await byConsumer(w)).toEqual({ b: 3 });
+  });
+
+  it('walks a page again when its write lost, keeping what it released before', async () => {
+    const store = new RacedStore();
+    const w = engineWorld({ type: 'Shared', store, ledgerSize: 100_000 });
+    await w.publish(20 * MAX_DISPATCH);
+    await w.subscribe();
+    for (let i = 0; i < 20; i++) await w.receive(i % 2 === 0 ? 'a' : 'b', MAX_DISPATCH);
+    const spilled = await w.store.readPages(
+      w.cursor.cursorId,
+      Array.from({ length: 20 }, (_, i) => BigInt(i)).map((page): PageRef => ({ ledgerId: 1n, page })),
+    );
+    const withRuns = spilled.filter((page) =>
+      page.runs.some((run) => run.state.kind === 'held' && run.state.consumerId === 'a'),
+    );
+    expect(withRuns.length).toBeGreaterThanOrEqual(2);
+    // The second page holding runs loses its write: the step says to walk that page again.
+    let lost = 0;
+    const casPage = store.casPage.bind(store);
+    store.casPage = async (...args) => {
+      if (args[1].page === withRuns[1]?.page && lost === 0) {
+        lost++;
+        return false;
+      }
+      return casPage(...args);
+    };
+    const first = await releaseConsumerStep(w.ctx, w.cursor, 'a');
+    expect(first.next?.toString()).toBe(`1:${Number(withRuns[1]?.page) * 100}`);
+    // What the first page released is due now: the head's due time says so.
+    expect((await w.store.readHead(w.cursor.cursorId))?.head.trackerDueAtMs).toBe(w.clock.nowMs());
+    expect(await releaseConsumerStep(w.ctx, w.cursor, 'a', first.next)).toEqual({});
+    expect(await byConsumer(w)).toEqual({ b: 10 * MAX_DISPATCH });
   });
 });

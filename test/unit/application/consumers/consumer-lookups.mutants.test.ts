@@ -98,6 +98,13 @@ describe('findLambdaConsumer', () => {
     );
   });
 
+  it('passes over a member whose record is gone', async () => {
+    const { ports, join } = world();
+    await ports.consumers.heartbeat(KEY, 'gone', NOW + 60_000);
+    await join('fn-1', NOW + 1e12, { kind: 'lambda' });
+    expect(await findLambdaConsumer(ports, { topic: TOPIC, subscription: 'sub' })).toBe('fn-1');
+  });
+
   it('finds none where only HTTP consumers are, or none of that name', async () => {
     const { ports, join } = world();
     await join('http-1', NOW + 60_000);

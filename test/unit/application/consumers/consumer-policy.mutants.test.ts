@@ -78,6 +78,11 @@ describe('buildConsumerPolicy', () => {
       /^ackTimeoutRedeliveryBackoff: /,
     );
     expect(() => build({ negativeAckRedeliveryBackoff: invalid })).toThrow(ValidationError);
+    try {
+      build({ negativeAckRedeliveryBackoff: invalid });
+    } catch (error) {
+      expect((error as Error).cause).toBeInstanceOf(ValidationError);
+    }
   });
 
   it('passes on an error that is no validation error', () => {
@@ -92,7 +97,7 @@ describe('buildConsumerPolicy', () => {
   });
 
   it('defaults the dead-letter topic to Pulsar’s {topic}-{subscription}-DLQ', () => {
-    expect(build({ deadLetterPolicy: { maxRedeliverCount: 1 } }).deadLetterPolicy).toEqual({
+    expect(build({ deadLetterPolicy: { maxRedeliverCount: 1 } }).deadLetterPolicy).toStrictEqual({
       maxRedeliverCount: 1,
       deadLetterTopic: 'persistent://acme/orders/created-sub-DLQ',
     });
@@ -146,6 +151,9 @@ describe('redelivery delays', () => {
 
   it('an ack timeout is the timeout plus its backoff for the count; 0 when disabled', () => {
     expect(ackTimeoutDelayMs(registry, build({}), 3)).toBe(0);
+    // Disabled whatever backoff a stored policy still names.
+    const stored = build({ ackTimeoutMs: 1_000, ackTimeoutRedeliveryBackoff: { minDelayMs: 100 } });
+    expect(ackTimeoutDelayMs(registry, { ...stored, ackTimeoutMs: 0 }, 3)).toBe(0);
     expect(ackTimeoutDelayMs(registry, build({ ackTimeoutMs: 1_000 }), 3)).toBe(1_000);
     const backoff = build({
       ackTimeoutMs: 1_000,

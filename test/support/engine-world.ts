@@ -96,3 +96,24 @@ export function recordingDeadLetter(maxRedeliverCount: number) {
   };
   return { producer, published };
 }
+
+/** A store whose next `lose` conditional writes of `kind` lose, as to a racing writer. */
+export class RacedStore extends InMemoryDispatchStore {
+  lose = { head: 0, page: 0 };
+
+  override async casHead(...args: Parameters<InMemoryDispatchStore['casHead']>) {
+    if (this.lose.head > 0) {
+      this.lose.head--;
+      return { ok: false as const, current: await this.readHead(args[0]) };
+    }
+    return super.casHead(...args);
+  }
+
+  override async casPage(...args: Parameters<InMemoryDispatchStore['casPage']>) {
+    if (this.lose.page > 0) {
+      this.lose.page--;
+      return false;
+    }
+    return super.casPage(...args);
+  }
+}

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { EngineCursorView } from '../../../../shared/application/engine/cursor-view.ts';
 import { NotFoundError } from '../../../../shared/domain/errors.ts';
 import { Position } from '../../../../shared/domain/position.ts';
-import { engineWorld } from '../../../support/engine-world.ts';
+import { engineWorld, RacedStore } from '../../../support/engine-world.ts';
 
 // The admin paths' view of a cursor over the engine's items (Pulsar's ManagedCursor: mark-delete
 // and the individually acknowledged entries), mutation testing, issue 21 criterion 5.
@@ -132,5 +132,27 @@ describe('EngineCursorView', () => {
     const version = (await w.store.readHead('c1'))?.version;
     await expect(view.releaseLease('c1', 'x')).resolves.toBeUndefined();
     expect((await w.store.readHead('c1'))?.version).toBe(version);
+  });
+
+  it('gives up moving mark-delete or releasing a lease after casAttempts lost races', async () => {
+    const store = new RacedStore();
+    const w = engineWorld({ type: 'Shared', store });
+    await w.publish(20);
+    const view = new EngineCursorView(w.ctx);
+    await view.create('c1', Position.beforeFirst(1n));
+    const attempts = w.ctx.limits.casAttempts;
+    store.lose.head = attempts;
+    await view.markDelete('c1', Position.of(1, 5));
+    expect((await view.load('c1'))?.markDeletePosition.toString()).toBe('1:-1');
+    store.lose.head = attempts - 1;
+    await view.markDelete('c1', Position.of(1, 5));
+    expect((await view.load('c1'))?.markDeletePosition.toString()).toBe('1:5');
+    expect(await view.acquireLease('c1', 'x', 0, 100)).toBe(true);
+    store.lose.head = attempts;
+    await view.releaseLease('c1', 'x');
+    expect((await w.store.readHead('c1'))?.head.lease?.holder).toBe('x');
+    store.lose.head = attempts - 1;
+    await view.releaseLease('c1', 'x');
+    expect((await w.store.readHead('c1'))?.head.lease).toBeUndefined();
   });
 });

@@ -9,8 +9,7 @@ import {
 import { ConsumerFencedError } from '../../../../shared/domain/ownership.ts';
 import { Position } from '../../../../shared/domain/position.ts';
 import type { PageRef } from '../../../../shared/ports/dispatch-store.ts';
-import { engineWorld, idsOf } from '../../../support/engine-world.ts';
-import { InMemoryDispatchStore } from '../../../support/in-memory-dispatch-store.ts';
+import { engineWorld, idsOf, RacedStore } from '../../../support/engine-world.ts';
 
 // A gone consumer's entries come back (Shared, Key_Shared), and an Exclusive/Failover rewind
 // replays from mark-delete (mutation testing, issue 21 criterion 5).
@@ -174,27 +173,6 @@ describe('rewind', () => {
     expect(idsOf(await w.receive('f', 10))).toEqual(Array.from({ length: 9 }, (_, i) => `1:${i + 1}`));
   });
 });
-
-/** A store whose next `lose` conditional writes of `kind` lose, as to a racing writer. */
-class RacedStore extends InMemoryDispatchStore {
-  lose = { head: 0, page: 0 };
-
-  override async casHead(...args: Parameters<InMemoryDispatchStore['casHead']>) {
-    if (this.lose.head > 0) {
-      this.lose.head--;
-      return { ok: false as const, current: await this.readHead(args[0]) };
-    }
-    return super.casHead(...args);
-  }
-
-  override async casPage(...args: Parameters<InMemoryDispatchStore['casPage']>) {
-    if (this.lose.page > 0) {
-      this.lose.page--;
-      return false;
-    }
-    return super.casPage(...args);
-  }
-}
 
 describe('releaseConsumerStep under contention', () => {
   it('tries the head many rounds, and when it loses them all says to go on from the start', async () => {

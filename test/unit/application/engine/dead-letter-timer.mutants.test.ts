@@ -86,9 +86,11 @@ describe('deadLetterOnTimer', () => {
     expect((await dueTracker(w)).length).toBe(before - 1);
   });
 
-  it('publishes nothing for a delivery whose next one would stay within the count', async () => {
+  it.each([
+    1, 3,
+  ])('publishes nothing for a delivery whose next one stays within the count (maxRedeliverCount %i)', async (max) => {
     const w = engineWorld({ type: 'Shared' });
-    const dlq = recordingDeadLetter(3);
+    const dlq = recordingDeadLetter(max);
     await w.publish(1);
     await w.subscribe();
     const consumer = w.consumer('a', { ackTimeoutMs: ACK_TIMEOUT_MS, deadLetter: dlq.producer });

@@ -182,7 +182,7 @@ const REPORT_FILE = '.engine-bug-tests.json';
 
 interface Outcome {
   readonly bug: EngineBug;
-  readonly result: 'caught' | 'survived' | 'not applied';
+  readonly result: 'caught' | 'survived' | 'timed out' | 'not applied';
   readonly by?: string;
   readonly seconds: number;
   /** The end of vitest's output, for a failure nobody expected. */
@@ -222,22 +222,37 @@ interface JsonReport {
   }[];
 }
 
-/** The first failing test of vitest's JSON report, with the first line of its failure. */
-function firstFailure(reportPath: string): string | undefined {
+/** A failure that only says a test ran out of time (a loaded machine), not that it found the bug. */
+const isTimeout = (message: string) => /timed out|STACK_TRACE_ERROR/i.test(message);
+
+/**
+ * The first failing test of vitest's JSON report that failed on something else than a timeout,
+ * with the first line of its failure; `timeoutsOnly` when every failure was a timeout.
+ */
+function firstFailure(reportPath: string): { by?: string; timeoutsOnly: boolean } {
   let report: JsonReport;
   try {
     report = JSON.parse(readFileSync(reportPath, 'utf8')) as JsonReport;
   } catch {
-    return undefined;
+    return { timeoutsOnly: false };
   }
+  let timeouts = 0;
   for (const file of report.testResults ?? []) {
-    const failed = file.assertionResults?.find((test) => test.status === 'failed');
-    if (failed) {
-      const why = (failed.failureMessages?.[0] ?? '').split('\n')[0]?.slice(0, 120);
-      return `${file.name.split('/test/unit/')[1] ?? file.name} > ${failed.fullName}: ${why}`;
+    for (const test of file.assertionResults ?? []) {
+      if (test.status !== 'failed') continue;
+      const message = test.failureMessages?.join('\n') ?? '';
+      if (isTimeout(message)) {
+        timeouts++;
+        continue;
+      }
+      const why = message.split('\n')[0]?.slice(0, 120);
+      return {
+        by: `${file.name.split('/test/unit/')[1] ?? file.name} > ${test.fullName}: ${why}`,
+        timeoutsOnly: false,
+      };
     }
   }
-  return undefined;
+  return { timeoutsOnly: timeouts > 0 };
 }
 
 /** The simulation at `npm test`'s run size and seed, whatever the shell exports. */
@@ -256,41 +271,57 @@ function tryBug(copy: string, bug: EngineBug): Outcome {
   if (bug.from !== '' && original.split(bug.from).length !== 2)
     return { bug, result: 'not applied', seconds: 0 };
   writeFileSync(path, original.replace(bug.from, bug.to));
-  rmSync(join(copy, REPORT_FILE), { force: true });
   try {
-    const run = spawnSync(
-      join(copy, 'node_modules', '.bin', 'vitest'),
-      [
-        'related',
-        join(ENGINE_DIR, bug.file),
-        '--run',
-        // The unit project with a per-test limit of 60 s (a machine shared with other work runs
-        // tests several times slower; a timeout is not a bug caught).
-        '--config',
-        'vitest.mutate.config.ts',
-        '--bail',
-        '1',
-        '--reporter',
-        'default',
-        '--reporter',
-        'json',
-        '--outputFile.json',
-        REPORT_FILE,
-      ],
-      {
-        cwd: copy,
-        encoding: 'utf8',
-        env: testEnv(),
-        maxBuffer: 64 * 1024 * 1024,
-      },
-    );
-    const output = `${run.stdout}\n${run.stderr}`;
-    if (run.status === 0) return { bug, result: 'survived', seconds: seconds() };
-    const by = firstFailure(join(copy, REPORT_FILE));
-    return { bug, result: 'caught', ...(by ? { by } : {}), seconds: seconds(), output: output.slice(-3000) };
+    // A timeout is no bug caught: run on past it (up to 5 failures) for a failure that is one.
+    let failure = runRelated(copy, bug.file, 1);
+    if (failure.status !== 0 && failure.timeoutsOnly) failure = runRelated(copy, bug.file, 5);
+    if (failure.status === 0) return { bug, result: 'survived', seconds: seconds() };
+    if (failure.by === undefined) {
+      return {
+        bug,
+        result: failure.timeoutsOnly ? 'timed out' : 'caught',
+        seconds: seconds(),
+        output: failure.output,
+      };
+    }
+    return { bug, result: 'caught', by: failure.by, seconds: seconds(), output: failure.output };
   } finally {
     writeFileSync(path, original);
   }
+}
+
+/** `vitest related <file>` in the copy, stopping after `bail` failed tests. */
+function runRelated(copy: string, file: string, bail: number) {
+  rmSync(join(copy, REPORT_FILE), { force: true });
+  const run = spawnSync(
+    join(copy, 'node_modules', '.bin', 'vitest'),
+    [
+      'related',
+      join(ENGINE_DIR, file),
+      '--run',
+      // The unit project with a per-test limit of 60 s (a machine shared with other work runs
+      // tests several times slower). A test with a limit of its own may still time out: a
+      // timeout is not a bug caught.
+      '--config',
+      'vitest.mutate.config.ts',
+      '--bail',
+      String(bail),
+      '--reporter',
+      'default',
+      '--reporter',
+      'json',
+      '--outputFile.json',
+      REPORT_FILE,
+    ],
+    {
+      cwd: copy,
+      encoding: 'utf8',
+      env: testEnv(),
+      maxBuffer: 64 * 1024 * 1024,
+    },
+  );
+  const output = `${run.stdout}\n${run.stderr}`.slice(-3000);
+  return { status: run.status, output, ...firstFailure(join(copy, REPORT_FILE)) };
 }
 
 function main(): void {

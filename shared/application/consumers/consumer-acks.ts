@@ -215,5 +215,6 @@ export async function redeliverUnacknowledged(
   }
   const consumer = await requireConsumer(ports, principal, consumerId);
   await renewLease(ports, consumer);
+  // Stryker disable next-line ObjectLiteral: equivalent, `close` left out is false
   await releaseConsumer(ports, consumer, { close: false });
 }

@@ -28,7 +28,14 @@ import { ManualClock } from '../../../support/manual-clock.ts';
 const admin: Principal = { role: 'admin', superuser: true };
 const NOW = 1_700_000_000_000;
 
-async function world(options: { type?: SubscriptionType; partitions?: number; nackDelayMs?: number } = {}) {
+async function world(
+  options: {
+    type?: SubscriptionType;
+    partitions?: number;
+    nackDelayMs?: number;
+    maxRedeliverCount?: number;
+  } = {},
+) {
   const clock = new ManualClock(NOW);
   const deliveryQueue = new InMemoryDeliveryQueue();
   const { ports, counted } = inMemoryPorts({
@@ -44,7 +51,12 @@ async function world(options: { type?: SubscriptionType; partitions?: number; na
     subscription: 'sub',
     subscriptionType: options.type ?? 'Shared',
     initialPosition: 'Earliest',
-    policy: { negativeAckRedeliveryDelayMs: options.nackDelayMs ?? 0 },
+    policy: {
+      negativeAckRedeliveryDelayMs: options.nackDelayMs ?? 0,
+      ...(options.maxRedeliverCount
+        ? { deadLetterPolicy: { maxRedeliverCount: options.maxRedeliverCount } }
+        : {}),
+    },
   });
   const publish = async (count: number) =>
     (
@@ -82,7 +94,7 @@ describe('acknowledgeMessages', () => {
         messageIds: [ids[0] as string, `${ledger}:7`],
         deliveryHandles: [],
       }),
-    ).rejects.toThrow(PositionNotFoundError);
+    ).rejects.toThrow(new PositionNotFoundError(`Message ${ledger}:7 not found in topic ${w.topic}`));
     expect(counter(w.counted, 'acked')).toBe(0);
     expect((await w.receive(10)).map((m) => m.messageId)).toEqual(ids);
   });
@@ -162,5 +174,105 @@ describe('negativeAcknowledge', () => {
     expect((await w.receive(10)).map((m) => [m.messageId, m.redeliveryCount])).toEqual([[ids[1], 1]]);
     w.clock.advance(60_000);
     expect((await w.receive(10)).map((m) => [m.messageId, m.redeliveryCount])).toEqual([[ids[0], 1]]);
+  });
+});
+
+describe('consumer acks, more edges', () => {
+  it('takes an id with any partition index on a non-partitioned topic', async () => {
+    const w = await world();
+    const [first, second] = await w.publish(2);
+    const [ledger, entry] = (first as string).split(':');
+    await acknowledgeMessages(w.ports, admin, w.consumerId, {
+      messageIds: [`${ledger}:${entry}:3`],
+      deliveryHandles: [],
+    });
+    expect((await w.receive(10)).map((m) => m.messageId)).toEqual([second]);
+  });
+
+  it('refuses a handle of another subscription (400), acknowledging nothing', async () => {
+    const w = await world();
+    await w.publish(1);
+    const { consumerId: other } = await subscribeConsumer(w.ports, admin, {
+      topic: w.topic,
+      subscription: 'other',
+      subscriptionType: 'Shared',
+      initialPosition: 'Earliest',
+      policy: {},
+    });
+    const [theirs] = await w.receive(1, other);
+    await expect(
+      acknowledgeMessages(w.ports, admin, w.consumerId, {
+        messageIds: [],
+        deliveryHandles: [theirs?.deliveryHandle as string],
+      }),
+    ).rejects.toThrow(new ValidationError('Delivery handle does not belong to this consumer’s subscription'));
+    expect(await w.receive(1)).toHaveLength(1);
+  });
+
+  it('reads no handle key for ids only, and no head for handles only', async () => {
+    const w = await world();
+    const ids = await w.publish(2);
+    const received = await w.receive(1);
+    let keyLoads = 0;
+    const handleKeys = w.ports.handleKeys;
+    const ports = {
+      ...w.ports,
+      handleKeys: {
+        ...handleKeys,
+        loadOrCreate: async () => {
+          keyLoads++;
+          return handleKeys.loadOrCreate();
+        },
+      },
+    };
+    await acknowledgeMessages(ports, admin, w.consumerId, {
+      messageIds: [ids[1] as string],
+      deliveryHandles: [],
+    });
+    expect(keyLoads).toBe(0);
+    const dispatch = w.ports.dispatch as unknown as { usage: { reads: number } };
+    const reads = dispatch.usage.reads;
+    await acknowledgeMessages(ports, admin, w.consumerId, {
+      messageIds: [],
+      deliveryHandles: [received[0]?.deliveryHandle as string],
+    });
+    expect(keyLoads).toBe(1);
+    expect(dispatch.usage.reads).toBe(reads);
+  });
+
+  it('counts nothing where the ports keep no counters', async () => {
+    const w = await world();
+    const ids = await w.publish(2);
+    const ports = { ...w.ports, counters: undefined };
+    await w.receive(2);
+    await acknowledgeMessages(ports, admin, w.consumerId, {
+      messageIds: [ids[0] as string],
+      deliveryHandles: [],
+    });
+    await negativeAcknowledge(ports, admin, w.consumerId, {
+      messageIds: [ids[1] as string],
+      deliveryHandles: [],
+    });
+    expect([w.counted.get('acked'), w.counted.get('nacked')]).toEqual([undefined, undefined]);
+  });
+
+  it('dead-letters past maxRedeliverCount on a nack at once, never on an immediate redelivery', async () => {
+    const w = await world({ maxRedeliverCount: 1 });
+    const dlq = TopicName.parse(`${w.topic}-sub-DLQ`);
+    const inDlq = async () => (await w.ports.ledger.state(dlq))?.msgInCounter ?? 0;
+    await w.publish(2);
+    const first = await w.receive(2);
+    const handles = first.map((m) => m.deliveryHandle);
+    await negativeAcknowledge(w.ports, admin, w.consumerId, { messageIds: [], deliveryHandles: handles });
+    const second = await w.receive(2);
+    expect(second.map((m) => m.redeliveryCount)).toEqual([1, 1]);
+    // Count 1 handed out: the next delivery would pass maxRedeliverCount.
+    await redeliverUnacknowledged(w.ports, admin, w.consumerId, [second[0]?.deliveryHandle as string]);
+    expect(await inDlq()).toBe(0);
+    await negativeAcknowledge(w.ports, admin, w.consumerId, {
+      messageIds: [],
+      deliveryHandles: [second[1]?.deliveryHandle as string],
+    });
+    expect(await inDlq()).toBe(1);
   });
 });

@@ -137,6 +137,7 @@ export async function acknowledgeMessages(
         ctx,
         cursor,
         byHandle.map((item) => item.position),
+        // Stryker disable next-line ObjectLiteral: equivalent, `byId` left out is false
         { byId: false },
       );
       await acknowledge(ctx, cursor, byId, { byId: true });

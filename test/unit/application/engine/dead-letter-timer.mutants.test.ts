@@ -117,4 +117,18 @@ describe('deadLetterOnTimer', () => {
     expect(await deadLetterOnTimer(w.ctx, timer)).toEqual({});
     expect(dlq.published).toEqual([]);
   });
+
+  it('keeps its tracker entry while any part of it is still to come', async () => {
+    const { w, dlq, timer, second } = await twiceDelivered();
+    await acknowledge(w.ctx, w.cursor, [second.deliveries[1]!.position], { byId: false });
+    const named = async () =>
+      (await dueTracker(w)).filter(
+        (e) => e.position.toString() === timer.entry.position.toString() && e.dueAtMs === timer.entry.dueAtMs,
+      );
+    expect(await named()).toHaveLength(1);
+    w.clock.advance(ACK_TIMEOUT_MS - 1);
+    expect(await deadLetterOnTimer(w.ctx, timer)).toEqual({ retryAtMs: timer.entry.dueAtMs });
+    expect(await named()).toHaveLength(1);
+    expect(dlq.published).toEqual([]);
+  });
 });

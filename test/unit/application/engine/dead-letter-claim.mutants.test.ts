@@ -69,7 +69,8 @@ describe('deadLetterEntries', () => {
   });
 
   it('claims before it publishes: the entries are held by the dead-letter step until its claim ends', async () => {
-    const { w, step } = await heldBy({ count: 2, take: 2 });
+    // No ack timeout: the head's due time is the claim's.
+    const { w, step } = await heldBy({ count: 3, take: 2, ackTimeoutMs: 0 });
     const seen: Record<string, number>[] = [];
     const producer: DeadLetterProducer = {
       maxRedeliverCount: 0,
@@ -80,11 +81,15 @@ describe('deadLetterEntries', () => {
           { dueAtMs: w.clock.nowMs() + DEAD_LETTER_CLAIM_MS, position: '1:0', n: 2 },
         ]);
         const head = await w.store.readHead(w.cursor.cursorId);
-        expect(head?.head.trackerDueAtMs).toBeLessThanOrEqual(w.clock.nowMs() + DEAD_LETTER_CLAIM_MS);
+        expect(head?.head.trackerDueAtMs).toBe(w.clock.nowMs() + DEAD_LETTER_CLAIM_MS);
       },
     };
-    await deadLetterEntries(w.ctx, step(producer));
-    expect(seen).toEqual([{ [DEAD_LETTER_HOLDER]: 2 }]);
+    const outcome = await deadLetterEntries(w.ctx, step(producer));
+    expect(seen).toEqual([{ [DEAD_LETTER_HOLDER]: 2, a: 1 }]);
+    // The head it answers is the one it wrote (a run in the head: no read needed).
+    expect(outcome.kind === 'published' && outcome.record?.head).toEqual(
+      (await w.store.readHead(w.cursor.cursorId))?.head,
+    );
   });
 
   it('loses to a change of the run since it was read: publishes nothing', async () => {
@@ -162,5 +167,38 @@ describe('deadLetterEntries', () => {
     };
     await expect(deadLetterEntries(w.ctx, step(failing))).rejects.toThrow('network');
     expect(await holders(w)).toEqual({ [DEAD_LETTER_HOLDER]: 2 });
+  });
+
+  it('gives nothing back that another consumer took once the claim lapsed, nor to a deleted cursor', async () => {
+    const { w, step } = await heldBy({ count: 2, take: 2 });
+    const got: number[] = [];
+    const takenMeanwhile: DeadLetterProducer = {
+      maxRedeliverCount: 0,
+      publish: async () => {
+        w.clock.advance(DEAD_LETTER_CLAIM_MS);
+        got.push((await w.receive('b', 10)).length);
+        throw new DeadLetterRefusedError('not allowed');
+      },
+    };
+    await expect(deadLetterEntries(w.ctx, step(takenMeanwhile))).rejects.toThrow(DeadLetterRefusedError);
+    // b took the two claimed entries (their claim had lapsed) and the two never handed out.
+    expect(got).toEqual([4]);
+    expect(await holders(w)).toEqual({ b: 4 });
+
+    const other = await heldBy({ count: 2, take: 2 });
+    const deleting: DeadLetterProducer = {
+      maxRedeliverCount: 0,
+      publish: async () => {
+        await other.w.store.deleteCursor(other.w.cursor.cursorId);
+        throw new DeadLetterRefusedError('not allowed');
+      },
+    };
+    await expect(deadLetterEntries(other.w.ctx, other.step(deleting))).rejects.toThrow(
+      DeadLetterRefusedError,
+    );
+  });
+
+  it('holds entries as no consumer could be named (consumer ids are never ~-prefixed)', () => {
+    expect(DEAD_LETTER_HOLDER).toMatch(/^~./);
   });
 });

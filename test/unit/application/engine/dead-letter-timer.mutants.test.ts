@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { DEAD_LETTER_CLAIM_MS } from '../../../../shared/application/engine/dead-letter-claim.ts';
 import { deadLetterOnTimer } from '../../../../shared/application/engine/dead-letter-timer.ts';
 import { dispatch } from '../../../../shared/application/engine/dispatcher.ts';
-import { acknowledge } from '../../../../shared/application/engine/pending-acks.ts';
+import { acknowledge, negativeAcknowledge } from '../../../../shared/application/engine/pending-acks.ts';
 import { pendingSummary } from '../../../../shared/application/engine/pending-summary.ts';
 import type { TrackerEntry } from '../../../../shared/ports/dispatch-store.ts';
 import { engineWorld, recordingDeadLetter } from '../../../support/engine-world.ts';
@@ -130,5 +130,34 @@ describe('deadLetterOnTimer', () => {
     expect(await deadLetterOnTimer(w.ctx, timer)).toEqual({ retryAtMs: timer.entry.dueAtMs });
     expect(await named()).toHaveLength(1);
     expect(dlq.published).toEqual([]);
+  });
+
+  it('looks again at the earliest end of what still runs over the entry', async () => {
+    const { w, timer, second } = await twiceDelivered();
+    // A nack of the middle entry past maxRedeliverCount claims it for a dead letter whose publish
+    // fails (not a refusal): the claim runs until DEAD_LETTER_CLAIM_MS from now.
+    const failing = {
+      maxRedeliverCount: 1,
+      publish: async () => {
+        throw new Error('network');
+      },
+    };
+    await expect(
+      negativeAcknowledge(w.ctx, {
+        cursor: w.cursor,
+        consumerId: 'a',
+        items: [{ position: second.deliveries[1]!.position }],
+        delayMs: () => 0,
+        deadLetter: failing,
+      }),
+    ).rejects.toThrow('network');
+    w.clock.advance(ACK_TIMEOUT_MS - 1);
+    // The ack timeout of the other two ends first.
+    expect(await deadLetterOnTimer(w.ctx, timer)).toEqual({ retryAtMs: timer.entry.dueAtMs });
+    w.clock.advance(1);
+    await deadLetterOnTimer(w.ctx, timer);
+    expect(await deadLetterOnTimer(w.ctx, timer)).toEqual({
+      retryAtMs: timer.entry.dueAtMs - ACK_TIMEOUT_MS + DEAD_LETTER_CLAIM_MS,
+    });
   });
 });

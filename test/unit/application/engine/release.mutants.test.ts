@@ -109,6 +109,19 @@ describe('releaseConsumerStep', () => {
   });
 });
 
+describe('releaseConsumerStep and the head’s due time', () => {
+  it('makes what it released due at once even when the head said nothing was due for a while', async () => {
+    const w = engineWorld({ type: 'Shared' });
+    await w.publish(2);
+    await w.subscribe();
+    await w.receive('a', 2, { ackTimeoutMs: 60_000 });
+    expect((await w.store.readHead(w.cursor.cursorId))?.head.trackerDueAtMs).toBe(w.clock.nowMs() + 60_000);
+    await releaseConsumerStep(w.ctx, w.cursor, 'a');
+    expect((await w.store.readHead(w.cursor.cursorId))?.head.trackerDueAtMs).toBe(w.clock.nowMs());
+    expect(idsOf(await w.receive('b', 2))).toEqual(['1:0', '1:1']);
+  });
+});
+
 describe('rewind', () => {
   const head = async (w: ReturnType<typeof engineWorld>) => (await w.store.readHead(w.cursor.cursorId))?.head;
 
@@ -123,7 +136,9 @@ describe('rewind', () => {
     await w.subscribe();
     await w.receive('a', 2);
     const before = await w.store.readHead(w.cursor.cursorId);
-    await expect(rewind(w.ctx, w.cursor, { consumerId: 'x' })).rejects.toThrow(ConsumerFencedError);
+    await expect(rewind(w.ctx, w.cursor, { consumerId: 'x' })).rejects.toThrow(
+      new ConsumerFencedError('Consumer x is not the active consumer'),
+    );
     await rewind(w.ctx, w.cursor, { consumerId: 'x', close: true });
     expect((await w.store.readHead(w.cursor.cursorId))?.version).toBe(before?.version);
   });
@@ -139,6 +154,16 @@ describe('rewind', () => {
     // The replay up to the read position, then first deliveries again.
     expect(idsOf(await w.receive('a', 3))).toEqual(['1:0', '1:1']);
     expect(idsOf(await w.receive('a', 3))).toEqual(['1:2']);
+  });
+
+  it('lets an operator (no consumer named) rewind whoever owns the subscription', async () => {
+    const w = engineWorld({ type: 'Exclusive' });
+    await w.publish(2);
+    await w.subscribe();
+    await w.receive('a', 2);
+    await rewind(w.ctx, w.cursor, {});
+    expect((await head(w))?.replayFrom?.toString()).toBe('1:0');
+    expect((await head(w))?.owner?.consumerId).toBe('a');
   });
 
   it('replays nothing when nothing was dispatched', async () => {

@@ -216,7 +216,7 @@ async function answersOf(
         ? { messageId }
         : {
             errorCode: 2,
-            errorMsg: `Duplicate: sequence id ${sequenceId} of producer ${producerName} is not above the last stored (${state?.lastSequenceId ?? -1}); not stored again, and its MessageId is no longer remembered`,
+            errorMsg: `Duplicate: sequence id ${sequenceId} of producer ${producerName} is not above the highest it sent before (the last stored, ${state?.lastSequenceId ?? -1}, or an earlier message of this publish); not stored again, and no MessageId is remembered for it`,
           },
     );
   }

@@ -62,16 +62,19 @@ function trackerKey(entry: TrackerEntry): string {
 /**
  * The write token of one compare-and-set request: the DynamoDB adapter draws a random one per
  * request, and the SDK resends that same request when it retries. Here a request is its value
- * argument (the head or the page's next state): the same object passed again (a retry of the call,
- * as the simulation makes one) is the same request, an equal object from another call is not.
+ * argument (the head or the page's next state) with the version it expects: the same object and
+ * version passed again (a retry of the call, as the simulation makes one) is the same request; an
+ * equal object from another call is not.
  */
-const writeTokens = new WeakMap<object, number>();
+const writeTokens = new WeakMap<object, Map<number, number>>();
 let lastWriteToken = 0;
-function writeTokenOf(request: object): number {
-  let token = writeTokens.get(request);
+function writeTokenOf(request: object, expectedVersion: number): number {
+  const byVersion = writeTokens.get(request) ?? new Map<number, number>();
+  writeTokens.set(request, byVersion);
+  let token = byVersion.get(expectedVersion);
   if (token === undefined) {
     token = ++lastWriteToken;
-    writeTokens.set(request, token);
+    byVersion.set(expectedVersion, token);
   }
   return token;
 }
@@ -169,7 +172,7 @@ export class InMemoryDispatchStore implements DispatchStore {
   ): Promise<CasOutcome<HeadRecord>> {
     const cursor = this.cursor(cursorId);
     this.usage.writes++;
-    const token = writeTokenOf(head);
+    const token = writeTokenOf(head, expectedVersion);
     if (cursor.head?.version !== expectedVersion) {
       this.usage.failedConditionalWrites++;
       // Refused for this very request's earlier attempt (a retry after a timeout): it applied.
@@ -221,7 +224,7 @@ export class InMemoryDispatchStore implements DispatchStore {
     this.usage.writes++;
     const key = pageKey(ledgerId, page);
     const stored = cursor.pages.get(key);
-    const token = writeTokenOf(next);
+    const token = writeTokenOf(next, expectedVersion);
     const runs = JSON.stringify(encodeRuns(next.runs));
     if ((stored?.version ?? 0) !== expectedVersion) {
       this.usage.failedConditionalWrites++;

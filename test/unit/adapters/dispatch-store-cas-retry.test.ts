@@ -1,8 +1,18 @@
 import { describe, expect, it } from 'vitest';
+import { dispatch } from '../../../shared/application/engine/dispatcher.ts';
+import {
+  DEFAULT_ENGINE_LIMITS,
+  type PartitionCursor,
+} from '../../../shared/application/engine/engine-context.ts';
+import { createSubscriptionCursor } from '../../../shared/application/engine/subscription-cursor.ts';
 import type { DeliveryRun } from '../../../shared/domain/delivery-run.ts';
 import { type DispatchHead, newDispatchHead } from '../../../shared/domain/dispatch-head.ts';
 import { Position } from '../../../shared/domain/position.ts';
+import { TopicName } from '../../../shared/domain/topic-name.ts';
+import type { DispatchStore } from '../../../shared/ports/dispatch-store.ts';
 import { InMemoryDispatchStore } from '../../support/in-memory-dispatch-store.ts';
+import { InMemoryLedger } from '../../support/in-memory-ledger.ts';
+import { ManualClock } from '../../support/manual-clock.ts';
 
 /**
  * A compare-and-set whose first attempt applied and whose answer was lost (a timeout): the AWS SDK
@@ -102,5 +112,49 @@ describe('a compare-and-set retried after its applied first attempt timed out', 
     await store.deletePages(CURSOR, [PAGE]);
     await store.casPage(CURSOR, PAGE, 0, runsFor('c1'));
     expect(await store.casPage(CURSOR, PAGE, 0, mine)).toBe(false);
+  });
+});
+
+/** The store as an SDK meets it when every compare-and-set times out once: applied, sent again, the second answer returned. */
+function timingOut(store: InMemoryDispatchStore): DispatchStore {
+  return new Proxy(store, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver);
+      if (typeof value !== 'function') return value;
+      if (property !== 'casHead' && property !== 'casPage') return value.bind(target);
+      return async (...args: unknown[]) => {
+        await value.apply(target, args);
+        return value.apply(target, args);
+      };
+    },
+  });
+}
+
+describe('the engine over compare-and-sets that time out once each', () => {
+  it('an Exclusive consumer gets every entry its claims took, once', async () => {
+    const partition = TopicName.parse('persistent://public/default/cas-retry');
+    const clock = new ManualClock(1_000_000);
+    const ledger = new InMemoryLedger(1_000);
+    const ctx = {
+      store: timingOut(new InMemoryDispatchStore()),
+      ledger,
+      clock,
+      limits: DEFAULT_ENGINE_LIMITS,
+    };
+    const cursor: PartitionCursor = { partition, cursorId: 'c1', type: 'Exclusive' };
+    const consumer = { consumerId: 'a', ackTimeoutMs: () => 0, leaseMs: 60_000 };
+    await ledger.initialize(partition);
+    const { positions } = await ledger.append(
+      partition,
+      Array.from({ length: 5 }, (_, i) => ({ payload: `m${i}`, properties: {} })),
+      clock.nowMs(),
+    );
+    await createSubscriptionCursor(ctx, cursor, 'Earliest');
+    const received: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const result = await dispatch(ctx, { cursor, consumer, max: 10 });
+      if (result.kind === 'delivered') received.push(...result.deliveries.map((d) => d.position.toString()));
+    }
+    expect(received).toEqual(positions.map(String));
   });
 });

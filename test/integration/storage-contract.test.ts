@@ -21,13 +21,39 @@ import { InMemoryCursorStore } from '../support/in-memory-cursor-store.ts';
 import { InMemoryLedger } from '../support/in-memory-ledger.ts';
 import { InMemoryPermissionStore } from '../support/in-memory-permission-store.ts';
 import { InMemoryTopicCatalog } from '../support/in-memory-topic-catalog.ts';
-import { storageBackends, useStorage } from '../support/storage-backends.ts';
+import { type StorageStores, storageBackends, useStorage } from '../support/storage-backends.ts';
 
 // One contract per storage port, run over the in-memory fakes, dynalite and DynamoDB Local.
 // Each backend gets fresh tables; inside a backend, tests share them and stay apart by using
 // their own cursor ids, topics and namespaces.
 
 let sequence = 0;
+
+/**
+ * `call` (one compare-and-set) as the AWS SDK makes it when its first attempt applied and its answer
+ * was lost: the same request is sent again and its answer returned. On DynamoDB a middleware sends
+ * the serialized request twice; in memory the call is made twice with the same arguments.
+ */
+async function retriedAfterTimeout<T>(stores: StorageStores, call: () => Promise<T>): Promise<T> {
+  const client = stores.dynamodb?.client;
+  if (!client) {
+    await call();
+    return call();
+  }
+  const name = `sentTwice-${randomUUID()}`;
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      await next(args).catch(() => undefined);
+      return next(args);
+    },
+    { step: 'finalizeRequest', name },
+  );
+  try {
+    return await call();
+  } finally {
+    client.middlewareStack.remove(name);
+  }
+}
 
 function uniqueId(prefix: string): string {
   sequence += 1;
@@ -639,6 +665,21 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
         });
       });
 
+      it('casHead retried by the SDK after its applied first attempt timed out answers success', async () => {
+        const stores = storage();
+        const { dispatchStore } = stores;
+        const cursorId = uniqueId('dispatch');
+        await dispatchStore.createHead(cursorId, headAt(3n));
+        const next = headAt(3n, { readPosition: pos(3, 10), runs: [held(3n, 0n, 10)] });
+
+        const outcome = await retriedAfterTimeout(stores, () => dispatchStore.casHead(cursorId, 1, next));
+
+        expect(outcome).toEqual({ ok: true });
+        expect(await dispatchStore.readHead(cursorId)).toEqual({ head: next, version: 2 });
+        // Another request writing an equal head from the same version is no retry: refused.
+        expect((await dispatchStore.casHead(cursorId, 1, { ...next })).ok).toBe(false);
+      });
+
       it('casHead on a cursor never created fails with no current head and creates none', async () => {
         const { dispatchStore } = storage();
         const cursorId = uniqueId('missing');
@@ -757,6 +798,22 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
 
         expect(written).toBe(true);
         expect(page).toEqual({ ledgerId: 5n, page: 1n, acked: new Set([2, 50]), runs, version: 1 });
+      });
+
+      it('casPage retried by the SDK after its applied first attempt timed out answers success', async () => {
+        const stores = storage();
+        const { dispatchStore } = stores;
+        const cursorId = uniqueId('dispatch');
+        const next = { runs: [held(5n, 100n, 3)] };
+
+        expect(
+          await retriedAfterTimeout(stores, () => dispatchStore.casPage(cursorId, ref(5n, 1n), 0, next)),
+        ).toBe(true);
+        const [page] = await dispatchStore.readPages(cursorId, [ref(5n, 1n)]);
+        expect(page?.version).toBe(1);
+        expect(await dispatchStore.casPage(cursorId, ref(5n, 1n), 0, { runs: [held(5n, 100n, 3)] })).toBe(
+          false,
+        );
       });
 
       it('casPage on a page never written creates it at version 1, and the next at version 2', async () => {

@@ -25,10 +25,12 @@ interface StoredPage {
   floor?: number;
   version: number;
   lastAckedAtMs?: number;
+  /** The write token of the compare-and-set that last wrote `runs` (see writeTokenOf). */
+  token?: number;
 }
 
 interface StoredCursor {
-  head?: { text: string; version: number; aheadAck?: Position };
+  head?: { text: string; version: number; aheadAck?: Position; token?: number };
   pages: Map<string, StoredPage>;
   tracker: Map<string, TrackerEntry>;
   counters?: Partial<Record<DeliveryCounterName, RateCounter>>;
@@ -55,6 +57,26 @@ function trackerKey(entry: TrackerEntry): string {
     entry.deliveries,
     entry.n,
   ].join('#');
+}
+
+/**
+ * The write token of one compare-and-set request: the DynamoDB adapter draws a random one per
+ * request, and the SDK resends that same request when it retries. Here a request is its value
+ * argument (the head or the page's next state) with the version it expects: the same object and
+ * version passed again (a retry of the call, as the simulation makes one) is the same request; an
+ * equal object from another call is not.
+ */
+const writeTokens = new WeakMap<object, Map<number, number>>();
+let lastWriteToken = 0;
+function writeTokenOf(request: object, expectedVersion: number): number {
+  const byVersion = writeTokens.get(request) ?? new Map<number, number>();
+  writeTokens.set(request, byVersion);
+  let token = byVersion.get(expectedVersion);
+  if (token === undefined) {
+    token = ++lastWriteToken;
+    byVersion.set(expectedVersion, token);
+  }
+  return token;
 }
 
 /**
@@ -98,10 +120,15 @@ export class InMemoryDispatchStore implements DispatchStore {
     this.earlierHeads.set(cursorId, earlier);
   }
 
-  private writeHead(cursor: StoredCursor, head: DispatchHead, version: number): void {
+  private writeHead(cursor: StoredCursor, head: DispatchHead, version: number, token?: number): void {
     const text = encodeDispatchHead(head);
     this.usage.largestHeadBytes = Math.max(this.usage.largestHeadBytes, Buffer.byteLength(text));
-    cursor.head = { text, version, ...(cursor.head?.aheadAck ? { aheadAck: cursor.head.aheadAck } : {}) };
+    cursor.head = {
+      text,
+      version,
+      ...(cursor.head?.aheadAck ? { aheadAck: cursor.head.aheadAck } : {}),
+      ...(token !== undefined ? { token } : {}),
+    };
   }
 
   private headRecord(cursor: StoredCursor): HeadRecord | undefined {
@@ -145,12 +172,15 @@ export class InMemoryDispatchStore implements DispatchStore {
   ): Promise<CasOutcome<HeadRecord>> {
     const cursor = this.cursor(cursorId);
     this.usage.writes++;
+    const token = writeTokenOf(head, expectedVersion);
     if (cursor.head?.version !== expectedVersion) {
       this.usage.failedConditionalWrites++;
+      // Refused for this very request's earlier attempt (a retry after a timeout): it applied.
+      if (cursor.head?.token === token && cursor.head.text === encodeDispatchHead(head)) return { ok: true };
       return { ok: false, current: this.headRecord(cursor) };
     }
     this.keepEarlier(cursorId, cursor);
-    this.writeHead(cursor, head, expectedVersion + 1);
+    this.writeHead(cursor, head, expectedVersion + 1, token);
     if (process.env.ACKLINE_STORE_TRACE) console.log('head', expectedVersion + 1, encodeDispatchHead(head));
     return { ok: true };
   }
@@ -194,15 +224,19 @@ export class InMemoryDispatchStore implements DispatchStore {
     this.usage.writes++;
     const key = pageKey(ledgerId, page);
     const stored = cursor.pages.get(key);
+    const token = writeTokenOf(next, expectedVersion);
+    const runs = JSON.stringify(encodeRuns(next.runs));
     if ((stored?.version ?? 0) !== expectedVersion) {
       this.usage.failedConditionalWrites++;
-      return false;
+      // Refused for this very request's earlier attempt (a retry after a timeout): it applied.
+      return stored?.token === token && stored.runs === runs;
     }
     const acked = next.clearAcks ? new Set<number>() : (stored?.acked ?? new Set<number>());
     const updated: StoredPage = {
       acked,
-      runs: JSON.stringify(encodeRuns(next.runs)),
+      runs,
       version: expectedVersion + 1,
+      token,
       ...(stored?.lastAckedAtMs !== undefined ? { lastAckedAtMs: stored.lastAckedAtMs } : {}),
     };
     if (next.floor !== undefined) updated.floor = next.floor;

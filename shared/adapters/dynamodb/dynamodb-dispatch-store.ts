@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import {
   type AttributeValue,
   BatchGetItemCommand,
@@ -76,11 +77,13 @@ const MAX_BATCH_GET_ATTEMPTS = 10;
  * | --- | --- | --- |
  * | `H` | `s` (S) | the head, as encodeDispatchHead writes it |
  * | `H` | `v` (N) | the head's version: 1 at creation, one more per compare-and-set |
+ * | `H` | `w` (S) | the write token of the compare-and-set that last wrote `s` (absent: written by createHead) |
  * | `H` | `ah` (S) | the early-ack mark, `<ledgerId:20>:<entryId + 1:20>` (sorts as positions do); raised only, outside `v` |
  * | `P#<ledgerId:20>#<page:17>` | `a` (NS) | offsets (entryId - page * 100) acknowledged by id, `ADD` only |
  * | `P#...` | `s` (S) | the runs spilled to that page, JSON of encodeRuns |
  * | `P#...` | `m` (N) | floor: every offset <= m of the page is acknowledged |
  * | `P#...` | `v` (N) | the version of `s` and `m`; absent (a page with acks only): version 0 |
+ * | `P#...` | `w` (S) | the write token of the compare-and-set that last wrote `s` |
  * | `R#<dueMs:15>#<ledgerId:20>#<entryId:20>#<deliveries>#<n>` | none | a redelivery tracker entry, wholly in its key |
  *
  * The padding makes string order numeric order: tracker entries sort by due time, then position,
@@ -102,6 +105,18 @@ const MAX_BATCH_GET_ATTEMPTS = 10;
  * on DynamoDB Local. dynalite 4.0.0 ignores that parameter: when the failure carries no item
  * (there, or on AWS when the head does not exist), the current head is read with a strongly
  * consistent GetItem, one more request.
+ *
+ * A compare-and-set the SDK retries after its first attempt applied and its answer was lost (a
+ * timeout, a connection reset) is refused for its own write. Each one therefore writes a token
+ * drawn for that request (`w`, 11 characters; the SDK resends the request as it is): when the
+ * refusal's item (or, without one, the emulator-only read) carries this request's token and the
+ * value it wrote, the write applied and the answer is success. `w` is only ever written with `s`
+ * (raiseAheadAck and acks leave it), so the token names the last compare-and-set of the item,
+ * whatever its version became since; a token is never drawn twice (64 random bits), so "my token"
+ * means "my write", with no ABA through equal heads or a deleted and recreated item. Cost: no
+ * request and no read or write unit on the common path (about 14 bytes more per head and page
+ * item, which moves the one-write-unit bounds above by well under one run); a refused page write
+ * now asks for its item too (on AWS, no extra unit; on dynalite, one emulator-only read).
  */
 export class DynamoDbDispatchStore implements DispatchStore {
   constructor(
@@ -139,21 +154,21 @@ export class DynamoDbDispatchStore implements DispatchStore {
     return item ? headRecordOf(item) : undefined;
   }
 
-  /** The head after a refused compare-and-set whose answer carried no item (see the class doc). */
-  private async readHeadAfterConflict(cursorId: string, cause: unknown): Promise<HeadRecord | undefined> {
+  /** The item after a refused compare-and-set whose answer carried none (see the class doc). */
+  private async itemAfterConflict(cursorId: string, sk: string, cause: unknown): Promise<Item | undefined> {
     const input = {
       TableName: this.tableName,
-      Key: this.key(cursorId, HEAD),
+      Key: this.key(cursorId, sk),
       ConsistentRead: true,
     };
-    // On AWS the refusal carries the item (no read unit): this read happens there only for a head
+    // On AWS the refusal carries the item (no read unit): this read happens there only for an item
     // deleted meanwhile (rare, and counted with the emulator's reads). The meter files it apart
     // from AWS's bill.
     const emulatorOnly = cause instanceof ConditionalCheckFailedException && cause.Item === undefined;
     const { Item: item } = await this.client.send(
       new GetItemCommand(emulatorOnly ? Object.assign(input, { [EMULATOR_ONLY]: true }) : input),
     );
-    return item ? headRecordOf(item) : undefined;
+    return item;
   }
 
   async casHead(
@@ -161,17 +176,20 @@ export class DynamoDbDispatchStore implements DispatchStore {
     expectedVersion: number,
     head: DispatchHead,
   ): Promise<CasOutcome<HeadRecord>> {
+    const text = encodeDispatchHead(head);
+    const token = newWriteToken();
     try {
       await this.client.send(
         new UpdateItemCommand({
           TableName: this.tableName,
           Key: this.key(cursorId, HEAD),
-          UpdateExpression: 'SET s = :s, v = :next',
+          UpdateExpression: 'SET s = :s, v = :next, w = :w',
           ConditionExpression: 'v = :expected',
           ExpressionAttributeValues: {
-            ':s': S(encodeDispatchHead(head)),
+            ':s': S(text),
             ':next': N(expectedVersion + 1),
             ':expected': N(expectedVersion),
+            ':w': S(token),
           },
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           // For the usage meter only (not sent): the head is the subscription's serialisation point.
@@ -182,10 +200,9 @@ export class DynamoDbDispatchStore implements DispatchStore {
     } catch (error) {
       if (!isConditionalCheckFailed(error)) throw error;
       const old = error instanceof ConditionalCheckFailedException ? error.Item : undefined;
-      return {
-        ok: false,
-        current: old ? headRecordOf(old) : await this.readHeadAfterConflict(cursorId, error),
-      };
+      const item = old ?? (await this.itemAfterConflict(cursorId, HEAD, error));
+      if (writtenBy(item, token, text)) return { ok: true };
+      return { ok: false, current: item ? headRecordOf(item) : undefined };
     }
   }
 
@@ -242,10 +259,13 @@ export class DynamoDbDispatchStore implements DispatchStore {
     expectedVersion: number,
     next: { readonly runs: readonly DeliveryRun[]; readonly floor?: number; readonly clearAcks?: boolean },
   ): Promise<boolean> {
-    const set = ['s = :s', 'v = :next'];
+    const runs = JSON.stringify(encodeRuns(next.runs));
+    const token = newWriteToken();
+    const set = ['s = :s', 'v = :next', 'w = :w'];
     const values: Record<string, AttributeValue> = {
-      ':s': S(JSON.stringify(encodeRuns(next.runs))),
+      ':s': S(runs),
       ':next': N(expectedVersion + 1),
+      ':w': S(token),
     };
     if (next.floor !== undefined) {
       set.push('m = :m');
@@ -265,13 +285,16 @@ export class DynamoDbDispatchStore implements DispatchStore {
           UpdateExpression: `SET ${set.join(', ')}${next.clearAcks ? ' REMOVE a' : ''}`,
           ConditionExpression: condition,
           ExpressionAttributeValues: values,
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           ...{ [COMPARE_AND_SET]: true },
         }),
       );
       return true;
     } catch (error) {
-      if (isConditionalCheckFailed(error)) return false;
-      throw error;
+      if (!isConditionalCheckFailed(error)) throw error;
+      const old = error instanceof ConditionalCheckFailedException ? error.Item : undefined;
+      const sk = pageKey(ledgerId, page);
+      return writtenBy(old ?? (await this.itemAfterConflict(cursorId, sk, error)), token, runs);
     }
   }
 
@@ -485,6 +508,16 @@ export class DynamoDbDispatchStore implements DispatchStore {
   private key(cursorId: string, sk: string): Item {
     return { pk: S(cursorId), sk: S(sk) };
   }
+}
+
+/** A compare-and-set request's write token: 64 random bits, 11 characters. */
+function newWriteToken(): string {
+  return randomBytes(8).toString('base64url');
+}
+
+/** Whether `item` is as the compare-and-set with `token` writing `value` to `s` left it (see the class doc). */
+function writtenBy(item: Item | undefined, token: string, value: string): boolean {
+  return str(item, 'w') === token && str(item, 's') === value;
 }
 
 function headRecordOf(item: Item): HeadRecord {

@@ -56,10 +56,10 @@ export class Invocation {
   readonly faultsMet = { appliedTwice: 0, refusedAttempts: 0, rejected: 0 };
   /**
    * Whether a compare-and-set of the head or a page may time out and be retried by the SDK (applied,
-   * then refused for its own version): off by default, a known defect (docs/design/delivery-proof.md,
-   * "Found by the consumer path"): the engine takes its own applied claim for a lost one.
+   * then refused for its own version; the store answers success for it, see the write token of
+   * DynamoDbDispatchStore): on unless ACKLINE_SIM_CAS_TIMEOUTS=0.
    */
-  timeoutsOnConditionalWrites = process.env.ACKLINE_SIM_CAS_TIMEOUTS === '1';
+  timeoutsOnConditionalWrites = process.env.ACKLINE_SIM_CAS_TIMEOUTS !== '0';
   /** Settles when the invocation dies at its crash point (never otherwise). */
   readonly died: Promise<void>;
   private markDied: () => void = () => undefined;

@@ -11,6 +11,7 @@ import type { Principal } from '../tenancy/principal.ts';
 import { requireSubscription, resolvePosition, resolveTopic } from '../topics/topic-lookup.ts';
 import type { UseCasePorts } from '../use-case-ports.ts';
 import { type DryRunOutcome, dryRun, parseId } from './acknowledge-message.ts';
+import { namesOtherPartition, otherPartitionText } from './named-partition.ts';
 
 /** Ids one call takes at most (its audit record lists them all, well under DynamoDB's 400 KB). */
 export const MAX_ACKNOWLEDGE_IDS = 1_000;
@@ -101,6 +102,7 @@ async function resolveTargets(ports: UseCasePorts, request: AcknowledgeManyReque
   const resolved = await resolveTopic(ports, request.topic);
   const subscriptionsOf = new Map<string, SubscriptionRecord[]>();
   const missing: string[] = [];
+  const misplaced: string[] = [];
   const targets: Target[] = [];
   for (const { id, position } of parsed as { id: string; position: Position }[]) {
     let partition: TopicName;
@@ -109,6 +111,10 @@ async function resolveTargets(ports: UseCasePorts, request: AcknowledgeManyReque
     } catch (error) {
       if (!(error instanceof PositionNotFoundError)) throw error;
       missing.push(id);
+      continue;
+    }
+    if (namesOtherPartition(id, partition)) {
+      misplaced.push(otherPartitionText(id, partition));
       continue;
     }
     const key = partition.toString();
@@ -121,6 +127,11 @@ async function resolveTargets(ports: UseCasePorts, request: AcknowledgeManyReque
       subscriptions,
       messageId: `${position.toString()}:${partition.partitionIndex}`,
     });
+  }
+  if (misplaced.length > 0) {
+    throw new PreconditionFailedError(
+      `${misplaced.length} of ${parsed.length} ids name another partition than their message's: ${misplaced.join('; ')}; nothing was acknowledged`,
+    );
   }
   if (missing.length > 0) {
     throw new NotFoundError(
@@ -146,7 +157,7 @@ async function subscriptionsOn(
   return Promise.all(request.subscriptionNames.map((name) => requireSubscription(ports, partition, name)));
 }
 
-/** `ledgerId:entryId`, optionally `:partitionIndex` (ignored: the ledger names its partition). */
+/** `ledgerId:entryId`, optionally `:partitionIndex` (checked against the partition the ledger names). */
 function parseMessageId(id: string): Position | Error {
   const parts = id.split(':');
   if (parts.length < 2 || parts.length > 3 || (parts[2] !== undefined && !/^(-1|\d{1,6})$/.test(parts[2]))) {

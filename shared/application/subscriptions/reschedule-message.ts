@@ -14,6 +14,7 @@ import type { Principal } from '../tenancy/principal.ts';
 import { requireSubscription, resolvePosition, resolveTopic } from '../topics/topic-lookup.ts';
 import type { UseCasePorts } from '../use-case-ports.ts';
 import { parseId } from './acknowledge-message.ts';
+import { namesOtherPartition, otherPartitionText } from './named-partition.ts';
 import { messageIdOf } from './scheduled-messages.ts';
 
 export interface RescheduleMessageRequest {
@@ -84,6 +85,11 @@ async function reschedule(ports: UseCasePorts, request: RescheduleMessageRequest
   const position = parseMessageId(request.messageId);
   const resolved = await resolveTopic(ports, request.topic);
   const { partition } = await resolvePosition(ports, resolved, position);
+  if (namesOtherPartition(request.messageId, partition)) {
+    throw new PreconditionFailedError(
+      `${otherPartitionText(request.messageId, partition)}: nothing was moved`,
+    );
+  }
   const subscription = await requireSubscription(ports, partition, request.subscription);
   const cursor = { partition, cursorId: subscription.cursorId, type: subscription.type };
   const outcome = await rescheduleEntry(engineOf(ports), cursor, {
@@ -128,7 +134,7 @@ function refusal(
   }
 }
 
-/** `ledgerId:entryId`, optionally `:partitionIndex` (ignored: the ledger names its partition). */
+/** `ledgerId:entryId`, optionally `:partitionIndex` (checked against the partition the ledger names). */
 function parseMessageId(id: string): Position {
   const parts = id.split(':');
   if (parts.length < 2 || parts.length > 3) {

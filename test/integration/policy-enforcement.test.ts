@@ -26,8 +26,14 @@ let consumers: ConsumerApi;
 const opened: TestConsumer[] = [];
 
 beforeAll(async () => {
+  // The deployment default set to Pulsar's 0/0 (ackline's own is -1/-1): what it deletes is
+  // measured here, and the tests of what is kept without retention set -1/-1 on their topics.
   stack = await startEmbeddedProcess({
-    env: { ACKLINE_MAINTENANCE_INTERVAL_MS: String(MAINTENANCE_INTERVAL_MS) },
+    env: {
+      ACKLINE_MAINTENANCE_INTERVAL_MS: String(MAINTENANCE_INTERVAL_MS),
+      ACKLINE_DEFAULT_RETENTION_TIME_IN_MINUTES: '0',
+      ACKLINE_DEFAULT_RETENTION_SIZE_IN_MB: '0',
+    },
   });
   const token = tokenFor(SUPERUSER_ROLE, { secret: TEST_TOKEN_SECRET });
   admin = new AdminApi(stack.url, token);
@@ -197,7 +203,7 @@ describe('retention and message TTL, enforced by the embedded stack maintenance'
     await admin.produceMany(topic, 1, 'new');
     expect(payloads(await waiting)).toEqual(['new0']);
   });
-  it("no policy anywhere: Pulsar's 0/0, what every subscription acknowledged goes, and everything on a topic nobody subscribes to", async () => {
+  it("no policy anywhere under a 0/0 default (Pulsar's): what every subscription acknowledged goes, and everything on a topic nobody subscribes to", async () => {
     const topic = TopicRef.unique('default-retention');
     await admin.createTopic(topic);
     await admin.createSubscription(topic, 'sub');

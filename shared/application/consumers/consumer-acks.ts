@@ -142,6 +142,7 @@ export async function acknowledgeMessages(
         ctx,
         cursor,
         byHandle.map((item) => item.position),
+        // Stryker disable next-line ObjectLiteral: equivalent, `byId` left out is false
         { byId: false },
       );
       await acknowledge(ctx, cursor, byId, { byId: true });
@@ -221,5 +222,6 @@ export async function redeliverUnacknowledged(
   }
   const consumer = await requireConsumer(ports, principal, consumerId);
   await renewLease(ports, consumer);
+  // Stryker disable next-line ObjectLiteral: equivalent, `close` left out is false
   await releaseConsumer(ports, consumer, { close: false });
 }

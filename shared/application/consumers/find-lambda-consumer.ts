@@ -1,4 +1,5 @@
 import { ConflictError, NotFoundError } from '../../domain/errors.ts';
+import type { ConsumerRecord } from '../../ports/consumer-registry.ts';
 import type { UseCasePorts } from '../use-case-ports.ts';
 import { subscriptionKey } from './consumer-session.ts';
 
@@ -24,7 +25,7 @@ export async function findLambdaConsumer(ports: UseCasePorts, ref: LambdaConsume
   );
   const records = await Promise.all(members.map((consumerId) => ports.consumers.get(consumerId)));
   const found = records.filter(
-    (record) =>
+    (record): record is ConsumerRecord =>
       record?.kind === 'lambda' &&
       (ref.consumerName === undefined || record.consumerName === ref.consumerName),
   );
@@ -39,7 +40,7 @@ export async function findLambdaConsumer(ports: UseCasePorts, ref: LambdaConsume
   if (others.length > 0) {
     throw new ConflictError(
       `Subscription ${ref.subscription} of ${ref.topic} has ${found.length} event-driven consumers ` +
-        `(${found.map((record) => record?.consumerName).join(', ')}): give the function its consumerName`,
+        `(${found.map((record) => record.consumerName).join(', ')}): give the function its consumerName`,
     );
   }
   return only.consumerId;

@@ -1,6 +1,6 @@
 import { carveRun, type DeliveryRun, runPositions } from '../../domain/delivery-run.ts';
 import { markDeleteTo } from '../../domain/dispatch-head.ts';
-import { PreconditionFailedError } from '../../domain/errors.ts';
+import { PreconditionFailedError, ServiceUnavailableError } from '../../domain/errors.ts';
 import { ConsumerFencedError } from '../../domain/ownership.ts';
 import { Position } from '../../domain/position.ts';
 import type { HeadRecord, TrackerEntry } from '../../ports/dispatch-store.ts';
@@ -88,6 +88,13 @@ export interface NackResult {
   readonly deadLettered: Position[];
 }
 
+/**
+ * A nack contends on the head with every claim and with the consumer's other nacks (a client that
+ * nacks a batch sends them at once): it tries this many times casAttempts, pausing after each lost
+ * race (ctx.pauseAfterConflict), before it answers 503.
+ */
+const NACK_ROUNDS = 8;
+
 /** A negative acknowledgement of a consumer's entries on one partition. */
 export interface NackRequest {
   readonly cursor: PartitionCursor;
@@ -107,11 +114,18 @@ export interface NackRequest {
  * consumer's) are left alone. Dead letters go first, so a refused one (DeadLetterRefusedError,
  * 403) leaves every entry as it was.
  * Cost: the head and the pages of the runs (reads), one tracker write per released run, one write
- * per run home (head or page), and one head write to lower the due time for a page's run.
+ * per run home (head or page), and one head write to lower the due time for a page's run; again
+ * per lost race (at most casAttempts × NACK_ROUNDS attempts).
+ * @throws ServiceUnavailableError (503) when every attempt lost its race, rather than a success
+ * with entries still held: the client sends the nack again (what is no longer held is left alone).
  */
 export async function negativeAcknowledge(ctx: EngineContext, request: NackRequest): Promise<NackResult> {
   const result: NackResult = { dueAtMs: [], released: [], deadLettered: [] };
-  for (let attempt = 0; attempt < ctx.limits.casAttempts; attempt++) {
+  // The backoff counts from the nack's arrival, whatever attempt writes it.
+  const now = ctx.clock.nowMs();
+  const attempts = ctx.limits.casAttempts * NACK_ROUNDS;
+  for (let attempt = 0; attempt < attempts; attempt++) {
+    if (attempt > 0) await ctx.pauseAfterConflict?.(attempt - 1);
     const record = await ctx.store.readHead(request.cursor.cursorId);
     if (!record) return result;
     const pages = await readPagesOf(
@@ -121,9 +135,12 @@ export async function negativeAcknowledge(ctx: EngineContext, request: NackReque
     );
     const byRun = heldByConsumer(record, pages, request);
     if (byRun.size === 0) return result;
-    if (!(await releaseOrDeadLetter(ctx, { request, record, byRun, result }))) return result;
+    if (!(await releaseOrDeadLetter(ctx, { request, record, byRun, result, now }))) return result;
   }
-  return result;
+  // Never a silent success: the entries are still held, and only a lapse would bring them back.
+  throw new ServiceUnavailableError(
+    `The subscription of cursor ${request.cursor.cursorId} is too busy: the negative acknowledgement did not get through; send it again`,
+  );
 }
 
 type NackGroups = Map<DeliveryRun, { located: LocatedRun; ids: Set<bigint> }>;
@@ -155,11 +172,12 @@ async function releaseOrDeadLetter(
     readonly record: HeadRecord;
     readonly byRun: NackGroups;
     readonly result: NackResult;
+    /** When the nack arrived: its backoff counts from then. */
+    readonly now: number;
   },
 ): Promise<boolean> {
-  const { request, byRun, result } = input;
+  const { request, byRun, result, now } = input;
   const { cursor, deadLetter } = request;
-  const now = ctx.clock.nowMs();
   let current: HeadRecord = input.record;
   let lowestDue: number | undefined;
   let conflict = false;

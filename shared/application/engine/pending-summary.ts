@@ -71,7 +71,7 @@ export async function pendingSummary(ctx: EngineContext, cursor: PartitionCursor
         unacked++;
         const consumer = counted.state.consumerId;
         unackedByConsumer.set(consumer, (unackedByConsumer.get(consumer) ?? 0) + 1);
-        if (counted.state.timeoutAtMs !== undefined && counted.state.timeoutAtMs <= now) {
+        if ((counted.state.timeoutAtMs ?? Number.POSITIVE_INFINITY) <= now) {
           overdueByConsumer.set(consumer, (overdueByConsumer.get(consumer) ?? 0) + 1);
         }
       } else if (counted.deliveries === 0 && counted.state.dueAtMs > now) {

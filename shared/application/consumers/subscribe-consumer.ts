@@ -17,7 +17,7 @@ import { ensureTopic, requirePersistent } from '../topics/topic-lookup.ts';
 import type { UseCasePorts } from '../use-case-ports.ts';
 import { buildConsumerPolicy, type ConsumerPolicyInput } from './consumer-policy.ts';
 import { DEFAULT_CONSUMER_LEASE_MS, dispatchConsumerOf, subscriptionKey } from './consumer-session.ts';
-import { doorbellOf } from './doorbells.ts';
+import { doorbellOf, ringAt } from './doorbells.ts';
 
 export interface SubscribeRequest {
   readonly topic: TopicName;
@@ -136,8 +136,12 @@ export async function subscribeConsumer(
     request.lambda ? Number.MAX_SAFE_INTEGER : now + leaseMs,
   );
   if (request.subscriptionType === 'Key_Shared') {
-    for (const partition of partitions)
-      await keySharedJoined(engineOf(ports), cursorOf(consumer, partition), consumerId);
+    // A receive that met the `joining` mark handed nothing out and waits on the doorbell (see
+    // joinPending): one ring per partition whose mark this call cleared wakes it.
+    for (const partition of partitions) {
+      if (await keySharedJoined(engineOf(ports), cursorOf(consumer, partition), consumerId))
+        await ringAt(ports, partition.cursorId, ports.clock.nowMs());
+    }
   }
   return { consumerId };
 }

@@ -165,8 +165,10 @@ class DispatchCall {
     }
     // Key_Shared: a member is joining that this receive's member list does not have yet (read
     // before it registered): handing out now could give its keys to others after its join mark.
+    // Not a race another consumer won (not `contended`): the subscribe rings the doorbell once it
+    // has registered the member (subscribeConsumer), so the receive waits for that ring.
     if (this.cursor.type === 'Key_Shared' && joinPending(record.head, this.request.members, now)) {
-      return this.waitForTracker('raced');
+      return 'done';
     }
     // During an Exclusive/Failover replay the tracker waits: the replay hands out, in order,
     // whatever the tracker would (held runs, released ones when due) before anything else.

@@ -117,18 +117,20 @@ export async function keySharedJoinMark(
  * The subscribe registered `consumerId`: the head no longer names it as joining. Best effort (a
  * few attempts): a `joining` left behind stops holding receives back JOIN_PENDING_MS after it was
  * written. Cost: the head (strong read), and one write when it still names the member.
+ * @returns whether it cleared the mark (receives held back by it wait for a ring: the caller's).
  */
 export async function keySharedJoined(
   ctx: EngineContext,
   cursor: PartitionCursor,
   consumerId: string,
-): Promise<void> {
+): Promise<boolean> {
   for (let attempt = 0; attempt < ctx.limits.casAttempts; attempt++) {
     const record = await ctx.store.readHead(cursor.cursorId);
-    if (record?.head.joining?.consumerId !== consumerId) return;
+    if (record?.head.joining?.consumerId !== consumerId) return false;
     const { joining: _done, ...head } = record.head;
-    if ((await ctx.store.casHead(cursor.cursorId, record.version, head)).ok) return;
+    if ((await ctx.store.casHead(cursor.cursorId, record.version, head)).ok) return true;
   }
+  return false;
 }
 
 /**

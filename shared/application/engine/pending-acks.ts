@@ -12,6 +12,7 @@ import {
   locateRun,
   lowerTrackerDue,
   type PageMap,
+  pageKey,
   readPagesOf,
   runPagesOf,
   writeRuns,
@@ -162,7 +163,10 @@ function heldByConsumer(record: HeadRecord, pages: PageMap, request: NackRequest
 }
 
 /**
- * One attempt: each run's nacked entries dead-lettered (first) or released.
+ * One attempt: each run's nacked entries dead-lettered (first) or released, the released runs of
+ * one home (the head, a page) in one write: written one run at a time, the second run's write on a
+ * page carried the version the first had just replaced, lost to this nack's own write, and a nack
+ * of k runs of a page took k attempts (past casAttempts, runs were left held).
  * @returns true when a write lost a race (the caller reads again and retries what is left).
  */
 async function releaseOrDeadLetter(
@@ -176,61 +180,87 @@ async function releaseOrDeadLetter(
     readonly now: number;
   },
 ): Promise<boolean> {
-  const { request, byRun, result, now } = input;
+  const { request, byRun, result } = input;
   const { cursor, deadLetter } = request;
   let current: HeadRecord = input.record;
-  let lowestDue: number | undefined;
-  let conflict = false;
   const pastMax = (run: DeliveryRun) =>
     deadLetter !== undefined && run.deliveries > deadLetter.maxRedeliverCount;
   // Dead letters first: a refused one (DeadLetterRefusedError) is thrown before anything is released.
-  const runs = [...byRun].sort(([a], [b]) => Number(pastMax(b)) - Number(pastMax(a)));
-  for (const [run, { located, ids }] of runs) {
-    const positions = runPositions(run).filter((position) => ids.has(position.entryId));
-    if (pastMax(run) && deadLetter) {
-      const found = await readEntriesAt(ctx, positions);
-      const entries = positions.flatMap((position) => found.get(position.toString()) ?? []);
-      const step = { cursor, record: current, located, entries, deadLetter };
-      const done = entries.length === positions.length ? await deadLetterEntries(ctx, step) : undefined;
-      if (done?.kind !== 'published') {
-        conflict = true;
-        break;
-      }
-      current = done.record ?? (await refreshed(ctx, cursor, current));
-      result.deadLettered.push(...positions);
+  const homes = new Map<string, NackGroup[]>();
+  for (const [run, { located, ids }] of byRun) {
+    if (!(pastMax(run) && deadLetter)) {
+      const home = located.home.kind === 'head' ? 'head' : pageKey(located.home.page);
+      homes.set(home, [...(homes.get(home) ?? []), { run, located, ids }]);
       continue;
     }
-    const dueAtMs = now + request.delayMs(run.deliveries - 1);
-    const state: DeliveryRun['state'] = { kind: 'released', dueAtMs };
-    const pieces = carveRun(run, ids, () => ({ deliveries: run.deliveries, state }));
-    const entries: TrackerEntry[] = pieces
-      .filter((piece) => piece.state === state)
-      .map((piece) => ({
-        dueAtMs,
+    const positions = runPositions(run).filter((position) => ids.has(position.entryId));
+    const found = await readEntriesAt(ctx, positions);
+    const entries = positions.flatMap((position) => found.get(position.toString()) ?? []);
+    const step = { cursor, record: current, located, entries, deadLetter };
+    const done = entries.length === positions.length ? await deadLetterEntries(ctx, step) : undefined;
+    if (done?.kind !== 'published') return true;
+    current = done.record ?? (await refreshed(ctx, cursor, current));
+    result.deadLettered.push(...positions);
+  }
+  let lowestDue: number | undefined;
+  for (const [home, groups] of homes) {
+    const released = await releaseRuns(ctx, { ...input, record: current, groups });
+    if (!released) return true;
+    if (home === 'head') current = await refreshed(ctx, cursor, current);
+    else lowestDue = Math.min(lowestDue ?? Infinity, ...released.dueAtMs);
+    result.dueAtMs.push(...released.dueAtMs);
+    result.released.push(...released.positions);
+  }
+  if (lowestDue !== undefined) await lowerTrackerDue(ctx, cursor, lowestDue);
+  return false;
+}
+
+type NackGroup = { readonly run: DeliveryRun; readonly located: LocatedRun; readonly ids: Set<bigint> };
+
+/**
+ * Releases the nacked entries of runs that share one home: their tracker entries first, then the
+ * runs, in one compare-and-set of that home.
+ * @returns what it released, or undefined when the write lost a race (nothing released).
+ */
+async function releaseRuns(
+  ctx: EngineContext,
+  input: {
+    readonly request: NackRequest;
+    readonly record: HeadRecord;
+    readonly groups: readonly NackGroup[];
+    readonly now: number;
+  },
+): Promise<{ dueAtMs: number[]; positions: Position[] } | undefined> {
+  const { request, record, groups, now } = input;
+  const dueAtMs: number[] = [];
+  const positions: Position[] = [];
+  const pieces: DeliveryRun[] = [];
+  const entries: TrackerEntry[] = [];
+  for (const { run, ids } of groups) {
+    const due = now + request.delayMs(run.deliveries - 1);
+    const state: DeliveryRun['state'] = { kind: 'released', dueAtMs: due };
+    const carved = carveRun(run, ids, () => ({ deliveries: run.deliveries, state }));
+    pieces.push(...carved);
+    for (const piece of carved.filter((candidate) => candidate.state === state)) {
+      entries.push({
+        dueAtMs: due,
         position: Position.of(piece.ledgerId, piece.entryId),
         deliveries: piece.deliveries,
         n: piece.n,
-      }));
-    await ctx.store.putTracker(cursor.cursorId, entries);
-    const trackerDueAtMs = Math.min(current.head.trackerDueAtMs ?? Infinity, dueAtMs);
-    const written = await writeRuns(ctx.store, cursor.cursorId, {
-      record: current,
-      home: located.home,
-      replaced: [run],
-      by: pieces,
-      headChanges: { trackerDueAtMs },
-    });
-    if (!written) {
-      conflict = true;
-      break;
+      });
     }
-    if (located.home.kind === 'head') current = await refreshed(ctx, cursor, current);
-    else lowestDue = Math.min(lowestDue ?? Infinity, dueAtMs);
-    result.dueAtMs.push(dueAtMs);
-    result.released.push(...positions);
+    dueAtMs.push(due);
+    positions.push(...runPositions(run).filter((position) => ids.has(position.entryId)));
   }
-  if (lowestDue !== undefined) await lowerTrackerDue(ctx, cursor, lowestDue);
-  return conflict;
+  await ctx.store.putTracker(request.cursor.cursorId, entries);
+  const written = await writeRuns(ctx.store, request.cursor.cursorId, {
+    record,
+    home: (groups[0] as NackGroup).located.home,
+    replaced: groups.map(({ run }) => run),
+    by: pieces,
+    headChanges: { trackerDueAtMs: Math.min(record.head.trackerDueAtMs ?? Infinity, ...dueAtMs) },
+  });
+  return written ? { dueAtMs, positions } : undefined;
 }
 
 async function refreshed(

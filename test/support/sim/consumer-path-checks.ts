@@ -216,9 +216,6 @@ async function receiveChecked(phase: DrainPhase, client: PathClient) {
 /** The drainer nacks its first messages (those a nack does not dead-letter) and polls every 500 ms. */
 async function checkNackLiveness(phase: DrainPhase, client: PathClient): Promise<void> {
   if (phase.script.maxUnackedPerConsumer < SMALL_CAP) return;
-  // Key_Shared: a known defect (delivery-proof.md, "Found by the consumer path"); on with
-  // ACKLINE_SIM_KEY_SHARED_NACKS=1.
-  if (phase.script.type === 'Key_Shared' && process.env.ACKLINE_SIM_KEY_SHARED_NACKS !== '1') return;
   const id = client.id as string;
   let first: Awaited<ReturnType<typeof receiveChecked>> = [];
   for (let i = 0; i < 6 && first.length === 0; i++) {

@@ -474,6 +474,9 @@ class ConsumerPathSimulation {
         client.held = [];
         client.releasedSinceSeq = startSeq;
         await redeliverUnacknowledged(ports, admin, id, []);
+        // It may give back what a receive of this consumer running alongside claimed before it
+        // (Pulsar's redeliverUnacknowledgedMessages takes in-flight messages too): from its end.
+        client.releasedSinceSeq = this.oracle.next();
         return;
       case 'close':
         client.state = 'gone';

@@ -39,3 +39,34 @@ describe('negativeAcknowledge', () => {
     expect(asked).toEqual([0, 1]);
   });
 });
+
+describe('negativeAcknowledge of several runs on one page', () => {
+  it('releases them in one write of the page: no race lost to its own write', async () => {
+    // Two runs at most in the head: the older runs move to their page.
+    const w = engineWorld({ type: 'Shared', limits: { maxHeadRuns: 2 } });
+    await w.publish(8);
+    await w.subscribe();
+    const held = [];
+    // One receive a run: 8 runs, 6 of them on the page.
+    for (let i = 0; i < 8; i++) held.push(...(await w.receive('a', 1)));
+    expect(held).toHaveLength(8);
+    const failedBefore = w.store.usage.failedConditionalWrites;
+    const writesBefore = w.store.usage.writes;
+
+    const result = await negativeAcknowledge(w.ctx, {
+      cursor: w.cursor,
+      consumerId: 'a',
+      items: held.map(({ position }) => ({ position })),
+      delayMs: () => 0,
+    });
+
+    expect(result.released.map(String).sort()).toEqual(held.map(({ position }) => String(position)).sort());
+    expect(w.store.usage.failedConditionalWrites - failedBefore).toBe(0);
+    // A tracker entry each, the page and the head once each, the head's due time for the page's.
+    expect(w.store.usage.writes - writesBefore).toBeLessThanOrEqual(held.length + 3);
+    const again = await w.receive('a', 10);
+    expect(again.map(({ position }) => String(position)).sort()).toEqual(
+      held.map(({ position }) => String(position)).sort(),
+    );
+  });
+});

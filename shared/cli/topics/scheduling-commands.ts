@@ -175,7 +175,7 @@ function registerReschedule(topics: Command, context: CliContext): void {
       .requiredOption('-m, --messageId <messageId>', 'ledgerId:entryId of the message')
       .requiredOption(
         '-t, --deliver-at <time>',
-        'the new due time: epoch ms, an ISO date, or +<seconds>s from now',
+        'the new due time: epoch ms, an ISO date, or +<n>s, +<n>m or +<n>h from now',
       )
       .option('--earlier', "allow a time earlier than its consumer's policy (or its deliverAt) gave")
       .option('--dry-run', 'report what would change, changing nothing')
@@ -207,7 +207,8 @@ function timeOf(value: string, option: string): number {
   if (/^\d{1,15}$/.test(value)) return Number(value);
   const parsed = Date.parse(value);
   if (Number.isNaN(parsed) || !/^\d{4}-\d{2}-\d{2}/.test(value)) {
-    throw new CliError(`${option} must be epoch milliseconds or an ISO date, got '${value}'`);
+    const relative = option === '--deliver-at' ? ', or +<n>s, +<n>m or +<n>h from now' : '';
+    throw new CliError(`${option} must be epoch milliseconds or an ISO date${relative}, got '${value}'`);
   }
   return parsed;
 }

@@ -76,6 +76,22 @@ describe('acknowledgeMessage with many ids', () => {
     expect(records.map((r) => r.outcome.slice(0, 8))).toEqual(['refused:', 'refused:']);
   });
 
+  it("an id naming another partition than its ledger's is refused (412), nothing acknowledged", async () => {
+    const { topic, ids } = await topicWith(2);
+    const [ledgerId, entryId] = (ids[1] as string).split(':');
+    const misplaced = await ack(topic, '', [ids[0], `${ledgerId}:${entryId}:5`]);
+    expect(misplaced.status).toBe(412);
+    expect((misplaced.body as { reason: string }).reason).toMatch(
+      new RegExp(`'${ledgerId}:${entryId}:5' names partition 5.*nothing was acknowledged`),
+    );
+    expect(await admin.backlogs(topic)).toEqual({ sub: 2, other: 2 });
+    const partitioned = await topicWith(4, 2);
+    const [first] = partitioned.ids as [string];
+    const [l, e, p] = first.split(':');
+    const other = ack(partitioned.topic, '', [`${l}:${e}:${p === '0' ? 1 : 0}`]);
+    expect((await other).status).toBe(412);
+  });
+
   it('dry run: a report per id and subscription, nothing changed', async () => {
     const { topic, ids } = await topicWith(2);
     await ack(topic, '?subscriptionNames=other', [ids[1]]);

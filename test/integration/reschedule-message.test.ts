@@ -101,6 +101,11 @@ describe('POST .../subscription/{sub}/reschedule', () => {
       [{ messageId: heldId, deliverAt: future }, 409, /held by consumer/],
       [{ messageId: waitingId, deliverAt: future }, 409, /not dispatched/],
       [{ messageId: 'x:y', deliverAt: future }, 412, /ledgerId/],
+      [
+        { messageId: `${(heldId as string).split(':').slice(0, 2).join(':')}:3`, deliverAt: future },
+        412,
+        /names partition 3/,
+      ],
       [{ messageId: `${(heldId as string).split(':')[0]}:999`, deliverAt: future }, 404, /not found/],
     ];
     for (const [body, status, reason] of cases) {

@@ -26,18 +26,30 @@ export interface RedeliveryPreview {
   readonly deadLetteredAtCount?: number;
 }
 
+/** Where a preview starts: the redelivery already due, as the subscription's state says. */
+export interface PreviewInput {
+  /** The redeliveryCount of the delivery whose outcome the steps follow (the next carries one more). */
+  readonly fromCount: number;
+  /** When that delivery is handed out (or nacked / timed out: now for a held one). */
+  readonly fromMs: number;
+  readonly count: number;
+  /**
+   * The delivery carrying `fromCount + 1` is already due at this time, per list (a nack's backoff
+   * or a reschedule: released, due at its time; a held one's ack timeout or lease: when it comes
+   * back). That step is listed at it (its jitter is spent) and the next ones add to it.
+   */
+  readonly dueMs?: { readonly nack?: number; readonly ackTimeout?: number };
+}
+
 /**
- * The next `count` redeliveries of a message whose next delivery carries `fromCount`, handed out
- * at `fromMs`: under nacks (each delivery nacked at once) and under ack timeouts (each left
- * unacknowledged), separately. Earliest and latest differ by the backoff's jitter; each step adds
- * to the previous one's window. Steps stop where the dead-letter topic takes the message. Pure.
+ * The next `count` redeliveries of a message, from `input` (see PreviewInput): under nacks (each
+ * delivery nacked at once) and under ack timeouts (each left unacknowledged), separately. Earliest
+ * and latest differ by the backoff's jitter; each step adds to the previous one's window. Steps
+ * stop where the dead-letter topic takes the message. Pure.
  */
-export function previewRedeliveries(
-  policy: PreviewPolicy,
-  input: { readonly fromCount: number; readonly fromMs: number; readonly count: number },
-): RedeliveryPreview {
+export function previewRedeliveries(policy: PreviewPolicy, input: PreviewInput): RedeliveryPreview {
   const last = policy.maxRedeliverCount === undefined ? Infinity : policy.maxRedeliverCount;
-  const steps = (backoff: RedeliveryBackoff | undefined): PreviewStep[] => {
+  const steps = (backoff: RedeliveryBackoff | undefined, dueMs: number | undefined): PreviewStep[] => {
     if (!backoff) return [];
     const result: PreviewStep[] = [];
     let earliest = input.fromMs;
@@ -46,15 +58,20 @@ export function previewRedeliveries(
       // The delivery with count c - 1 is nacked (or times out): the next carries c.
       const count = input.fromCount + i + 1;
       if (count > last) break;
-      earliest += backoff.next(count - 1);
-      latest += latestDelay(backoff, count - 1);
+      if (i === 0 && dueMs !== undefined) {
+        earliest = dueMs;
+        latest = dueMs;
+      } else {
+        earliest += backoff.next(count - 1);
+        latest += latestDelay(backoff, count - 1);
+      }
       result.push({ redeliveryCount: count, earliestMs: earliest, latestMs: latest });
     }
     return result;
   };
   return {
-    nack: steps(policy.nackBackoff),
-    ackTimeout: steps(policy.ackTimeoutBackoff),
+    nack: steps(policy.nackBackoff, input.dueMs?.nack),
+    ackTimeout: steps(policy.ackTimeoutBackoff, input.dueMs?.ackTimeout),
     ...(policy.maxRedeliverCount !== undefined ? { deadLetteredAtCount: policy.maxRedeliverCount + 1 } : {}),
   };
 }

@@ -101,17 +101,26 @@ function pendingMessage(
   partitionIndex: number,
   leases: ReadonlyMap<string, number>,
 ): PendingMessage {
-  const leaseUntil = leases.get(entry.consumerId);
-  const timeout = entry.timeoutAtMs;
-  const byLease = leaseUntil !== undefined && (timeout === undefined || leaseUntil < timeout);
+  const back = comesBack(entry.timeoutAtMs, leases.get(entry.consumerId));
   return {
     messageId: messageIdOf(entry.position, partitionIndex),
     consumer: entry.consumerId,
     deliveredAt: entry.deliveredAtMs,
     redeliveryCount: entry.deliveries - 1,
-    comesBackAt: byLease ? leaseUntil : (timeout ?? null),
-    comesBackBecause: byLease ? 'lease' : timeout !== undefined ? 'ackTimeout' : null,
+    comesBackAt: back.at,
+    comesBackBecause: back.because,
   };
+}
+
+/** When a held entry comes back: at its ack timeout or its holder's lease, whichever is first. */
+export function comesBack(
+  timeoutAtMs: number | undefined,
+  leaseUntilMs: number | undefined,
+): { at: number | null; because: PendingMessage['comesBackBecause'] } {
+  if (leaseUntilMs !== undefined && (timeoutAtMs === undefined || leaseUntilMs < timeoutAtMs)) {
+    return { at: leaseUntilMs, because: 'lease' };
+  }
+  return timeoutAtMs !== undefined ? { at: timeoutAtMs, because: 'ackTimeout' } : { at: null, because: null };
 }
 
 function encodePendingToken(partitionIndex: number, position: Position): string {

@@ -1,3 +1,4 @@
+import type { RunState } from '../../domain/delivery-run.ts';
 import {
   ConflictError,
   NotFoundError,
@@ -11,6 +12,7 @@ import {
   type RedeliveryBackoff,
 } from '../../domain/redelivery-backoff.ts';
 import {
+  type PreviewInput,
   type PreviewPolicy,
   previewRedeliveries,
   type RedeliveryPreview,
@@ -25,6 +27,7 @@ import type { Principal } from '../tenancy/principal.ts';
 import { requireSubscription, resolvePosition, resolveTopic } from '../topics/topic-lookup.ts';
 import type { UseCasePorts } from '../use-case-ports.ts';
 import { parseId } from './acknowledge-message.ts';
+import { comesBack } from './pending-messages.ts';
 import { messageIdOf } from './scheduled-messages.ts';
 
 /** Redeliveries a preview shows at most. */
@@ -50,7 +53,8 @@ export interface PreviewAnswer extends RedeliveryPreview {
 /**
  * For one message on one subscription, the next redeliveries under a consumer's policy, for nack
  * and for ack timeout separately (issue 24, criterion 5): each one's earliest and latest due time
- * (jitter), from now, and the count at which it is dead-lettered. Reads only.
+ * (jitter), from its current due time (see startOf), and the count at which it is dead-lettered.
+ * Reads only.
  * Cost: the message's partition and subscription, the head and a page, the consumer records.
  */
 export async function previewMessage(ports: UseCasePorts, request: PreviewRequest): Promise<PreviewAnswer> {
@@ -72,20 +76,46 @@ export async function previewMessage(ports: UseCasePorts, request: PreviewReques
   const subscription = await requireSubscription(ports, partition, request.subscription);
   const consumer = await consumerOf(ports, request);
   const cursor = { partition, cursorId: subscription.cursorId, type: subscription.type };
-  const { deliveries, held } = await deliveriesOf(engineOf(ports), cursor, position);
-  // Held: the delivery it is in carries deliveries - 1; otherwise its next one carries deliveries.
-  const fromCount = held ? deliveries - 1 : deliveries;
-  const preview = previewRedeliveries(policyOf(ports, consumer), {
-    fromCount,
-    fromMs: ports.clock.nowMs(),
-    count: request.count,
-  });
+  const { deliveries, state } = await deliveriesOf(engineOf(ports), cursor, position);
+  const start = await startOf(ports, { request, deliveries, ...(state ? { state } : {}) });
+  const preview = previewRedeliveries(policyOf(ports, consumer), { ...start, count: request.count });
   return {
     messageId: messageIdOf(position, partition.partitionIndex),
     consumer: consumer.consumerId,
-    redeliveryCount: fromCount,
+    redeliveryCount: start.redeliveryCount,
     ...preview,
   };
+}
+
+/**
+ * Where the preview starts, from the message's run, so that its first step agrees with `scheduled`
+ * and `pending`. Held: the delivery it is in carries deliveries - 1; nacked now, the next is due
+ * after the backoff; left unacknowledged, it comes back when `pending` says (its ack timeout or
+ * its holder's lease, whichever is first). Released: its next delivery, carrying deliveries, is
+ * due at the run's time (a nack's backoff, a reschedule) for either list. Otherwise (never handed
+ * out): its first delivery is now.
+ */
+async function startOf(
+  ports: UseCasePorts,
+  input: { request: PreviewRequest; deliveries: number; state?: RunState },
+): Promise<{ fromCount: number; fromMs: number; redeliveryCount: number; dueMs?: PreviewInput['dueMs'] }> {
+  const { state, deliveries } = input;
+  const nowMs = ports.clock.nowMs();
+  if (state?.kind === 'released') {
+    const dueMs = { nack: state.dueAtMs, ackTimeout: state.dueAtMs };
+    return { fromCount: deliveries - 1, fromMs: nowMs, redeliveryCount: deliveries, dueMs };
+  }
+  if (state?.kind === 'held') {
+    const key = subscriptionKey(
+      input.request.topic.partitionedTopicName.toString(),
+      input.request.subscription,
+    );
+    const lease = (await ports.consumers.leases(key)).find((l) => l.consumerId === state.consumerId);
+    const back = comesBack(state.timeoutAtMs, lease?.untilMs).at;
+    const held = { fromCount: deliveries - 1, fromMs: nowMs, redeliveryCount: deliveries - 1 };
+    return back === null ? held : { ...held, dueMs: { ackTimeout: back } };
+  }
+  return { fromCount: deliveries, fromMs: nowMs, redeliveryCount: deliveries };
 }
 
 async function consumerOf(ports: UseCasePorts, request: PreviewRequest): Promise<ConsumerRecord> {

@@ -43,4 +43,33 @@ describe('previewRedeliveries', () => {
     expect(preview.ackTimeout.map((s) => s.earliestMs)).toEqual([T + 30_000, T + 60_000]);
     expect(preview.deadLetteredAtCount).toBeUndefined();
   });
+
+  it('a redelivery already due starts its list at its due time; the next ones add to it', () => {
+    const backoff = MultiplierRedeliveryBackoff.builder().minDelayMs(1_000).maxDelayMs(8_000).build();
+    const due = T + 45_000;
+    // Released after a nack: its next delivery (count 2) is due at `due`, for either list.
+    const released = previewRedeliveries(
+      { nackBackoff: backoff, ackTimeoutBackoff: FixedRedeliveryBackoff.of(30_000) },
+      { fromCount: 1, fromMs: T, count: 3, dueMs: { nack: due, ackTimeout: due } },
+    );
+    expect(released.nack).toEqual([
+      { redeliveryCount: 2, earliestMs: due, latestMs: due },
+      { redeliveryCount: 3, earliestMs: due + 4_000, latestMs: due + 4_000 },
+      { redeliveryCount: 4, earliestMs: due + 12_000, latestMs: due + 12_000 },
+    ]);
+    expect(released.ackTimeout.map((s) => s.earliestMs)).toEqual([due, due + 30_000, due + 60_000]);
+    // Held: nacked now, the next is after the backoff; left alone, it comes back at `due`.
+    const held = previewRedeliveries(
+      { nackBackoff: backoff, ackTimeoutBackoff: FixedRedeliveryBackoff.of(30_000) },
+      { fromCount: 0, fromMs: T, count: 2, dueMs: { ackTimeout: due } },
+    );
+    expect(held.nack.map((s) => [s.redeliveryCount, s.earliestMs])).toEqual([
+      [1, T + 1_000],
+      [2, T + 3_000],
+    ]);
+    expect(held.ackTimeout.map((s) => [s.redeliveryCount, s.earliestMs])).toEqual([
+      [1, due],
+      [2, due + 30_000],
+    ]);
+  });
 });

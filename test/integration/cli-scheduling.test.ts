@@ -150,11 +150,16 @@ describe('ackline-admin topics scheduled|pending|reschedule', () => {
     ]);
     expect(JSON.parse(histogram.stdout)).toMatchObject({ bucketSeconds: 3600, total: 1 });
     expect(JSON.parse(dry.stdout)).toMatchObject({ messageId: nacked.messageId, dryRun: true });
+    // The pending redelivery first, at the due time `scheduled` lists; the next after the delay.
+    const { dueAt } = JSON.parse(scheduled.stdout).messages[0] as { dueAt: number };
     expect(JSON.parse(preview.stdout)).toMatchObject({
       messageId: nacked.messageId,
       consumer: consumer.id,
       redeliveryCount: 1,
-      nack: [{ redeliveryCount: 2 }, { redeliveryCount: 3 }],
+      nack: [
+        { redeliveryCount: 1, earliestMs: dueAt, latestMs: dueAt },
+        { redeliveryCount: 2, earliestMs: dueAt + 120_000, latestMs: dueAt + 120_000 },
+      ],
       ackTimeout: [],
     });
     expect(moved.stdout).toContain(`Rescheduled ${nacked.messageId} on sub`);

@@ -185,4 +185,41 @@ describe('ackline-admin topics scheduled|pending|reschedule', () => {
       expect.stringContaining('--deliver-at must be epoch milliseconds'),
     ]);
   });
+
+  it('previews a held message: its ack-timeout list starts when pending says it comes back', async () => {
+    const topic = TopicRef.unique('clipreview');
+    const consumer = await consumers.subscribe(topic, 'sub', {
+      subscriptionType: 'Shared',
+      ackTimeoutMs: 600_000,
+    });
+    await admin.produce(topic, [{ payload: 'a' }]);
+    const got: TimedMessage[] = [];
+    for (let poll = 0; poll < 10 && got.length < 1; poll++) got.push(...(await consumer.receive(1)));
+    const [held] = got as [TimedMessage];
+
+    const pending = (await admin.expectStatus(200, 'GET', `${topic.adminPath}/subscription/sub/pending`))
+      .body as { messages: { comesBackAt: number; redeliveryCount: number }[] };
+    const preview = await cli([
+      'topics',
+      'preview',
+      topic.shortName,
+      '-s',
+      'sub',
+      '-m',
+      held.messageId,
+      '-n',
+      '2',
+      '--output',
+      'json',
+    ]);
+
+    const [{ comesBackAt }] = pending.messages as [{ comesBackAt: number }];
+    expect(JSON.parse(preview.stdout)).toMatchObject({
+      redeliveryCount: 0,
+      ackTimeout: [
+        { redeliveryCount: 1, earliestMs: comesBackAt, latestMs: comesBackAt },
+        { redeliveryCount: 2, earliestMs: comesBackAt + 600_000 },
+      ],
+    });
+  });
 });

@@ -213,7 +213,7 @@ describe('ackline-admin topics scheduled|pending|reschedule', () => {
       'json',
     ]);
 
-    const [{ comesBackAt }] = pending.messages as [{ comesBackAt: number }];
+    const comesBackAt = pending.messages[0]?.comesBackAt as number;
     expect(JSON.parse(preview.stdout)).toMatchObject({
       redeliveryCount: 0,
       ackTimeout: [

@@ -59,7 +59,7 @@ export async function acknowledgeMany(
     if (request.dryRun) {
       const messages = [];
       for (const target of targets) {
-        messages.push(await dryRun(ports, target.messageId, target.position, target.subscriptions));
+        messages.push(await dryRun(ports, target));
       }
       await audit(ports, request, { caller, targets, outcome: 'dry run' });
       return { messages };

@@ -4,6 +4,9 @@ import { Position } from '../../domain/position.ts';
 import { isCumulativeAckType } from '../../domain/subscription-type.ts';
 import type { TopicName } from '../../domain/topic-name.ts';
 import type { SubscriptionRecord } from '../../ports/topic-catalog.ts';
+import { subscriptionKey } from '../consumers/consumer-session.ts';
+import { engineOf } from '../engine/engine-ports.ts';
+import { deliveriesOf } from '../engine/pending-view.ts';
 import { markSubscriptionActive } from '../maintenance/activity.ts';
 import { requireAction, requirePrincipal } from '../tenancy/authorization.ts';
 import type { Principal } from '../tenancy/principal.ts';
@@ -14,6 +17,8 @@ import {
   resolveTopic,
 } from '../topics/topic-lookup.ts';
 import type { UseCasePorts } from '../use-case-ports.ts';
+import { comesBack } from './pending-messages.ts';
+import { releasedReason, type ScheduledReason } from './scheduled-messages.ts';
 
 export interface AcknowledgeMessageRequest {
   readonly topic: TopicName;
@@ -27,11 +32,26 @@ export interface AcknowledgeMessageRequest {
   readonly requestId: string;
 }
 
-export type DryRunState = 'already acknowledged' | 'in backlog' | 'delayed';
+/**
+ * A message's state on one subscription, as a dry run reports it: `already acknowledged`;
+ * `held` by `consumer`, back at `comesBackAt` (as `pending`); `waiting` for a redelivery due at
+ * `dueAt` for `reason` (as `scheduled`: nack, consumerGone, rescheduled, routed); `delayed` until
+ * `deliverAt` (not handed out yet); `in backlog` (due, not handed out, or not dispatched yet).
+ */
+export type DryRunState = 'already acknowledged' | 'in backlog' | 'delayed' | 'held' | 'waiting';
+
+export interface DryRunView {
+  readonly state: DryRunState;
+  readonly deliverAt?: number;
+  readonly consumer?: string;
+  readonly comesBackAt?: number | null;
+  readonly dueAt?: number;
+  readonly reason?: ScheduledReason;
+}
 
 export interface DryRunOutcome {
   readonly messageId: string;
-  readonly subscriptions: Record<string, { state: DryRunState; deliverAt?: number }>;
+  readonly subscriptions: Record<string, DryRunView>;
 }
 
 /** Digits only: PIP-423 answers 412 for a missing, negative or non-integer id. */
@@ -94,7 +114,7 @@ export async function acknowledgeMessage(
     }
     const messageId = `${position.toString()}:${partition.partitionIndex}`;
     if (request.dryRun) {
-      const outcome = await dryRun(ports, messageId, position, subscriptions);
+      const outcome = await dryRun(ports, { messageId, partition, position, subscriptions });
       await audit(ports, request, { caller, position, subscriptions, outcome: 'dry run' });
       return outcome;
     }
@@ -114,24 +134,54 @@ export async function acknowledgeMessage(
   }
 }
 
-export async function dryRun(
-  ports: UseCasePorts,
-  messageId: string,
-  position: Position,
-  subscriptions: readonly SubscriptionRecord[],
-): Promise<DryRunOutcome> {
+/** The message to report and the subscriptions of its partition to report it on. */
+export interface DryRunTarget {
+  readonly messageId: string;
+  readonly partition: TopicName;
+  readonly position: Position;
+  readonly subscriptions: readonly SubscriptionRecord[];
+}
+
+/**
+ * Each subscription's view of the message (see DryRunState), from its acknowledgement, its run on
+ * the cursor (held or released: as `pending` and `scheduled` say) and else its deliverAt.
+ * Cost: the entry; per subscription, its acknowledgement, the head and one or two pages, and for
+ * a held message the subscription's leases.
+ */
+export async function dryRun(ports: UseCasePorts, target: DryRunTarget): Promise<DryRunOutcome> {
+  const { position, partition } = target;
   const entry = await ports.ledger.readEntry(position);
   const now = ports.clock.nowMs();
-  const result: DryRunOutcome = { messageId, subscriptions: {} };
-  for (const subscription of subscriptions) {
+  const result: DryRunOutcome = { messageId: target.messageId, subscriptions: {} };
+  for (const subscription of target.subscriptions) {
     const [acknowledged] = await ports.cursors.isAcknowledged(subscription.cursorId, [position]);
+    const cursor = { partition, cursorId: subscription.cursorId, type: subscription.type };
+    const { deliveries, state } = acknowledged
+      ? { deliveries: 0, state: undefined }
+      : await deliveriesOf(engineOf(ports), cursor, position);
+    let view: DryRunView;
     if (acknowledged) {
-      result.subscriptions[subscription.name] = { state: 'already acknowledged' };
+      view = { state: 'already acknowledged' };
+    } else if (state?.kind === 'held') {
+      const key = subscriptionKey(partition.partitionedTopicName.toString(), subscription.name);
+      const lease = (await ports.consumers.leases(key)).find((l) => l.consumerId === state.consumerId);
+      view = {
+        state: 'held',
+        consumer: state.consumerId,
+        comesBackAt: comesBack(state.timeoutAtMs, lease?.untilMs).at,
+      };
+    } else if (state?.kind === 'released') {
+      const reason = releasedReason({ ...state, deliveries }, entry?.deliverAtMs);
+      view =
+        reason === 'delayed'
+          ? { state: 'delayed', deliverAt: state.dueAtMs }
+          : { state: 'waiting', dueAt: state.dueAtMs, reason };
     } else if (entry?.deliverAtMs !== undefined && entry.deliverAtMs > now) {
-      result.subscriptions[subscription.name] = { state: 'delayed', deliverAt: entry.deliverAtMs };
+      view = { state: 'delayed', deliverAt: entry.deliverAtMs };
     } else {
-      result.subscriptions[subscription.name] = { state: 'in backlog' };
+      view = { state: 'in backlog' };
     }
+    result.subscriptions[subscription.name] = view;
   }
   return result;
 }

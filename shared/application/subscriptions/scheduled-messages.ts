@@ -1,3 +1,4 @@
+import type { ReleaseCause } from '../../domain/delivery-run.ts';
 import type { Position } from '../../domain/position.ts';
 import {
   compareScheduled,
@@ -237,10 +238,18 @@ function reasonOf(entry: WaitingEntry, stored: StoredEntry): ScheduledReason {
   const { state } = entry;
   if (state.kind === 'undispatched') return 'delayed';
   if (state.kind === 'held') return 'ackTimeout';
-  if (state.cause === 'gone') return 'consumerGone';
-  if (state.cause === 'rescheduled') return 'rescheduled';
-  if (entry.deliveries > 0) return 'nack';
-  return stored.deliverAtMs === entry.dueAtMs ? 'delayed' : 'routed';
+  return releasedReason({ ...entry, ...(state.cause ? { cause: state.cause } : {}) }, stored.deliverAtMs);
+}
+
+/** Why a released entry waits, from its run: its cause, its count, its due time and deliverAt. */
+export function releasedReason(
+  run: { readonly cause?: ReleaseCause; readonly deliveries: number; readonly dueAtMs: number },
+  deliverAtMs: number | undefined,
+): ScheduledReason {
+  if (run.cause === 'gone') return 'consumerGone';
+  if (run.cause === 'rescheduled') return 'rescheduled';
+  if (run.deliveries > 0) return 'nack';
+  return deliverAtMs === run.dueAtMs ? 'delayed' : 'routed';
 }
 
 export function messageIdOf(position: Position, partitionIndex: number): string {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { run } from '../../shared/cli/main.ts';
-import { AdminApi, SUPERUSER_ROLE, TopicRef, tokenFor } from '../support/admin-fixtures.ts';
+import { AdminApi, parseMessageId, SUPERUSER_ROLE, TopicRef, tokenFor } from '../support/admin-fixtures.ts';
 import { ConsumerApi, type TimedMessage } from '../support/consumer-fixtures.ts';
 
 // Issue 24, criterion 7: `ackline-admin topics scheduled|pending|reschedule` against the shared
@@ -163,6 +163,28 @@ describe('ackline-admin topics scheduled|pending|reschedule', () => {
       ackTimeout: [],
     });
     expect(moved.stdout).toContain(`Rescheduled ${nacked.messageId} on sub`);
+    // acknowledgeMessage's dry run says what scheduled and pending say, not the publish-time deliverAt.
+    const dryAck = async (id: string) => {
+      const { ledgerId, entryId } = parseMessageId(id);
+      return (await admin.acknowledge(topic, { ledgerId, entryId, subscriptionNames: ['sub'], dryRun: true }))
+        .body as { subscriptions: { sub: unknown } };
+    };
+    const movedDue = (
+      (await admin.expectStatus(200, 'GET', `${topic.adminPath}/subscription/sub/scheduled`)).body as {
+        messages: { dueAt: number }[];
+      }
+    ).messages[0]?.dueAt;
+    expect((await dryAck(nacked.messageId)).subscriptions.sub).toEqual({
+      state: 'waiting',
+      dueAt: movedDue,
+      reason: 'rescheduled',
+    });
+    const heldBack = (JSON.parse(pending.stdout).messages[0] as { comesBackAt: number }).comesBackAt;
+    expect((await dryAck(held.messageId)).subscriptions.sub).toEqual({
+      state: 'held',
+      consumer: consumer.id,
+      comesBackAt: heldBack,
+    });
     const after = (await admin.expectStatus(200, 'GET', `${topic.adminPath}/subscription/sub/scheduled`))
       .body as {
       messages: { reason: string }[];

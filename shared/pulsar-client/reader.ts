@@ -8,7 +8,7 @@ import { describeError } from './log.ts';
 import { Message } from './message.ts';
 import { fieldsOf, isEarliest, isLatest, MessageId, toAckline } from './message-id.ts';
 import { ReaderPositions, reportedPositions } from './reader-positions.ts';
-import type { ConsumerCryptoFailureAction } from './types.ts';
+import { type ConsumerCryptoFailureAction, LogLevel } from './types.ts';
 
 export interface ReaderConfig {
   topic: string;
@@ -189,6 +189,8 @@ export class Reader {
       this.incoming.close(new Error('Failed to receive message: AlreadyClosed'));
       const { context, subscription, source } = this.init;
       context.open.delete(this);
+      // The cumulative ack in flight first: the server refuses it once the subscription is deleted.
+      await this.acking;
       // Deletes the reader's subscription (the consume permission suffices) and closes its consumer.
       await source.unsubscribe().catch(async (error: unknown) => {
         context.logger.log(
@@ -221,11 +223,11 @@ export class Reader {
       while (this.toAck && this.closing === undefined) {
         const id = this.toAck;
         this.toAck = undefined;
-        await this.init.source
-          .acknowledgeCumulative(toAckline(id))
-          .catch((error: unknown) =>
-            this.init.context.logger.log(2, FILE, `ack failed: ${describeError(error)}`),
-          );
+        await this.init.source.acknowledgeCumulative(toAckline(id)).catch((error: unknown) => {
+          // Refused because close() began: the subscription goes anyway (DEBUG, not a WARN).
+          const level = this.closing === undefined ? LogLevel.WARN : LogLevel.DEBUG;
+          this.init.context.logger.log(level, FILE, `ack failed: ${describeError(error)}`);
+        });
       }
     })().finally(() => {
       this.acking = undefined;

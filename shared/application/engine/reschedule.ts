@@ -1,6 +1,6 @@
 import { carveRun, type DeliveryRun } from '../../domain/delivery-run.ts';
 import { ConflictError } from '../../domain/errors.ts';
-import type { Position } from '../../domain/position.ts';
+import { Position } from '../../domain/position.ts';
 import type { EngineContext, PartitionCursor } from './engine-context.ts';
 import {
   isAcknowledged,
@@ -37,7 +37,8 @@ export type RescheduleOutcome =
   | { readonly kind: 'earlierThanPolicy'; readonly policyDueAtMs: number };
 
 /**
- * Cost: the head and one or two pages (reads), one tracker write, one write of the run's home,
+ * Cost: the head and one or two pages (reads), one tracker Query (its last holder, kept on the new
+ * tracker entry) for an entry handed out before, one tracker write, one write of the run's home,
  * one head write when the head's tracker due time must come earlier; retried on a lost
  * compare-and-set up to casAttempts times (then it answers the last conflict as an error).
  */
@@ -63,7 +64,10 @@ export async function rescheduleEntry(
     if (request.dryRun) return outcome;
     const state: DeliveryRun['state'] = { kind: 'released', dueAtMs, cause: 'rescheduled' };
     const pieces = carveRun(run, new Set([position.entryId]), () => ({ deliveries: run.deliveries, state }));
-    await ctx.store.putTracker(cursor.cursorId, [{ dueAtMs, position, deliveries: run.deliveries, n: 1 }]);
+    const consumerId = await lastHolderOf(ctx, cursor, { position, deliveries: run.deliveries, fromDueAtMs });
+    await ctx.store.putTracker(cursor.cursorId, [
+      { dueAtMs, position, deliveries: run.deliveries, n: 1, ...(consumerId ? { consumerId } : {}) },
+    ]);
     const written = await writeRuns(ctx.store, cursor.cursorId, {
       record,
       home: located.home,
@@ -77,4 +81,33 @@ export async function rescheduleEntry(
   throw new ConflictError(
     `The subscription's delivery state kept changing while ${position.toString()} was rescheduled; nothing was changed, try again`,
   );
+}
+
+/** Tracker items at the old due time one lookup of the last holder reads at most. */
+const HOLDER_LOOKUP_ITEMS = 100;
+
+/**
+ * The consumer the entry last went to, as the tracker entry of its old due time names it, so a
+ * rescheduled entry keeps it (none: never handed out, or not among the first HOLDER_LOOKUP_ITEMS
+ * items of that due time and ledger). Cost: one Query, none for an entry never handed out.
+ */
+async function lastHolderOf(
+  ctx: EngineContext,
+  cursor: PartitionCursor,
+  entry: { readonly position: Position; readonly deliveries: number; readonly fromDueAtMs: number },
+): Promise<string | undefined> {
+  const { position, deliveries, fromDueAtMs } = entry;
+  if (deliveries === 0) return undefined;
+  // The key before every item of that due time in the position's ledger.
+  const after = { dueAtMs: fromDueAtMs, position: Position.of(position.ledgerId, 0n), deliveries: 0, n: 0 };
+  const items = await ctx.store.dueTracker(cursor.cursorId, fromDueAtMs, HOLDER_LOOKUP_ITEMS, { after });
+  const covering = items.find(
+    (item) =>
+      item.position.ledgerId === position.ledgerId &&
+      item.position.entryId <= position.entryId &&
+      position.entryId < item.position.entryId + BigInt(item.n) &&
+      item.deliveries === deliveries &&
+      item.consumerId !== undefined,
+  );
+  return covering?.consumerId;
 }

@@ -17,8 +17,11 @@ import { isAcknowledged, locateRun, type PageMap, readPagesOf, runPagesOf } from
 
 /** How a listed entry waits, as the runs say it. */
 export type WaitState =
-  /** Released, due at its time; `cause` as the run says (none: a nack backoff, or a first delivery). */
-  | { readonly kind: 'released'; readonly cause?: ReleaseCause }
+  /**
+   * Released, due at its time; `cause` as the run says (none: a nack backoff, or a first
+   * delivery); `lastConsumerId`, the consumer it last went to, as its tracker entry names it.
+   */
+  | { readonly kind: 'released'; readonly cause?: ReleaseCause; readonly lastConsumerId?: string }
   /** Held by `consumerId`, due again at its ack timeout. */
   | { readonly kind: 'held'; readonly consumerId: string }
   /** Not reached by the dispatcher yet: held back until its deliverAt. */
@@ -178,7 +181,11 @@ function confirmed(record: HeadRecord, pages: PageMap, item: TrackerEntry): Wait
     const { state } = run;
     let wait: WaitState;
     if (state.kind === 'released' && state.dueAtMs === item.dueAtMs) {
-      wait = { kind: 'released', ...(state.cause ? { cause: state.cause } : {}) };
+      wait = {
+        kind: 'released',
+        ...(state.cause ? { cause: state.cause } : {}),
+        ...(item.consumerId !== undefined && run.deliveries > 0 ? { lastConsumerId: item.consumerId } : {}),
+      };
     } else if (state.kind === 'held' && state.timeoutAtMs === item.dueAtMs) {
       wait = { kind: 'held', consumerId: state.consumerId };
     } else {

@@ -48,7 +48,10 @@ export interface ScheduledMessage {
   readonly reason: ScheduledReason;
   /** The redeliveryCount its next delivery carries. */
   readonly redeliveryCount: number;
-  /** The consumer holding it (ackTimeout); null when nobody holds it. */
+  /**
+   * The consumer it last went to: its holder (ackTimeout), or the consumer that nacked it or went
+   * (nack, consumerGone, rescheduled); null when it was never handed out.
+   */
   readonly consumer: string | null;
   /** Payload bytes. */
   readonly size: number;
@@ -229,9 +232,15 @@ function scheduledMessage(
     dueAt: entry.dueAtMs,
     reason: reasonOf(entry, stored),
     redeliveryCount: entry.deliveries,
-    consumer: entry.state.kind === 'held' ? entry.state.consumerId : null,
+    consumer: lastConsumerOf(entry),
     size: Buffer.byteLength(stored.payload),
   };
+}
+
+function lastConsumerOf(entry: WaitingEntry): string | null {
+  const { state } = entry;
+  if (state.kind === 'held') return state.consumerId;
+  return state.kind === 'released' ? (state.lastConsumerId ?? null) : null;
 }
 
 function reasonOf(entry: WaitingEntry, stored: StoredEntry): ScheduledReason {

@@ -1,6 +1,9 @@
 import { carveRun, type DeliveryRun } from '../../domain/delivery-run.ts';
+import { MAX_DUE_OVERRIDES, overrideAt, withOverride } from '../../domain/dispatch-head.ts';
 import { ConflictError } from '../../domain/errors.ts';
 import { Position } from '../../domain/position.ts';
+import { isCumulativeAckType } from '../../domain/subscription-type.ts';
+import type { HeadRecord } from '../../ports/dispatch-store.ts';
 import type { EngineContext, PartitionCursor } from './engine-context.ts';
 import {
   isAcknowledged,
@@ -16,6 +19,11 @@ import {
  * and released again with the new due time (cause `rescheduled`), a tracker entry put first (the
  * tracker's rule: the index before the write that makes it true; the old entry becomes stale and
  * the next pickup deletes it). Separate from the dispatcher: it changes only a released run.
+ *
+ * An entry the dispatcher has not reached (a delayed message, or backlog) has no run yet: its new
+ * due time is kept as an override in the head (DispatchHead.overrides), which the claim that
+ * reaches the entry honours instead of its deliverAt (Shared and Key_Shared: Exclusive and
+ * Failover ignore due times of first deliveries, as they ignore deliverAt).
  */
 
 export interface RescheduleRequest {
@@ -34,7 +42,9 @@ export type RescheduleOutcome =
   /** Held by a consumer: it waits for its acknowledgement, not for a due time. */
   | { readonly kind: 'held'; readonly consumerId: string }
   /** Earlier than the run's due time, and `earlier` was not asked. */
-  | { readonly kind: 'earlierThanPolicy'; readonly policyDueAtMs: number };
+  | { readonly kind: 'earlierThanPolicy'; readonly policyDueAtMs: number }
+  /** Not dispatched yet, and MAX_DUE_OVERRIDES other overrides already wait for the dispatcher. */
+  | { readonly kind: 'tooManyOverrides'; readonly max: number };
 
 /**
  * Cost: the head and one or two pages (reads), one tracker Query (its last holder, kept on the new
@@ -54,7 +64,11 @@ export async function rescheduleEntry(
     const pages = await readPagesOf(ctx.store, cursor.cursorId, runPagesOf(position));
     if (isAcknowledged(record.head, pages, position)) return { kind: 'notWaiting', why: 'acknowledged' };
     const located = locateRun(record.head, pages, position);
-    if (!located) return { kind: 'notWaiting', why: 'notDispatched' };
+    if (!located) {
+      const outcome = await overrideUndispatched(ctx, cursor, { request, record });
+      if (outcome === 'conflict') continue;
+      return outcome;
+    }
     const { run } = located;
     if (run.state.kind === 'held') return { kind: 'held', consumerId: run.state.consumerId };
     const fromDueAtMs = run.state.dueAtMs;
@@ -110,4 +124,38 @@ async function lastHolderOf(
       item.consumerId !== undefined,
   );
   return covering?.consumerId;
+}
+
+/**
+ * The due time of an entry the dispatcher has not reached, kept as an override in the head: from
+ * the override it had, else its deliverAt when still to come, else now (it is backlog).
+ * Cost: one entry read, one head write (none on a dry run).
+ */
+async function overrideUndispatched(
+  ctx: EngineContext,
+  cursor: PartitionCursor,
+  input: { readonly request: RescheduleRequest; readonly record: HeadRecord },
+): Promise<RescheduleOutcome | 'conflict'> {
+  const { request, record } = input;
+  const { position, dueAtMs } = request;
+  const { head } = record;
+  // No run and before the read position: acknowledged on a page, or trimmed. Exclusive and Failover
+  // hand out first deliveries in log order whatever their due time.
+  if (position.compareTo(head.readPosition) < 0 || isCumulativeAckType(cursor.type))
+    return { kind: 'notWaiting', why: 'notDispatched' };
+  const [entry] = await ctx.ledger.readEntries(position.ledgerId, position.entryId, position.entryId);
+  if (!entry) return { kind: 'notWaiting', why: 'notDispatched' };
+  const now = ctx.clock.nowMs();
+  const deliverAt = entry.deliverAtMs !== undefined && entry.deliverAtMs > now ? entry.deliverAtMs : now;
+  const current = overrideAt(head, position);
+  const fromDueAtMs = current?.dueAtMs ?? deliverAt;
+  if (dueAtMs < fromDueAtMs && !request.earlier)
+    return { kind: 'earlierThanPolicy', policyDueAtMs: fromDueAtMs };
+  if (!current && (head.overrides?.length ?? 0) >= MAX_DUE_OVERRIDES)
+    return { kind: 'tooManyOverrides', max: MAX_DUE_OVERRIDES };
+  const outcome = { kind: 'rescheduled' as const, fromDueAtMs, deliveries: 0 };
+  if (request.dryRun) return outcome;
+  const next = withOverride(head, { position, dueAtMs });
+  // A claim that passed the entry meanwhile fails this write: the next attempt finds its run.
+  return (await ctx.store.casHead(cursor.cursorId, record.version, next)).ok ? outcome : 'conflict';
 }

@@ -245,7 +245,7 @@ function lastConsumerOf(entry: WaitingEntry): string | null {
 
 function reasonOf(entry: WaitingEntry, stored: StoredEntry): ScheduledReason {
   const { state } = entry;
-  if (state.kind === 'undispatched') return 'delayed';
+  if (state.kind === 'undispatched') return state.rescheduled ? 'rescheduled' : 'delayed';
   if (state.kind === 'held') return 'ackTimeout';
   return releasedReason({ ...entry, ...(state.cause ? { cause: state.cause } : {}) }, stored.deliverAtMs);
 }

@@ -7,6 +7,7 @@ import {
   histogram,
   minBound,
   NO_END_MS,
+  pageTokenScope,
   type ScheduledBucket,
   type ScheduledCursor,
 } from '../../domain/scheduled-order.ts';
@@ -110,7 +111,7 @@ export async function listScheduled(ports: UseCasePorts, request: ScheduledReque
     if (!stored) continue;
     messages.push(scheduledMessage(entry, partitionIndex, stored));
   }
-  return { messages, ...(next ? { nextPageToken: encodePageToken(next) } : {}) };
+  return { messages, ...(next ? { nextPageToken: encodePageToken(next, scopeOf(request)) } : {}) };
 }
 
 /** The same entries counted per bucket of `bucketSeconds` (no message is read). */
@@ -126,8 +127,13 @@ export async function scheduledHistogram(
       request.bucketSeconds * 1000,
     ),
     total: entries.length,
-    ...(next ? { nextPageToken: encodePageToken(next) } : {}),
+    ...(next ? { nextPageToken: encodePageToken(next, scopeOf(request)) } : {}),
   };
+}
+
+/** A scheduled page token goes on only on its topic and subscription. */
+function scopeOf(request: ScheduledRequest): string {
+  return pageTokenScope('scheduled', request.topic.partitionedTopicName.toString(), request.subscription);
 }
 
 interface Located {
@@ -150,7 +156,7 @@ async function collectWaiting(
       record: await requireSubscription(ports, partition, request.subscription),
     })),
   );
-  const cursor = request.pageToken ? decodePageToken(request.pageToken) : undefined;
+  const cursor = request.pageToken ? decodePageToken(request.pageToken, scopeOf(request)) : undefined;
   const read: WaitingRead = {
     from: cursor?.from ?? { dueAtMs: request.fromMs ?? 0, ledgerId: 0n, entryId: 0n },
     ...(cursor ? { after: cursor.after } : {}),

@@ -53,6 +53,43 @@ export interface DispatchHead {
   readonly delivered?: RateCounter;
   /** The last cumulative acknowledgement, or the newest acknowledgement a fold passed (epoch ms). */
   readonly lastAckedAtMs?: number;
+  /**
+   * Shared/Key_Shared: due times an operator set (topics reschedule) on entries the dispatcher has
+   * not reached, at most MAX_DUE_OVERRIDES, by position. The claim that reaches one releases it to
+   * the tracker due then (or hands it out, when that time has come), whatever its deliverAt, and
+   * drops it; so does any head whose read position passed it. Absent in nearly every head: it
+   * costs bytes (about 20 each) only while an operator's reschedule waits for the dispatcher.
+   */
+  readonly overrides?: readonly DueOverride[];
+}
+
+/** A due time an operator set on an entry the dispatcher has not reached (see DispatchHead.overrides). */
+export interface DueOverride {
+  readonly position: Position;
+  readonly dueAtMs: number;
+}
+
+/** Overrides one head keeps at most (about 20 bytes each). */
+export const MAX_DUE_OVERRIDES = 8;
+
+/** The override at `position`, if any. */
+export function overrideAt(head: DispatchHead, position: Position): DueOverride | undefined {
+  return head.overrides?.find((override) => override.position.equals(position));
+}
+
+/** The head without the overrides the read position passed (the same head when none was). */
+export function dropPassedOverrides(head: DispatchHead): DispatchHead {
+  const { overrides, ...rest } = head;
+  if (!overrides) return head;
+  const left = overrides.filter((override) => override.position.compareTo(head.readPosition) >= 0);
+  if (left.length === overrides.length) return head;
+  return left.length > 0 ? { ...rest, overrides: left } : rest;
+}
+
+/** The head with `override` set (replacing one at its position), in position order. */
+export function withOverride(head: DispatchHead, override: DueOverride): DispatchHead {
+  const others = (head.overrides ?? []).filter((o) => !o.position.equals(override.position));
+  return { ...head, overrides: [...others, override].sort((a, b) => a.position.compareTo(b.position)) };
 }
 
 /** The head of a new cursor: nothing dispatched after `markDelete`. */
@@ -75,13 +112,13 @@ export function markDeleteTo(head: DispatchHead, position: Position): DispatchHe
   const readPosition = head.readPosition.compareTo(afterMarkDelete) < 0 ? afterMarkDelete : head.readPosition;
   const { replayFrom: replay, ...rest } = head;
   const replayFrom = replay && replay.compareTo(afterMarkDelete) < 0 ? afterMarkDelete : replay;
-  return {
+  return dropPassedOverrides({
     ...rest,
     markDelete: position,
     runs,
     readPosition,
     ...(replayFrom && replayFrom.compareTo(readPosition) < 0 ? { replayFrom } : {}),
-  };
+  });
 }
 
 /** Whether a reset's resetter is overdue (died): then whoever finds it finishes it. */
@@ -119,6 +156,7 @@ interface EncodedHead {
   rs?: [string, number];
   oc?: number[];
   la?: number;
+  ov?: string[];
 }
 
 /** A released run's cause in one letter (absent: a nack or a deliverAt; older items have none). */
@@ -194,6 +232,10 @@ export function encodeDispatchHead(head: DispatchHead): string {
   if (head.resetting) encoded.rs = [head.resetting.end.toString(), head.resetting.untilMs];
   if (head.delivered) encoded.oc = encodeRateCounter(head.delivered);
   if (head.lastAckedAtMs !== undefined) encoded.la = head.lastAckedAtMs;
+  if (head.overrides && head.overrides.length > 0)
+    encoded.ov = head.overrides.map(
+      ({ position, dueAtMs }) => `${b36(position.ledgerId)}|${b36(position.entryId)}|${b36(dueAtMs)}`,
+    );
   return JSON.stringify(encoded);
 }
 
@@ -216,5 +258,11 @@ export function decodeDispatchHead(text: string): DispatchHead {
       : {}),
     ...(encoded.oc ? { delivered: decodeRateCounter(encoded.oc) as RateCounter } : {}),
     ...(encoded.la !== undefined ? { lastAckedAtMs: encoded.la } : {}),
+    ...(encoded.ov ? { overrides: encoded.ov.map(decodeOverride) } : {}),
   };
+}
+
+function decodeOverride(text: string): DueOverride {
+  const [ledgerId, entryId, dueAtMs] = text.split('|') as [string, string, string];
+  return { position: Position.of(bigFromB36(ledgerId), bigFromB36(entryId)), dueAtMs: fromB36(dueAtMs) };
 }

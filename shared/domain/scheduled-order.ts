@@ -1,4 +1,5 @@
 import { ValidationError } from './errors.ts';
+import { murmur3Hash31 } from './murmur3.ts';
 
 /**
  * The order of a scheduled view: due time, then position (ledger ids are unique across the
@@ -36,17 +37,49 @@ export interface ScheduledCursor {
   readonly after: ScheduledKey;
 }
 
-/** The page token: base64url of `d.l.s.e` (due time, ledger, the item's first entry, the last entry). */
-export function encodePageToken(cursor: ScheduledCursor): string {
-  const { from, after } = cursor;
-  return Buffer.from(`${after.dueAtMs}.${after.ledgerId}.${from.entryId}.${after.entryId}`).toString(
-    'base64url',
-  );
+/**
+ * What a page token belongs to: the listing (`scheduled`, `pending`), the topic and the
+ * subscription, hashed to a short tag the token carries, so a token given by one listing is
+ * refused by another (it would name positions of another cursor: a page that skips or repeats).
+ */
+export function pageTokenScope(listing: string, topic: string, subscription: string): string {
+  return murmur3Hash31(`${listing}\n${topic}\n${subscription}`).toString(36);
 }
 
-/** @throws ValidationError when the token is not one this API gave. */
-export function decodePageToken(token: string): ScheduledCursor {
+/**
+ * The token's text without its scope tag, checked against `scope`.
+ * @throws ValidationError when the token is not one this API gave, or gave for another scope.
+ */
+export function unscopedToken(token: string, scope: string): string {
   const text = Buffer.from(token, 'base64url').toString('utf8');
+  const cut = text.lastIndexOf('~');
+  if (cut < 0 || !/^[0-9a-z]{1,7}$/.test(text.slice(cut + 1)))
+    throw new ValidationError(`pageToken '${token}' is not a token this API gave`);
+  if (text.slice(cut + 1) !== scope) {
+    throw new ValidationError(
+      `pageToken '${token}' was given by another listing (another topic, subscription or path): a token goes on only with the listing that gave it`,
+    );
+  }
+  return text.slice(0, cut);
+}
+
+/** `text` with the scope tag, as a token. */
+export function scopedToken(text: string, scope: string): string {
+  return Buffer.from(`${text}~${scope}`).toString('base64url');
+}
+
+/**
+ * The page token: base64url of `d.l.s.e~scope` (due time, ledger, the item's first entry, the last
+ * entry; see pageTokenScope).
+ */
+export function encodePageToken(cursor: ScheduledCursor, scope: string): string {
+  const { from, after } = cursor;
+  return scopedToken(`${after.dueAtMs}.${after.ledgerId}.${from.entryId}.${after.entryId}`, scope);
+}
+
+/** @throws ValidationError when the token is not one this API gave for `scope`. */
+export function decodePageToken(token: string, scope: string): ScheduledCursor {
+  const text = unscopedToken(token, scope);
   const match = /^(\d{1,15})\.(\d{1,19})\.(\d{1,19})\.(\d{1,19})$/.exec(text);
   if (!match) throw new ValidationError(`pageToken '${token}' is not a token this API gave`);
   const [, due, ledger, start, entry] = match as unknown as [string, string, string, string, string];

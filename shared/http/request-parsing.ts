@@ -56,3 +56,13 @@ export function safeInteger(value: string | undefined, name: string, min = 0): n
   }
   return Number(value);
 }
+
+/** A typo in a query parameter (`limt`) would be silently ignored: refused instead (400). */
+export function refuseUnknownQuery(request: HttpRequest, known: readonly string[]): void {
+  const unknown = Object.keys(request.query).filter((name) => !known.includes(name));
+  if (unknown.length > 0) {
+    throw new ValidationError(
+      `Unknown query parameter${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; this path takes ${known.join(', ')}`,
+    );
+  }
+}

@@ -49,6 +49,13 @@ export interface TrackerEntry {
   readonly position: Position;
   readonly deliveries: number;
   readonly n: number;
+  /**
+   * A released run's last holder (the consumer that nacked it, or that went): not part of the
+   * key, kept on the item the release writes anyway (a few bytes more, no request more), so the
+   * scheduled view names the consumer an entry last went to (issue 24). Absent on entries put
+   * before it existed and on entries nobody held (delayed, routed).
+   */
+  readonly consumerId?: string;
 }
 
 /** The delivery counters kept beside a cursor's head. */

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { DeliveryRun } from '../../shared/domain/delivery-run.ts';
 import {
@@ -163,14 +164,16 @@ describe.each(
     expect(measured).toEqual(units);
   });
 
-  it('dueTracker and nextTrackerDue are one read unit each; a tracker entry is one write unit', async () => {
+  it('dueTracker and nextTrackerDue are one read unit each; a tracker entry is one write unit, its last holder included', async () => {
     const { dispatchStore, meter } = stores();
     const cursorId = newCursorId();
+    // A released run's entry names its last holder (issue 24): a server-issued id of 22 characters.
     const entries = Array.from({ length: 30 }, (_, i) => ({
       dueAtMs: T0 + i,
       position: Position.of(LEDGER, FIRST_ENTRY + BigInt(10 * i)),
       deliveries: 1,
       n: 10,
+      ...(i % 2 === 0 ? { consumerId: randomBytes(16).toString('base64url') } : {}),
     }));
 
     meter?.reset();

@@ -60,7 +60,8 @@ describe('GET .../subscription/{sub}/scheduled', () => {
     const page = await scheduled(topic);
 
     const nacked = page.messages.find((m) => m.messageId === got[0]?.messageId);
-    expect(nacked).toMatchObject({ reason: 'nack', redeliveryCount: 1, consumer: null, size: 9 });
+    // The consumer it last went to: the one that nacked it.
+    expect(nacked).toMatchObject({ reason: 'nack', redeliveryCount: 1, consumer: consumer.id, size: 9 });
     expect(page.messages.filter((m) => m.reason === 'delayed')).toEqual(
       [1, 9, 15].map((i) => ({
         messageId: ids[i],
@@ -87,6 +88,43 @@ describe('GET .../subscription/{sub}/scheduled', () => {
     const after = await scheduled(topic, '?histogram=3600');
     expect(after).toMatchObject({ bucketSeconds: 3600, total: 3 });
     expect((await admin.stats(topic)).subscriptions.sub).toMatchObject({ msgDelayed: 2 });
+  });
+
+  it('names the consumer each entry last went to: the nacking one, the one that went, the holder', async () => {
+    const topic = TopicRef.unique('schedwho');
+    const nacker = await consumers.subscribe(topic, 'sub', {
+      subscriptionType: 'Shared',
+      negativeAckRedeliveryDelayMs: 600_000,
+    });
+    const leaver = await consumers.subscribe(topic, 'sub', { subscriptionType: 'Shared' });
+    const holder = await consumers.subscribe(topic, 'sub', {
+      subscriptionType: 'Shared',
+      ackTimeoutMs: 600_000,
+    });
+    await admin.produce(
+      topic,
+      Array.from({ length: 3 }, (_, i) => ({ payload: `w${i}` })),
+    );
+    const [nacked] = await receiveAll(nacker, 1);
+    const [left] = await receiveAll(leaver, 1);
+    const [held] = await receiveAll(holder, 1);
+    await nacker.nack([nacked as TimedMessage]);
+    await leaver.close();
+
+    const byId = new Map((await scheduled(topic)).messages.map((m) => [m.messageId, m]));
+
+    expect(byId.get(nacked?.messageId as string)).toMatchObject({ reason: 'nack', consumer: nacker.id });
+    expect(byId.get(left?.messageId as string)).toMatchObject({
+      reason: 'consumerGone',
+      consumer: leaver.id,
+    });
+    expect(byId.get(held?.messageId as string)).toMatchObject({ reason: 'ackTimeout', consumer: holder.id });
+    // Rescheduled, it keeps the consumer it last went to.
+    await admin.expectStatus(200, 'POST', `${topic.adminPath}/subscription/sub/reschedule`, {
+      body: { messageId: left?.messageId, deliverAt: Date.now() + 3_600_000 },
+    });
+    const moved = (await scheduled(topic)).messages.find((m) => m.messageId === left?.messageId);
+    expect(moved).toMatchObject({ reason: 'rescheduled', consumer: leaver.id });
   });
 
   it('pages with limit and pageToken, and bounds with from and until', async () => {

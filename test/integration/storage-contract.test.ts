@@ -962,6 +962,23 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
         ]);
       });
 
+      it('an entry keeps the last holder it was put with (not part of the key: putting it again replaces it)', async () => {
+        const { dispatchStore } = storage();
+        const cursorId = uniqueId('dispatch');
+        const named = { ...tracker(T0, pos(3, 5), 1, 2), consumerId: 'AbCdEfGhIjKlMnOpQrStUv' };
+        const plain = tracker(T0, pos(3, 7));
+
+        await dispatchStore.putTracker(cursorId, [named, plain]);
+        const first = await dispatchStore.dueTracker(cursorId, T0, 10);
+        await dispatchStore.putTracker(cursorId, [{ ...named, consumerId: 'other' }]);
+
+        expect(first).toEqual([named, plain]);
+        expect(await dispatchStore.dueTracker(cursorId, T0, 10)).toEqual([
+          { ...named, consumerId: 'other' },
+          plain,
+        ]);
+      });
+
       it('dueTracker after an entry gives the next page in the same order, also after an entry since deleted', async () => {
         const { dispatchStore } = storage();
         const cursorId = uniqueId('dispatch');

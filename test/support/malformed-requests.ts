@@ -518,6 +518,8 @@ function idRefused(text: string | undefined): boolean {
 /** POST .../acknowledgeMessage (PIP-423). */
 function acknowledgeMessageRefusal({ target, fixture, last }: RouteInput): string | undefined {
   const { query } = target;
+  const known = ['ledgerId', 'entryId', 'subscriptionNames', 'dryRun', 'authoritative'];
+  if ([...query.keys()].some((name) => !known.includes(name))) return 'unknown query parameter (400)';
   if (
     query.has('subscriptionNames') &&
     query

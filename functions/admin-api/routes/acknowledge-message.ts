@@ -17,6 +17,7 @@ import {
   queryBoolean,
   queryList,
   queryValue,
+  refuseUnknownQuery,
 } from '../../../shared/http/request-parsing.ts';
 import { decode, LEGACY_V1_TOPIC, TOPIC, topicOf, V1_TOPIC } from './admin-paths.ts';
 
@@ -39,8 +40,17 @@ export function acknowledgeMessageRoutes(ports: UseCasePorts): Route[] {
   ];
 }
 
+/**
+ * The query parameters acknowledgeMessage takes (Pulsar's `authoritative` is accepted and has no
+ * effect, as on the cursor operations). Any other is refused (400): a typo such as
+ * `subscriptionName=` would otherwise acknowledge on every subscription.
+ */
+const ACKNOWLEDGE_QUERY = ['ledgerId', 'entryId', 'subscriptionNames', 'dryRun', 'authoritative'] as const;
+
 function acknowledge(ports: UseCasePorts, topicOfRequest: (request: HttpRequest) => TopicName): RouteHandler {
   return async (request) => {
+    refuseUnknownQuery(request, ACKNOWLEDGE_QUERY);
+    queryBoolean(request, 'authoritative');
     const messageIds = messageIdsOf(request);
     if (messageIds) {
       const many = await acknowledgeMany(ports, {

@@ -16,6 +16,7 @@ import {
   jsonBody,
   queryBoolean,
   queryValue,
+  refuseUnknownQuery,
   safeInteger,
 } from '../../../shared/http/request-parsing.ts';
 import { SUBSCRIPTION, topicOf } from './admin-paths.ts';
@@ -158,14 +159,4 @@ function limitOf(request: HttpRequest, fallback: number, max: number): number {
   const limit = safeInteger(value, 'limit', 1);
   if (limit > max) throw new ValidationError(`limit must be at most ${max}, got ${limit}`);
   return limit;
-}
-
-/** A typo in a query parameter (`limt`) would be silently ignored: refused instead (400). */
-export function refuseUnknownQuery(request: HttpRequest, known: readonly string[]): void {
-  const unknown = Object.keys(request.query).filter((name) => !known.includes(name));
-  if (unknown.length > 0) {
-    throw new ValidationError(
-      `Unknown query parameter${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; this path takes ${known.join(', ')}`,
-    );
-  }
 }

@@ -411,12 +411,19 @@ export class DynamoDbDispatchStore implements DispatchStore {
     return counters;
   }
 
-  /** BatchWriteItem puts, 25 per request (see writeAll for its bounded retries). */
+  /**
+   * BatchWriteItem puts, 25 per request (see writeAll for its bounded retries). A last holder
+   * (`c`, a consumer id of 22 characters) keeps the item well under 1 KB: still one write unit.
+   */
   async putTracker(cursorId: string, entries: readonly TrackerEntry[]): Promise<void> {
     await writeAll(
       this.client,
       this.tableName,
-      distinctTrackerKeys(entries).map((sk) => ({ PutRequest: { Item: this.key(cursorId, sk) } })),
+      distinctTrackerItems(entries).map(([sk, consumerId]) => ({
+        PutRequest: {
+          Item: { ...this.key(cursorId, sk), ...(consumerId !== undefined ? { c: S(consumerId) } : {}) },
+        },
+      })),
     );
   }
 
@@ -440,7 +447,7 @@ export class DynamoDbDispatchStore implements DispatchStore {
           ':from': S(TRACKER_PREFIX),
           ':to': S(`${TRACKER_PREFIX}${dueKey(nowMs)}#${AFTER_DIGITS}`),
         },
-        ProjectionExpression: 'sk',
+        ProjectionExpression: 'sk, c',
         ConsistentRead: true,
         Limit: limit,
         ...(options.after
@@ -448,7 +455,11 @@ export class DynamoDbDispatchStore implements DispatchStore {
           : {}),
       }),
     );
-    return items.map((item) => trackerEntryOf(str(item, 'sk') as string));
+    return items.map((item) => {
+      const entry = trackerEntryOf(str(item, 'sk') as string);
+      const consumerId = str(item, 'c');
+      return consumerId === undefined ? entry : { ...entry, consumerId };
+    });
   }
 
   /** One Query, Limit 1, of the keys after every entry due at or before `afterMs`. */
@@ -595,6 +606,11 @@ function trackerKey(entry: TrackerEntry): string {
 /** A batch may not name one key twice (DynamoDB refuses it): equal entries are one item anyway. */
 function distinctTrackerKeys(entries: readonly TrackerEntry[]): string[] {
   return [...new Set(entries.map(trackerKey))];
+}
+
+/** The items to put, one per key (the last entry of a key names its holder). */
+function distinctTrackerItems(entries: readonly TrackerEntry[]): [string, string | undefined][] {
+  return [...new Map(entries.map((entry) => [trackerKey(entry), entry.consumerId])).entries()];
 }
 
 function trackerEntryOf(sk: string): TrackerEntry {

@@ -1,6 +1,6 @@
 import { type DeliveryRun, runEnd } from '../../domain/delivery-run.ts';
 import type { DispatchHead } from '../../domain/dispatch-head.ts';
-import { resetOverdue } from '../../domain/dispatch-head.ts';
+import { dropPassedOverrides, overrideAt, resetOverdue } from '../../domain/dispatch-head.ts';
 import { nextInLedger, Position } from '../../domain/position.ts';
 import { bump } from '../../domain/rate-counter.ts';
 import { isCumulativeAckType } from '../../domain/subscription-type.ts';
@@ -115,7 +115,8 @@ export async function claimFirstDeliveries(ctx: EngineContext, request: ClaimReq
   await ctx.store.putTracker(cursor.cursorId, plan.trackerEntries);
   const dues = plan.trackerEntries.map((entry) => entry.dueAtMs);
   const trackerDueAtMs = minDue(head.trackerDueAtMs, ...dues);
-  const next: DispatchHead = {
+  // An operator's due time on an entry this claim passed is in its run now.
+  const next: DispatchHead = dropPassedOverrides({
     ...head,
     ...request.ownerChanges,
     readPosition,
@@ -136,7 +137,7 @@ export async function claimFirstDeliveries(ctx: EngineContext, request: ClaimReq
     ...(plan.deliveries.length > 0
       ? { delivered: bump(head.delivered, plan.deliveries.length, bytesOf(plan.deliveries), now) }
       : {}),
-  };
+  });
   const written = await ctx.store.casHead(cursor.cursorId, record.version, next);
   if (!written.ok) {
     const wanted = found.entries[0]?.position;
@@ -324,13 +325,10 @@ export function planFirstDeliveries(input: {
     const before = last;
     last = position;
     if (isAcknowledged(head, pages, position)) continue;
-    const delayed =
-      type !== 'Exclusive' &&
-      type !== 'Failover' &&
-      entry.deliverAtMs !== undefined &&
-      entry.deliverAtMs > nowMs;
-    if (delayed) {
-      append(position, { kind: 'released', dueAtMs: entry.deliverAtMs as number }, 0);
+    const delayedUntil = delayedUntilMs(head, entry, type);
+    if (delayedUntil !== undefined && delayedUntil.dueAtMs > nowMs) {
+      const cause = delayedUntil.rescheduled ? { cause: 'rescheduled' as const } : {};
+      append(position, { kind: 'released', dueAtMs: delayedUntil.dueAtMs, ...cause }, 0);
       continue;
     }
     if (
@@ -375,4 +373,20 @@ export function planFirstDeliveries(input: {
     ...(routedAtMs !== undefined ? { routedAtMs } : {}),
     full: tally.full,
   };
+}
+
+/**
+ * When a first delivery of `entry` is due: an operator's override (topics reschedule, earlier or
+ * later than its deliverAt), else its deliverAt; none on Exclusive and Failover (they ignore
+ * deliverAt, as Pulsar does) or for an entry without either.
+ */
+function delayedUntilMs(
+  head: DispatchHead,
+  entry: StoredEntry,
+  type: PartitionCursor['type'],
+): { readonly dueAtMs: number; readonly rescheduled: boolean } | undefined {
+  if (isCumulativeAckType(type)) return undefined;
+  const override = overrideAt(head, entry.position);
+  if (override) return { dueAtMs: override.dueAtMs, rescheduled: true };
+  return entry.deliverAtMs === undefined ? undefined : { dueAtMs: entry.deliverAtMs, rescheduled: false };
 }

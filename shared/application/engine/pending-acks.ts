@@ -247,6 +247,7 @@ async function releaseRuns(
         position: Position.of(piece.ledgerId, piece.entryId),
         deliveries: piece.deliveries,
         n: piece.n,
+        consumerId: request.consumerId,
       });
     }
     dueAtMs.push(due);

@@ -1,4 +1,5 @@
 import { type RunState, runPositions } from '../../domain/delivery-run.ts';
+import { overrideAt } from '../../domain/dispatch-head.ts';
 import { nextInLedger, Position } from '../../domain/position.ts';
 import { DISPATCH_PAGE_SIZE } from '../../ports/dispatch-store.ts';
 import { windowPages } from './cursor-window.ts';
@@ -86,21 +87,24 @@ export async function heldOnCursor(
 
 /**
  * How many times the entry was handed out on the cursor (0: never, or not dispatched yet),
- * whether a consumer holds it now, and its run's state (none: no run covers it). Cost: the head
- * and one or two pages.
+ * whether a consumer holds it now, its run's state (none: no run covers it), and, not dispatched
+ * yet, the due time an operator set on it (the head's override). Cost: the head and one or two
+ * pages.
  */
 export async function deliveriesOf(
   ctx: EngineContext,
   cursor: PartitionCursor,
   position: Position,
-): Promise<{ deliveries: number; held: boolean; state?: RunState }> {
+): Promise<{ deliveries: number; held: boolean; state?: RunState; overrideDueAtMs?: number }> {
   const record = await ctx.store.readHead(cursor.cursorId);
   if (!record) return { deliveries: 0, held: false };
   const pages = await readPagesOf(ctx.store, cursor.cursorId, runPagesOf(position));
   const run = locateRun(record.head, pages, position)?.run;
+  const override = run ? undefined : overrideAt(record.head, position);
   return {
     deliveries: run?.deliveries ?? 0,
     held: run?.state.kind === 'held',
     ...(run ? { state: run.state } : {}),
+    ...(override ? { overrideDueAtMs: override.dueAtMs } : {}),
   };
 }

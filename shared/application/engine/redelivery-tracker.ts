@@ -650,7 +650,15 @@ function untakenOf(pieces: readonly DeliveryRun[], slice: DeliveryRun, entry: Tr
     if (piece.deliveries !== slice.deliveries) return [];
     const part = sliceRun(piece, slice.entryId, runEnd(slice));
     return part
-      ? [{ dueAtMs: entry.dueAtMs, position: runStart(part), deliveries: entry.deliveries, n: part.n }]
+      ? [
+          {
+            dueAtMs: entry.dueAtMs,
+            position: runStart(part),
+            deliveries: entry.deliveries,
+            n: part.n,
+            ...(entry.consumerId !== undefined ? { consumerId: entry.consumerId } : {}),
+          },
+        ]
       : [];
   });
 }

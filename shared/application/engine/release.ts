@@ -52,7 +52,7 @@ export async function releaseConsumerStep(
         Position.of(run.ledgerId, run.entryId).compareTo(record.head.readPosition) < 0,
     );
     if (held.length === 0) continue;
-    const { pieces, entries } = releasedNow(held, now);
+    const { pieces, entries } = releasedNow(held, now, consumerId);
     await ctx.store.putTracker(cursor.cursorId, entries);
     if (
       await ctx.store.casPage(cursor.cursorId, page, page.version, {
@@ -93,7 +93,7 @@ async function releaseInHead(
     if (!record) return true;
     const held = record.head.runs.filter((run) => isHeldBy(run, consumerId));
     if (held.length === 0) return true;
-    const { pieces, entries } = releasedNow(held, now);
+    const { pieces, entries } = releasedNow(held, now, consumerId);
     await ctx.store.putTracker(cursor.cursorId, entries);
     const head: DispatchHead = {
       ...record.head,
@@ -105,9 +105,11 @@ async function releaseInHead(
   return false;
 }
 
+/** `held`, released due `now`; their tracker entries name `consumerId`, their last holder. */
 function releasedNow(
   held: readonly DeliveryRun[],
   now: number,
+  consumerId: string,
 ): { pieces: DeliveryRun[]; entries: TrackerEntry[] } {
   const pieces = held.map(
     (run): DeliveryRun => ({ ...run, state: { kind: 'released', dueAtMs: now, cause: 'gone' } }),
@@ -117,6 +119,7 @@ function releasedNow(
     position: Position.of(run.ledgerId, run.entryId),
     deliveries: run.deliveries,
     n: run.n,
+    consumerId,
   }));
   return { pieces, entries };
 }

@@ -1,4 +1,5 @@
 import type { ReleaseCause } from '../../domain/delivery-run.ts';
+import { overrideAt } from '../../domain/dispatch-head.ts';
 import { Position } from '../../domain/position.ts';
 import { compareScheduled, NO_END_MS, type ScheduledKey } from '../../domain/scheduled-order.ts';
 import { isCumulativeAckType } from '../../domain/subscription-type.ts';
@@ -17,12 +18,18 @@ import { isAcknowledged, locateRun, type PageMap, readPagesOf, runPagesOf } from
 
 /** How a listed entry waits, as the runs say it. */
 export type WaitState =
-  /** Released, due at its time; `cause` as the run says (none: a nack backoff, or a first delivery). */
-  | { readonly kind: 'released'; readonly cause?: ReleaseCause }
+  /**
+   * Released, due at its time; `cause` as the run says (none: a nack backoff, or a first
+   * delivery); `lastConsumerId`, the consumer it last went to, as its tracker entry names it.
+   */
+  | { readonly kind: 'released'; readonly cause?: ReleaseCause; readonly lastConsumerId?: string }
   /** Held by `consumerId`, due again at its ack timeout. */
   | { readonly kind: 'held'; readonly consumerId: string }
-  /** Not reached by the dispatcher yet: held back until its deliverAt. */
-  | { readonly kind: 'undispatched' };
+  /**
+   * Not reached by the dispatcher yet: held back until its deliverAt, or (`rescheduled`) until the
+   * due time an operator set (the head's override, which the dispatcher honours when it reaches it).
+   */
+  | { readonly kind: 'undispatched'; readonly rescheduled?: boolean };
 
 export interface WaitingEntry extends WaitingBound {
   readonly position: Position;
@@ -89,6 +96,7 @@ export async function waitingOnCursor(
     const from = compareScheduled(input.read.from, now) < 0 ? now : input.read.from;
     const read = { ...input.read, from, index: input.delayedIndex };
     slices.push(await undispatchedSlice(ctx, cursor, record, read));
+    slices.push(await overriddenSlice(ctx, cursor, record, { ...input.read, from }));
   }
   return slices;
 }
@@ -113,9 +121,9 @@ export async function countUndispatched(
     from: { dueAtMs: ctx.clock.nowMs() + 1, ledgerId: 0n, entryId: 0n },
     untilMs: NO_END_MS,
     limit: MAX_UNDISPATCHED_COUNT,
-    index: delayedIndex,
   };
-  return (await undispatchedSlice(ctx, cursor, record, read)).entries.length;
+  const indexed = await undispatchedSlice(ctx, cursor, record, { ...read, index: delayedIndex });
+  return indexed.entries.length + (await overriddenSlice(ctx, cursor, record, read)).entries.length;
 }
 
 async function trackerSlice(
@@ -178,7 +186,11 @@ function confirmed(record: HeadRecord, pages: PageMap, item: TrackerEntry): Wait
     const { state } = run;
     let wait: WaitState;
     if (state.kind === 'released' && state.dueAtMs === item.dueAtMs) {
-      wait = { kind: 'released', ...(state.cause ? { cause: state.cause } : {}) };
+      wait = {
+        kind: 'released',
+        ...(state.cause ? { cause: state.cause } : {}),
+        ...(item.consumerId !== undefined && run.deliveries > 0 ? { lastConsumerId: item.consumerId } : {}),
+      };
     } else if (state.kind === 'held' && state.timeoutAtMs === item.dueAtMs) {
       wait = { kind: 'held', consumerId: state.consumerId };
     } else {
@@ -221,6 +233,8 @@ async function undispatchedSlice(
       .filter(
         (entry) =>
           entry.position.compareTo(record.head.readPosition) >= 0 &&
+          // An operator moved it: it waits until the override's time (overriddenSlice lists it).
+          !overrideAt(record.head, entry.position) &&
           (!skip || compareScheduled(entry, skip) > 0),
       );
     const examined = candidates.slice(0, read.limit - entries.length);
@@ -264,4 +278,49 @@ function undispatched(group: DelayedGroup, entryId: bigint): WaitingEntry {
     state: { kind: 'undispatched' },
     itemStart: group.firstEntryId,
   };
+}
+
+/**
+ * The entries the dispatcher has not reached whose due time an operator set (the head's overrides,
+ * MAX_DUE_OVERRIDES at most), within the read, not acknowledged. Cost: none without overrides;
+ * else their pages (one BatchGetItem).
+ */
+async function overriddenSlice(
+  ctx: EngineContext,
+  cursor: PartitionCursor,
+  record: HeadRecord,
+  read: WaitingRead,
+): Promise<WaitingSlice> {
+  const { head } = record;
+  const candidates = (head.overrides ?? [])
+    .filter((override) => override.position.compareTo(head.readPosition) >= 0)
+    .map(
+      ({ position, dueAtMs }): WaitingEntry => ({
+        dueAtMs,
+        ledgerId: position.ledgerId,
+        entryId: position.entryId,
+        position,
+        deliveries: 0,
+        state: { kind: 'undispatched', rescheduled: true },
+        itemStart: position.entryId,
+      }),
+    )
+    .filter(
+      (entry) =>
+        compareScheduled(entry, read.from) >= 0 &&
+        entry.dueAtMs <= read.untilMs &&
+        (!read.after || compareScheduled(entry, read.after) > 0),
+    )
+    .sort(compareScheduled);
+  if (candidates.length === 0) return { entries: [] };
+  const pages = await readPagesOf(
+    ctx.store,
+    cursor.cursorId,
+    candidates.map(({ position }) => position),
+  );
+  const entries = candidates
+    .filter((entry) => !isAcknowledged(head, pages, entry.position))
+    .slice(0, read.limit);
+  const last = entries[entries.length - 1];
+  return entries.length >= read.limit && last ? { entries, lookedUpTo: last } : { entries };
 }

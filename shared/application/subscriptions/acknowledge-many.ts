@@ -90,13 +90,34 @@ export async function acknowledgeMany(
   }
 }
 
-/** Every id parsed and resolved, or one error naming every id at fault (nothing written). */
+/** Ids a refusal's reason names at most (the audit record keeps every id of the call). */
+export const REASON_IDS = 10;
+/** Characters of a malformed id a reason shows at most. */
+const REASON_ID_CHARS = 40;
+
+/** The first REASON_IDS of `items`, and how many more there are: a reason stays short. */
+function firstFew(items: readonly string[], separator: string): string {
+  const shown = items.slice(0, REASON_IDS).join(separator);
+  return items.length > REASON_IDS ? `${shown} and ${items.length - REASON_IDS} more` : shown;
+}
+
+function clipped(id: string): string {
+  return id.length > REASON_ID_CHARS ? `${id.slice(0, REASON_ID_CHARS)}...` : id;
+}
+
+/**
+ * Every id parsed and resolved, or one error counting the ids at fault and naming the first
+ * REASON_IDS of them (nothing written).
+ */
 async function resolveTargets(ports: UseCasePorts, request: AcknowledgeManyRequest): Promise<Target[]> {
   const parsed = request.messageIds.map((id) => ({ id, position: parseMessageId(id) }));
   const malformed = parsed.filter(({ position }) => position instanceof Error);
   if (malformed.length > 0) {
     throw new PreconditionFailedError(
-      `${malformed.length} of ${parsed.length} ids are not ledgerId:entryId[:partitionIndex] of non-negative integers: ${malformed.map(({ id }) => `'${id}'`).join(', ')}; nothing was acknowledged`,
+      `${malformed.length} of ${parsed.length} ids are not ledgerId:entryId[:partitionIndex] of non-negative integers: ${firstFew(
+        malformed.map(({ id }) => `'${clipped(id)}'`),
+        ', ',
+      )}; nothing was acknowledged`,
     );
   }
   const resolved = await resolveTopic(ports, request.topic);
@@ -130,12 +151,12 @@ async function resolveTargets(ports: UseCasePorts, request: AcknowledgeManyReque
   }
   if (misplaced.length > 0) {
     throw new PreconditionFailedError(
-      `${misplaced.length} of ${parsed.length} ids name another partition than their message's: ${misplaced.join('; ')}; nothing was acknowledged`,
+      `${misplaced.length} of ${parsed.length} ids name another partition than their message's: ${firstFew(misplaced, '; ')}; nothing was acknowledged`,
     );
   }
   if (missing.length > 0) {
     throw new NotFoundError(
-      `${missing.length} of ${parsed.length} messages not found in topic ${request.topic.toString()}: ${missing.join(', ')}; nothing was acknowledged`,
+      `${missing.length} of ${parsed.length} messages not found in topic ${request.topic.toString()}: ${firstFew(missing, ', ')}; nothing was acknowledged`,
     );
   }
   const cumulative = [...subscriptionsOf.values()].flat().filter((s) => isCumulativeAckType(s.type));

@@ -156,8 +156,8 @@ export async function dryRun(ports: UseCasePorts, target: DryRunTarget): Promise
   for (const subscription of target.subscriptions) {
     const [acknowledged] = await ports.cursors.isAcknowledged(subscription.cursorId, [position]);
     const cursor = { partition, cursorId: subscription.cursorId, type: subscription.type };
-    const { deliveries, state } = acknowledged
-      ? { deliveries: 0, state: undefined }
+    const { deliveries, state, overrideDueAtMs } = acknowledged
+      ? { deliveries: 0, state: undefined, overrideDueAtMs: undefined }
       : await deliveriesOf(engineOf(ports), cursor, position);
     let view: DryRunView;
     if (acknowledged) {
@@ -176,7 +176,10 @@ export async function dryRun(ports: UseCasePorts, target: DryRunTarget): Promise
         reason === 'delayed'
           ? { state: 'delayed', deliverAt: state.dueAtMs }
           : { state: 'waiting', dueAt: state.dueAtMs, reason };
-    } else if (entry?.deliverAtMs !== undefined && entry.deliverAtMs > now) {
+    } else if (overrideDueAtMs !== undefined && overrideDueAtMs > now) {
+      // Not reached by the dispatcher: an operator's due time holds it (as `scheduled` lists it).
+      view = { state: 'waiting', dueAt: overrideDueAtMs, reason: 'rescheduled' };
+    } else if (overrideDueAtMs === undefined && entry?.deliverAtMs !== undefined && entry.deliverAtMs > now) {
       view = { state: 'delayed', deliverAt: entry.deliverAtMs };
     } else {
       view = { state: 'in backlog' };

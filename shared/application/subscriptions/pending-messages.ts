@@ -1,5 +1,6 @@
 import { ValidationError } from '../../domain/errors.ts';
 import { Position } from '../../domain/position.ts';
+import { pageTokenScope, scopedToken, unscopedToken } from '../../domain/scheduled-order.ts';
 import type { TopicName } from '../../domain/topic-name.ts';
 import { subscriptionKey } from '../consumers/consumer-session.ts';
 import { engineOf } from '../engine/engine-ports.ts';
@@ -58,7 +59,12 @@ export async function listPending(ports: UseCasePorts, request: PendingRequest):
     'acknowledge_message',
   ]);
   const resolved = await resolveTopic(ports, request.topic);
-  const token = request.pageToken ? decodePendingToken(request.pageToken) : undefined;
+  const scope = pageTokenScope(
+    'pending',
+    request.topic.partitionedTopicName.toString(),
+    request.subscription,
+  );
+  const token = request.pageToken ? decodePendingToken(request.pageToken, scope) : undefined;
   const leases = new Map(
     (
       await ports.consumers.leases(
@@ -84,12 +90,15 @@ export async function listPending(ports: UseCasePorts, request: PendingRequest):
     );
     messages.push(...held.entries.map((entry) => pendingMessage(entry, partition.partitionIndex, leases)));
     if (held.next) {
-      return { messages, nextPageToken: encodePendingToken(partition.partitionIndex, held.next) };
+      return { messages, nextPageToken: encodePendingToken(partition.partitionIndex, held.next, scope) };
     }
     if (messages.length >= request.limit) {
       const following = resolved.partitions.find((p) => p.partitionIndex > partition.partitionIndex);
       return following
-        ? { messages, nextPageToken: encodePendingToken(following.partitionIndex, Position.of(0n, 0n)) }
+        ? {
+            messages,
+            nextPageToken: encodePendingToken(following.partitionIndex, Position.of(0n, 0n), scope),
+          }
         : { messages };
     }
   }
@@ -123,14 +132,12 @@ export function comesBack(
   return timeoutAtMs !== undefined ? { at: timeoutAtMs, because: 'ackTimeout' } : { at: null, because: null };
 }
 
-function encodePendingToken(partitionIndex: number, position: Position): string {
-  return Buffer.from(`${partitionIndex}.${position.ledgerId}.${position.entryId}`).toString('base64url');
+function encodePendingToken(partitionIndex: number, position: Position, scope: string): string {
+  return scopedToken(`${partitionIndex}.${position.ledgerId}.${position.entryId}`, scope);
 }
 
-function decodePendingToken(token: string): { partitionIndex: number; position: Position } {
-  const match = /^(-1|\d{1,6})\.(\d{1,19})\.(\d{1,19})$/.exec(
-    Buffer.from(token, 'base64url').toString('utf8'),
-  );
+function decodePendingToken(token: string, scope: string): { partitionIndex: number; position: Position } {
+  const match = /^(-1|\d{1,6})\.(\d{1,19})\.(\d{1,19})$/.exec(unscopedToken(token, scope));
   if (!match) throw new ValidationError(`pageToken '${token}' is not a token this API gave`);
   return { partitionIndex: Number(match[1]), position: Position.of(match[2] as string, match[3] as string) };
 }

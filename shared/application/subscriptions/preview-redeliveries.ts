@@ -17,6 +17,7 @@ import {
   previewRedeliveries,
   type RedeliveryPreview,
 } from '../../domain/redelivery-preview.ts';
+import { isCumulativeAckType } from '../../domain/subscription-type.ts';
 import type { TopicName } from '../../domain/topic-name.ts';
 import type { ConsumerRecord } from '../../ports/consumer-registry.ts';
 import { subscriptionKey } from '../consumers/consumer-session.ts';
@@ -76,8 +77,18 @@ export async function previewMessage(ports: UseCasePorts, request: PreviewReques
   const subscription = await requireSubscription(ports, partition, request.subscription);
   const consumer = await consumerOf(ports, request);
   const cursor = { partition, cursorId: subscription.cursorId, type: subscription.type };
-  const { deliveries, state } = await deliveriesOf(engineOf(ports), cursor, position);
-  const start = await startOf(ports, { request, deliveries, ...(state ? { state } : {}) });
+  const { deliveries, state, overrideDueAtMs } = await deliveriesOf(engineOf(ports), cursor, position);
+  // Exclusive and Failover ignore deliverAt: their first delivery is in log order.
+  const firstDueAtMs =
+    state || isCumulativeAckType(subscription.type)
+      ? undefined
+      : await firstDueOf(ports, { position, overrideDueAtMs });
+  const start = await startOf(ports, {
+    request,
+    deliveries,
+    ...(state ? { state } : {}),
+    ...(firstDueAtMs !== undefined ? { firstDueAtMs } : {}),
+  });
   const preview = previewRedeliveries(policyOf(ports, consumer), { ...start, count: request.count });
   return {
     messageId: messageIdOf(position, partition.partitionIndex),
@@ -92,15 +103,20 @@ export async function previewMessage(ports: UseCasePorts, request: PreviewReques
  * and `pending`. Held: the delivery it is in carries deliveries - 1; nacked now, the next is due
  * after the backoff; left unacknowledged, it comes back when `pending` says (its ack timeout or
  * its holder's lease, whichever is first). Released: its next delivery, carrying deliveries, is
- * due at the run's time (a nack's backoff, a reschedule) for either list. Otherwise (never handed
- * out): its first delivery is now.
+ * due at the run's time (a nack's backoff, a reschedule) for either list. Not reached by the
+ * dispatcher and held back (its deliverAt, or an operator's due time): its first delivery is
+ * due then, as for a released run. Otherwise (never handed out): its first delivery is now.
  */
 async function startOf(
   ports: UseCasePorts,
-  input: { request: PreviewRequest; deliveries: number; state?: RunState },
+  input: { request: PreviewRequest; deliveries: number; state?: RunState; firstDueAtMs?: number },
 ): Promise<{ fromCount: number; fromMs: number; redeliveryCount: number; dueMs?: PreviewInput['dueMs'] }> {
   const { state, deliveries } = input;
   const nowMs = ports.clock.nowMs();
+  if (input.firstDueAtMs !== undefined) {
+    const dueMs = { nack: input.firstDueAtMs, ackTimeout: input.firstDueAtMs };
+    return { fromCount: -1, fromMs: nowMs, redeliveryCount: 0, dueMs };
+  }
   if (state?.kind === 'released') {
     const dueMs = { nack: state.dueAtMs, ackTimeout: state.dueAtMs };
     return { fromCount: deliveries - 1, fromMs: nowMs, redeliveryCount: deliveries, dueMs };
@@ -116,6 +132,21 @@ async function startOf(
     return back === null ? held : { ...held, dueMs: { ackTimeout: back } };
   }
   return { fromCount: deliveries, fromMs: nowMs, redeliveryCount: deliveries };
+}
+
+/**
+ * When a message the dispatcher has not reached is first due, if later than now: the override an
+ * operator set, else its deliverAt. Cost: one entry read, none with an override.
+ */
+async function firstDueOf(
+  ports: UseCasePorts,
+  input: { readonly position: Position; readonly overrideDueAtMs: number | undefined },
+): Promise<number | undefined> {
+  const nowMs = ports.clock.nowMs();
+  if (input.overrideDueAtMs !== undefined)
+    return input.overrideDueAtMs > nowMs ? input.overrideDueAtMs : undefined;
+  const entry = await ports.ledger.readEntry(input.position);
+  return entry?.deliverAtMs !== undefined && entry.deliverAtMs > nowMs ? entry.deliverAtMs : undefined;
 }
 
 async function consumerOf(ports: UseCasePorts, request: PreviewRequest): Promise<ConsumerRecord> {

@@ -50,9 +50,11 @@ export interface RescheduleAnswer {
  * 1. The caller needs `acknowledge_message` on the topic (403), as for PIP-423's operator calls.
  * 2. deliverAt must not be in the past (400); the id must name a written message of the topic
  *    (412 malformed, 404 absent); the subscription must exist on its partition (404).
- * 3. The entry must wait in the redelivery tracker (released: nack backoff, a gone consumer, a
- *    delayed message the dispatcher passed, an earlier reschedule): held, acknowledged or not yet
- *    dispatched answers 409 with why; earlier than its due time needs `earlier` (412).
+ * 3. The entry must wait: in the redelivery tracker (released: nack backoff, a gone consumer, a
+ *    delayed message the dispatcher passed, an earlier reschedule), or not reached by the
+ *    dispatcher yet on Shared/Key_Shared (a delayed message or backlog: its due time is kept as an
+ *    override the dispatcher honours); held, acknowledged, or not reached on Exclusive/Failover
+ *    answers 409 with why; earlier than its due time needs `earlier` (412).
  * 4. Dry run: what would change. Otherwise the engine moves it and the doorbell rings at the new
  *    time. Every outcome is audited (operation `reschedule`).
  */
@@ -129,7 +131,11 @@ function refusal(
       return new ConflictError(
         outcome.why === 'acknowledged'
           ? `${id} is acknowledged on ${sub}: nothing waits`
-          : `${id} was not dispatched on ${sub} yet (a delayed message the dispatcher has not reached, or backlog): only what waits in the redelivery tracker can be rescheduled; cancel with acknowledgeMessage`,
+          : `${id} was not dispatched on ${sub} yet, and ${sub} hands out first deliveries in log order (Exclusive or Failover ignore due times, as they ignore deliverAt): cancel with acknowledgeMessage`,
+      );
+    case 'tooManyOverrides':
+      return new ConflictError(
+        `${outcome.max} reschedules of messages the dispatcher has not reached already wait on ${sub} (this partition); once a consumer receives past them, try again, or cancel with acknowledgeMessage`,
       );
   }
 }

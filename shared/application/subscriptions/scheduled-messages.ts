@@ -7,6 +7,7 @@ import {
   histogram,
   minBound,
   NO_END_MS,
+  pageTokenScope,
   type ScheduledBucket,
   type ScheduledCursor,
 } from '../../domain/scheduled-order.ts';
@@ -48,7 +49,10 @@ export interface ScheduledMessage {
   readonly reason: ScheduledReason;
   /** The redeliveryCount its next delivery carries. */
   readonly redeliveryCount: number;
-  /** The consumer holding it (ackTimeout); null when nobody holds it. */
+  /**
+   * The consumer it last went to: its holder (ackTimeout), or the consumer that nacked it or went
+   * (nack, consumerGone, rescheduled); null when it was never handed out.
+   */
   readonly consumer: string | null;
   /** Payload bytes. */
   readonly size: number;
@@ -107,7 +111,7 @@ export async function listScheduled(ports: UseCasePorts, request: ScheduledReque
     if (!stored) continue;
     messages.push(scheduledMessage(entry, partitionIndex, stored));
   }
-  return { messages, ...(next ? { nextPageToken: encodePageToken(next) } : {}) };
+  return { messages, ...(next ? { nextPageToken: encodePageToken(next, scopeOf(request)) } : {}) };
 }
 
 /** The same entries counted per bucket of `bucketSeconds` (no message is read). */
@@ -123,8 +127,13 @@ export async function scheduledHistogram(
       request.bucketSeconds * 1000,
     ),
     total: entries.length,
-    ...(next ? { nextPageToken: encodePageToken(next) } : {}),
+    ...(next ? { nextPageToken: encodePageToken(next, scopeOf(request)) } : {}),
   };
+}
+
+/** A scheduled page token goes on only on its topic and subscription. */
+function scopeOf(request: ScheduledRequest): string {
+  return pageTokenScope('scheduled', request.topic.partitionedTopicName.toString(), request.subscription);
 }
 
 interface Located {
@@ -147,7 +156,7 @@ async function collectWaiting(
       record: await requireSubscription(ports, partition, request.subscription),
     })),
   );
-  const cursor = request.pageToken ? decodePageToken(request.pageToken) : undefined;
+  const cursor = request.pageToken ? decodePageToken(request.pageToken, scopeOf(request)) : undefined;
   const read: WaitingRead = {
     from: cursor?.from ?? { dueAtMs: request.fromMs ?? 0, ledgerId: 0n, entryId: 0n },
     ...(cursor ? { after: cursor.after } : {}),
@@ -229,14 +238,20 @@ function scheduledMessage(
     dueAt: entry.dueAtMs,
     reason: reasonOf(entry, stored),
     redeliveryCount: entry.deliveries,
-    consumer: entry.state.kind === 'held' ? entry.state.consumerId : null,
+    consumer: lastConsumerOf(entry),
     size: Buffer.byteLength(stored.payload),
   };
 }
 
+function lastConsumerOf(entry: WaitingEntry): string | null {
+  const { state } = entry;
+  if (state.kind === 'held') return state.consumerId;
+  return state.kind === 'released' ? (state.lastConsumerId ?? null) : null;
+}
+
 function reasonOf(entry: WaitingEntry, stored: StoredEntry): ScheduledReason {
   const { state } = entry;
-  if (state.kind === 'undispatched') return 'delayed';
+  if (state.kind === 'undispatched') return state.rescheduled ? 'rescheduled' : 'delayed';
   if (state.kind === 'held') return 'ackTimeout';
   return releasedReason({ ...entry, ...(state.cause ? { cause: state.cause } : {}) }, stored.deliverAtMs);
 }

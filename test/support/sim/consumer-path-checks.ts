@@ -74,6 +74,8 @@ export interface DrainPhase extends Phase {
   nack(id: string, handles: string[]): Promise<void>;
   noteMessageId(messageId: string): string;
   nackDelayMs(count: number): number;
+  /** The latest a nack's backoff may be (its jitter: issue 24); the liveness check waits that long. */
+  nackLatestDelayMs(count: number): number;
 }
 
 /**
@@ -242,7 +244,8 @@ async function checkNackLiveness(phase: DrainPhase, client: PathClient): Promise
   );
   const due = new Map(nacked.map((m) => [m.position, nackAt + phase.nackDelayMs(m.count)]));
   const slackMs = NACK_REDELIVERY_SLACK_MS;
-  const until = Math.max(...due.values()) + slackMs;
+  const latest = nacked.map((m) => nackAt + phase.nackLatestDelayMs(m.count));
+  const until = Math.max(...latest) + slackMs;
   while (due.size > 0 && phase.clock.nowMs() <= until) {
     phase.clock.advance(500);
     const got = await receiveChecked(phase, client);
@@ -265,7 +268,7 @@ async function checkNackLiveness(phase: DrainPhase, client: PathClient): Promise
   for (const [position, dueAtMs] of due) {
     fail(
       'nack',
-      `${position} nacked at ${nackAt} did not come back by ${dueAtMs + slackMs} (its backoff ended at ${dueAtMs})`,
+      `${position} nacked at ${nackAt} did not come back by ${until} (its backoff ended at ${dueAtMs} at the earliest)`,
     );
   }
 }

@@ -62,6 +62,8 @@ export class PathOracle {
   private readonly nacked = new Map<string, { dueAtMs: number; seq: number }>();
   /** Whether redelivery counts are still exact (no receive failed or died after it may have claimed). */
   exact = true;
+  /** Further checks of each delivery (the drain's included): an operator's reschedule (issue 24). */
+  afterDelivery?: (message: HeldMessage) => void;
   /** Ack-timeout redeliveries seen (checked never early). */
   ackTimeoutsFired = 0;
   redeliveredTwice = 0;
@@ -89,6 +91,11 @@ export class PathOracle {
     for (const client of this.clients) client.releasedSinceSeq = Math.max(client.releasedSinceSeq, seq);
   }
 
+  /** An operator moved the entry's due time (earlier, it may be): a nack's backoff no longer bounds it. */
+  rescheduled(position: string): void {
+    this.nacked.delete(position);
+  }
+
   acknowledged(position: string, seq: number): void {
     if (!this.acked.has(position)) this.acked.set(position, seq);
   }
@@ -101,14 +108,14 @@ export class PathOracle {
   nack(
     client: PathClient,
     message: HeldMessage,
-    call: { startSeq: number; atMs: number; endSeq: number },
+    call: { startSeq: number; atMs: number; endSeq: number; delayMs?: number | undefined },
   ): void {
     const last = this.deliveries.get(message.position)?.at(-1);
     const timeoutMs = this.policy.ackTimeoutDelayMs(message.count);
     const timedOut = timeoutMs > 0 && call.atMs >= message.atMs + timeoutMs - this.policy.skewMs;
     if (!last || last.consumer !== client.index || last.count !== message.count || timedOut) return;
     this.nacked.set(message.position, {
-      dueAtMs: call.atMs + this.policy.nackDelayMs(message.count) - this.policy.skewMs,
+      dueAtMs: call.atMs + (call.delayMs ?? this.policy.nackDelayMs(message.count)) - this.policy.skewMs,
       seq: call.endSeq,
     });
   }
@@ -145,6 +152,7 @@ export class PathOracle {
     }
     earlier.push({ consumer: client.index, count, atMs, seq: message.seq });
     this.deliveries.set(position, earlier);
+    this.afterDelivery?.(message);
   }
 
   /** Shared, Key_Shared: no other consumer holds the entry, unless something gave it back since. */

@@ -35,7 +35,13 @@ export type PathAction =
       readonly pick: number;
       readonly byId: boolean;
     })
-  | (Placed & { readonly kind: 'nack'; readonly consumer: number; readonly pick: number })
+  | (Placed & {
+      readonly kind: 'nack';
+      readonly consumer: number;
+      readonly pick: number;
+      /** The nack's own delay (the SDK's `negativeAcknowledge(message, { delayMs })`); none: the policy's. */
+      readonly delayMs?: number | undefined;
+    })
   | (Placed & { readonly kind: 'cumulativeAck'; readonly consumer: number })
   | (Placed & { readonly kind: 'redeliver'; readonly consumer: number })
   | (Placed & { readonly kind: 'close'; readonly consumer: number })
@@ -44,7 +50,14 @@ export type PathAction =
   | (Placed & { readonly kind: 'join' })
   /** The scheduler's delay queue delivers what is due (releases, dead-letter timers, rings). */
   | (Placed & { readonly kind: 'scheduler' })
-  | (Placed & { readonly kind: 'maintenance' });
+  | (Placed & { readonly kind: 'maintenance' })
+  /** An operator moves a published message's due time (topics reschedule; see consumer-path-reschedule.ts). */
+  | (Placed & {
+      readonly kind: 'reschedule';
+      readonly pick: number;
+      readonly delayMs: number;
+      readonly earlier: boolean;
+    });
 
 export type PathActionOf<K extends PathAction['kind']> = Extract<PathAction, { readonly kind: K }>;
 
@@ -58,6 +71,8 @@ export interface MultiplierBackoff {
   readonly minDelayMs: number;
   readonly maxDelayMs: number;
   readonly multiplier: number;
+  /** Only ever adds delay: up to this share of the delay more (issue 24). */
+  readonly jitter?: number;
 }
 export type PathBackoff = { readonly fixedMs: number } | MultiplierBackoff;
 
@@ -123,7 +138,14 @@ function pathActionArb(crashShare: number): fc.Arbitrary<PathAction> {
       }),
     },
     { weight: 3, arbitrary: of('ack', { consumer, pick: fc.nat(), byId: fc.boolean() }) },
-    { weight: 2, arbitrary: of('nack', { consumer, pick: fc.nat() }) },
+    {
+      weight: 2,
+      arbitrary: of('nack', {
+        consumer,
+        pick: fc.nat(),
+        delayMs: fc.constantFrom(undefined, undefined, undefined, 0, 2_000),
+      }),
+    },
     { weight: 1, arbitrary: of('cumulativeAck', { consumer }) },
     { weight: 1, arbitrary: of('redeliver', { consumer }) },
     { weight: 1, arbitrary: of('close', { consumer }) },
@@ -131,6 +153,14 @@ function pathActionArb(crashShare: number): fc.Arbitrary<PathAction> {
     { weight: 1, arbitrary: of('join', {}) },
     { weight: 2, arbitrary: of('scheduler', {}) },
     { weight: 1, arbitrary: of('maintenance', {}) },
+    {
+      weight: 2,
+      arbitrary: of('reschedule', {
+        pick: fc.nat(),
+        delayMs: fc.constantFrom(1_000, 4_000, 9_000),
+        earlier: fc.boolean(),
+      }),
+    },
   );
 }
 
@@ -140,6 +170,7 @@ const backoffArb: fc.Arbitrary<PathBackoff> = fc.oneof(
     minDelayMs: fc.constantFrom(500, 1_000),
     maxDelayMs: fc.constantFrom(4_000, 10_000),
     multiplier: fc.constantFrom(2, 3),
+    jitter: fc.constantFrom(0, 0, 0.5),
   }),
 );
 

@@ -25,6 +25,7 @@ import type { UseCasePorts } from '../../../shared/application/use-case-ports.ts
 import { AcklineError, NotFoundError } from '../../../shared/domain/errors.ts';
 import { RoundRobinRouter } from '../../../shared/domain/message-router.ts';
 import { ConsumerFencedError } from '../../../shared/domain/ownership.ts';
+import { latestDelay } from '../../../shared/domain/redelivery-backoff.ts';
 import { RedeliveryBackoffRegistry } from '../../../shared/domain/redelivery-backoff-registry.ts';
 import { TopicName } from '../../../shared/domain/topic-name.ts';
 import type { ConsumerPolicy } from '../../../shared/ports/consumer-registry.ts';
@@ -41,6 +42,7 @@ import {
   type Phase,
 } from './consumer-path-checks.ts';
 import { type HeldMessage, type PathClient, PathOracle } from './consumer-path-oracle.ts';
+import { RescheduleOracle } from './consumer-path-reschedule.ts';
 import type { PathAction, PathActionOf, PathBackoff, PathScript } from './consumer-path-script.ts';
 import { FakeSqs } from './fake-sqs.ts';
 import { mutate } from './fault-stores.ts';
@@ -116,6 +118,7 @@ class ConsumerPathSimulation {
   private readonly containers: SimContainer[] = [];
   private readonly clients: PathClient[] = [];
   private readonly oracle: PathOracle;
+  private readonly reschedules: RescheduleOracle;
   private readonly limits: EngineLimits;
   private readonly policy: ConsumerPolicy;
   private readonly backoffs = RedeliveryBackoffRegistry.withBuiltIns();
@@ -159,10 +162,12 @@ class ConsumerPathSimulation {
         skewMs: script.skewMs,
         ...(script.deadLetter !== undefined ? { deadLetter: script.deadLetter } : {}),
         ackTimeoutDelayMs: (count) => ackTimeoutDelayMs(this.backoffs, this.policy, count),
-        nackDelayMs: (count) => negativeAckDelayMs(this.backoffs, this.policy, count),
+        nackDelayMs: (count) => negativeAckDelayMs(this.backoffs, this.policy, count, () => 0),
       },
       this.clients,
     );
+    this.reschedules = new RescheduleOracle(script.skewMs, counters);
+    this.oracle.afterDelivery = (message) => this.reschedules.delivered(message);
     for (let i = 0; i < script.containers; i++) this.containers.push(this.newContainer(i));
   }
 
@@ -444,6 +449,7 @@ class ConsumerPathSimulation {
     if (action.kind === 'publish') return this.publish(action, call.ports);
     if (action.kind === 'join') return this.join(call.ports);
     if (action.kind === 'scheduler') return this.runJobs(call.ports, call.startSeq);
+    if (action.kind === 'reschedule') return this.reschedule(action, call);
     if (action.kind === 'maintenance') {
       this.oracle.releaseAll(call.startSeq);
       await maintainSubscriptions(call.ports, { deadlineMs: call.ports.clock.nowMs() + 60_000 });
@@ -489,6 +495,30 @@ class ConsumerPathSimulation {
         this.counters.heartbeats++;
         return;
     }
+  }
+
+  /** An operator reschedules one published message (consumer-path-reschedule.ts checks it). */
+  private async reschedule(
+    action: PathActionOf<'reschedule'>,
+    { ports, call, startSeq }: { ports: UseCasePorts; call: ActiveCall; startSeq: number },
+  ): Promise<void> {
+    const positions = [...this.published];
+    const position = positions[action.pick % Math.max(positions.length, 1)];
+    if (position === undefined) return;
+    const messageId = `${position}:${this.partitionOf.get(position) ?? -1}`;
+    const before = this.counters.reschedules;
+    await this.reschedules.reschedule({
+      ports,
+      principal: admin,
+      topic: PATH_TOPIC,
+      subscription: SUBSCRIPTION,
+      messageId,
+      delayMs: action.delayMs,
+      earlier: action.earlier,
+      startSeq,
+      trueStartMs: call.trueNowMs(),
+    });
+    if (this.counters.reschedules > before) this.oracle.rescheduled(position);
   }
 
   private async publish(action: PathActionOf<'publish'>, ports: UseCasePorts): Promise<void> {
@@ -605,9 +635,12 @@ class ConsumerPathSimulation {
     await negativeAcknowledge(ports, admin, client.id as string, {
       messageIds: [],
       deliveryHandles: chosen.map((h) => h.handle),
+      ...(action.delayMs !== undefined ? { delayMs: action.delayMs } : {}),
     });
     const endSeq = this.oracle.next();
-    for (const h of chosen) this.oracle.nack(client, h, { startSeq, atMs: startMs, endSeq });
+    const { delayMs } = action;
+    for (const h of chosen) this.oracle.nack(client, h, { startSeq, atMs: startMs, endSeq, delayMs });
+    if (delayMs !== undefined) this.counters.nacksWithDelay++;
     this.counters.nacksReleasing++;
   }
 
@@ -664,7 +697,13 @@ class ConsumerPathSimulation {
           negativeAcknowledge(ports, admin, id, { messageIds: [], deliveryHandles: handles }),
         ),
       noteMessageId: (messageId: string) => this.noteMessageId(messageId),
-      nackDelayMs: (count: number) => negativeAckDelayMs(this.backoffs, this.policy, count),
+      nackDelayMs: (count: number) => negativeAckDelayMs(this.backoffs, this.policy, count, () => 0),
+      nackLatestDelayMs: (count: number) => {
+        const json = this.policy.negativeAckRedeliveryBackoff;
+        return json
+          ? latestDelay(this.backoffs.fromJson(json), count)
+          : this.policy.negativeAckRedeliveryDelayMs;
+      },
     };
   }
 }

@@ -68,6 +68,12 @@ export interface SimCounters {
   deadLettersUnpolled: number;
   /** Nacked messages that came back within their backoff plus the slack (checked). */
   nackDeadlinesMet: number;
+  /** Issue 24: operators' reschedules that moved a due time, those refused, deliveries checked against one. */
+  reschedules: number;
+  reschedulesRefused: number;
+  reschedulesChecked: number;
+  /** Issue 24: nacks with their own delay (`delayMs`). */
+  nacksWithDelay: number;
 }
 
 export function emptyCounters(): SimCounters {
@@ -105,6 +111,10 @@ export function emptyCounters(): SimCounters {
     schedulerJobs: 0,
     deadLettersUnpolled: 0,
     nackDeadlinesMet: 0,
+    reschedules: 0,
+    reschedulesRefused: 0,
+    reschedulesChecked: 0,
+    nacksWithDelay: 0,
   };
 }
 
@@ -183,6 +193,7 @@ export function formatCounters(counters: SimCounters, type: SubscriptionType | '
     `  consumer path: partitioned ${counters.partitionedSchedules}, joins ${counters.joins} (Key_Shared ${counters.keySharedJoins}), heartbeats ${counters.heartbeats}, lapsed or closed consumers removed ${counters.lapsedReleased}, cold starts ${counters.coldStarts}, scheduler jobs ${counters.schedulerJobs}`,
     `  consumer path SQS: rings lost ${counters.ringsLost}, duplicated ${counters.ringsDuplicated}, empty or partial receives ${counters.falseEmptyPolls}, long polls ${counters.longPolls} (waited ${counters.longPollsWaited})`,
     `  consumer path checks: dead letters with no consumer polling ${counters.deadLettersUnpolled}, nacks back within backoff + 1 s ${counters.nackDeadlinesMet}`,
+    `  consumer path steering: reschedules ${counters.reschedules} (refused ${counters.reschedulesRefused}, deliveries checked never early ${counters.reschedulesChecked}), nacks with their own delay ${counters.nacksWithDelay}`,
   ];
 }
 

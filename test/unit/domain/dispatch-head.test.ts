@@ -3,10 +3,13 @@ import type { DeliveryRun } from '../../../shared/domain/delivery-run.ts';
 import {
   type DispatchHead,
   decodeDispatchHead,
+  dropPassedOverrides,
   encodeDispatchHead,
   markDeleteTo,
   newDispatchHead,
+  overrideAt,
   resetOverdue,
+  withOverride,
 } from '../../../shared/domain/dispatch-head.ts';
 import { Position } from '../../../shared/domain/position.ts';
 
@@ -78,5 +81,34 @@ describe('encodeDispatchHead / decodeDispatchHead', () => {
     expect(decodeDispatchHead(encodeDispatchHead(head)).joining).toEqual(head.joining);
     expect(encodeDispatchHead(without)).not.toContain('kj');
     expect(decodeDispatchHead(encodeDispatchHead(without)).joining).toBeUndefined();
+  });
+});
+
+describe("due overrides (an operator's reschedule of an entry the dispatcher has not reached)", () => {
+  const base = newDispatchHead(at('1:4'), at('1:20'));
+  const head = withOverride(withOverride(base, { position: at('1:30'), dueAtMs: 5 }), {
+    position: at('1:25'),
+    dueAtMs: 1_700_000_000_999,
+  });
+
+  it('keeps them in position order, one per position, and round-trips them', () => {
+    const replaced = withOverride(head, { position: at('1:30'), dueAtMs: 7 });
+
+    expect(head.overrides?.map((o) => o.position.toString())).toEqual(['1:25', '1:30']);
+    expect(replaced.overrides?.map((o) => o.dueAtMs)).toEqual([1_700_000_000_999, 7]);
+    expect(overrideAt(replaced, at('1:30'))?.dueAtMs).toBe(7);
+    expect(overrideAt(replaced, at('1:31'))).toBeUndefined();
+    expect(decodeDispatchHead(encodeDispatchHead(head))).toEqual(head);
+    expect(encodeDispatchHead(base)).not.toContain('ov');
+  });
+
+  it('drops those the read position passed, and the field with the last one', () => {
+    const half = dropPassedOverrides({ ...head, readPosition: at('1:26') });
+    const none = dropPassedOverrides({ ...head, readPosition: at('1:31') });
+
+    expect(dropPassedOverrides(head)).toBe(head);
+    expect(half.overrides?.map((o) => o.position.toString())).toEqual(['1:30']);
+    expect(none).not.toHaveProperty('overrides');
+    expect(markDeleteTo(head, at('1:27')).overrides?.map((o) => o.position.toString())).toEqual(['1:30']);
   });
 });

@@ -9,6 +9,7 @@ import { receiveMessages } from '../../../../shared/application/consumers/receiv
 import { subscribeConsumer } from '../../../../shared/application/consumers/subscribe-consumer.ts';
 import { publishMessages } from '../../../../shared/application/producers/publish-messages.ts';
 import { acknowledgeMessage } from '../../../../shared/application/subscriptions/acknowledge-message.ts';
+import { rescheduleMessage } from '../../../../shared/application/subscriptions/reschedule-message.ts';
 import {
   listScheduled,
   type ScheduledMessage,
@@ -92,6 +93,45 @@ describe('scheduled: what waits on a subscription', () => {
     clock.advance(1);
   });
 
+  it('a message the dispatcher has not reached, rescheduled: listed at its new time, counted in msgDelayed, a page token past it', async () => {
+    const { clock, ports } = world();
+    const topic = TopicName.parse('persistent://public/default/moved');
+    await subscribe(ports, topic);
+    const messageIds = await publishedIds(ports, admin, topic, {
+      messages: [0, 1, 2].map((i) => ({ payload: `d${i}`, properties: {}, deliverAtMs: T0 + MINUTE + i })),
+      router: new RoundRobinRouter(0),
+    });
+    const move = (i: number, deliverAtMs: number) =>
+      rescheduleMessage(ports, {
+        principal: admin,
+        topic,
+        subscription: 'sub',
+        messageId: messageIds[i] as string,
+        deliverAtMs,
+        earlier: true,
+        dryRun: false,
+        requestId: `r${i}`,
+      });
+
+    await move(0, T0 + 30 * MINUTE);
+    await move(2, T0 + 5_000);
+    const first = await scheduled(ports, topic, { limit: 2 });
+    const rest = await scheduled(ports, topic, { limit: 2, pageToken: first.nextPageToken as string });
+    const stats = (await getTopicStats(ports, admin, topic)).subscriptions.sub;
+    clock.advance(10_000);
+    const later = (await getTopicStats(ports, admin, topic)).subscriptions.sub;
+
+    expect(view([...first.messages, ...rest.messages])).toEqual([
+      [messageIds[2], T0 + 5_000, 'rescheduled', 0, null],
+      [messageIds[1], T0 + MINUTE + 1, 'delayed', 0, null],
+      [messageIds[0], T0 + 30 * MINUTE, 'rescheduled', 0, null],
+    ]);
+    expect(rest.nextPageToken).toBeUndefined();
+    expect(stats).toMatchObject({ msgDelayed: 3 });
+    // Its new time has come: it is backlog, no longer delayed.
+    expect(later).toMatchObject({ msgDelayed: 2 });
+  });
+
   it('tells a nack backoff, an ack timeout and a gone consumer apart, and drops what is acknowledged', async () => {
     const { clock, ports } = world();
     const topic = TopicName.parse('persistent://public/default/reasons');
@@ -111,7 +151,7 @@ describe('scheduled: what waits on a subscription', () => {
     });
     const before = view((await scheduled(ports, topic)).messages);
     expect(before).toEqual([
-      [messageIds[0], T0 + 120_000, 'nack', 1, null],
+      [messageIds[0], T0 + 120_000, 'nack', 1, nacker],
       [messageIds[1], T0 + 3_600_000, 'ackTimeout', 1, nacker],
       [messageIds[2], T0 + 3_600_000, 'ackTimeout', 1, nacker],
     ]);
@@ -119,9 +159,10 @@ describe('scheduled: what waits on a subscription', () => {
     await closeConsumer(ports, admin, nacker);
     const after = view((await scheduled(ports, topic)).messages);
     expect(after).toEqual([
-      [messageIds[1], T0 + 1_000, 'consumerGone', 1, null],
-      [messageIds[2], T0 + 1_000, 'consumerGone', 1, null],
-      [messageIds[0], T0 + 120_000, 'nack', 1, null],
+      // The consumer each last went to, kept on the tracker entry its release wrote.
+      [messageIds[1], T0 + 1_000, 'consumerGone', 1, nacker],
+      [messageIds[2], T0 + 1_000, 'consumerGone', 1, nacker],
+      [messageIds[0], T0 + 120_000, 'nack', 1, nacker],
     ]);
   });
 

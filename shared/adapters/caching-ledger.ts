@@ -11,8 +11,8 @@ import type {
   ManagedLedgerState,
   NewEntry,
   ReadEntriesOptions,
-  StoredEntry,
   Renewed,
+  StoredEntry,
   Trimmed,
 } from '../ports/ledger.ts';
 

@@ -116,6 +116,8 @@ export function createDependencies(
     catalogTable: config.tables.catalog,
     entriesTable: config.tables.entries,
     maxEntriesPerLedger: config.maxEntriesPerLedger,
+    ...config.entryExpiry,
+    clock: systemClock,
     // Closed ledgers never change: this process reads each once (no TTL; see ClosedLedgerCache).
     closedLedgers: new ClosedLedgerCache(),
   });

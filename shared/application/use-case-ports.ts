@@ -73,7 +73,7 @@ export interface UseCasePorts {
   readonly ids: IdGenerator;
   readonly settings: {
     readonly clusterName: string;
-    /** Retention where no topic or namespace policy sets one; default DEFAULT_RETENTION (-1/-1; Pulsar's 0/0 when configured). */
+    /** Retention where no topic or namespace policy sets one; default DEFAULT_RETENTION (Pulsar's 0/0 unless configured). */
     readonly defaultRetention?: RetentionPolicies;
   };
   /** Optional: what the use cases count (delivered, acked, nacked, ...). */

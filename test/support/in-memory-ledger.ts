@@ -235,7 +235,8 @@ export class InMemoryLedger implements Ledger {
     if (record === undefined) return undefined;
     const first = record.ledgers[0] as { ledgerId: bigint };
     const from = record.firstKept ?? Position.of(first.ledgerId, 0n);
-    if (this.expiry?.expireEntries && letsGoAllConsumed(request)) return this.trimToConsumed(record, from, request);
+    if (this.expiry?.expireEntries && letsGoAllConsumed(request))
+      return this.trimToConsumed(record, from, request);
     // Each entry is its own batch here (DynamoDbLedger deletes whole publish batches).
     const batches: StoredBatch[] = [];
     for (const { ledgerId, entries } of record.ledgers) {
@@ -276,7 +277,9 @@ export class InMemoryLedger implements Ledger {
     const storedEntries = record.msgInCounter - (record.entriesDeleted ?? 0);
     const storedBytes = record.bytesInCounter - (record.bytesDeleted ?? 0);
     const bytes =
-      entries >= storedEntries ? storedBytes : Math.floor((storedBytes * entries) / Math.max(1, storedEntries));
+      entries >= storedEntries
+        ? storedBytes
+        : Math.floor((storedBytes * entries) / Math.max(1, storedEntries));
     // Entries written without expiry (before it, in ledgers up to tf) are deleted.
     for (const [key, stored] of this.tables.entries) {
       const { ledgerId } = stored.position;
@@ -304,7 +307,8 @@ export class InMemoryLedger implements Ledger {
     await this.faults.enter('renewExpiry');
     const record = this.tables.partitions.get(partition.toString());
     if (record === undefined) return undefined;
-    if (record.firstExpiringAfter === undefined || this.expiry === undefined) return { renewed: 0, walked: 0 };
+    if (record.firstExpiringAfter === undefined || this.expiry === undefined)
+      return { renewed: 0, walked: 0 };
     if (record.renewalDueAtMs !== undefined && request.nowMs < record.renewalDueAtMs) {
       return { renewed: 0, walked: 0 };
     }
@@ -407,7 +411,10 @@ export class InMemoryLedger implements Ledger {
     const stored = storedEntry(position, entry, publishTimeMs);
     this.tables.entries.set(position.toString(), stored);
     if (this.expiry?.expireEntries) {
-      this.tables.expiresAtMs.set(position.toString(), expiresAtSeconds(publishTimeMs, this.expiryMs) * 1_000);
+      this.tables.expiresAtMs.set(
+        position.toString(),
+        expiresAtSeconds(publishTimeMs, this.expiryMs) * 1_000,
+      );
     }
     return stored;
   }

@@ -565,7 +565,9 @@ export class DynamoDbLedger implements Ledger {
     const storedEntries = state.msgInCounter - (state.entriesDeleted ?? 0);
     const storedBytes = state.bytesInCounter - (state.bytesDeleted ?? 0);
     const bytes =
-      entries >= storedEntries ? storedBytes : Math.floor((storedBytes * entries) / Math.max(1, storedEntries));
+      entries >= storedEntries
+        ? storedBytes
+        : Math.floor((storedBytes * entries) / Math.max(1, storedEntries));
     if (!(await this.recordTrim(state, { from, to, entries, bytes }))) return undefined;
     const expiringAfter = big(item, FIRST_EXPIRING_LEDGER);
     const legacy = state.ledgers
@@ -593,7 +595,12 @@ export class DynamoDbLedger implements Ledger {
    */
   private async recordTrim(
     state: ManagedLedgerState,
-    trim: { readonly from: Position; readonly to: Position; readonly entries: number; readonly bytes: number },
+    trim: {
+      readonly from: Position;
+      readonly to: Position;
+      readonly entries: number;
+      readonly bytes: number;
+    },
   ): Promise<boolean> {
     const values: Record<string, AttributeValue> = {
       ':to': S(trim.to.toString()),
@@ -650,23 +657,28 @@ export class DynamoDbLedger implements Ledger {
       expiryMs: this.entryExpiryMs,
       maxBatches: request.maxBatches,
     });
-    const earliestMs = Math.min(walk.earliestMs, resume ? (num(item, 'xm') ?? walk.earliestMs) : walk.earliestMs);
+    const earliestMs = Math.min(
+      walk.earliestMs,
+      resume ? (num(item, 'xm') ?? walk.earliestMs) : walk.earliestMs,
+    );
     const next = walk.resumeAt ? request.nowMs : renewalDueAtMs(earliestMs, this.entryExpiryMs);
-    await this.client.send(
-      new UpdateItemCommand({
-        TableName: this.catalogTable,
-        Key: { pk: S(stateKey(partition)), sk: S(STATE_SK) },
-        UpdateExpression: walk.resumeAt ? 'SET xd = :d, xr = :r, xm = :m' : 'SET xd = :d REMOVE xr, xm',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: {
-          ':d': N(next),
-          ...(walk.resumeAt ? { ':r': S(walk.resumeAt.toString()), ':m': N(earliestMs) } : {}),
-        },
-      }),
-    ).catch((error: unknown) => {
-      // Detached meanwhile (the topic was deleted): nothing left to renew.
-      if (!isConditionalCheckFailed(error)) throw error;
-    });
+    await this.client
+      .send(
+        new UpdateItemCommand({
+          TableName: this.catalogTable,
+          Key: { pk: S(stateKey(partition)), sk: S(STATE_SK) },
+          UpdateExpression: walk.resumeAt ? 'SET xd = :d, xr = :r, xm = :m' : 'SET xd = :d REMOVE xr, xm',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: {
+            ':d': N(next),
+            ...(walk.resumeAt ? { ':r': S(walk.resumeAt.toString()), ':m': N(earliestMs) } : {}),
+          },
+        }),
+      )
+      .catch((error: unknown) => {
+        // Detached meanwhile (the topic was deleted): nothing left to renew.
+        if (!isConditionalCheckFailed(error)) throw error;
+      });
     return {
       renewed: walk.renewed,
       walked: walk.walked,

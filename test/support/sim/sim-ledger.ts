@@ -92,7 +92,10 @@ export class SimLedger implements Ledger {
     return this.inner.trim(partition, request);
   }
 
-  renewExpiry(partition: TopicName, request: Parameters<Ledger['renewExpiry']>[1]): Promise<Renewed | undefined> {
+  renewExpiry(
+    partition: TopicName,
+    request: Parameters<Ledger['renewExpiry']>[1],
+  ): Promise<Renewed | undefined> {
     return this.inner.renewExpiry(partition, request);
   }
 

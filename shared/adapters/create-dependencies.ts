@@ -175,7 +175,11 @@ export function createDependencies(
     sleep,
     engineLimits,
     ids: randomIds,
-    settings: { clusterName: config.clusterName, defaultRetention: config.defaultRetention },
+    settings: {
+      clusterName: config.clusterName,
+      defaultRetention: config.defaultRetention,
+      entryExpiryMs: config.entryExpiry.entryExpiryMs,
+    },
   };
   return { config, logger, metrics, ports, router: new RoundRobinRouter(randomBytes(2).readUInt16BE(0)) };
 }

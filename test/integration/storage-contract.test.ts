@@ -1443,6 +1443,21 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
         expect(await ledger.firstWrittenAfter(ledgerId, -1n)).toBeUndefined();
       });
 
+      it('a 0/0 trim deletes the batches written without expiry (before it was on), and only those', async () => {
+        const before = storage().ledger(1_000);
+        const { ledger } = expiring();
+        const partition = uniquePartition();
+        const ledgerId = (await before.initialize(partition)).ledgers[0]!.ledgerId;
+        await before.append(partition, [entry('old-1')], T);
+        await before.append(partition, [entry('old-2')], T);
+        await ledger.append(partition, [entry('new')], T);
+
+        expect(await ledger.trim(partition, allConsumed(pos(ledgerId, 2), T))).toMatchObject({ entries: 3 });
+
+        // The old batches are deleted; the new one stays stored until it expires.
+        expect((await ledger.readEntries(ledgerId, 0n, 2n)).map((e) => e.payload)).toEqual(['new']);
+      });
+
       it('renewExpiry renews what is kept before it expires, and is not due again for days', async () => {
         const { clock, ledger } = expiring();
         const partition = uniquePartition();

@@ -468,7 +468,8 @@ export class DynamoDbLedger implements Ledger {
     let to = from;
     if (lastDeleted) {
       to = Position.of(lastDeleted.ledgerId, lastDeleted.firstEntryId + BigInt(lastDeleted.count));
-      const recorded = await this.recordTrim(state, { from, to, entries: plan.entries, bytes: plan.bytes });
+      const entries = plan.entries - walked.cut;
+      const recorded = await this.recordTrim(state, { from, to, entries, bytes: plan.bytes });
       if (!recorded) {
         // Another run trimmed first: it counts and deletes; this one deletes only leftovers.
         await deleteAll(this.client, this.entriesTable, walked.leftovers);
@@ -482,7 +483,7 @@ export class DynamoDbLedger implements Ledger {
       ...walked.leftovers,
       ...deleted.map((batch) => ({ ledgerId: N(batch.ledgerId), firstEntryId: N(batch.firstEntryId) })),
     ]);
-    return { entries: plan.entries, bytes: plan.bytes, from, to };
+    return { entries: plan.deleted.length > 0 ? plan.entries - walked.cut : 0, bytes: plan.bytes, from, to };
   }
 
   /**
@@ -494,7 +495,8 @@ export class DynamoDbLedger implements Ledger {
     state: ManagedLedgerState,
     from: Position,
     request: RetentionRequest & { readonly maxBatches: number },
-  ): Promise<{ batches: StoredBatch[]; leftovers: Item[]; expiring: Set<string> }> {
+  ): Promise<{ batches: StoredBatch[]; leftovers: Item[]; expiring: Set<string>; cut: number }> {
+    let cut = 0;
     const leftovers: Item[] = [];
     const batches: StoredBatch[] = [];
     const expiring = new Set<string>();
@@ -502,12 +504,14 @@ export class DynamoDbLedger implements Ledger {
       if (ledger.ledgerId < from.ledgerId || batches.length >= request.maxBatches) continue;
       let startKey: Item | undefined;
       let stop = false;
+      const lowest =
+        ledger.ledgerId === from.ledgerId ? await this.walkStart(ledger.ledgerId, from.entryId) : 0n;
       do {
         const page = await this.client.send(
           new QueryCommand({
             TableName: this.entriesTable,
-            KeyConditionExpression: 'ledgerId = :l',
-            ExpressionAttributeValues: { ':l': N(ledger.ledgerId) },
+            KeyConditionExpression: 'ledgerId = :l AND firstEntryId >= :lowest',
+            ExpressionAttributeValues: { ':l': N(ledger.ledgerId), ':lowest': N(lowest) },
             Limit: 100,
             ConsistentRead: true,
             ExclusiveStartKey: startKey,
@@ -528,19 +532,49 @@ export class DynamoDbLedger implements Ledger {
             stop = true;
             break;
           }
+          // A batch a 0/0 trim cut (the first kept position inside it): what is left of it counts.
+          const skipped =
+            ledger.ledgerId === from.ledgerId && from.entryId > firstEntryId
+              ? from.entryId - firstEntryId
+              : 0n;
+          if (skipped > 0n) cut = Number(skipped);
           batches.push({
             ledgerId: ledger.ledgerId,
             firstEntryId,
             count,
             publishTimeMs: num(chunk, 'pt') ?? 0,
-            bytes: (chunk.e?.L ?? []).reduce((sum, entry) => sum + Buffer.byteLength(entry.M?.p?.S ?? ''), 0),
+            bytes: (chunk.e?.L ?? [])
+              .slice(Number(skipped))
+              .reduce((sum, entry) => sum + Buffer.byteLength(entry.M?.p?.S ?? ''), 0),
           });
         }
         startKey = stop ? undefined : page.LastEvaluatedKey;
       } while (startKey);
       if (stop) break;
     }
-    return { batches, leftovers, expiring };
+    return { batches, leftovers, expiring, cut };
+  }
+
+  /**
+   * Where a retention walk starts in the first kept position's ledger: without entry expiry at its
+   * start (batches before the first kept position are leftovers of a run that died, deleted here);
+   * with it, at the batch holding the first kept position, since the batches before it stay
+   * stored until they expire and reading them again at every visit would be paid for nothing.
+   */
+  private async walkStart(ledgerId: bigint, entryId: bigint): Promise<bigint> {
+    if (!this.expireEntries || entryId <= 0n) return 0n;
+    const result = await this.client.send(
+      new QueryCommand({
+        TableName: this.entriesTable,
+        KeyConditionExpression: 'ledgerId = :l AND firstEntryId <= :e',
+        ExpressionAttributeValues: { ':l': N(ledgerId), ':e': N(entryId) },
+        ProjectionExpression: 'firstEntryId',
+        ScanIndexForward: false,
+        Limit: 1,
+        ConsistentRead: true,
+      }),
+    );
+    return big(result.Items?.[0], 'firstEntryId') ?? 0n;
   }
 
   /**
@@ -582,6 +616,8 @@ export class DynamoDbLedger implements Ledger {
       const deleted = await deleteChunksWithoutExpiry(this.client, {
         entriesTable: this.entriesTable,
         ledgerIds: legacy,
+        // From the batch holding the old first kept position: those before it went earlier.
+        from: Position.of(from.ledgerId, await this.walkStart(from.ledgerId, from.entryId)),
         before: to,
       });
       for (const batch of deleted) this.chunks.forget(batch.ledgerId, batch.firstEntryId);

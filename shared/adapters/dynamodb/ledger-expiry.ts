@@ -170,21 +170,31 @@ async function renewOne(
 }
 
 /**
- * Deletes the batches of `ledgerIds` that end before `before` and carry no expiry (written before
- * entry expiry, or while it was off): what retention let go that DynamoDB will not delete. Returns
- * their keys. Cost: the ledgers' batches read (Query), one delete per batch deleted.
+ * Deletes the batches of `ledgerIds` starting from `from` (the first ledger's batches from
+ * `from.entryId`, the others' from their start) that end before `before` and carry no expiry
+ * (written before entry expiry, or while it was off): what retention let go that DynamoDB will not
+ * delete. Returns their keys. Cost: the batches in that range read (Query), one delete per batch
+ * deleted.
  */
 export async function deleteChunksWithoutExpiry(
   client: DynamoDBClient,
-  input: { readonly entriesTable: string; readonly ledgerIds: readonly bigint[]; readonly before: Position },
+  input: {
+    readonly entriesTable: string;
+    readonly ledgerIds: readonly bigint[];
+    readonly from: Position;
+    readonly before: Position;
+  },
 ): Promise<{ ledgerId: bigint; firstEntryId: bigint }[]> {
   const keys: Item[] = [];
   const deleted: { ledgerId: bigint; firstEntryId: bigint }[] = [];
   for (const ledgerId of input.ledgerIds) {
+    const lowest = ledgerId === input.from.ledgerId ? input.from.entryId : 0n;
+    const highest =
+      ledgerId === input.before.ledgerId ? input.before.entryId : BigInt(Number.MAX_SAFE_INTEGER);
     const chunks = await queryAll(client, {
       TableName: input.entriesTable,
-      KeyConditionExpression: 'ledgerId = :l',
-      ExpressionAttributeValues: { ':l': N(ledgerId) },
+      KeyConditionExpression: 'ledgerId = :l AND firstEntryId BETWEEN :lowest AND :highest',
+      ExpressionAttributeValues: { ':l': N(ledgerId), ':lowest': N(lowest), ':highest': N(highest) },
       ProjectionExpression: 'ledgerId, firstEntryId, n, #ttl',
       ExpressionAttributeNames: { '#ttl': EXPIRES_AT },
       ConsistentRead: true,

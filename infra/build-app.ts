@@ -160,7 +160,7 @@ export function buildApp(options: BuildAppOptions = {}): AcklineApp {
  */
 /**
  * `ackline:defaultRetentionTimeInMinutes` and `ackline:defaultRetentionSizeInMB` (Pulsar's broker
- * settings): both or neither, validated as a retention policy; absent, the functions' -1/-1 (everything kept) applies.
+ * settings): both or neither, validated as a retention policy; absent, the functions' 0/0 (Pulsar's) applies.
  */
 function defaultRetentionFrom(app: App): {
   defaultRetention?: { retentionTimeInMinutes: number; retentionSizeInMB: number };

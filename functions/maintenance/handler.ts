@@ -74,6 +74,10 @@ export function makeHandler(deps: Dependencies, random: () => number = Math.rand
         }),
     });
     logger.info('maintenance policies', { ...policies });
+    if (policies.expiredBatches > 0) {
+      // Kept batches past their expiry: maintenance did not run for a quarter of the entry expiry.
+      logger.error('kept entries expired before renewal', { expiredBatches: policies.expiredBatches });
+    }
 
     const names = maintenanceMetricNames;
     metrics.addMetric(names.runs, MetricUnit.Count, 1);

@@ -9,6 +9,8 @@
  *                     SDK clients' sockets shared); default `pool`: as Lambda does, a container
  *                     per concurrent request, each with its own memory and SDK clients
  *   ACKLINE_MAINTENANCE_INTERVAL_MS  how often maintenance runs (default 60000, as on AWS)
+ *   ACKLINE_LOCAL_TTL_SWEEP_MS  how often expired entries are deleted, standing in for DynamoDB's
+ *                     TTL (default 600000)
  * GET /_local/status answers the state of start-up work (queue rebuilds) and of maintenance.
  */
 
@@ -42,6 +44,20 @@ if (
   process.exit(2);
 }
 
+const ttlSweepIntervalMs =
+  process.env.ACKLINE_LOCAL_TTL_SWEEP_MS === undefined
+    ? undefined
+    : Number(process.env.ACKLINE_LOCAL_TTL_SWEEP_MS);
+if (
+  ttlSweepIntervalMs !== undefined &&
+  (!Number.isSafeInteger(ttlSweepIntervalMs) || ttlSweepIntervalMs < 1)
+) {
+  console.error(
+    `ackline: ACKLINE_LOCAL_TTL_SWEEP_MS must be a positive integer, got '${process.env.ACKLINE_LOCAL_TTL_SWEEP_MS}'`,
+  );
+  process.exit(2);
+}
+
 if (!isLoopback(host)) {
   console.warn(
     `ackline: warning: HOST=${host} binds the gateway to an address other machines may reach: ` +
@@ -58,6 +74,7 @@ try {
     meter: process.env.ACKLINE_METER === '1',
     lambdaContainers: process.env.ACKLINE_LAMBDA_CONTAINERS === 'one' ? 'one' : 'pool',
     ...(maintenanceIntervalMs !== undefined ? { maintenanceIntervalMs } : {}),
+    ...(ttlSweepIntervalMs !== undefined ? { ttlSweepIntervalMs } : {}),
   });
   console.log(`ackline ready on ${local.url}`);
   let stopping = false;

@@ -39,6 +39,7 @@ import { localLambdaContext, localScheduledEvent } from './lambda-invocation.ts'
 import { lambdaPool } from './lambda-pool.ts';
 import { type LocalGateway, startLocalGateway } from './local-gateway.ts';
 import { type LocalSchedule, type ScheduleStatus, startLocalSchedule } from './local-schedule.ts';
+import { LOCAL_TTL_SWEEP_INTERVAL_MS, startTimeToLiveSweeps } from './local-ttl.ts';
 import { type SqsPoller, startSqsPoller } from './sqs-poller.ts';
 
 /**
@@ -56,6 +57,11 @@ export interface LocalOptions {
   readonly meter?: boolean;
   /** How often the maintenance function runs (default: as on AWS, every minute: MAINTENANCE_INTERVAL_MS). */
   readonly maintenanceIntervalMs?: number;
+  /**
+   * How often expired entries are deleted, standing in for DynamoDB's TTL (default
+   * LOCAL_TTL_SWEEP_INTERVAL_MS, 10 minutes); unmetered, as AWS bills no write for it.
+   */
+  readonly ttlSweepIntervalMs?: number;
   /** How start-up work that failed is retried in the background (default STARTUP_RETRY). */
   readonly startupRetry?: RetryPolicy;
   /**
@@ -128,6 +134,8 @@ export async function startLocal(options: LocalOptions): Promise<RunningLocal> {
   let poller: SqsPoller;
   let rebuild: Rebuild;
   let schedule: LocalSchedule;
+  const sweeps = startTimeToLiveSweeps(stack, options.ttlSweepIntervalMs ?? LOCAL_TTL_SWEEP_INTERVAL_MS);
+  const stopSweeps = () => sweeps.stop();
   try {
     const deps = createDependencies(loadConfig(), 'embedded');
     // Nothing stored may keep the stack from starting: what fails here is retried in the background.
@@ -140,6 +148,7 @@ export async function startLocal(options: LocalOptions): Promise<RunningLocal> {
       meter,
     );
   } catch (error) {
+    await stopSweeps();
     await stack.stop();
     await lock.release();
     throw error;
@@ -160,6 +169,7 @@ export async function startLocal(options: LocalOptions): Promise<RunningLocal> {
   } catch (error) {
     rebuild.stop();
     await schedule.stop();
+    await stopSweeps();
     await poller.stop();
     await stack.stop();
     await lock.release();
@@ -178,6 +188,7 @@ export async function startLocal(options: LocalOptions): Promise<RunningLocal> {
     stop: async () => {
       rebuild.stop();
       await schedule.stop();
+      await stopSweeps();
       await poller.stop();
       await gateway.close();
       await stack.stop();

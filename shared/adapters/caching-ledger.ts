@@ -11,6 +11,7 @@ import type {
   ManagedLedgerState,
   NewEntry,
   ReadEntriesOptions,
+  Renewed,
   StoredEntry,
   Trimmed,
 } from '../ports/ledger.ts';
@@ -147,6 +148,13 @@ export class CachingLedger implements CachedLedger {
     request: RetentionRequest & { readonly maxBatches: number },
   ): Promise<Trimmed | undefined> {
     return this.store.trim(partition, request);
+  }
+
+  renewExpiry(
+    partition: TopicName,
+    request: { readonly nowMs: number; readonly maxBatches: number },
+  ): Promise<Renewed | undefined> {
+    return this.store.renewExpiry(partition, request);
   }
 }
 

@@ -116,6 +116,8 @@ export function createDependencies(
     catalogTable: config.tables.catalog,
     entriesTable: config.tables.entries,
     maxEntriesPerLedger: config.maxEntriesPerLedger,
+    ...config.entryExpiry,
+    clock: systemClock,
     // Closed ledgers never change: this process reads each once (no TTL; see ClosedLedgerCache).
     closedLedgers: new ClosedLedgerCache(),
   });
@@ -173,7 +175,11 @@ export function createDependencies(
     sleep,
     engineLimits,
     ids: randomIds,
-    settings: { clusterName: config.clusterName, defaultRetention: config.defaultRetention },
+    settings: {
+      clusterName: config.clusterName,
+      defaultRetention: config.defaultRetention,
+      entryExpiryMs: config.entryExpiry.entryExpiryMs,
+    },
   };
   return { config, logger, metrics, ports, router: new RoundRobinRouter(randomBytes(2).readUInt16BE(0)) };
 }

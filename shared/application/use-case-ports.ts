@@ -73,8 +73,14 @@ export interface UseCasePorts {
   readonly ids: IdGenerator;
   readonly settings: {
     readonly clusterName: string;
-    /** Retention where no topic or namespace policy sets one; default DEFAULT_RETENTION (-1/-1; Pulsar's 0/0 when configured). */
+    /** Retention where no topic or namespace policy sets one; default DEFAULT_RETENTION (Pulsar's 0/0 unless configured). */
     readonly defaultRetention?: RetentionPolicies;
+    /**
+     * How long after its publish or renewal a stored batch expires (docs/design/storage.md#entry-expiry):
+     * maintenance visits a backlog nobody consumes at least every eighth of it, so its expiry is
+     * renewed in time. Default: none (BACKLOG_REVISIT_MS alone).
+     */
+    readonly entryExpiryMs?: number;
   };
   /** Optional: what the use cases count (delivered, acked, nacked, ...). */
   readonly counters?: Counters;

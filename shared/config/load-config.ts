@@ -1,4 +1,5 @@
 import { DEFAULT_ENGINE_LIMITS } from '../application/engine/engine-context.ts';
+import { DEFAULT_ENTRY_EXPIRY_MS, expiryAllowedBy } from '../domain/entry-expiry.ts';
 import { AcklineError } from '../domain/errors.ts';
 import { DEFAULT_RETENTION, type RetentionPolicies, validateRetention } from '../domain/policies.ts';
 import { DEFAULT_AUDIT_RETENTION_DAYS } from '../ports/audit-log.ts';
@@ -35,6 +36,14 @@ export interface AcklineConfig {
    * and ACKLINE_DEFAULT_RETENTION_SIZE_IN_MB, Pulsar's broker settings; default 0 and 0).
    */
   readonly defaultRetention: RetentionPolicies;
+  /**
+   * Entry expiry (docs/design/storage.md#entry-expiry): how long after its publish, or its last
+   * renewal, a stored batch expires (ACKLINE_ENTRY_EXPIRY_SECONDS, default 14 days), and whether
+   * batches are written with it: only under a default retention that lets consumed entries go
+   * within a quarter of it (0/0 and short time windows); 0 turns it off (retention then deletes,
+   * billed as writes).
+   */
+  readonly entryExpiry: { readonly expireEntries: boolean; readonly entryExpiryMs: number };
   /** How long admin acknowledgement audit records are kept (ACKLINE_AUDIT_RETENTION_DAYS, default 30). */
   readonly auditRetentionDays: number;
   /**
@@ -104,6 +113,17 @@ function loadDefaultRetention(env: Env): RetentionPolicies {
   return retention;
 }
 
+/** ACKLINE_ENTRY_EXPIRY_SECONDS, and whether the default retention lets batches carry it. */
+function loadEntryExpiry(env: Env): AcklineConfig['entryExpiry'] {
+  const seconds = nonNegativeInteger(env, 'ACKLINE_ENTRY_EXPIRY_SECONDS', DEFAULT_ENTRY_EXPIRY_MS / 1_000);
+  const entryExpiryMs = seconds * 1_000;
+  return {
+    expireEntries: expiryAllowedBy(loadDefaultRetention(env), entryExpiryMs),
+    // Renewal keeps running with expiry off (batches written while it was on still carry one).
+    entryExpiryMs: entryExpiryMs > 0 ? entryExpiryMs : DEFAULT_ENTRY_EXPIRY_MS,
+  };
+}
+
 export const DEFAULT_MAX_ENTRIES_PER_LEDGER = 50_000;
 /** SQS's limit on DelaySeconds. */
 export const SQS_MAX_DELAY_SECONDS = 900;
@@ -138,6 +158,7 @@ export function loadConfig(env: Env = process.env): AcklineConfig {
     ),
     auditRetentionDays: positiveInteger(env, 'ACKLINE_AUDIT_RETENTION_DAYS', DEFAULT_AUDIT_RETENTION_DAYS),
     defaultRetention: loadDefaultRetention(env),
+    entryExpiry: loadEntryExpiry(env),
     maxUnackedPerConsumer: positiveInteger(
       env,
       'ACKLINE_MAX_UNACKED_PER_CONSUMER',

@@ -46,6 +46,9 @@ export const entriesTable: TableDefinition = {
   partitionKey: { name: 'ledgerId', type: 'N' },
   sortKey: { name: 'firstEntryId', type: 'N' },
   envVar: 'ACKLINE_ENTRIES_TABLE',
+  // Batches expire some days after their publish; maintenance renews what retention keeps
+  // (docs/design/storage.md#entry-expiry).
+  timeToLiveAttribute: 'ttl',
 };
 
 /**

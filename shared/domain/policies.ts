@@ -39,14 +39,15 @@ export const DEFAULT_LIMITS: { readonly [K in LimitPolicy]: number } = {
 };
 
 /**
- * What applies when neither the topic nor its namespace sets retention: -1/-1, everything kept,
- * unless the deployment sets Pulsar's broker default 0/0 or another (ACKLINE_DEFAULT_RETENTION_TIME_IN_MINUTES
- * and ACKLINE_DEFAULT_RETENTION_SIZE_IN_MB; the CDK context ackline:defaultRetention*). Not Pulsar's
- * 0/0: DynamoDB bills a delete like a write, so trimming each consumed entry costs what storing it
- * did again (about 1.1 write units a 1 KiB message, 0.34 to 0.5 more a message in the bench), over
- * the write budget; see docs/design/storage.md#retention-and-maintenance-cost.
+ * What applies when neither the topic nor its namespace sets retention: Pulsar's broker default,
+ * 0/0 (defaultRetentionTimeInMinutes, defaultRetentionSizeInMB): an entry goes once every
+ * subscription acknowledged it, and at once on a topic with no subscription at all (nothing is
+ * retained for nobody). A deployment sets another default (ACKLINE_DEFAULT_RETENTION_TIME_IN_MINUTES
+ * and ACKLINE_DEFAULT_RETENTION_SIZE_IN_MB, the CDK context ackline:defaultRetention*; -1/-1 keeps
+ * everything). Retention costs no write per entry: stored batches expire by DynamoDB's TTL and
+ * retention only moves the first kept position (docs/design/storage.md#entry-expiry).
  */
-export const DEFAULT_RETENTION: RetentionPolicies = { retentionTimeInMinutes: -1, retentionSizeInMB: -1 };
+export const DEFAULT_RETENTION: RetentionPolicies = { retentionTimeInMinutes: 0, retentionSizeInMB: 0 };
 
 /** Pulsar's validation (412 with Pulsar's reasons). */
 export function validateRetention(value: RetentionPolicies): void {

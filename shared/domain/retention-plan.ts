@@ -47,3 +47,27 @@ export function planRetention(
   }
   return { deleted, bytes, entries };
 }
+
+/**
+ * Whether the request lets go everything consumed, whatever its age and size (Pulsar's 0/0): then
+ * the new first kept position follows from `consumedUpTo` alone, with no batch read.
+ */
+export function letsGoAllConsumed(request: RetentionRequest): boolean {
+  return request.retentionTimeMs === 0 && request.retentionSizeBytes === 0;
+}
+
+/** How many entry ids the ledgers allocated in [from, to) (holes never written included). */
+export function entriesBetween(
+  ledgers: readonly { readonly ledgerId: bigint; readonly entries: bigint }[],
+  from: Position,
+  to: Position,
+): number {
+  let count = 0n;
+  for (const { ledgerId, entries } of ledgers) {
+    if (ledgerId < from.ledgerId || ledgerId > to.ledgerId) continue;
+    const low = ledgerId === from.ledgerId ? from.entryId : 0n;
+    const high = ledgerId === to.ledgerId ? (to.entryId < entries ? to.entryId : entries) : entries;
+    if (high > low) count += high - (low < 0n ? 0n : low);
+  }
+  return Number(count);
+}

@@ -46,6 +46,18 @@ export interface Trimmed {
   readonly to: Position;
 }
 
+/** What one expiry renewal walk did on a partition ({@link Ledger.renewExpiry}). */
+export interface Renewed {
+  /** Batches whose expiry it renewed. */
+  readonly renewed: number;
+  /** Batches it read. */
+  readonly walked: number;
+  /** Kept batches it found already expired (0 unless maintenance stopped for too long): lost. */
+  readonly expired?: number;
+  /** When the next walk is due (epoch ms); undefined: the walk was not due, or expiry is off. */
+  readonly dueAtMs?: number;
+}
+
 /** Options of an append. */
 export interface AppendOptions {
   /** Who publishes (the caller's role), for the partition's recent publishers. */
@@ -144,12 +156,24 @@ export interface Ledger {
   state(partition: TopicName): Promise<ManagedLedgerState | undefined>;
   /** The partition that owns `ledgerId`, if any. */
   ownerOf(ledgerId: bigint): Promise<TopicName | undefined>;
+  /**
+   * The entry at `position`; undefined when it was never written, its batch expired, or it is
+   * before the partition's first kept position (retention let it go: with entry expiry its batch
+   * may still be stored until DynamoDB's TTL deletes it, and is never returned from here).
+   * Cost: one Query of its batch (none when cached); with entry expiry, one strongly consistent
+   * read of the partition's first kept position (and, once per ledger and process, its owner).
+   */
   readEntry(position: Position): Promise<StoredEntry | undefined>;
   /**
    * The written entries of ledger `ledgerId` from `firstEntryId` to `lastEntryId`, both included,
    * in order (BookKeeper's `ReadHandle.read(first, last)`); ids allocated but never written, or past
    * the ledger's end, are absent. Nothing when `firstEntryId > lastEntryId`. For reading a run of a
    * backlog: the storage items holding the range are each read once, not once per entry.
+   * Batches past their expiry are absent (DynamoDB deletes expired items within days, not at once).
+   * Entries before the partition's first kept position that have not expired yet are returned:
+   * callers read at or after a cursor's read position, which retention never passes (it trims only
+   * what every subscription acknowledged, and moves a cursor a reset put below it forward); a read
+   * by an arbitrary position goes through {@link Ledger.readEntry}, which checks.
    */
   readEntries(
     ledgerId: bigint,
@@ -161,7 +185,7 @@ export interface Ledger {
    * The first entry written in ledger `ledgerId` after `entryId`, with its publish time; undefined
    * when none is. `entryId` is -1n (from the start), an id never written (the end of a hole), or
    * the last entry of a publish batch: batches are stored whole, and this finds the next one by
-   * its key without reading payloads.
+   * its key without reading payloads. Expired batches are skipped, as in readEntries.
    */
   firstWrittenAfter(
     ledgerId: bigint,
@@ -185,18 +209,40 @@ export interface Ledger {
    */
   purgeLedger(ledgerId: bigint, maxItems: number): Promise<boolean>;
   /**
-   * Retention (Pulsar's trimConsumedLedgers, per stored batch instead of per ledger): deletes,
-   * oldest first, the batches `planRetention` allows, records the new first kept position and what
-   * was deleted (one conditional write: of two runs racing, one counts), then deletes them. Batches
-   * before the first kept position that a run which died left are deleted too. Ledgers stay in the
-   * layout (their entries read as absent).
-   * Cost: the state, the batches read (one Query page per 100 from the first kept), one write, one
-   * delete per batch (BatchWriteItem, 25 a request). At most `maxBatches` batches a run.
+   * Retention (Pulsar's trimConsumedLedgers, per stored batch instead of per ledger): lets go,
+   * oldest first, the batches `planRetention` allows, and records the new first kept position and
+   * what went (one conditional write: of two runs racing, one counts). Ledgers stay in the layout
+   * (their entries read as absent).
+   * With entry expiry (docs/design/storage.md#entry-expiry), a batch that carries an expiry is not
+   * deleted: moving the first kept position is what trims it, and DynamoDB's TTL deletes it later
+   * for no write unit. A batch without one (written before entry expiry, or with it off) is deleted,
+   * as are those before the first kept position that a run which died left.
+   * Cost: with entry expiry and 0/0 (everything consumed goes), the state and one write: no batch
+   * is read (the bytes that went are then estimated from the partition's average, exact once
+   * everything stored went). Otherwise the batches read (one Query page per 100 from the first
+   * kept), one write, one delete per batch deleted (BatchWriteItem, 25 a request). At most
+   * `maxBatches` batches a run.
    */
   trim(
     partition: TopicName,
     request: RetentionRequest & { readonly maxBatches: number },
   ): Promise<Trimmed | undefined>;
+  /**
+   * Keeps alive what the partition still holds (docs/design/storage.md#entry-expiry): when a walk
+   * is due, renews the expiry of every batch from the first kept position on that expires within
+   * half the entry expiry, in position order, up to the first batch published late enough not to
+   * need it, and records when the next walk is due (a quarter of the expiry before the earliest
+   * expiry left). Nothing at or after the first kept position ever expires while maintenance visits
+   * the partition at least that often. Undefined when the partition has no state; nothing done when
+   * entry expiry is off (and no batch of the partition carries one) or the walk is not due.
+   * Cost: when not due, the state read; when due, the batches walked (one Query page per 100,
+   * eventually consistent), one write per batch renewed (sized as the batch), one write of the
+   * state. At most `maxBatches` batches a walk; the next one resumes where it stopped.
+   */
+  renewExpiry(
+    partition: TopicName,
+    request: { readonly nowMs: number; readonly maxBatches: number },
+  ): Promise<Renewed | undefined>;
 }
 
 /**

@@ -27,7 +27,14 @@ import {
   tableItemActions,
 } from '../../infra/stateless-stack.ts';
 import { maintenanceMetricNames } from '../../shared/config/load-config.ts';
-import { queuePrefix, schedulerQueue, tables } from '../../shared/config/resources.ts';
+import {
+  catalogTable,
+  cursorsTable,
+  entriesTable,
+  queuePrefix,
+  schedulerQueue,
+  tables,
+} from '../../shared/config/resources.ts';
 
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -205,6 +212,16 @@ describe('stateful stack', () => {
       DeletionPolicy: 'Retain',
       UpdateReplacePolicy: 'Retain',
     });
+  });
+
+  it('lets DynamoDB expire entries and audit records by their ttl attribute (entry expiry, audit retention)', () => {
+    const ttlOf = (logicalName: string) =>
+      Object.entries(resourcesOf(stateful, 'AWS::DynamoDB::Table')).find(([id]) =>
+        id.startsWith(logicalName),
+      )?.[1]?.Properties?.TimeToLiveSpecification;
+    expect(ttlOf(entriesTable.logicalName)).toEqual({ AttributeName: 'ttl', Enabled: true });
+    expect(ttlOf(catalogTable.logicalName)).toEqual({ AttributeName: 'ttl', Enabled: true });
+    expect(ttlOf(cursorsTable.logicalName)).toBeUndefined();
   });
 
   it('gives the scheduler queue its attributes and a dead-letter redrive', () => {

@@ -21,6 +21,7 @@ import { InMemoryCursorStore } from '../support/in-memory-cursor-store.ts';
 import { InMemoryLedger } from '../support/in-memory-ledger.ts';
 import { InMemoryPermissionStore } from '../support/in-memory-permission-store.ts';
 import { InMemoryTopicCatalog } from '../support/in-memory-topic-catalog.ts';
+import { ManualClock } from '../support/manual-clock.ts';
 import { type StorageStores, storageBackends, useStorage } from '../support/storage-backends.ts';
 
 // One contract per storage port, run over the in-memory fakes, dynalite and DynamoDB Local.
@@ -1399,6 +1400,102 @@ describe.each(storageBackends())('storage contract on $name', (backend) => {
         entries: 0,
       });
       expect(await ledger.trim(uniquePartition(), request)).toBeUndefined();
+    });
+
+    describe('with entry expiry (docs/design/storage.md#entry-expiry)', () => {
+      const T = 1_700_000_000_000;
+      const DAY = 86_400_000;
+      const expiring = () => {
+        const clock = new ManualClock(T);
+        return {
+          clock,
+          ledger: storage().ledger(1_000, { clock, expireEntries: true, entryExpiryMs: 14 * DAY }),
+        };
+      };
+      const allConsumed = (consumedUpTo: Position, nowMs: number) => ({
+        consumedUpTo,
+        retentionTimeMs: 0,
+        retentionSizeBytes: 0,
+        nowMs,
+        maxBatches: 100,
+      });
+
+      it('a 0/0 trim only moves the first kept position: readEntry skips what went, which stays stored until it expires', async () => {
+        const { clock, ledger } = expiring();
+        const partition = uniquePartition();
+        const ledgerId = (await ledger.initialize(partition)).ledgers[0]!.ledgerId;
+        await ledger.append(partition, [entry('aaaa'), entry('bb')], T);
+        await ledger.append(partition, [entry('cccc')], T);
+        await ledger.append(partition, [entry('dddddd')], T);
+
+        // Three of four entries, 16 bytes stored: the bytes that went are the average's share.
+        expect(await ledger.trim(partition, allConsumed(pos(ledgerId, 2), T))).toEqual({
+          entries: 3,
+          bytes: 12,
+          from: pos(ledgerId, 0),
+          to: pos(ledgerId, 3),
+        });
+        expect(await ledger.state(partition)).toMatchObject({
+          firstKept: pos(ledgerId, 3),
+          entriesDeleted: 3,
+          bytesDeleted: 12,
+        });
+        expect(await ledger.readEntry(pos(ledgerId, 2))).toBeUndefined();
+        expect((await ledger.readEntry(pos(ledgerId, 3)))?.payload).toBe('dddddd');
+        // Not deleted (no write unit spent): a range read still finds it until it expires.
+        expect((await ledger.readEntries(ledgerId, 0n, 3n)).map((e) => e.payload)).toEqual([
+          'aaaa',
+          'bb',
+          'cccc',
+          'dddddd',
+        ]);
+        // Everything stored goes: the bytes are exact again.
+        expect(await ledger.trim(partition, allConsumed(pos(ledgerId, 3), T))).toMatchObject({
+          entries: 1,
+          bytes: 4,
+        });
+
+        clock.set(T + 14 * DAY);
+        expect(await ledger.readEntries(ledgerId, 0n, 3n)).toEqual([]);
+        expect(await ledger.firstWrittenAfter(ledgerId, -1n)).toBeUndefined();
+      });
+
+      it('a 0/0 trim deletes the batches written without expiry (before it was on), and only those', async () => {
+        const before = storage().ledger(1_000);
+        const { ledger } = expiring();
+        const partition = uniquePartition();
+        const ledgerId = (await before.initialize(partition)).ledgers[0]!.ledgerId;
+        await before.append(partition, [entry('old-1')], T);
+        await before.append(partition, [entry('old-2')], T);
+        await ledger.append(partition, [entry('new')], T);
+
+        expect(await ledger.trim(partition, allConsumed(pos(ledgerId, 2), T))).toMatchObject({ entries: 3 });
+
+        // The old batches are deleted; the new one stays stored until it expires.
+        expect((await ledger.readEntries(ledgerId, 0n, 2n)).map((e) => e.payload)).toEqual(['new']);
+      });
+
+      it('renewExpiry renews what is kept before it expires, and is not due again for days', async () => {
+        const { clock, ledger } = expiring();
+        const partition = uniquePartition();
+        const ledgerId = (await ledger.initialize(partition)).ledgers[0]!.ledgerId;
+        await ledger.append(partition, [entry('a')], T);
+        await ledger.append(partition, [entry('b')], T + 1_000);
+
+        const now = T + 8 * DAY;
+        expect(await ledger.renewExpiry(partition, { nowMs: now, maxBatches: 100 })).toEqual({
+          renewed: 2,
+          walked: 2,
+          dueAtMs: now - 60_000 + 14 * DAY - 3.5 * DAY,
+        });
+        expect(await ledger.renewExpiry(partition, { nowMs: now + DAY, maxBatches: 100 })).toEqual({
+          renewed: 0,
+          walked: 0,
+        });
+        clock.set(T + 15 * DAY);
+        expect((await ledger.readEntries(ledgerId, 0n, 1n)).map((e) => e.payload)).toEqual(['a', 'b']);
+        expect(await ledger.renewExpiry(uniquePartition(), { nowMs: now, maxBatches: 100 })).toBeUndefined();
+      });
     });
 
     it('readEntry returns payload, key, properties, event time, deliver-at and publish time', async () => {

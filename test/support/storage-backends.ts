@@ -47,7 +47,7 @@ import { InMemoryConsumerRegistry } from './in-memory-consumer-registry.ts';
 import { InMemoryCursorStore } from './in-memory-cursor-store.ts';
 import { InMemoryDispatchStore } from './in-memory-dispatch-store.ts';
 import { InMemoryHandleKeyStore, InMemoryHandleKeyTable } from './in-memory-handle-key-store.ts';
-import { InMemoryLedger, InMemoryLedgerTables } from './in-memory-ledger.ts';
+import { type InMemoryExpiry, InMemoryLedger, InMemoryLedgerTables } from './in-memory-ledger.ts';
 import { InMemoryPermissionStore } from './in-memory-permission-store.ts';
 import { InMemoryPolicyStore } from './in-memory-policy-store.ts';
 import { InMemoryTenantCatalog } from './in-memory-tenant-catalog.ts';
@@ -63,8 +63,11 @@ export interface StorageStores {
   readonly auditLog: AuditLog;
   readonly policyStore: PolicyStore;
   readonly consumerRegistry: ConsumerRegistry;
-  /** A Ledger over this backend's storage; all of them share the deployment-wide ledgerId counter. */
-  ledger(maxEntriesPerLedger: number): Ledger;
+  /**
+   * A Ledger over this backend's storage; all of them share the deployment-wide ledgerId counter.
+   * With `expiry`, its batches expire as DynamoDbLedgerOptions' expireEntries says.
+   */
+  ledger(maxEntriesPerLedger: number, expiry?: InMemoryExpiry): Ledger;
   /** A new HandleKeyStore over this backend's storage (another process of the deployment). */
   handleKeyStore(): HandleKeyStore;
   /** What the DynamoDB backends' client spent (requests, capacity units); absent in memory. */
@@ -99,7 +102,8 @@ export const inMemoryBackend: StorageBackend = {
       auditLog: new InMemoryAuditLog(),
       policyStore: new InMemoryPolicyStore(),
       consumerRegistry: new InMemoryConsumerRegistry(),
-      ledger: (maxEntriesPerLedger) => new InMemoryLedger(maxEntriesPerLedger, ledgerTables),
+      ledger: (maxEntriesPerLedger, expiry) =>
+        new InMemoryLedger(maxEntriesPerLedger, ledgerTables, undefined, expiry),
       handleKeyStore: () => new InMemoryHandleKeyStore(handleKeys),
       close: async () => {},
     };
@@ -179,8 +183,13 @@ async function dynamoDbStores(
     auditLog: new DynamoDbAuditLog(client, catalog),
     policyStore: new DynamoDbPolicyStore(client, catalog),
     consumerRegistry: new DynamoDbConsumerRegistry(client, catalog),
-    ledger: (maxEntriesPerLedger) =>
-      new DynamoDbLedger(client, { catalogTable: catalog, entriesTable: entries, maxEntriesPerLedger }),
+    ledger: (maxEntriesPerLedger, expiry) =>
+      new DynamoDbLedger(client, {
+        catalogTable: catalog,
+        entriesTable: entries,
+        maxEntriesPerLedger,
+        ...(expiry ? { ...expiry } : {}),
+      }),
     handleKeyStore: () => new DynamoDbHandleKeyStore(client, catalog),
     meter,
     dynamodb: { client, catalogTable: catalog, entriesTable: entries },

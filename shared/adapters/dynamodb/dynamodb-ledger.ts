@@ -8,11 +8,19 @@ import {
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import { TopicNotFoundError } from '../../domain/catalog-errors.ts';
-import { Position } from '../../domain/position.ts';
+import { DEFAULT_ENTRY_EXPIRY_MS, expiresAtSeconds, renewalDueAtMs } from '../../domain/entry-expiry.ts';
+import { nextInLedger, Position } from '../../domain/position.ts';
 import { type RateCounter, type RateSnapshot, snapshotDue } from '../../domain/rate-counter.ts';
 import { type RecentPublisher, withPublisher } from '../../domain/recent-publishers.ts';
-import { planRetention, type RetentionRequest, type StoredBatch } from '../../domain/retention-plan.ts';
+import {
+  entriesBetween,
+  letsGoAllConsumed,
+  planRetention,
+  type RetentionRequest,
+  type StoredBatch,
+} from '../../domain/retention-plan.ts';
 import { TopicName } from '../../domain/topic-name.ts';
+import type { Clock } from '../../ports/clock.ts';
 import type { DelayedEntry, DelayedIndex } from '../../ports/delayed-index.ts';
 import {
   type Appended,
@@ -23,9 +31,11 @@ import {
   type NewEntry,
   payloadBytes,
   type ReadEntriesOptions,
+  type Renewed,
   type StoredEntry,
   type Trimmed,
 } from '../../ports/ledger.ts';
+import { systemClock } from '../system-clock.ts';
 import { catalogKeys, itemKey } from './catalog-keys.ts';
 import type { ClosedLedgerCache } from './closed-ledger-cache.ts';
 import { ClosedLedgerItems } from './closed-ledger-items.ts';
@@ -41,6 +51,13 @@ import {
   str,
 } from './dynamodb-support.ts';
 import { type CachedChunk, chunkBytes, EntryChunkCache } from './entry-chunk-cache.ts';
+import {
+  deleteChunksWithoutExpiry,
+  EXPIRES_AT,
+  expiresAtMsOf,
+  FIRST_EXPIRING_LEDGER,
+  renewExpiryWalk,
+} from './ledger-expiry.ts';
 
 /** An entries item stays well under DynamoDB's 400 KB item limit. */
 export const MAX_CHUNK_BYTES = 350 * 1024;
@@ -48,6 +65,8 @@ export const MAX_CHUNK_BYTES = 350 * 1024;
 const ENTRY_OVERHEAD_BYTES = 40;
 
 const STATE_SK = 'M';
+/** Partitions of ledgers a process remembers for readEntry's first-kept check (about 10 MB). */
+const MAX_KNOWN_OWNERS = 100_000;
 const LEDGER_COUNTER_KEY = { pk: S('C#ledgerId'), sk: S(STATE_SK) };
 
 /** The tables of a DynamoDbLedger, and when its ledgers roll over. */
@@ -67,6 +86,17 @@ export interface DynamoDbLedgerOptions {
    * (docs/design/storage.md#delayed-index). None: they are not indexed.
    */
   readonly delayedIndex?: DelayedIndex;
+  /**
+   * Entry expiry (docs/design/storage.md#entry-expiry): each batch is written with DynamoDB's TTL
+   * attribute `entryExpiryMs` after its publish time, retention only moves the first kept position,
+   * and {@link DynamoDbLedger.renewExpiry} keeps alive what is kept. Off (default): batches are
+   * written without expiry and retention deletes them (billed as writes).
+   */
+  readonly expireEntries?: boolean;
+  /** How long after its publish (or renewal) a batch expires (default DEFAULT_ENTRY_EXPIRY_MS, 14 days). */
+  readonly entryExpiryMs?: number;
+  /** What expiry is compared with when reading (default: the system clock). */
+  readonly clock?: Clock;
 }
 
 /**
@@ -108,6 +138,11 @@ export class DynamoDbLedger implements Ledger {
   private readonly chunks: EntryChunkCache;
   private readonly closedLedgers: ClosedLedgerItems;
   private readonly delayedIndex: DelayedIndex | undefined;
+  private readonly expireEntries: boolean;
+  private readonly entryExpiryMs: number;
+  private readonly clock: Clock;
+  /** ledgerId -> its partition, as read once (a ledger never changes hands); bounded. */
+  private readonly owners = new Map<bigint, TopicName>();
 
   constructor(
     private readonly client: DynamoDBClient,
@@ -119,6 +154,9 @@ export class DynamoDbLedger implements Ledger {
     this.chunks = options.chunks ?? new EntryChunkCache();
     this.closedLedgers = new ClosedLedgerItems(client, options.catalogTable, options.closedLedgers);
     this.delayedIndex = options.delayedIndex;
+    this.expireEntries = options.expireEntries ?? false;
+    this.entryExpiryMs = options.entryExpiryMs ?? DEFAULT_ENTRY_EXPIRY_MS;
+    this.clock = options.clock ?? systemClock;
   }
 
   async initialize(partition: TopicName): Promise<ManagedLedgerState> {
@@ -137,6 +175,8 @@ export class DynamoDbLedger implements Ledger {
             fl: N(ledgerId),
             mi: N(0),
             bi: N(0),
+            // Every ledger of a new partition holds only batches that expire.
+            ...(this.expireEntries ? { [FIRST_EXPIRING_LEDGER]: N(ledgerId - 1n) } : {}),
           },
           ConditionExpression: 'attribute_not_exists(pk)',
         }),
@@ -218,7 +258,44 @@ export class DynamoDbLedger implements Ledger {
   }
 
   async readEntry(position: Position): Promise<StoredEntry | undefined> {
-    const cached = this.chunks.covering(position.ledgerId, position.entryId);
+    const entry = await this.readStoredEntry(position);
+    // With entry expiry, what retention let go stays stored until its expiry: the first kept
+    // position decides (without expiry, retention deleted it before anyone could read this).
+    if (!entry || !this.expireEntries) return entry;
+    const firstKept = await this.firstKeptOf(position.ledgerId);
+    return firstKept && position.compareTo(firstKept) < 0 ? undefined : entry;
+  }
+
+  /** The partition's first kept position, for the partition owning `ledgerId` (strongly consistent). */
+  private async firstKeptOf(ledgerId: bigint): Promise<Position | undefined> {
+    let owner = this.owners.get(ledgerId);
+    if (!owner) {
+      owner = await this.ownerOf(ledgerId);
+      if (!owner) return undefined;
+      if (this.owners.size >= MAX_KNOWN_OWNERS) this.owners.clear();
+      this.owners.set(ledgerId, owner);
+    }
+    const result = await this.client.send(
+      new GetItemCommand({
+        TableName: this.catalogTable,
+        Key: { pk: S(stateKey(owner)), sk: S(STATE_SK) },
+        ProjectionExpression: 'tp',
+        ConsistentRead: true,
+      }),
+    );
+    const kept = str(result.Item, 'tp');
+    return kept === undefined ? undefined : Position.parse(kept);
+  }
+
+  /** A cached chunk holding the position, unless it may have expired since it was read. */
+  private cachedCovering(ledgerId: bigint, entryId: bigint): CachedChunk | undefined {
+    const chunk = this.chunks.covering(ledgerId, entryId);
+    if (chunk?.expiresAtMs !== undefined && chunk.expiresAtMs <= this.clock.nowMs()) return undefined;
+    return chunk;
+  }
+
+  private async readStoredEntry(position: Position): Promise<StoredEntry | undefined> {
+    const cached = this.cachedCovering(position.ledgerId, position.entryId);
     if (cached) return cached.entries[Number(position.entryId - cached.firstEntryId)];
     const result = await this.client.send(
       new QueryCommand({
@@ -230,13 +307,10 @@ export class DynamoDbLedger implements Ledger {
         ConsistentRead: true,
       }),
     );
-    const chunk = result.Items?.[0];
-    if (!chunk) return undefined;
-    const first = big(chunk, 'firstEntryId') as bigint;
-    const index = Number(position.entryId - first);
-    const entry = chunk.e?.L?.[index]?.M;
-    if (!entry || index >= (num(chunk, 'n') ?? 0)) return undefined;
-    return toStoredEntry(position, entry, num(chunk, 'pt') ?? 0);
+    const item = result.Items?.[0];
+    if (!item) return undefined;
+    const chunk = this.remember(position.ledgerId, item);
+    return chunk.entries[Number(position.entryId - chunk.firstEntryId)];
   }
 
   /**
@@ -254,7 +328,7 @@ export class DynamoDbLedger implements Ledger {
     const entries: StoredEntry[] = [];
     let next = firstEntryId;
     while (next <= lastEntryId) {
-      const chunk = this.chunks.covering(ledgerId, next);
+      const chunk = this.cachedCovering(ledgerId, next);
       if (!chunk) break;
       const from = Number(next - chunk.firstEntryId);
       const to = Math.min(chunk.entries.length - 1, Number(lastEntryId - chunk.firstEntryId));
@@ -331,7 +405,18 @@ export class DynamoDbLedger implements Ledger {
       if (!entry) break;
       entries.push(toStoredEntry(Position.of(ledgerId, first + BigInt(index)), entry, publishTimeMs));
     }
-    const chunk = { ledgerId, firstEntryId: first, entries, bytes: chunkBytes(entries) };
+    const expiresAtMs = expiresAtMsOf(item);
+    if (expiresAtMs !== undefined && expiresAtMs <= this.clock.nowMs()) {
+      // Expired, not yet deleted by DynamoDB's TTL: absent, as AWS advises readers to filter.
+      return { ledgerId, firstEntryId: first, entries: [], bytes: 0 };
+    }
+    const chunk = {
+      ledgerId,
+      firstEntryId: first,
+      entries,
+      bytes: chunkBytes(entries),
+      ...(expiresAtMs === undefined ? {} : { expiresAtMs }),
+    };
     if (entries.length === count) this.chunks.put(chunk);
     return chunk;
   }
@@ -341,54 +426,92 @@ export class DynamoDbLedger implements Ledger {
     ledgerId: bigint,
     entryId: bigint,
   ): Promise<{ position: Position; publishTimeMs: number } | undefined> {
-    const result = await this.client.send(
-      new QueryCommand({
-        TableName: this.entriesTable,
-        KeyConditionExpression: 'ledgerId = :l AND firstEntryId > :e',
-        ExpressionAttributeValues: { ':l': N(ledgerId), ':e': N(entryId) },
-        ProjectionExpression: 'firstEntryId, pt',
-        Limit: 1,
-        ConsistentRead: true,
-      }),
-    );
-    const chunk = result.Items?.[0];
-    if (!chunk) return undefined;
-    return {
-      position: Position.of(ledgerId, big(chunk, 'firstEntryId') as bigint),
-      publishTimeMs: num(chunk, 'pt') ?? 0,
-    };
+    let after = entryId;
+    for (;;) {
+      const result = await this.client.send(
+        new QueryCommand({
+          TableName: this.entriesTable,
+          KeyConditionExpression: 'ledgerId = :l AND firstEntryId > :e',
+          ExpressionAttributeValues: { ':l': N(ledgerId), ':e': N(after) },
+          ProjectionExpression: `firstEntryId, pt, n, #ttl`,
+          ExpressionAttributeNames: { '#ttl': EXPIRES_AT },
+          Limit: 1,
+          ConsistentRead: true,
+        }),
+      );
+      const chunk = result.Items?.[0];
+      if (!chunk) return undefined;
+      const first = big(chunk, 'firstEntryId') as bigint;
+      const expiresAtMs = expiresAtMsOf(chunk);
+      if (expiresAtMs === undefined || expiresAtMs > this.clock.nowMs()) {
+        return { position: Position.of(ledgerId, first), publishTimeMs: num(chunk, 'pt') ?? 0 };
+      }
+      // Expired, not yet deleted: skipped as if never written.
+      after = first + BigInt(num(chunk, 'n') ?? 1) - 1n;
+    }
   }
 
   async trim(
     partition: TopicName,
     request: RetentionRequest & { readonly maxBatches: number },
   ): Promise<Trimmed | undefined> {
-    const item = (
-      await this.client.send(
-        new GetItemCommand({
-          TableName: this.catalogTable,
-          Key: { pk: S(stateKey(partition)), sk: S(STATE_SK) },
-          ConsistentRead: true,
-        }),
-      )
-    ).Item;
+    const item = await this.stateItem(partition);
     if (!item) return undefined;
     const state = await this.toState(partition, item);
+    if (this.expireEntries && letsGoAllConsumed(request)) return this.trimToConsumed(item, state, request);
     const first = state.ledgers[0] as LedgerInfo;
     const from = state.firstKept ?? Position.of(first.ledgerId, 0n);
+    const walked = await this.walkForRetention(state, from, request);
+    const stored = state.bytesInCounter - (state.bytesDeleted ?? 0);
+    const plan = planRetention(walked.batches, stored, request);
+    const lastDeleted = plan.deleted[plan.deleted.length - 1];
+    let to = from;
+    if (lastDeleted) {
+      to = Position.of(lastDeleted.ledgerId, lastDeleted.firstEntryId + BigInt(lastDeleted.count));
+      const entries = plan.entries - walked.cut;
+      const recorded = await this.recordTrim(state, { from, to, entries, bytes: plan.bytes });
+      if (!recorded) {
+        // Another run trimmed first: it counts and deletes; this one deletes only leftovers.
+        await deleteAll(this.client, this.entriesTable, walked.leftovers);
+        return undefined;
+      }
+    }
+    // A batch that expires is trimmed by the first kept position alone; DynamoDB deletes it.
+    const deleted = plan.deleted.filter((batch) => !walked.expiring.has(batchKey(batch)));
+    for (const batch of deleted) this.chunks.forget(batch.ledgerId, batch.firstEntryId);
+    await deleteAll(this.client, this.entriesTable, [
+      ...walked.leftovers,
+      ...deleted.map((batch) => ({ ledgerId: N(batch.ledgerId), firstEntryId: N(batch.firstEntryId) })),
+    ]);
+    return { entries: plan.deleted.length > 0 ? plan.entries - walked.cut : 0, bytes: plan.bytes, from, to };
+  }
+
+  /**
+   * The batches from the first kept position up to the first that ends after what every
+   * subscription consumed (at most `maxBatches`), the keys of batches before it that a run which
+   * died left (only those without expiry: DynamoDB deletes the others), and which batches expire.
+   */
+  private async walkForRetention(
+    state: ManagedLedgerState,
+    from: Position,
+    request: RetentionRequest & { readonly maxBatches: number },
+  ): Promise<{ batches: StoredBatch[]; leftovers: Item[]; expiring: Set<string>; cut: number }> {
+    let cut = 0;
     const leftovers: Item[] = [];
     const batches: StoredBatch[] = [];
+    const expiring = new Set<string>();
     for (const ledger of state.ledgers) {
       if (ledger.ledgerId < from.ledgerId || batches.length >= request.maxBatches) continue;
-      // A batch that ends after what every subscription consumed stops the walk.
       let startKey: Item | undefined;
       let stop = false;
+      const lowest =
+        ledger.ledgerId === from.ledgerId ? await this.walkStart(ledger.ledgerId, from.entryId) : 0n;
       do {
         const page = await this.client.send(
           new QueryCommand({
             TableName: this.entriesTable,
-            KeyConditionExpression: 'ledgerId = :l',
-            ExpressionAttributeValues: { ':l': N(ledger.ledgerId) },
+            KeyConditionExpression: 'ledgerId = :l AND firstEntryId >= :lowest',
+            ExpressionAttributeValues: { ':l': N(ledger.ledgerId), ':lowest': N(lowest) },
             Limit: 100,
             ConsistentRead: true,
             ExclusiveStartKey: startKey,
@@ -397,66 +520,218 @@ export class DynamoDbLedger implements Ledger {
         for (const chunk of page.Items ?? []) {
           const firstEntryId = big(chunk, 'firstEntryId') as bigint;
           const count = num(chunk, 'n') ?? 0;
+          const expires = this.expireEntries && expiresAtMsOf(chunk) !== undefined;
+          if (expires) expiring.add(batchKey({ ledgerId: ledger.ledgerId, firstEntryId }));
           const last = Position.of(ledger.ledgerId, firstEntryId + BigInt(count - 1));
           if (last.compareTo(from) < 0) {
-            leftovers.push({ ledgerId: N(ledger.ledgerId), firstEntryId: N(firstEntryId) });
+            if (!expires) leftovers.push({ ledgerId: N(ledger.ledgerId), firstEntryId: N(firstEntryId) });
             continue;
           }
+          // A batch that ends after what every subscription consumed stops the walk.
           if (last.compareTo(request.consumedUpTo) > 0 || batches.length >= request.maxBatches) {
             stop = true;
             break;
           }
+          // A batch a 0/0 trim cut (the first kept position inside it): what is left of it counts.
+          const skipped =
+            ledger.ledgerId === from.ledgerId && from.entryId > firstEntryId
+              ? from.entryId - firstEntryId
+              : 0n;
+          if (skipped > 0n) cut = Number(skipped);
           batches.push({
             ledgerId: ledger.ledgerId,
             firstEntryId,
             count,
             publishTimeMs: num(chunk, 'pt') ?? 0,
-            bytes: (chunk.e?.L ?? []).reduce((sum, entry) => sum + Buffer.byteLength(entry.M?.p?.S ?? ''), 0),
+            bytes: (chunk.e?.L ?? [])
+              .slice(Number(skipped))
+              .reduce((sum, entry) => sum + Buffer.byteLength(entry.M?.p?.S ?? ''), 0),
           });
         }
         startKey = stop ? undefined : page.LastEvaluatedKey;
       } while (startKey);
       if (stop) break;
     }
-    const stored = state.bytesInCounter - (state.bytesDeleted ?? 0);
-    const plan = planRetention(batches, stored, request);
-    const lastDeleted = plan.deleted[plan.deleted.length - 1];
-    let to = from;
-    if (lastDeleted) {
-      to = Position.of(lastDeleted.ledgerId, lastDeleted.firstEntryId + BigInt(lastDeleted.count));
-      const values: Record<string, AttributeValue> = {
-        ':to': S(to.toString()),
-        ':b': N(plan.bytes),
-        ':n': N(plan.entries),
-      };
-      let condition = 'attribute_not_exists(tp)';
-      if (state.firstKept) {
-        condition = 'tp = :from';
-        values[':from'] = S(from.toString());
-      }
-      try {
-        await this.client.send(
-          new UpdateItemCommand({
-            TableName: this.catalogTable,
-            Key: { pk: S(stateKey(partition)), sk: S(STATE_SK) },
-            UpdateExpression: 'SET tp = :to ADD bd :b, dm :n',
-            ConditionExpression: condition,
-            ExpressionAttributeValues: values,
-          }),
-        );
-      } catch (error) {
-        // Another run trimmed first: it counts and deletes; this one deletes only leftovers.
-        if (!isConditionalCheckFailed(error)) throw error;
-        await deleteAll(this.client, this.entriesTable, leftovers);
-        return undefined;
-      }
+    return { batches, leftovers, expiring, cut };
+  }
+
+  /**
+   * Where a retention walk starts in the first kept position's ledger: without entry expiry at its
+   * start (batches before the first kept position are leftovers of a run that died, deleted here);
+   * with it, at the batch holding the first kept position, since the batches before it stay
+   * stored until they expire and reading them again at every visit would be paid for nothing.
+   */
+  private async walkStart(ledgerId: bigint, entryId: bigint): Promise<bigint> {
+    if (!this.expireEntries || entryId <= 0n) return 0n;
+    const result = await this.client.send(
+      new QueryCommand({
+        TableName: this.entriesTable,
+        KeyConditionExpression: 'ledgerId = :l AND firstEntryId <= :e',
+        ExpressionAttributeValues: { ':l': N(ledgerId), ':e': N(entryId) },
+        ProjectionExpression: 'firstEntryId',
+        ScanIndexForward: false,
+        Limit: 1,
+        ConsistentRead: true,
+      }),
+    );
+    return big(result.Items?.[0], 'firstEntryId') ?? 0n;
+  }
+
+  /**
+   * Retention 0/0 with entry expiry: the first kept position moves to just after what every
+   * subscription consumed, and nothing is read or deleted but batches of ledgers that may hold some
+   * written without expiry (those up to `tf`). The entries count exactly (ids allocated in the
+   * range); the bytes are the partition's average unless everything stored went.
+   */
+  private async trimToConsumed(
+    item: Item,
+    state: ManagedLedgerState,
+    request: RetentionRequest,
+  ): Promise<Trimmed | undefined> {
+    const first = state.ledgers[0] as LedgerInfo;
+    const current = state.ledgers[state.ledgers.length - 1] as LedgerInfo;
+    const from = state.firstKept ?? Position.of(first.ledgerId, 0n);
+    const end = Position.of(current.ledgerId, current.entries);
+    const consumedTo = nextInLedger(request.consumedUpTo);
+    const to = consumedTo.compareTo(end) > 0 ? end : consumedTo;
+    if (to.compareTo(from) <= 0) return { entries: 0, bytes: 0, from, to: from };
+    const entries = entriesBetween(state.ledgers, from, to);
+    const storedEntries = state.msgInCounter - (state.entriesDeleted ?? 0);
+    const storedBytes = state.bytesInCounter - (state.bytesDeleted ?? 0);
+    const bytes =
+      entries >= storedEntries
+        ? storedBytes
+        : Math.floor((storedBytes * entries) / Math.max(1, storedEntries));
+    if (!(await this.recordTrim(state, { from, to, entries, bytes }))) return undefined;
+    const expiringAfter = big(item, FIRST_EXPIRING_LEDGER);
+    const legacy = state.ledgers
+      .map((ledger) => ledger.ledgerId)
+      .filter(
+        (ledgerId) =>
+          ledgerId >= from.ledgerId &&
+          ledgerId <= to.ledgerId &&
+          (expiringAfter === undefined || ledgerId <= expiringAfter),
+      );
+    if (legacy.length > 0) {
+      const deleted = await deleteChunksWithoutExpiry(this.client, {
+        entriesTable: this.entriesTable,
+        ledgerIds: legacy,
+        // From the batch holding the old first kept position: those before it went earlier.
+        from: Position.of(from.ledgerId, await this.walkStart(from.ledgerId, from.entryId)),
+        before: to,
+      });
+      for (const batch of deleted) this.chunks.forget(batch.ledgerId, batch.firstEntryId);
     }
-    for (const batch of plan.deleted) this.chunks.forget(batch.ledgerId, batch.firstEntryId);
-    await deleteAll(this.client, this.entriesTable, [
-      ...leftovers,
-      ...plan.deleted.map((batch) => ({ ledgerId: N(batch.ledgerId), firstEntryId: N(batch.firstEntryId) })),
-    ]);
-    return { entries: plan.entries, bytes: plan.bytes, from, to };
+    return { entries, bytes, from, to };
+  }
+
+  /**
+   * Records a trim on the state: the new first kept position and what went, conditional on the
+   * first kept position read (of two runs racing, one counts). False when the other won.
+   */
+  private async recordTrim(
+    state: ManagedLedgerState,
+    trim: {
+      readonly from: Position;
+      readonly to: Position;
+      readonly entries: number;
+      readonly bytes: number;
+    },
+  ): Promise<boolean> {
+    const values: Record<string, AttributeValue> = {
+      ':to': S(trim.to.toString()),
+      ':b': N(trim.bytes),
+      ':n': N(trim.entries),
+    };
+    let condition = 'attribute_not_exists(tp)';
+    if (state.firstKept) {
+      condition = 'tp = :from';
+      values[':from'] = S(trim.from.toString());
+    }
+    try {
+      await this.client.send(
+        new UpdateItemCommand({
+          TableName: this.catalogTable,
+          Key: { pk: S(stateKey(state.partition)), sk: S(STATE_SK) },
+          UpdateExpression: 'SET tp = :to ADD bd :b, dm :n',
+          ConditionExpression: condition,
+          ExpressionAttributeValues: values,
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (!isConditionalCheckFailed(error)) throw error;
+      return false;
+    }
+  }
+
+  /**
+   * When due (the state's `xd`), walks the batches from the first kept position (or where the last
+   * walk stopped, `xr`) and renews what expires within half the entry expiry; then records when
+   * the next walk is due, or where it goes on (`xr`, with the earliest expiry so far, `xm`). Runs
+   * for any partition that has had batches with expiry (`tf` set), whether or not expiry is on now.
+   */
+  async renewExpiry(
+    partition: TopicName,
+    request: { readonly nowMs: number; readonly maxBatches: number },
+  ): Promise<Renewed | undefined> {
+    const item = await this.stateItem(partition);
+    if (!item) return undefined;
+    const idle = { renewed: 0, walked: 0 };
+    if (item[FIRST_EXPIRING_LEDGER] === undefined || this.entryExpiryMs <= 0) return idle;
+    const dueAtMs = num(item, 'xd');
+    if (dueAtMs !== undefined && request.nowMs < dueAtMs) return idle;
+    const state = await this.toState(partition, item);
+    const first = state.ledgers[0] as LedgerInfo;
+    const kept = state.firstKept ?? Position.of(first.ledgerId, 0n);
+    const resume = str(item, 'xr') === undefined ? undefined : Position.parse(str(item, 'xr') as string);
+    const walk = await renewExpiryWalk(this.client, {
+      entriesTable: this.entriesTable,
+      ledgers: state.ledgers,
+      start: resume && resume.compareTo(kept) > 0 ? resume : kept,
+      nowMs: request.nowMs,
+      expiryMs: this.entryExpiryMs,
+      maxBatches: request.maxBatches,
+    });
+    const earliestMs = Math.min(
+      walk.earliestMs,
+      resume ? (num(item, 'xm') ?? walk.earliestMs) : walk.earliestMs,
+    );
+    const next = walk.resumeAt ? request.nowMs : renewalDueAtMs(earliestMs, this.entryExpiryMs);
+    await this.client
+      .send(
+        new UpdateItemCommand({
+          TableName: this.catalogTable,
+          Key: { pk: S(stateKey(partition)), sk: S(STATE_SK) },
+          UpdateExpression: walk.resumeAt ? 'SET xd = :d, xr = :r, xm = :m' : 'SET xd = :d REMOVE xr, xm',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: {
+            ':d': N(next),
+            ...(walk.resumeAt ? { ':r': S(walk.resumeAt.toString()), ':m': N(earliestMs) } : {}),
+          },
+        }),
+      )
+      .catch((error: unknown) => {
+        // Detached meanwhile (the topic was deleted): nothing left to renew.
+        if (!isConditionalCheckFailed(error)) throw error;
+      });
+    return {
+      renewed: walk.renewed,
+      walked: walk.walked,
+      ...(walk.expired > 0 ? { expired: walk.expired } : {}),
+      dueAtMs: next,
+    };
+  }
+
+  private async stateItem(partition: TopicName): Promise<Item | undefined> {
+    const result = await this.client.send(
+      new GetItemCommand({
+        TableName: this.catalogTable,
+        Key: { pk: S(stateKey(partition)), sk: S(STATE_SK) },
+        ConsistentRead: true,
+      }),
+    );
+    return result.Item;
   }
 
   /**
@@ -536,11 +811,12 @@ export class DynamoDbLedger implements Ledger {
             TableName: this.catalogTable,
             Key: { pk: S(stateKey(partition)), sk: S(STATE_SK) },
             // lq/lu keep the producer and time of the publish before (read before the update).
+            // tf: the ledgers after the current one hold only batches that expire (set once).
             UpdateExpression: `SET lt = :t${
               options.producerName !== undefined
                 ? ', lq = if_not_exists(lp, :p), lu = if_not_exists(lt, :t), lp = :p'
                 : ''
-            } ADD nx :n, mi :n, bi :b`,
+            }${this.expireEntries ? `, ${FIRST_EXPIRING_LEDGER} = if_not_exists(${FIRST_EXPIRING_LEDGER}, cl)` : ''} ADD nx :n, mi :n, bi :b`,
             ConditionExpression: 'attribute_exists(pk)',
             ExpressionAttributeValues: values,
             ReturnValues: 'ALL_NEW',
@@ -709,6 +985,7 @@ export class DynamoDbLedger implements Ledger {
         pt: N(publishTimeMs),
         e: { L: chunk.map((entry) => ({ M: entryAttributes(entry) })) },
       };
+      if (this.expireEntries) item[EXPIRES_AT] = N(expiresAtSeconds(publishTimeMs, this.entryExpiryMs));
       await this.client.send(new PutItemCommand({ TableName: this.entriesTable, Item: item }));
       this.remember(ledgerId, item);
       chunkStart = chunkEnd;
@@ -814,6 +1091,10 @@ export function delayedOf(batch: readonly NewEntry[], ledgerId: bigint, first: b
       ? []
       : [{ position: Position.of(ledgerId, first + BigInt(i)), deliverAtMs: entry.deliverAtMs }],
   );
+}
+
+function batchKey(batch: { readonly ledgerId: bigint; readonly firstEntryId: bigint }): string {
+  return `${batch.ledgerId}:${batch.firstEntryId}`;
 }
 
 function stateKey(partition: TopicName): string {

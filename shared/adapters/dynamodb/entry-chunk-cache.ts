@@ -7,6 +7,11 @@ export interface CachedChunk {
   readonly entries: readonly StoredEntry[];
   /** Approximate bytes it holds (payloads, keys, properties). */
   readonly bytes: number;
+  /**
+   * Its expiry as read or written (epoch ms; none: it never expires). Maintenance may renew it
+   * since: a cached chunk past this is read again rather than returned.
+   */
+  readonly expiresAtMs?: number;
 }
 
 /** What one process keeps by default: a few thousand publish batches of small messages. */

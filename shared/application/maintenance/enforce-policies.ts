@@ -30,6 +30,10 @@ export interface PolicyRunSummary {
   readonly trimmedBytes: number;
   /** Cursor pages deleted with the entries they described. */
   readonly deletedPages: number;
+  /** Stored batches whose expiry was renewed (docs/design/storage.md#entry-expiry). */
+  readonly renewedBatches: number;
+  /** Kept batches found already expired: lost (0 unless maintenance stopped for a quarter of the expiry). */
+  readonly expiredBatches: number;
   readonly failures: number;
 }
 
@@ -67,9 +71,13 @@ type Totals = { -readonly [K in keyof PolicyRunSummary]: PolicyRunSummary[K] };
  *    TTL is found once per partition (a binary search on publish times); every subscription's
  *    mark-delete moves forward to just before it (one head read, and a write when it moves).
  * 2. Retention (Pulsar's trimConsumedLedgers): the slowest subscription's mark-delete (the end
- *    of the log when there is none) bounds what may go; the ledger deletes what the policy lets
- *    go, oldest first (Ledger.trim), and every subscription's cursor pages wholly before the new
- *    first kept position are deleted with it.
+ *    of the log when there is none) bounds what may go; the ledger lets go what the policy lets
+ *    go, oldest first (Ledger.trim: with entry expiry it moves the first kept position and
+ *    DynamoDB's TTL deletes), and every subscription's cursor pages wholly before the new first
+ *    kept position are deleted with it.
+ * 3. Expiry renewal (Ledger.renewExpiry): what the partition keeps from its first kept position on
+ *    has its expiry renewed when due, whatever the retention (so also on the active partitions
+ *    under a default that keeps everything).
  * Starts nothing after `deadlineMs`; a failing partition is reported and the others go on.
  */
 export async function enforcePolicies(
@@ -82,6 +90,8 @@ export async function enforcePolicies(
     trimmedEntries: 0,
     trimmedBytes: 0,
     deletedPages: 0,
+    renewedBatches: 0,
+    expiredBatches: 0,
     failures: 0,
   };
   const inForce = new Map<string, ReturnType<typeof policiesInForce>>();
@@ -112,7 +122,10 @@ async function enforceOn(
 ): Promise<number> {
   const { partition, policies, totals } = run;
   const ttlSeconds = policies.messageTTLInSeconds;
-  if (ttlSeconds <= 0 && keepsEverything(policies.retention)) return -1;
+  if (ttlSeconds <= 0 && keepsEverything(policies.retention)) {
+    await renewExpiry(ports, partition, totals);
+    return -1;
+  }
   totals.partitions++;
   // Nothing stored and no TTL: nothing to do (the common idle topic under a 0/0 default).
   if (ttlSeconds <= 0 && !(await storesEntries(ports, partition))) return -1;
@@ -132,12 +145,28 @@ async function enforceOn(
       if (move.newMarkDeletePosition.compareTo(move.markDeletePosition) > 0) totals.expiredCursors++;
     }
   }
-  if (keepsEverything(policies.retention)) return subscriptions.length;
-  const trimmed = await trimPartition(ports, partition, subscriptions, policies.retention);
-  totals.trimmedEntries += trimmed.entries;
-  totals.trimmedBytes += trimmed.bytes;
-  totals.deletedPages += trimmed.pages;
+  if (!keepsEverything(policies.retention)) {
+    const trimmed = await trimPartition(ports, partition, subscriptions, policies.retention);
+    totals.trimmedEntries += trimmed.entries;
+    totals.trimmedBytes += trimmed.bytes;
+    totals.deletedPages += trimmed.pages;
+  }
+  await renewExpiry(ports, partition, totals);
   return subscriptions.length;
+}
+
+/**
+ * After retention: what the partition still holds from its first kept position on (a backlog,
+ * what retention keeps) has its expiry renewed when a walk is due, so DynamoDB's TTL never deletes
+ * it (Ledger.renewExpiry; docs/design/storage.md#entry-expiry). Cost when not due: one state read.
+ */
+async function renewExpiry(ports: UseCasePorts, partition: TopicName, totals: Totals): Promise<void> {
+  const renewed = await ports.ledger.renewExpiry(partition, {
+    nowMs: ports.clock.nowMs(),
+    maxBatches: TRIM_BATCHES_PER_RUN,
+  });
+  totals.renewedBatches += renewed?.renewed ?? 0;
+  totals.expiredBatches += renewed?.expired ?? 0;
 }
 
 /**
@@ -171,11 +200,13 @@ async function policyTargets(
         : Array.from({ length: record.partitions }, (_, index) => record.topic.partition(index));
     for (const partition of names) add({ partition });
   }
-  if (keepsEverything(ports.settings.defaultRetention ?? DEFAULT_RETENTION)) return [...targets.values()];
+  // Active partitions always: a backlog's expiry is renewed whatever the retention (batches written
+  // while the default let entries expire carry one, even after the default changed to keep them).
   for (const name of activePartitions) {
     const partition = parseOrUndefined(name);
     if (partition) add({ partition });
   }
+  if (keepsEverything(ports.settings.defaultRetention ?? DEFAULT_RETENTION)) return [...targets.values()];
   for (const mark of await ports.activity.listPartitions()) {
     const partition = parseOrUndefined(mark.partition);
     if (partition) add({ partition, mark });

@@ -357,10 +357,19 @@ async function settle(
     return 'settled';
   }
   await ports.activity.defer(entry.cursorId, entry.markedAtMs, {
-    revisitAtMs: now + BACKLOG_REVISIT_MS,
+    revisitAtMs: now + backlogRevisitMs(ports),
     ...(ageMs === undefined ? {} : { backlogDueSinceMs: now - ageMs }),
   });
   return 'deferred';
+}
+
+/**
+ * How long a backlog nobody consumes waits for its next visit: BACKLOG_REVISIT_MS, or an eighth of
+ * the entry expiry when that is shorter, so the expiry renewal (a quarter of it before the earliest
+ * expiry) is never missed.
+ */
+function backlogRevisitMs(ports: UseCasePorts): number {
+  return Math.min(BACKLOG_REVISIT_MS, (ports.settings.entryExpiryMs ?? Number.POSITIVE_INFINITY) / 8);
 }
 
 /** The last entry id the partition allocated, if any (its log's end). */

@@ -34,7 +34,7 @@ export interface PolicyQuery<K extends keyof Policies> {
  * changing them needs a superuser (Pulsar: the tenant's admin). A topic must exist (404) and be
  * persistent (405). Without `applied`, reading answers what is set on that scope (undefined: not
  * set, 204); with it, what is in force on the topic (its own, else its namespace's, else the
- * defaults: the deployment's default retention, -1/-1 (everything kept) unless configured; no TTL; 1,000
+ * defaults: the deployment's default retention, Pulsar's 0/0 unless configured; no TTL; 1,000
  * subscriptions per topic and 1,000 consumers per subscription).
  */
 export async function getPolicy<K extends keyof Policies>(

@@ -6,6 +6,7 @@ import type {
   ManagedLedgerState,
   NewEntry,
   ReadEntriesOptions,
+  Renewed,
   StoredEntry,
   Trimmed,
 } from '../../../shared/ports/ledger.ts';
@@ -89,6 +90,13 @@ export class SimLedger implements Ledger {
 
   trim(partition: TopicName, request: Parameters<Ledger['trim']>[1]): Promise<Trimmed | undefined> {
     return this.inner.trim(partition, request);
+  }
+
+  renewExpiry(
+    partition: TopicName,
+    request: Parameters<Ledger['renewExpiry']>[1],
+  ): Promise<Renewed | undefined> {
+    return this.inner.renewExpiry(partition, request);
   }
 
   detachPartition(partition: TopicName, firstLedgerId: bigint): Promise<void> {

@@ -35,8 +35,10 @@ const admin: Principal = { role: 'admin', superuser: true };
 const T0 = 1_700_000_000_000;
 const MB = 1024 * 1024;
 
-/** Pulsar's broker default, which a deployment sets with ACKLINE_DEFAULT_RETENTION_* (ackline's own is -1/-1). */
+/** Pulsar's broker default, ackline's default too (a deployment sets another with ACKLINE_DEFAULT_RETENTION_*). */
 const PULSAR_DEFAULT = { retentionTimeInMinutes: 0, retentionSizeInMB: 0 };
+/** A deployment default that keeps everything. */
+const KEEP_ALL = { retentionTimeInMinutes: -1, retentionSizeInMB: -1 };
 
 function world(defaultRetention?: typeof PULSAR_DEFAULT) {
   const clock = new ManualClock(T0);
@@ -249,8 +251,8 @@ describe('retention', () => {
     expect((await getTopicStats(ports, admin, topic)).storageSize).toBe(MB / 2);
   });
 
-  it("ackline's default keeps everything: no policy anywhere trims nothing, even without a subscription", async () => {
-    const { ports, run } = world();
+  it('a deployment default of -1/-1 keeps everything: no policy anywhere trims nothing, even without a subscription', async () => {
+    const { ports, run } = world(KEEP_ALL);
     const topic = TopicName.parse('persistent://tenant/ns/kept');
     await createTopic(ports, admin, topic, 2);
     await publishPayloads(ports, admin, topic, ['a', 'b', 'c', 'd']);

@@ -29,7 +29,7 @@ import { RedeliveryBackoffRegistry } from '../../../shared/domain/redelivery-bac
 import { TopicName } from '../../../shared/domain/topic-name.ts';
 import type { ConsumerPolicy } from '../../../shared/ports/consumer-registry.ts';
 import type { NewEntry } from '../../../shared/ports/ledger.ts';
-import { InMemoryDispatchStore } from '../in-memory-dispatch-store.ts';
+import { InMemoryDispatchStore, STALE_VERSIONS } from '../in-memory-dispatch-store.ts';
 import { InMemoryLedger } from '../in-memory-ledger.ts';
 import { ManualClock } from '../manual-clock.ts';
 import {
@@ -46,7 +46,7 @@ import { FakeSqs } from './fake-sqs.ts';
 import { mutate } from './fault-stores.ts';
 import { type CallFault, Invocation, SimRejectedError } from './scheduled-ports.ts';
 import { ActiveCall, SimContainer, type SimStores, simStores } from './sim-containers.ts';
-import { emptyCounters, type SimCounters } from './sim-counters.ts';
+import { addByIndex, emptyCounters, type SimCounters } from './sim-counters.ts';
 import { Violation } from './sim-oracle.ts';
 import type { Mutation } from './sim-script.ts';
 
@@ -137,7 +137,10 @@ class ConsumerPathSimulation {
   ) {
     this.random = seededRandom(script.seed);
     const staleRandom = seededRandom(script.seed + 7);
-    const dispatch = new InMemoryDispatchStore(() => staleRandom() < 0.25);
+    // One eventually consistent head read in four answers any of the last STALE_VERSIONS versions.
+    const dispatch = new InMemoryDispatchStore(() =>
+      staleRandom() < 0.25 ? 1 + Math.floor(staleRandom() * STALE_VERSIONS) : 0,
+    );
     this.stores = simStores({
       ledger: new InMemoryLedger(script.rounds.length > 6 ? 20 : 1_000),
       dispatch,
@@ -240,6 +243,7 @@ class ConsumerPathSimulation {
     c.ackTimeoutsFired += this.oracle.ackTimeoutsFired;
     for (const copies of this.deadLetters.values()) c.deadLetters += copies.length;
     c.lostConditionalWrites += this.stores.dispatch.usage.failedConditionalWrites;
+    addByIndex(c.staleHeadReads, this.stores.dispatch.usage.staleHeadReads);
     const { tally } = this.stores.sqs;
     c.ringsLost += tally.lost;
     c.ringsDuplicated += tally.duplicated;

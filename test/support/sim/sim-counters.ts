@@ -68,6 +68,8 @@ export interface SimCounters {
   deadLettersUnpolled: number;
   /** Nacked messages that came back within their backoff plus the slack (checked). */
   nackDeadlinesMet: number;
+  /** Eventually consistent head reads answered with an earlier version, by how many versions behind (index 1 to 4). */
+  staleHeadReads: number[];
 }
 
 export function emptyCounters(): SimCounters {
@@ -105,6 +107,7 @@ export function emptyCounters(): SimCounters {
     schedulerJobs: 0,
     deadLettersUnpolled: 0,
     nackDeadlinesMet: 0,
+    staleHeadReads: [],
   };
 }
 
@@ -131,6 +134,8 @@ export const GATED = [
   'schedulerJobs',
   'deadLettersUnpolled',
   'nackDeadlinesMet',
+  'staleReadsOneBehind',
+  'staleReadsFourBehind',
 ] as const;
 
 export type GatedCounter = (typeof GATED)[number];
@@ -139,6 +144,8 @@ export type Minima = Partial<Record<GatedCounter, number>>;
 /** A gated counter's value (`crashesPastCall8`: crashes at call index 9 or later). */
 export function gatedValue(counters: SimCounters, name: GatedCounter): number {
   if (name === 'crashesPastCall8') return counters.crashesByCall.slice(9).reduce((a, b) => a + (b ?? 0), 0);
+  if (name === 'staleReadsOneBehind') return counters.staleHeadReads[1] ?? 0;
+  if (name === 'staleReadsFourBehind') return counters.staleHeadReads[4] ?? 0;
   return counters[name];
 }
 
@@ -183,6 +190,10 @@ export function formatCounters(counters: SimCounters, type: SubscriptionType | '
     `  consumer path: partitioned ${counters.partitionedSchedules}, joins ${counters.joins} (Key_Shared ${counters.keySharedJoins}), heartbeats ${counters.heartbeats}, lapsed or closed consumers removed ${counters.lapsedReleased}, cold starts ${counters.coldStarts}, scheduler jobs ${counters.schedulerJobs}`,
     `  consumer path SQS: rings lost ${counters.ringsLost}, duplicated ${counters.ringsDuplicated}, empty or partial receives ${counters.falseEmptyPolls}, long polls ${counters.longPolls} (waited ${counters.longPollsWaited})`,
     `  consumer path checks: dead letters with no consumer polling ${counters.deadLettersUnpolled}, nacks back within backoff + 1 s ${counters.nackDeadlinesMet}`,
+    `  stale head reads by versions behind ${counters.staleHeadReads
+      .map((n, i) => `${i}:${n ?? 0}`)
+      .slice(1)
+      .join(' ')}`,
   ];
 }
 
@@ -194,9 +205,17 @@ export function addCounters(into: SimCounters, from: SimCounters): void {
   from.crashesByCall.forEach((n, i) => {
     into.crashesByCall[i] = (into.crashesByCall[i] ?? 0) + (n ?? 0);
   });
+  addByIndex(into.staleHeadReads, from.staleHeadReads);
   for (const [kind, n] of Object.entries(from.maxCallsByKind)) {
     into.maxCallsByKind[kind] = Math.max(into.maxCallsByKind[kind] ?? 0, n);
   }
+}
+
+/** `from`'s counts added into `into`'s, index by index. */
+export function addByIndex(into: number[], from: readonly number[]): void {
+  from.forEach((n, i) => {
+    into[i] = (into[i] ?? 0) + (n ?? 0);
+  });
 }
 
 /** A seed of its own for each subscription type: the types' scripts are not drawn alike. */

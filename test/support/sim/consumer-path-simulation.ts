@@ -32,6 +32,7 @@ import type { NewEntry } from '../../../shared/ports/ledger.ts';
 import { InMemoryDispatchStore, STALE_VERSIONS } from '../in-memory-dispatch-store.ts';
 import { InMemoryLedger } from '../in-memory-ledger.ts';
 import { ManualClock } from '../manual-clock.ts';
+import { PathAdmin } from './consumer-path-admin.ts';
 import {
   checkDeadLetterCopies,
   checkUnpolledDeadLetters,
@@ -128,6 +129,8 @@ class ConsumerPathSimulation {
   private readonly failed = new Set<Invocation>();
   private running: Running[] = [];
   private invocations = 0;
+  /** The admin's cursor operations, maintenance with policies, deletions, and their checks. */
+  private readonly admin: PathAdmin;
 
   constructor(
     private readonly script: PathScript,
@@ -165,7 +168,19 @@ class ConsumerPathSimulation {
         nackDelayMs: (count) => negativeAckDelayMs(this.backoffs, this.policy, count),
       },
       this.clients,
+      (position) => this.partitionOf.get(position),
     );
+    this.admin = new PathAdmin({
+      script,
+      topic: PATH_TOPIC,
+      oracle: this.oracle,
+      stores: this.stores,
+      clock: this.clock,
+      counters,
+      deadLetters: this.deadLetters,
+      partitionOf: this.partitionOf,
+      clients: this.clients,
+    });
     for (let i = 0; i < script.containers; i++) this.containers.push(this.newContainer(i));
   }
 
@@ -227,6 +242,12 @@ class ConsumerPathSimulation {
     await this.setUp();
     for (const round of this.script.rounds) await this.runRound(round.actions, round.advanceMs);
     const exactAtEnd = this.oracle.exact;
+    if (this.admin.deletion) {
+      // The subscription or the topic is gone (or, when its deletion did not answer, may be).
+      await this.admin.checkDeleted({ ...this.drainPhase(), clients: this.clients });
+      this.count(exactAtEnd);
+      return;
+    }
     await checkUnpolledDeadLetters(this.quietPhase());
     this.oracle.exact = false;
     await drainAndCheck(this.drainPhase());
@@ -259,6 +280,16 @@ class ConsumerPathSimulation {
   }
 
   private async setUp(): Promise<void> {
+    const { ttlSeconds, retention } = this.script;
+    if (ttlSeconds !== undefined || retention !== undefined) {
+      await this.stores.policies.update(
+        { namespace: PATH_TOPIC.namespaceName },
+        {
+          ...(ttlSeconds !== undefined ? { messageTTLInSeconds: ttlSeconds } : {}),
+          ...(retention ? { retention } : {}),
+        },
+      );
+    }
     if (this.script.partitions > 0) {
       await this.calm((ports) => createTopic(ports, admin, PATH_TOPIC, this.script.partitions));
     }
@@ -362,7 +393,9 @@ class ConsumerPathSimulation {
       }
     });
     this.afterRound();
-    checkDeadLetterCopies(this.deadLetters, this.failed);
+    await this.admin.roundEnd();
+    // A reset may make a message dead-lettered before unacknowledged again: the policy applies again.
+    checkDeadLetterCopies(this.deadLetters, this.failed, this.oracle.resets.length);
     const waited = Math.max(0, ...this.running.map((r) => r.call.waitedMs));
     this.clock.advance(Math.max(advanceMs, waited));
   }
@@ -445,13 +478,17 @@ class ConsumerPathSimulation {
     action: PathAction,
     call: { ports: UseCasePorts; call: ActiveCall; startSeq: number },
   ): Promise<void> {
-    if (action.kind === 'publish') return this.publish(action, call.ports);
+    if (action.kind === 'publish') return this.publish(action, call);
     if (action.kind === 'join') return this.join(call.ports);
     if (action.kind === 'scheduler') return this.runJobs(call.ports, call.startSeq);
-    if (action.kind === 'maintenance') {
-      this.oracle.releaseAll(call.startSeq);
-      await maintainSubscriptions(call.ports, { deadlineMs: call.ports.clock.nowMs() + 60_000 });
-      return;
+    if (
+      action.kind === 'maintenance' ||
+      action.kind === 'reset' ||
+      action.kind === 'skip' ||
+      action.kind === 'expire' ||
+      action.kind === 'delete'
+    ) {
+      return this.admin.perform(action, call);
     }
     const client = this.clientOf(action.consumer);
     if (client.state !== 'open' || !client.id) return;
@@ -459,7 +496,10 @@ class ConsumerPathSimulation {
   }
 
   private async consumerCall(
-    action: Exclude<PathAction, { kind: 'publish' | 'join' | 'scheduler' | 'maintenance' }>,
+    action: Exclude<
+      PathAction,
+      { kind: 'publish' | 'join' | 'scheduler' | 'maintenance' | 'reset' | 'skip' | 'expire' | 'delete' }
+    >,
     client: PathClient,
     call: { ports: UseCasePorts; call: ActiveCall; startSeq: number },
   ): Promise<void> {
@@ -495,7 +535,10 @@ class ConsumerPathSimulation {
     }
   }
 
-  private async publish(action: PathActionOf<'publish'>, ports: UseCasePorts): Promise<void> {
+  private async publish(
+    action: PathActionOf<'publish'>,
+    { ports, call }: { ports: UseCasePorts; call: ActiveCall },
+  ): Promise<void> {
     const now = ports.clock.nowMs();
     const messages: NewEntry[] = Array.from({ length: action.count }, (_, i) => ({
       payload: `p${this.invocations}.${i}`,
@@ -507,7 +550,8 @@ class ConsumerPathSimulation {
       messages,
       router: new RoundRobinRouter(this.invocations),
     });
-    for (const { messageId } of results) this.noteMessageId(messageId, true);
+    for (const { messageId } of results)
+      this.admin.published(this.noteMessageId(messageId, true), call.trueNowMs());
   }
 
   /** `L:E:P` -> `L:E`, noting its partition. */
@@ -589,6 +633,7 @@ class ConsumerPathSimulation {
     const chosen = choose(client.held, action.pick);
     if (chosen.length === 0) return;
     client.held = client.held.filter((h) => !chosen.includes(h));
+    for (const h of chosen) this.admin.maybeAcked.add(h.position);
     await acknowledgeMessages(ports, admin, client.id as string, {
       messageIds: action.byId ? chosen.map((h) => h.messageId) : [],
       deliveryHandles: action.byId ? [] : chosen.map((h) => h.handle),
@@ -623,6 +668,8 @@ class ConsumerPathSimulation {
     const covered = (position: string) =>
       this.partitionOf.get(position) === partition && comparePositions(position, last.position) <= 0;
     client.held = client.held.filter((h) => !covered(h.position));
+    for (const position of this.admin.publishedAtMs.keys())
+      if (covered(position)) this.admin.maybeAcked.add(position);
     await acknowledgeCumulative(ports, admin, client.id as string, last.messageId);
     const seq = this.oracle.next();
     for (const position of this.oracle.deliveries.keys())
@@ -668,6 +715,7 @@ class ConsumerPathSimulation {
           negativeAcknowledge(ports, admin, id, { messageIds: [], deliveryHandles: handles }),
         ),
       noteMessageId: (messageId: string) => this.noteMessageId(messageId),
+      mayBeAcked: (position: string) => this.admin.mayBeAcked(position),
       nackDelayMs: (count: number) => negativeAckDelayMs(this.backoffs, this.policy, count),
     };
   }

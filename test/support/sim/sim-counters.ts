@@ -70,6 +70,24 @@ export interface SimCounters {
   nackDeadlinesMet: number;
   /** Eventually consistent head reads answered with an earlier version, by how many versions behind (index 1 to 4). */
   staleHeadReads: number[];
+  // The consumer path's admin side (consumer-path-admin.ts):
+  /** Reset-cursor calls that answered, by target. */
+  resetsToTimestamp: number;
+  resetsToMessageId: number;
+  resetsToEarliest: number;
+  resetsToLatest: number;
+  /** Deliveries of an entry delivered before a reset that covered it. */
+  redeliveredAfterReset: number;
+  /** Skips (of a backlog's first messages, or by ids) and expireMessages calls that answered. */
+  adminSkips: number;
+  adminExpiries: number;
+  /** Messages the message TTL acknowledged (checked: never delivered after the maintenance that expired them answered). */
+  ttlExpired: number;
+  /** Entries retention deleted (checked: each acknowledged, none within the retention time). */
+  retentionTrimmed: number;
+  /** Deletions that answered, after which no consumer got anything (checked). */
+  subscriptionDeletes: number;
+  topicDeletes: number;
 }
 
 export function emptyCounters(): SimCounters {
@@ -108,6 +126,17 @@ export function emptyCounters(): SimCounters {
     deadLettersUnpolled: 0,
     nackDeadlinesMet: 0,
     staleHeadReads: [],
+    resetsToTimestamp: 0,
+    resetsToMessageId: 0,
+    resetsToEarliest: 0,
+    resetsToLatest: 0,
+    redeliveredAfterReset: 0,
+    adminSkips: 0,
+    adminExpiries: 0,
+    ttlExpired: 0,
+    retentionTrimmed: 0,
+    subscriptionDeletes: 0,
+    topicDeletes: 0,
   };
 }
 
@@ -136,6 +165,17 @@ export const GATED = [
   'nackDeadlinesMet',
   'staleReadsOneBehind',
   'staleReadsFourBehind',
+  'resetsToTimestamp',
+  'resetsToMessageId',
+  'resetsToEarliest',
+  'resetsToLatest',
+  'redeliveredAfterReset',
+  'adminSkips',
+  'adminExpiries',
+  'ttlExpired',
+  'retentionTrimmed',
+  'subscriptionDeletes',
+  'topicDeletes',
 ] as const;
 
 export type GatedCounter = (typeof GATED)[number];
@@ -190,6 +230,7 @@ export function formatCounters(counters: SimCounters, type: SubscriptionType | '
     `  consumer path: partitioned ${counters.partitionedSchedules}, joins ${counters.joins} (Key_Shared ${counters.keySharedJoins}), heartbeats ${counters.heartbeats}, lapsed or closed consumers removed ${counters.lapsedReleased}, cold starts ${counters.coldStarts}, scheduler jobs ${counters.schedulerJobs}`,
     `  consumer path SQS: rings lost ${counters.ringsLost}, duplicated ${counters.ringsDuplicated}, empty or partial receives ${counters.falseEmptyPolls}, long polls ${counters.longPolls} (waited ${counters.longPollsWaited})`,
     `  consumer path checks: dead letters with no consumer polling ${counters.deadLettersUnpolled}, nacks back within backoff + 1 s ${counters.nackDeadlinesMet}`,
+    `  consumer path admin: resets to a timestamp ${counters.resetsToTimestamp}, a MessageId ${counters.resetsToMessageId}, earliest ${counters.resetsToEarliest}, latest ${counters.resetsToLatest}; redelivered after a reset ${counters.redeliveredAfterReset}; skips ${counters.adminSkips}, expiries ${counters.adminExpiries}, TTL-expired ${counters.ttlExpired}, retention-trimmed ${counters.retentionTrimmed}; deleted subscriptions ${counters.subscriptionDeletes}, topics ${counters.topicDeletes}`,
     `  stale head reads by versions behind ${counters.staleHeadReads
       .map((n, i) => `${i}:${n ?? 0}`)
       .slice(1)

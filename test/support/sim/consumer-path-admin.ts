@@ -22,6 +22,7 @@ import type { PathActionOf, PathScript } from './consumer-path-script.ts';
 import type { ActiveCall, SimStores } from './sim-containers.ts';
 import type { SimCounters } from './sim-counters.ts';
 import { comparePositionText, fail } from './sim-oracle.ts';
+import type { Mutation } from './sim-script.ts';
 
 /**
  * The consumer path's admin side (issue 21, criterion 2): the cursor operations of
@@ -56,6 +57,8 @@ export interface AdminWorld {
   readonly partitionOf: ReadonlyMap<string, number>;
   /** The consumers' clients (by index; a join appends one once it answered). */
   readonly clients: readonly unknown[];
+  /** A deliberately broken use case, if any (noTtlEnforcement, noDeletion). */
+  readonly mutation?: Mutation;
 }
 
 interface AdminCall {
@@ -246,6 +249,11 @@ export class PathAdmin {
     this.world.oracle.releaseAll(startSeq);
     const summary = await maintainSubscriptions(ports, { deadlineMs: ports.clock.nowMs() + 60_000 });
     if (ttlSeconds === undefined && retention === undefined) return;
+    if (this.world.mutation === 'noTtlEnforcement') {
+      loose.answered = true;
+      if (ttlSeconds !== undefined) this.expired(startMs - ttlSeconds * 1_000, startSeq, loose);
+      return;
+    }
     let failures = 0;
     const policies = await enforcePolicies(ports, {
       deadlineMs: ports.clock.nowMs() + 60_000,
@@ -265,7 +273,9 @@ export class PathAdmin {
 
   private async delete(what: 'subscription' | 'topic', { ports }: AdminCall): Promise<void> {
     this.deletion = { what, clientsBefore: this.world.clients.length };
-    if (what === 'subscription') {
+    if (this.world.mutation === 'noDeletion') {
+      // Answers without deleting anything.
+    } else if (what === 'subscription') {
       await deleteSubscription(ports, ADMIN, this.world.topic, { name: SUBSCRIPTION, force: true });
     } else {
       await deleteTopic(ports, ADMIN, this.world.topic, { force: true });

@@ -25,6 +25,7 @@ import type { UseCasePorts } from '../../../shared/application/use-case-ports.ts
 import { AcklineError, NotFoundError } from '../../../shared/domain/errors.ts';
 import { RoundRobinRouter } from '../../../shared/domain/message-router.ts';
 import { ConsumerFencedError } from '../../../shared/domain/ownership.ts';
+import { Position } from '../../../shared/domain/position.ts';
 import { RedeliveryBackoffRegistry } from '../../../shared/domain/redelivery-backoff-registry.ts';
 import { TopicName } from '../../../shared/domain/topic-name.ts';
 import type { ConsumerPolicy } from '../../../shared/ports/consumer-registry.ts';
@@ -145,7 +146,7 @@ class ConsumerPathSimulation {
       staleRandom() < 0.25 ? 1 + Math.floor(staleRandom() * STALE_VERSIONS) : 0,
     );
     this.stores = simStores({
-      ledger: new InMemoryLedger(script.rounds.length > 6 ? 20 : 1_000),
+      ledger: trimming(new InMemoryLedger(script.rounds.length > 6 ? 20 : 1_000), mutation),
       dispatch,
       engineStore: mutate(dispatch, mutation),
       sqs: new FakeSqs(
@@ -180,6 +181,7 @@ class ConsumerPathSimulation {
       deadLetters: this.deadLetters,
       partitionOf: this.partitionOf,
       clients: this.clients,
+      ...(mutation ? { mutation } : {}),
     });
     for (let i = 0; i < script.containers; i++) this.containers.push(this.newContainer(i));
   }
@@ -261,6 +263,7 @@ class ConsumerPathSimulation {
     if (this.script.partitions > 0) c.partitionedSchedules++;
     for (const seen of this.oracle.deliveries.values()) c.deliveries += seen.length;
     c.redeliveredTwice += this.oracle.redeliveredTwice;
+    c.redeliveredAfterReset += this.oracle.redeliveredAfterReset;
     c.ackTimeoutsFired += this.oracle.ackTimeoutsFired;
     for (const copies of this.deadLetters.values()) c.deadLetters += copies.length;
     c.lostConditionalWrites += this.stores.dispatch.usage.failedConditionalWrites;
@@ -719,6 +722,15 @@ class ConsumerPathSimulation {
       nackDelayMs: (count: number) => negativeAckDelayMs(this.backoffs, this.policy, count),
     };
   }
+}
+
+/** `ledger`, or with mutation `trimUnconsumed` a ledger whose trim deletes past what every subscription consumed. */
+function trimming(ledger: InMemoryLedger, mutation: Mutation | undefined): InMemoryLedger {
+  if (mutation !== 'trimUnconsumed') return ledger;
+  const trim = ledger.trim.bind(ledger);
+  ledger.trim = (partition, request) =>
+    trim(partition, { ...request, consumedUpTo: Position.of(1_000_000_000n, 0n) });
+  return ledger;
 }
 
 function choose<T>(items: readonly T[], pick: number): T[] {

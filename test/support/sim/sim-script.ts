@@ -100,7 +100,14 @@ export type Mutation =
   /** I7: the head's run bound is misconfigured (spills never happen). */
   | 'noSpill'
   /** Dead letters: a dead-letter step's claim applies whatever the version (every racer wins it). */
-  | 'blindDeadLetterClaims';
+  | 'blindDeadLetterClaims'
+  // The consumer path's (consumer-path-admin.ts), each a deliberately broken use case:
+  /** Message TTL: maintenance never enforces the namespace's policies (nothing expires). */
+  | 'noTtlEnforcement'
+  /** Retention: the ledger's trim deletes past the slowest subscription's mark-delete. */
+  | 'trimUnconsumed'
+  /** Deletion: a subscription's or topic's deletion answers without deleting anything. */
+  | 'noDeletion';
 
 /** The share of actions that carry a crash plan by default (issue 21: about one in six). */
 export const DEFAULT_CRASH_SHARE = 1 / 6;

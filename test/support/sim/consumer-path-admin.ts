@@ -311,6 +311,8 @@ export class PathAdmin {
    */
   async checkRetention(): Promise<void> {
     const { script, stores, topic, clock, partitionOf, deadLetters } = this.world;
+    // With the subscription deleted (or its deletion under way), nothing bounds what retention lets go.
+    if (this.deletion) return;
     const partitions =
       script.partitions === 0
         ? [topic]

@@ -85,6 +85,10 @@ export class PathOracle {
   readonly resets: PathReset[] = [];
   /** Every position an acknowledgement of was recorded for (a reset since or not). */
   readonly everAcked = new Set<string>();
+  /** Exclusive, Failover: per partition index, the consumers (client indexes) that received from it, in the order they took it. */
+  private readonly owners = new Map<number, number[]>();
+  /** Deliveries whose consumer's ownership of the partition was checked (I6). */
+  ownershipChecks = 0;
 
   constructor(
     private readonly policy: PathPolicy,
@@ -209,12 +213,32 @@ export class PathOracle {
     if (this.shared && deadLetter !== undefined && count > deadLetter) {
       fail('DL', `${position} delivered with count ${count}, past maxRedeliverCount ${deadLetter}`);
     }
+    if (!this.shared) this.checkOwner(client, position);
     if (this.shared) {
       this.checkOneHolder(client, message);
       if (last && countChecked) this.checkRedeliveryTime(message, last, startSeq);
     }
     all.push({ consumer: client.index, count, atMs, seq: message.seq, startSeq });
     this.deliveries.set(position, all);
+  }
+
+  /**
+   * I6, Exclusive and Failover: a consumer another took the partition over from never receives from
+   * it again (the head's owner and epoch fence it), as the engine simulation checks it.
+   */
+  private checkOwner(client: PathClient, position: string): void {
+    const partition = this.partitionOf(position) ?? -1;
+    const owners = this.owners.get(partition) ?? [];
+    this.owners.set(partition, owners);
+    const at = owners.indexOf(client.index);
+    if (at === -1) owners.push(client.index);
+    else if (at !== owners.length - 1) {
+      fail(
+        'I6',
+        `consumer ${client.index} received ${position} (partition ${partition}) after consumer ${owners.at(-1)} took the partition over`,
+      );
+    }
+    this.ownershipChecks++;
   }
 
   /** Shared, Key_Shared: no other consumer holds the entry, unless something gave it back since. */

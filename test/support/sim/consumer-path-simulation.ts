@@ -264,6 +264,7 @@ class ConsumerPathSimulation {
     for (const seen of this.oracle.deliveries.values()) c.deliveries += seen.length;
     c.redeliveredTwice += this.oracle.redeliveredTwice;
     c.redeliveredAfterReset += this.oracle.redeliveredAfterReset;
+    c.ownershipChecks += this.oracle.ownershipChecks;
     c.ackTimeoutsFired += this.oracle.ackTimeoutsFired;
     for (const copies of this.deadLetters.values()) c.deadLetters += copies.length;
     c.lostConditionalWrites += this.stores.dispatch.usage.failedConditionalWrites;

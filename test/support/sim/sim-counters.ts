@@ -88,6 +88,8 @@ export interface SimCounters {
   /** Deletions that answered, after which no consumer got anything (checked). */
   subscriptionDeletes: number;
   topicDeletes: number;
+  /** Consumer path, Exclusive and Failover: deliveries whose consumer's ownership of the partition was checked (I6). */
+  ownershipChecks: number;
 }
 
 export function emptyCounters(): SimCounters {
@@ -137,6 +139,7 @@ export function emptyCounters(): SimCounters {
     retentionTrimmed: 0,
     subscriptionDeletes: 0,
     topicDeletes: 0,
+    ownershipChecks: 0,
   };
 }
 
@@ -176,6 +179,7 @@ export const GATED = [
   'retentionTrimmed',
   'subscriptionDeletes',
   'topicDeletes',
+  'ownershipChecks',
 ] as const;
 
 export type GatedCounter = (typeof GATED)[number];
@@ -230,7 +234,7 @@ export function formatCounters(counters: SimCounters, type: SubscriptionType | '
     `  consumer path: partitioned ${counters.partitionedSchedules}, joins ${counters.joins} (Key_Shared ${counters.keySharedJoins}), heartbeats ${counters.heartbeats}, lapsed or closed consumers removed ${counters.lapsedReleased}, cold starts ${counters.coldStarts}, scheduler jobs ${counters.schedulerJobs}`,
     `  consumer path SQS: rings lost ${counters.ringsLost}, duplicated ${counters.ringsDuplicated}, empty or partial receives ${counters.falseEmptyPolls}, long polls ${counters.longPolls} (waited ${counters.longPollsWaited})`,
     `  consumer path checks: dead letters with no consumer polling ${counters.deadLettersUnpolled}, nacks back within backoff + 1 s ${counters.nackDeadlinesMet}`,
-    `  consumer path admin: resets to a timestamp ${counters.resetsToTimestamp}, a MessageId ${counters.resetsToMessageId}, earliest ${counters.resetsToEarliest}, latest ${counters.resetsToLatest}; redelivered after a reset ${counters.redeliveredAfterReset}; skips ${counters.adminSkips}, expiries ${counters.adminExpiries}, TTL-expired ${counters.ttlExpired}, retention-trimmed ${counters.retentionTrimmed}; deleted subscriptions ${counters.subscriptionDeletes}, topics ${counters.topicDeletes}`,
+    `  consumer path admin: resets to a timestamp ${counters.resetsToTimestamp}, a MessageId ${counters.resetsToMessageId}, earliest ${counters.resetsToEarliest}, latest ${counters.resetsToLatest}; redelivered after a reset ${counters.redeliveredAfterReset}; skips ${counters.adminSkips}, expiries ${counters.adminExpiries}, TTL-expired ${counters.ttlExpired}, retention-trimmed ${counters.retentionTrimmed}; deleted subscriptions ${counters.subscriptionDeletes}, topics ${counters.topicDeletes}; ownership checks ${counters.ownershipChecks}`,
     `  stale head reads by versions behind ${counters.staleHeadReads
       .map((n, i) => `${i}:${n ?? 0}`)
       .slice(1)

@@ -57,6 +57,10 @@ describe('consumer path simulation', () => {
     );
   }, 60_000);
 
+  it('catches consumers that are never fenced (a replaced Failover owner receives again: I6)', async () => {
+    expect(await violationFound(pathScriptArb(['Failover']), 60, 'noFencing')).toMatch(/^I6: /);
+  }, 60_000);
+
   // Issue 21's admin side (consumer-path-admin.ts): each check fails on a use case broken on purpose.
   it('catches a maintenance that never enforces the message TTL (a message expired is delivered)', async () => {
     const withTtl = pathScriptArb(['Shared', 'Exclusive']).filter(

@@ -34,6 +34,7 @@ import { InMemoryDispatchStore, STALE_VERSIONS } from '../in-memory-dispatch-sto
 import { InMemoryLedger } from '../in-memory-ledger.ts';
 import { ManualClock } from '../manual-clock.ts';
 import { PathAdmin } from './consumer-path-admin.ts';
+import { CapCheck } from './consumer-path-caps.ts';
 import {
   checkDeadLetterCopies,
   checkUnpolledDeadLetters,
@@ -132,6 +133,10 @@ class ConsumerPathSimulation {
   private invocations = 0;
   /** The admin's cursor operations, maintenance with policies, deletions, and their checks. */
   private readonly admin: PathAdmin;
+  /** I7: each consumer's holdings against its cap (Shared, Key_Shared). */
+  private readonly caps: CapCheck;
+  /** The container each invocation of the round runs in (by name: a cold one is another). */
+  private readonly containerOf = new Map<Invocation, string>();
 
   constructor(
     private readonly script: PathScript,
@@ -157,8 +162,24 @@ class ConsumerPathSimulation {
     this.limits = {
       ...DEFAULT_ENGINE_LIMITS,
       maxUnackedPerSubscription: script.maxUnacked,
-      maxUnackedPerConsumer: script.maxUnackedPerConsumer,
+      // Broken on purpose (noConsumerCap): the containers ignore the cap the check holds them to.
+      maxUnackedPerConsumer: mutation === 'noConsumerCap' ? 50_000 : script.maxUnackedPerConsumer,
     };
+    this.caps = new CapCheck({
+      stores: this.stores,
+      ctx: {
+        store: this.stores.dispatch,
+        ledger: this.stores.ledger,
+        clock: this.clock,
+        limits: this.limits,
+      },
+      partitions:
+        script.partitions === 0
+          ? [PATH_TOPIC]
+          : Array.from({ length: script.partitions }, (_, i) => PATH_TOPIC.partition(i)),
+      cap: script.maxUnackedPerConsumer,
+      counters,
+    });
     this.policy = this.consumerPolicy();
     this.oracle = new PathOracle(
       {
@@ -370,6 +391,7 @@ class ConsumerPathSimulation {
       const running: Running = { action, call, container: index, failed: false };
       this.running.push(running);
       const container = this.containers[index] as SimContainer;
+      this.containerOf.set(invocation, container.name);
       const startSeq = this.oracle.next();
       container
         .run(call, (ports) => this.perform(action, { ports, call, startSeq }))
@@ -398,6 +420,8 @@ class ConsumerPathSimulation {
     });
     this.afterRound();
     await this.admin.roundEnd();
+    if (this.shared) await this.caps.check(this.clients, this.clock.nowMs());
+    this.containerOf.clear();
     // A reset may make a message dead-lettered before unacknowledged again: the policy applies again.
     checkDeadLetterCopies(this.deadLetters, this.failed, this.oracle.resets.length);
     const waited = Math.max(0, ...this.running.map((r) => r.call.waitedMs));
@@ -430,6 +454,10 @@ class ConsumerPathSimulation {
     if (this.ordered) client.mustRewind = true;
   }
 
+  private get shared(): boolean {
+    return this.script.type === 'Shared' || this.script.type === 'Key_Shared';
+  }
+
   private get ordered(): boolean {
     return this.script.type === 'Exclusive' || this.script.type === 'Failover';
   }
@@ -438,6 +466,12 @@ class ConsumerPathSimulation {
   private afterRound(): void {
     for (const running of this.running) {
       const { invocation } = running.call;
+      const { action } = running;
+      if (action.kind === 'receive' && (invocation.dead || running.failed)) {
+        // Its claim may have applied with nobody seeing it: up to `max` more held in no container's count.
+        const container = this.containerOf.get(invocation) ?? '?';
+        this.caps.received(this.clientOf(action.consumer), container, running.call.trueNowMs(), action.max);
+      }
       this.countCalls(invocation);
       if (invocation.runaway) {
         throw new Violation(
@@ -448,7 +482,6 @@ class ConsumerPathSimulation {
       this.failed.add(invocation);
       this.counters.coldStarts++;
       this.containers[running.container] = this.newContainer(running.container);
-      const { action } = running;
       if (action.kind === 'receive') this.receiveLost(this.clientOf(action.consumer));
     }
     for (const client of this.clients) {
@@ -614,6 +647,12 @@ class ConsumerPathSimulation {
     });
     if (action.waitMs > 0) this.counters.longPolls++;
     const seq = this.oracle.next();
+    this.caps.received(
+      client,
+      this.containerOf.get(call.invocation) ?? '?',
+      call.trueNowMs(),
+      messages.length,
+    );
     for (const message of messages) {
       const held: HeldMessage = {
         position: this.noteMessageId(message.messageId),

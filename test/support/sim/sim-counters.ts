@@ -90,6 +90,8 @@ export interface SimCounters {
   topicDeletes: number;
   /** Consumer path, Exclusive and Failover: deliveries whose consumer's ownership of the partition was checked (I6). */
   ownershipChecks: number;
+  /** Consumer path, Shared and Key_Shared: rounds' receiving consumers whose holdings were checked against their cap (I7). */
+  capChecks: number;
 }
 
 export function emptyCounters(): SimCounters {
@@ -140,6 +142,7 @@ export function emptyCounters(): SimCounters {
     subscriptionDeletes: 0,
     topicDeletes: 0,
     ownershipChecks: 0,
+    capChecks: 0,
   };
 }
 
@@ -180,6 +183,7 @@ export const GATED = [
   'subscriptionDeletes',
   'topicDeletes',
   'ownershipChecks',
+  'capChecks',
 ] as const;
 
 export type GatedCounter = (typeof GATED)[number];
@@ -234,7 +238,7 @@ export function formatCounters(counters: SimCounters, type: SubscriptionType | '
     `  consumer path: partitioned ${counters.partitionedSchedules}, joins ${counters.joins} (Key_Shared ${counters.keySharedJoins}), heartbeats ${counters.heartbeats}, lapsed or closed consumers removed ${counters.lapsedReleased}, cold starts ${counters.coldStarts}, scheduler jobs ${counters.schedulerJobs}`,
     `  consumer path SQS: rings lost ${counters.ringsLost}, duplicated ${counters.ringsDuplicated}, empty or partial receives ${counters.falseEmptyPolls}, long polls ${counters.longPolls} (waited ${counters.longPollsWaited})`,
     `  consumer path checks: dead letters with no consumer polling ${counters.deadLettersUnpolled}, nacks back within backoff + 1 s ${counters.nackDeadlinesMet}`,
-    `  consumer path admin: resets to a timestamp ${counters.resetsToTimestamp}, a MessageId ${counters.resetsToMessageId}, earliest ${counters.resetsToEarliest}, latest ${counters.resetsToLatest}; redelivered after a reset ${counters.redeliveredAfterReset}; skips ${counters.adminSkips}, expiries ${counters.adminExpiries}, TTL-expired ${counters.ttlExpired}, retention-trimmed ${counters.retentionTrimmed}; deleted subscriptions ${counters.subscriptionDeletes}, topics ${counters.topicDeletes}; ownership checks ${counters.ownershipChecks}`,
+    `  consumer path admin: resets to a timestamp ${counters.resetsToTimestamp}, a MessageId ${counters.resetsToMessageId}, earliest ${counters.resetsToEarliest}, latest ${counters.resetsToLatest}; redelivered after a reset ${counters.redeliveredAfterReset}; skips ${counters.adminSkips}, expiries ${counters.adminExpiries}, TTL-expired ${counters.ttlExpired}, retention-trimmed ${counters.retentionTrimmed}; deleted subscriptions ${counters.subscriptionDeletes}, topics ${counters.topicDeletes}; ownership checks ${counters.ownershipChecks}, cap checks ${counters.capChecks}`,
     `  stale head reads by versions behind ${counters.staleHeadReads
       .map((n, i) => `${i}:${n ?? 0}`)
       .slice(1)

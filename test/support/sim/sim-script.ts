@@ -107,7 +107,9 @@ export type Mutation =
   /** Retention: the ledger's trim deletes past the slowest subscription's mark-delete. */
   | 'trimUnconsumed'
   /** Deletion: a subscription's or topic's deletion answers without deleting anything. */
-  | 'noDeletion';
+  | 'noDeletion'
+  /** I7: the containers ignore the consumers' cap (they run with 50,000 whatever the script's). */
+  | 'noConsumerCap';
 
 /** The share of actions that carry a crash plan by default (issue 21: about one in six). */
 export const DEFAULT_CRASH_SHARE = 1 / 6;

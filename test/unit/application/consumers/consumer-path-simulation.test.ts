@@ -61,6 +61,11 @@ describe('consumer path simulation', () => {
     expect(await violationFound(pathScriptArb(['Failover']), 60, 'noFencing')).toMatch(/^I6: /);
   }, 60_000);
 
+  it("catches containers that ignore the consumers' cap (a consumer holds past it: I7)", async () => {
+    const capped = pathScriptArb(['Shared']).filter((script) => script.maxUnackedPerConsumer < 1_000);
+    expect(await violationFound(capped, 60, 'noConsumerCap')).toMatch(/^I7: /);
+  }, 60_000);
+
   // Issue 21's admin side (consumer-path-admin.ts): each check fails on a use case broken on purpose.
   it('catches a maintenance that never enforces the message TTL (a message expired is delivered)', async () => {
     const withTtl = pathScriptArb(['Shared', 'Exclusive']).filter(

@@ -67,6 +67,8 @@ export interface Phase {
   keepAlive(id: string): Promise<void>;
   runJobs(): Promise<void>;
   maintain(): Promise<unknown>;
+  /** Whether an admin operation (a skip, an expiry, the TTL, a reset forward) or an ack call that did not answer may have acknowledged it. */
+  mayBeAcked(position: string): boolean;
 }
 
 export interface DrainPhase extends Phase {
@@ -79,8 +81,6 @@ export interface DrainPhase extends Phase {
   nack(id: string, handles: string[]): Promise<void>;
   noteMessageId(messageId: string): string;
   nackDelayMs(count: number): number;
-  /** Whether an admin operation (a skip, an expiry, the TTL, a reset forward) or an ack call that did not answer may have acknowledged it. */
-  mayBeAcked(position: string): boolean;
 }
 
 /**
@@ -101,7 +101,14 @@ export async function checkUnpolledDeadLetters(phase: Phase): Promise<void> {
   const skewMs = script.skewMs;
   const candidates = open().flatMap((client) =>
     client.held
-      .filter((h) => h.count === script.deadLetter && !oracle.acked.has(h.position))
+      // Not one an admin's call may have acknowledged, or a reset given back since it was received.
+      .filter(
+        (h) =>
+          h.count === script.deadLetter &&
+          !oracle.acked.has(h.position) &&
+          !phase.mayBeAcked(h.position) &&
+          !oracle.resetOverlaps(h.position, h.seq),
+      )
       // The scheduler runs only when a script says so in the rounds: from now on, every second.
       .map((h) => ({
         held: h,

@@ -733,6 +733,7 @@ class ConsumerPathSimulation {
       failed: this.failed,
       counters: this.counters,
       keepAlive: (id: string) => this.calm((ports) => keepAlive(ports, admin, id)),
+      mayBeAcked: (position: string) => this.admin.mayBeAcked(position),
       runJobs: () => this.calm((ports) => this.runJobs(ports, this.oracle.next())),
       maintain: () =>
         this.calm((ports) => maintainSubscriptions(ports, { deadlineMs: ports.clock.nowMs() + 60_000 })),
@@ -758,7 +759,6 @@ class ConsumerPathSimulation {
           negativeAcknowledge(ports, admin, id, { messageIds: [], deliveryHandles: handles }),
         ),
       noteMessageId: (messageId: string) => this.noteMessageId(messageId),
-      mayBeAcked: (position: string) => this.admin.mayBeAcked(position),
       nackDelayMs: (count: number) => negativeAckDelayMs(this.backoffs, this.policy, count),
     };
   }

@@ -186,7 +186,8 @@ export class PathOracle {
   delivered(client: PathClient, message: HeldMessage, startSeq: number): void {
     const { position, count, atMs } = message;
     const ackSeq = this.acked.get(position);
-    if (ackSeq !== undefined && ackSeq < startSeq) {
+    // A reset that may have applied since (running, or dead before its round ended) may have undone it.
+    if (ackSeq !== undefined && ackSeq < startSeq && !this.resetOverlaps(position, ackSeq)) {
       fail(
         'I1',
         `${position} was acknowledged (seq ${ackSeq}) before the receive of consumer ${client.index} started (seq ${startSeq})`,

@@ -43,7 +43,19 @@ export interface DispatchStoreUsage {
   failedConditionalWrites: number;
   /** Largest encoded head, in bytes (the write-unit check). */
   largestHeadBytes: number;
+  /** Eventually consistent head reads answered with an earlier version, by how many versions behind (index 1 to STALE_VERSIONS). */
+  staleHeadReads: number[];
 }
+
+/** How many earlier versions of a head a lagging replica may still answer. */
+export const STALE_VERSIONS = 4;
+
+/**
+ * Asked at every eventually consistent head read: how many versions behind the answer is (0 or
+ * false: the current one; `true`: three, the oldest a replica answered before issue 21 let the
+ * simulation pick any of the last STALE_VERSIONS).
+ */
+export type StaleRead = () => boolean | number;
 
 function pageKey(ledgerId: bigint, page: bigint): string {
   return `${ledgerId}#${page}`;
@@ -87,20 +99,21 @@ function writeTokenOf(request: object, expectedVersion: number): number {
  */
 export class InMemoryDispatchStore implements DispatchStore {
   private readonly cursors = new Map<string, StoredCursor>();
-  /** Per cursor, the heads a replica behind may still answer (oldest first, at most 3). */
+  /** Per cursor, the heads a replica behind may still answer (oldest first, at most STALE_VERSIONS). */
   private readonly earlierHeads = new Map<string, NonNullable<StoredCursor['head']>[]>();
 
   /**
-   * @param staleRead asked at every eventually consistent head read: true answers the oldest of
-   *   the last three versions still on a lagging replica (DynamoDB makes no promise of how far
-   *   behind). Default: never stale.
+   * @param staleRead asked at every eventually consistent head read: how many versions behind a
+   *   lagging replica answers (true: three; DynamoDB makes no promise of how far behind; fewer
+   *   when the head has fewer earlier versions). Default: never stale.
    */
-  constructor(private readonly staleRead: () => boolean = () => false) {}
+  constructor(private readonly staleRead: StaleRead = () => false) {}
   readonly usage: DispatchStoreUsage = {
     reads: 0,
     writes: 0,
     failedConditionalWrites: 0,
     largestHeadBytes: 0,
+    staleHeadReads: [],
   };
 
   private cursor(cursorId: string): StoredCursor {
@@ -116,7 +129,7 @@ export class InMemoryDispatchStore implements DispatchStore {
     if (!cursor.head) return;
     const earlier = this.earlierHeads.get(cursorId) ?? [];
     earlier.push(cursor.head);
-    if (earlier.length > 3) earlier.shift();
+    if (earlier.length > STALE_VERSIONS) earlier.shift();
     this.earlierHeads.set(cursorId, earlier);
   }
 
@@ -158,11 +171,16 @@ export class InMemoryDispatchStore implements DispatchStore {
     this.usage.reads++;
     const cursor = this.cursors.get(cursorId);
     if (!cursor) return undefined;
-    const earlier = this.earlierHeads.get(cursorId)?.[0];
-    if (options.consistent === false && earlier && this.staleRead()) {
-      return this.headRecord({ ...cursor, head: earlier });
-    }
-    return this.headRecord(cursor);
+    const earlier = this.earlierHeads.get(cursorId) ?? [];
+    if (options.consistent !== false || earlier.length === 0) return this.headRecord(cursor);
+    const asked = this.staleRead();
+    const behind = Math.min(asked === true ? 3 : Number(asked), earlier.length);
+    if (behind <= 0) return this.headRecord(cursor);
+    this.usage.staleHeadReads[behind] = (this.usage.staleHeadReads[behind] ?? 0) + 1;
+    return this.headRecord({
+      ...cursor,
+      head: earlier[earlier.length - behind] as NonNullable<StoredCursor['head']>,
+    });
   }
 
   async casHead(

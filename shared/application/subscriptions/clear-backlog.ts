@@ -1,3 +1,4 @@
+import { TopicNotFoundError } from '../../domain/catalog-errors.ts';
 import { positionBefore } from '../../domain/position.ts';
 import { engineOf } from '../engine/engine-ports.ts';
 import { markDeleteForward } from '../engine/reset-cursor.ts';
@@ -25,7 +26,8 @@ export function clearBacklog(
     target: 'all messages',
     move: async ({ partition, subscription }, dryRun) => {
       const state = await ports.ledger.state(partition);
-      if (!state) throw new RangeError(`${partition.toString()} has no ledger state`);
+      // No state: a topic deletion racing the call detached the partition (404, not a 500).
+      if (!state) throw new TopicNotFoundError(partition.toString());
       return markDeleteForward(
         engineOf(ports),
         { partition, cursorId: subscription.cursorId, type: subscription.type },

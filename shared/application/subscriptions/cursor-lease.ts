@@ -26,7 +26,8 @@ export async function withCursorLease<T>(
     if (now >= giveUpAt) {
       throw new ConflictError('Another operation is changing this subscription; retry shortly');
     }
-    await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+    // The deployment's wait (a clock the simulation moves), wall-clock time without one.
+    await (ports.sleep ? ports.sleep(RETRY_MS) : new Promise((resolve) => setTimeout(resolve, RETRY_MS)));
   }
   try {
     return await operation();

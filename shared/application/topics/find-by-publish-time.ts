@@ -1,3 +1,4 @@
+import { TopicNotFoundError } from '../../domain/catalog-errors.ts';
 import { Position } from '../../domain/position.ts';
 import type { TopicName } from '../../domain/topic-name.ts';
 import type { Ledger, ManagedLedgerState } from '../../ports/ledger.ts';
@@ -28,7 +29,8 @@ export async function firstPublishedAtOrAfter(
   timeMs: number,
 ): Promise<Position> {
   const state = await ledger.state(partition);
-  if (!state) throw new RangeError(`${partition.toString()} has no ledger state`);
+  // No state: the partition was deleted (a topic deletion racing the call), or never made: 404.
+  if (!state) throw new TopicNotFoundError(partition.toString());
   for (const { ledgerId, entries } of state.ledgers) {
     let lo = 0n;
     let hi = entries;

@@ -1,5 +1,5 @@
 import type { SubscriptionType } from '../../../shared/domain/subscription-type.ts';
-import { fail } from './sim-oracle.ts';
+import { comparePositionText, fail } from './sim-oracle.ts';
 
 /**
  * The consumer-path simulation's oracle: what the clients saw (each delivery with its count, when
@@ -40,6 +40,20 @@ interface Seen {
   readonly count: number;
   readonly atMs: number;
   readonly seq: number;
+  /** Seq at which its receive started. */
+  readonly startSeq: number;
+}
+
+/**
+ * An admin's reset of the cursor (by timestamp, MessageId, earliest or latest): what it covers is
+ * unacknowledged again and handed out as first deliveries (count 0). While it runs (and when it died,
+ * until its round ended) it covers every partition from its first entry; once answered, each
+ * partition it moved from the new read position on (`scope`: partition index -> `L:E`).
+ */
+export interface PathReset {
+  readonly startSeq: number;
+  scope?: ReadonlyMap<number, string>;
+  doneSeq?: number;
 }
 
 /** What the oracle needs to know of the script. */
@@ -67,11 +81,63 @@ export class PathOracle {
   /** Ack-timeout redeliveries seen (checked never early). */
   ackTimeoutsFired = 0;
   redeliveredTwice = 0;
+  /** Deliveries of an entry delivered before a reset that covered it (what a reset gave back, again). */
+  redeliveredAfterReset = 0;
+  /** The admin's resets, started or done. */
+  readonly resets: PathReset[] = [];
+  /** Every position an acknowledgement of was recorded for (a reset since or not). */
+  readonly everAcked = new Set<string>();
+  /** Exclusive, Failover: per partition index, the consumers (client indexes) that received from it, in the order they took it. */
+  private readonly owners = new Map<number, number[]>();
+  /** Deliveries whose consumer's ownership of the partition was checked (I6). */
+  ownershipChecks = 0;
 
   constructor(
     private readonly policy: PathPolicy,
     private readonly clients: PathClient[],
+    /** The partition index of an `L:E` position (from the message ids seen). */
+    private readonly partitionOf: (position: string) => number | undefined = () => undefined,
   ) {}
+
+  private covers(reset: PathReset, position: string): boolean {
+    if (!reset.scope) return true;
+    const from = reset.scope.get(this.partitionOf(position) ?? -2);
+    return from !== undefined && comparePositionText(position, from) >= 0;
+  }
+
+  /** A reset of `position` that may be applying now, or that ended after `since`. */
+  resetOverlaps(position: string, since: number): boolean {
+    return this.resets.some(
+      (r) => this.covers(r, position) && (r.doneSeq === undefined || r.doneSeq > since),
+    );
+  }
+
+  /** The last seq a finished reset of `position` ended at (its counts restart), -1 for none. */
+  private resetBarrier(position: string): number {
+    return this.resets.reduce(
+      (barrier, r) => (this.covers(r, position) ? Math.max(barrier, r.doneSeq ?? Infinity) : barrier),
+      -1,
+    );
+  }
+
+  /** A reset starts: anything may come back as a first delivery, counts are no longer exact. */
+  startReset(startSeq: number): PathReset {
+    const reset: PathReset = { startSeq };
+    this.resets.push(reset);
+    this.exact = false;
+    this.releaseAll(startSeq);
+    return reset;
+  }
+
+  /** A reset ended at `seq` (answered with `scope`, or, undefined, died or failed): what it covers is unacknowledged. */
+  finishReset(reset: PathReset, seq: number, scope?: ReadonlyMap<number, string>): void {
+    if (scope) reset.scope = scope;
+    reset.doneSeq = seq;
+    for (const position of [...this.acked.keys()])
+      if (this.covers(reset, position)) this.acked.delete(position);
+    for (const position of [...this.nacked.keys()])
+      if (this.covers(reset, position)) this.nacked.delete(position);
+  }
 
   private get shared(): boolean {
     return this.policy.type === 'Shared' || this.policy.type === 'Key_Shared';
@@ -96,7 +162,10 @@ export class PathOracle {
     this.nacked.delete(position);
   }
 
-  acknowledged(position: string, seq: number): void {
+  /** An acknowledgement of `position` returned at `seq` (its call started at `startSeq`), unless a reset may have undone it. */
+  acknowledged(position: string, seq: number, startSeq = seq): void {
+    this.everAcked.add(position);
+    if (this.resetOverlaps(position, startSeq)) return;
     if (!this.acked.has(position)) this.acked.set(position, seq);
   }
 
@@ -124,21 +193,27 @@ export class PathOracle {
   delivered(client: PathClient, message: HeldMessage, startSeq: number): void {
     const { position, count, atMs } = message;
     const ackSeq = this.acked.get(position);
-    if (ackSeq !== undefined && ackSeq < startSeq) {
+    // A reset that may have applied since (running, or dead before its round ended) may have undone it.
+    if (ackSeq !== undefined && ackSeq < startSeq && !this.resetOverlaps(position, ackSeq)) {
       fail(
         'I1',
         `${position} was acknowledged (seq ${ackSeq}) before the receive of consumer ${client.index} started (seq ${startSeq})`,
       );
     }
-    const earlier = this.deliveries.get(position) ?? [];
+    const all = this.deliveries.get(position) ?? [];
+    // Counts restart at a reset: only what was delivered after the last one that covered it counts.
+    const barrier = this.resetBarrier(position);
+    const earlier = all.filter((seen) => seen.startSeq > barrier);
+    if (earlier.length < all.length) this.redeliveredAfterReset++;
     const last = earlier.at(-1);
-    if (last && count <= last.count) {
+    const countChecked = !this.resetOverlaps(position, startSeq);
+    if (countChecked && last && count <= last.count) {
       fail(
         'I4',
         `${position} delivered with count ${count} after an earlier delivery with count ${last.count}`,
       );
     }
-    if (this.exact && count !== earlier.length) {
+    if (countChecked && this.exact && count !== earlier.length) {
       fail('I4', `${position} delivered with count ${count} after ${earlier.length} earlier deliveries`);
     }
     if (count >= 2) this.redeliveredTwice++;
@@ -146,13 +221,33 @@ export class PathOracle {
     if (this.shared && deadLetter !== undefined && count > deadLetter) {
       fail('DL', `${position} delivered with count ${count}, past maxRedeliverCount ${deadLetter}`);
     }
+    if (!this.shared) this.checkOwner(client, position);
     if (this.shared) {
       this.checkOneHolder(client, message);
-      if (last) this.checkRedeliveryTime(message, last, startSeq);
+      if (last && countChecked) this.checkRedeliveryTime(message, last, startSeq);
     }
-    earlier.push({ consumer: client.index, count, atMs, seq: message.seq });
-    this.deliveries.set(position, earlier);
+    all.push({ consumer: client.index, count, atMs, seq: message.seq, startSeq });
+    this.deliveries.set(position, all);
     this.afterDelivery?.(message);
+  }
+
+  /**
+   * I6, Exclusive and Failover: a consumer another took the partition over from never receives from
+   * it again (the head's owner and epoch fence it), as the engine simulation checks it.
+   */
+  private checkOwner(client: PathClient, position: string): void {
+    const partition = this.partitionOf(position) ?? -1;
+    const owners = this.owners.get(partition) ?? [];
+    this.owners.set(partition, owners);
+    const at = owners.indexOf(client.index);
+    if (at === -1) owners.push(client.index);
+    else if (at !== owners.length - 1) {
+      fail(
+        'I6',
+        `consumer ${client.index} received ${position} (partition ${partition}) after consumer ${owners.at(-1)} took the partition over`,
+      );
+    }
+    this.ownershipChecks++;
   }
 
   /** Shared, Key_Shared: no other consumer holds the entry, unless something gave it back since. */

@@ -57,7 +57,19 @@ export type PathAction =
       readonly pick: number;
       readonly delayMs: number;
       readonly earlier: boolean;
-    });
+    })
+  /** The admin's reset-cursor: to a publish time, a MessageId (of a message published), earliest or latest. */
+  | (Placed & {
+      readonly kind: 'reset';
+      readonly to: 'timestamp' | 'messageId' | 'earliest' | 'latest';
+      readonly pick: number;
+    })
+  /** The admin's skip: of the first messages of a partition's backlog, or of messages by id. */
+  | (Placed & { readonly kind: 'skip'; readonly pick: number; readonly byIds: boolean })
+  /** The admin's expireMessages (0 expires nothing). */
+  | (Placed & { readonly kind: 'expire'; readonly seconds: number })
+  /** The admin deletes the subscription or the topic (forced: consumers connected), in the last round. */
+  | (Placed & { readonly kind: 'delete'; readonly what: 'subscription' | 'topic' });
 
 export type PathActionOf<K extends PathAction['kind']> = Extract<PathAction, { readonly kind: K }>;
 
@@ -101,6 +113,12 @@ export interface PathScript {
   readonly callFaults: boolean;
   /** The largest clock skew between two invocations (each invocation's clock is ahead by 0 to this). */
   readonly skewMs: number;
+  /** The namespace's message TTL (maintenance expires what is older), if any. */
+  readonly ttlSeconds?: number;
+  /** The namespace's retention (maintenance trims what every subscription consumed and it lets go), if any. */
+  readonly retention?: { readonly retentionTimeInMinutes: number; readonly retentionSizeInMB: number };
+  /** What the last round deletes (a `delete` action among its actions), if anything. */
+  readonly deletion?: 'subscription' | 'topic';
   readonly rounds: readonly PathRound[];
 }
 
@@ -161,6 +179,15 @@ function pathActionArb(crashShare: number): fc.Arbitrary<PathAction> {
         earlier: fc.boolean(),
       }),
     },
+    {
+      weight: 1,
+      arbitrary: of('reset', {
+        to: fc.constantFrom('timestamp', 'messageId', 'earliest', 'latest'),
+        pick: fc.nat(),
+      }),
+    },
+    { weight: 1, arbitrary: of('skip', { pick: fc.nat(), byIds: fc.boolean() }) },
+    { weight: 1, arbitrary: of('expire', { seconds: fc.constantFrom(0, 5, 30) }) },
   );
 }
 
@@ -173,6 +200,14 @@ const backoffArb: fc.Arbitrary<PathBackoff> = fc.oneof(
     jitter: fc.constantFrom(0, 0, 0.5),
   }),
 );
+
+/** `rounds` with the deletion, if any, among the last round's actions. */
+function withDeletion(rounds: PathRound[], what: 'subscription' | 'topic' | undefined): PathRound[] {
+  const last = rounds.at(-1);
+  if (!what || !last) return rounds;
+  const deletion: PathAction = { kind: 'delete', what, container: 0 };
+  return [...rounds.slice(0, -1), { ...last, actions: [...last.actions, deletion] }];
+}
 
 /** Random scripts of the consumer path for the given subscription types. */
 export function pathScriptArb(
@@ -202,6 +237,23 @@ export function pathScriptArb(
       seed: fc.nat(),
       callFaults: fc.boolean(),
       skewMs: fc.constantFrom(0, 200),
+      ttlSeconds: fc.constantFrom(undefined, undefined, 20, 60),
+      retention: fc.constantFrom(
+        undefined,
+        { retentionTimeInMinutes: 0, retentionSizeInMB: 0 },
+        { retentionTimeInMinutes: 1, retentionSizeInMB: -1 },
+      ),
+      /** One script in eight ends with the subscription or the topic deleted. */
+      deletion: fc.constantFrom(
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+        'subscription',
+        'topic',
+      ),
     })
     .chain((base) =>
       fc
@@ -215,7 +267,7 @@ export function pathScriptArb(
         .map((rounds) => ({
           ...base,
           ...(base.ackTimeoutMs === 0 ? { ackTimeoutBackoff: undefined } : {}),
-          rounds,
+          rounds: withDeletion(rounds, base.deletion),
         })),
     );
 }

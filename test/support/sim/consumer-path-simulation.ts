@@ -25,14 +25,17 @@ import type { UseCasePorts } from '../../../shared/application/use-case-ports.ts
 import { AcklineError, NotFoundError } from '../../../shared/domain/errors.ts';
 import { RoundRobinRouter } from '../../../shared/domain/message-router.ts';
 import { ConsumerFencedError } from '../../../shared/domain/ownership.ts';
+import { Position } from '../../../shared/domain/position.ts';
 import { latestDelay } from '../../../shared/domain/redelivery-backoff.ts';
 import { RedeliveryBackoffRegistry } from '../../../shared/domain/redelivery-backoff-registry.ts';
 import { TopicName } from '../../../shared/domain/topic-name.ts';
 import type { ConsumerPolicy } from '../../../shared/ports/consumer-registry.ts';
 import type { NewEntry } from '../../../shared/ports/ledger.ts';
-import { InMemoryDispatchStore } from '../in-memory-dispatch-store.ts';
+import { InMemoryDispatchStore, STALE_VERSIONS } from '../in-memory-dispatch-store.ts';
 import { InMemoryLedger } from '../in-memory-ledger.ts';
 import { ManualClock } from '../manual-clock.ts';
+import { PathAdmin } from './consumer-path-admin.ts';
+import { CapCheck } from './consumer-path-caps.ts';
 import {
   checkDeadLetterCopies,
   checkUnpolledDeadLetters,
@@ -48,7 +51,7 @@ import { FakeSqs } from './fake-sqs.ts';
 import { mutate } from './fault-stores.ts';
 import { type CallFault, Invocation, SimRejectedError } from './scheduled-ports.ts';
 import { ActiveCall, SimContainer, type SimStores, simStores } from './sim-containers.ts';
-import { emptyCounters, type SimCounters } from './sim-counters.ts';
+import { addByIndex, emptyCounters, type SimCounters } from './sim-counters.ts';
 import { Violation } from './sim-oracle.ts';
 import type { Mutation } from './sim-script.ts';
 
@@ -131,6 +134,12 @@ class ConsumerPathSimulation {
   private readonly failed = new Set<Invocation>();
   private running: Running[] = [];
   private invocations = 0;
+  /** The admin's cursor operations, maintenance with policies, deletions, and their checks. */
+  private readonly admin: PathAdmin;
+  /** I7: each consumer's holdings against its cap (Shared, Key_Shared). */
+  private readonly caps: CapCheck;
+  /** The container each invocation of the round runs in (by name: a cold one is another). */
+  private readonly containerOf = new Map<Invocation, string>();
 
   constructor(
     private readonly script: PathScript,
@@ -140,9 +149,12 @@ class ConsumerPathSimulation {
   ) {
     this.random = seededRandom(script.seed);
     const staleRandom = seededRandom(script.seed + 7);
-    const dispatch = new InMemoryDispatchStore(() => staleRandom() < 0.25);
+    // One eventually consistent head read in four answers any of the last STALE_VERSIONS versions.
+    const dispatch = new InMemoryDispatchStore(() =>
+      staleRandom() < 0.25 ? 1 + Math.floor(staleRandom() * STALE_VERSIONS) : 0,
+    );
     this.stores = simStores({
-      ledger: new InMemoryLedger(script.rounds.length > 6 ? 20 : 1_000),
+      ledger: trimming(new InMemoryLedger(script.rounds.length > 6 ? 20 : 1_000), mutation),
       dispatch,
       engineStore: mutate(dispatch, mutation),
       sqs: new FakeSqs(
@@ -153,8 +165,24 @@ class ConsumerPathSimulation {
     this.limits = {
       ...DEFAULT_ENGINE_LIMITS,
       maxUnackedPerSubscription: script.maxUnacked,
-      maxUnackedPerConsumer: script.maxUnackedPerConsumer,
+      // Broken on purpose (noConsumerCap): the containers ignore the cap the check holds them to.
+      maxUnackedPerConsumer: mutation === 'noConsumerCap' ? 50_000 : script.maxUnackedPerConsumer,
     };
+    this.caps = new CapCheck({
+      stores: this.stores,
+      ctx: {
+        store: this.stores.dispatch,
+        ledger: this.stores.ledger,
+        clock: this.clock,
+        limits: this.limits,
+      },
+      partitions:
+        script.partitions === 0
+          ? [PATH_TOPIC]
+          : Array.from({ length: script.partitions }, (_, i) => PATH_TOPIC.partition(i)),
+      cap: script.maxUnackedPerConsumer,
+      counters,
+    });
     this.policy = this.consumerPolicy();
     this.oracle = new PathOracle(
       {
@@ -165,9 +193,22 @@ class ConsumerPathSimulation {
         nackDelayMs: (count) => negativeAckDelayMs(this.backoffs, this.policy, count, () => 0),
       },
       this.clients,
+      (position) => this.partitionOf.get(position),
     );
     this.reschedules = new RescheduleOracle(script.skewMs, counters);
     this.oracle.afterDelivery = (message) => this.reschedules.delivered(message);
+    this.admin = new PathAdmin({
+      script,
+      topic: PATH_TOPIC,
+      oracle: this.oracle,
+      stores: this.stores,
+      clock: this.clock,
+      counters,
+      deadLetters: this.deadLetters,
+      partitionOf: this.partitionOf,
+      clients: this.clients,
+      ...(mutation ? { mutation } : {}),
+    });
     for (let i = 0; i < script.containers; i++) this.containers.push(this.newContainer(i));
   }
 
@@ -229,6 +270,12 @@ class ConsumerPathSimulation {
     await this.setUp();
     for (const round of this.script.rounds) await this.runRound(round.actions, round.advanceMs);
     const exactAtEnd = this.oracle.exact;
+    if (this.admin.deletion) {
+      // The subscription or the topic is gone (or, when its deletion did not answer, may be).
+      await this.admin.checkDeleted({ ...this.drainPhase(), clients: this.clients });
+      this.count(exactAtEnd);
+      return;
+    }
     await checkUnpolledDeadLetters(this.quietPhase());
     this.oracle.exact = false;
     await drainAndCheck(this.drainPhase());
@@ -242,9 +289,12 @@ class ConsumerPathSimulation {
     if (this.script.partitions > 0) c.partitionedSchedules++;
     for (const seen of this.oracle.deliveries.values()) c.deliveries += seen.length;
     c.redeliveredTwice += this.oracle.redeliveredTwice;
+    c.redeliveredAfterReset += this.oracle.redeliveredAfterReset;
+    c.ownershipChecks += this.oracle.ownershipChecks;
     c.ackTimeoutsFired += this.oracle.ackTimeoutsFired;
     for (const copies of this.deadLetters.values()) c.deadLetters += copies.length;
     c.lostConditionalWrites += this.stores.dispatch.usage.failedConditionalWrites;
+    addByIndex(c.staleHeadReads, this.stores.dispatch.usage.staleHeadReads);
     const { tally } = this.stores.sqs;
     c.ringsLost += tally.lost;
     c.ringsDuplicated += tally.duplicated;
@@ -260,6 +310,16 @@ class ConsumerPathSimulation {
   }
 
   private async setUp(): Promise<void> {
+    const { ttlSeconds, retention } = this.script;
+    if (ttlSeconds !== undefined || retention !== undefined) {
+      await this.stores.policies.update(
+        { namespace: PATH_TOPIC.namespaceName },
+        {
+          ...(ttlSeconds !== undefined ? { messageTTLInSeconds: ttlSeconds } : {}),
+          ...(retention ? { retention } : {}),
+        },
+      );
+    }
     if (this.script.partitions > 0) {
       await this.calm((ports) => createTopic(ports, admin, PATH_TOPIC, this.script.partitions));
     }
@@ -336,6 +396,7 @@ class ConsumerPathSimulation {
       const running: Running = { action, call, container: index, failed: false };
       this.running.push(running);
       const container = this.containers[index] as SimContainer;
+      this.containerOf.set(invocation, container.name);
       const startSeq = this.oracle.next();
       container
         .run(call, (ports) => this.perform(action, { ports, call, startSeq }))
@@ -363,7 +424,11 @@ class ConsumerPathSimulation {
       }
     });
     this.afterRound();
-    checkDeadLetterCopies(this.deadLetters, this.failed);
+    await this.admin.roundEnd();
+    if (this.shared) await this.caps.check(this.clients, this.clock.nowMs());
+    this.containerOf.clear();
+    // A reset may make a message dead-lettered before unacknowledged again: the policy applies again.
+    checkDeadLetterCopies(this.deadLetters, this.failed, this.oracle.resets.length);
     const waited = Math.max(0, ...this.running.map((r) => r.call.waitedMs));
     this.clock.advance(Math.max(advanceMs, waited));
   }
@@ -394,6 +459,10 @@ class ConsumerPathSimulation {
     if (this.ordered) client.mustRewind = true;
   }
 
+  private get shared(): boolean {
+    return this.script.type === 'Shared' || this.script.type === 'Key_Shared';
+  }
+
   private get ordered(): boolean {
     return this.script.type === 'Exclusive' || this.script.type === 'Failover';
   }
@@ -402,6 +471,12 @@ class ConsumerPathSimulation {
   private afterRound(): void {
     for (const running of this.running) {
       const { invocation } = running.call;
+      const { action } = running;
+      if (action.kind === 'receive' && (invocation.dead || running.failed)) {
+        // Its claim may have applied with nobody seeing it: up to `max` more held in no container's count.
+        const container = this.containerOf.get(invocation) ?? '?';
+        this.caps.received(this.clientOf(action.consumer), container, running.call.trueNowMs(), action.max);
+      }
       this.countCalls(invocation);
       if (invocation.runaway) {
         throw new Violation(
@@ -412,7 +487,6 @@ class ConsumerPathSimulation {
       this.failed.add(invocation);
       this.counters.coldStarts++;
       this.containers[running.container] = this.newContainer(running.container);
-      const { action } = running;
       if (action.kind === 'receive') this.receiveLost(this.clientOf(action.consumer));
     }
     for (const client of this.clients) {
@@ -446,14 +520,18 @@ class ConsumerPathSimulation {
     action: PathAction,
     call: { ports: UseCasePorts; call: ActiveCall; startSeq: number },
   ): Promise<void> {
-    if (action.kind === 'publish') return this.publish(action, call.ports);
+    if (action.kind === 'publish') return this.publish(action, call);
     if (action.kind === 'join') return this.join(call.ports);
     if (action.kind === 'scheduler') return this.runJobs(call.ports, call.startSeq);
     if (action.kind === 'reschedule') return this.reschedule(action, call);
-    if (action.kind === 'maintenance') {
-      this.oracle.releaseAll(call.startSeq);
-      await maintainSubscriptions(call.ports, { deadlineMs: call.ports.clock.nowMs() + 60_000 });
-      return;
+    if (
+      action.kind === 'maintenance' ||
+      action.kind === 'reset' ||
+      action.kind === 'skip' ||
+      action.kind === 'expire' ||
+      action.kind === 'delete'
+    ) {
+      return this.admin.perform(action, call);
     }
     const client = this.clientOf(action.consumer);
     if (client.state !== 'open' || !client.id) return;
@@ -461,7 +539,10 @@ class ConsumerPathSimulation {
   }
 
   private async consumerCall(
-    action: Exclude<PathAction, { kind: 'publish' | 'join' | 'scheduler' | 'maintenance' }>,
+    action: Exclude<
+      PathAction,
+      { kind: 'publish' | 'join' | 'scheduler' | 'maintenance' | 'reset' | 'skip' | 'expire' | 'delete' }
+    >,
     client: PathClient,
     call: { ports: UseCasePorts; call: ActiveCall; startSeq: number },
   ): Promise<void> {
@@ -521,7 +602,10 @@ class ConsumerPathSimulation {
     if (this.counters.reschedules > before) this.oracle.rescheduled(position);
   }
 
-  private async publish(action: PathActionOf<'publish'>, ports: UseCasePorts): Promise<void> {
+  private async publish(
+    action: PathActionOf<'publish'>,
+    { ports, call }: { ports: UseCasePorts; call: ActiveCall },
+  ): Promise<void> {
     const now = ports.clock.nowMs();
     const messages: NewEntry[] = Array.from({ length: action.count }, (_, i) => ({
       payload: `p${this.invocations}.${i}`,
@@ -533,7 +617,8 @@ class ConsumerPathSimulation {
       messages,
       router: new RoundRobinRouter(this.invocations),
     });
-    for (const { messageId } of results) this.noteMessageId(messageId, true);
+    for (const { messageId } of results)
+      this.admin.published(this.noteMessageId(messageId, true), call.trueNowMs());
   }
 
   /** `L:E:P` -> `L:E`, noting its partition. */
@@ -592,6 +677,12 @@ class ConsumerPathSimulation {
     });
     if (action.waitMs > 0) this.counters.longPolls++;
     const seq = this.oracle.next();
+    this.caps.received(
+      client,
+      this.containerOf.get(call.invocation) ?? '?',
+      call.trueNowMs(),
+      messages.length,
+    );
     for (const message of messages) {
       const held: HeldMessage = {
         position: this.noteMessageId(message.messageId),
@@ -615,6 +706,7 @@ class ConsumerPathSimulation {
     const chosen = choose(client.held, action.pick);
     if (chosen.length === 0) return;
     client.held = client.held.filter((h) => !chosen.includes(h));
+    for (const h of chosen) this.admin.maybeAcked.add(h.position);
     await acknowledgeMessages(ports, admin, client.id as string, {
       messageIds: action.byId ? chosen.map((h) => h.messageId) : [],
       deliveryHandles: action.byId ? [] : chosen.map((h) => h.handle),
@@ -652,6 +744,8 @@ class ConsumerPathSimulation {
     const covered = (position: string) =>
       this.partitionOf.get(position) === partition && comparePositions(position, last.position) <= 0;
     client.held = client.held.filter((h) => !covered(h.position));
+    for (const position of this.admin.publishedAtMs.keys())
+      if (covered(position)) this.admin.maybeAcked.add(position);
     await acknowledgeCumulative(ports, admin, client.id as string, last.messageId);
     const seq = this.oracle.next();
     for (const position of this.oracle.deliveries.keys())
@@ -672,6 +766,7 @@ class ConsumerPathSimulation {
       failed: this.failed,
       counters: this.counters,
       keepAlive: (id: string) => this.calm((ports) => keepAlive(ports, admin, id)),
+      mayBeAcked: (position: string) => this.admin.mayBeAcked(position),
       runJobs: () => this.calm((ports) => this.runJobs(ports, this.oracle.next())),
       maintain: () =>
         this.calm((ports) => maintainSubscriptions(ports, { deadlineMs: ports.clock.nowMs() + 60_000 })),
@@ -706,6 +801,15 @@ class ConsumerPathSimulation {
       },
     };
   }
+}
+
+/** `ledger`, or with mutation `trimUnconsumed` a ledger whose trim deletes past what every subscription consumed. */
+function trimming(ledger: InMemoryLedger, mutation: Mutation | undefined): InMemoryLedger {
+  if (mutation !== 'trimUnconsumed') return ledger;
+  const trim = ledger.trim.bind(ledger);
+  ledger.trim = (partition, request) =>
+    trim(partition, { ...request, consumedUpTo: Position.of(1_000_000_000n, 0n) });
+  return ledger;
 }
 
 function choose<T>(items: readonly T[], pick: number): T[] {

@@ -3,6 +3,7 @@ import { deadLetterOnTimer } from '../../../shared/application/engine/dead-lette
 import { dispatch } from '../../../shared/application/engine/dispatcher.ts';
 import {
   DEFAULT_ENGINE_LIMITS,
+  type Delivery,
   type DispatchConsumer,
   type EngineContext,
   type KeySharedMember,
@@ -27,7 +28,7 @@ import { InMemoryDispatchStore } from '../in-memory-dispatch-store.ts';
 import { ManualClock } from '../manual-clock.ts';
 import { countingPageTakes, mutate } from './fault-stores.ts';
 import { type CrashPlan, Invocation, scheduledPort } from './scheduled-ports.ts';
-import { emptyCounters, type SimCounters } from './sim-counters.ts';
+import { addByIndex, emptyCounters, type SimCounters } from './sim-counters.ts';
 import { SimLedger } from './sim-ledger.ts';
 import {
   type ClientConsumer,
@@ -75,12 +76,17 @@ interface ActionCall {
  * answer) and crashes at any of them. It checks I1-I7 as it goes and I2 once faults stop.
  */
 
-/** The stale-read coin of a script: a linear congruential sequence from its `staleSeed`. */
-function staleReads(seed: number): () => boolean {
+/**
+ * The stale reads of a script, a linear congruential sequence from its `staleSeed`: one read in
+ * four is stale, by one to `versions` versions (drawn per read); without `versions`, always three.
+ */
+function staleReads(seed: number, versions: number | undefined): () => boolean | number {
   let staleState = seed;
   return () => {
     staleState = (staleState * 1_103_515_245 + 12_345) % 2_147_483_648;
-    return (staleState >> 16) % 4 === 0;
+    const stale = (staleState >> 16) % 4 === 0;
+    if (!stale || versions === undefined) return stale;
+    return 1 + ((staleState >> 18) % versions);
   };
 }
 
@@ -122,7 +128,7 @@ class Simulation {
     private readonly mutation: Mutation | undefined,
     private readonly counters: SimCounters,
   ) {
-    const stale = staleReads(script.staleSeed);
+    const stale = staleReads(script.staleSeed, script.staleVersions);
     this.ledger = new SimLedger(script.ledgerSize, stale, () => this.clock.nowMs());
     // Eventually consistent reads of the head may answer one of its last versions.
     this.store = new InMemoryDispatchStore(stale);
@@ -165,6 +171,7 @@ class Simulation {
     this.counters.deliveries += this.oracle.observed.length;
     this.counters.deadLetters += this.oracle.deadLetters.count();
     this.counters.lostConditionalWrites += this.store.usage.failedConditionalWrites;
+    addByIndex(this.counters.staleHeadReads, this.store.usage.staleHeadReads);
     return { deliveries: this.oracle.observed.length, crashes: this.crashes };
   }
 
@@ -455,6 +462,14 @@ class Simulation {
       await this.oracle.checkConsumerCap(c);
     }
     if (this.ordered) this.oracle.checkOrderedDeliveries(c, result.deliveries.length > 0);
+    if (action.thenNack) {
+      const got = new Set(result.deliveries.map((d) => d.position.toString()));
+      await this.nackHeld(
+        c.held.filter((d) => got.has(d.position.toString())),
+        c,
+        call,
+      );
+    }
   }
 
   private async ack(
@@ -475,12 +490,16 @@ class Simulation {
     c.held = c.held.filter((d) => !chosen.includes(d));
   }
 
-  private async nack(
-    action: ActionOf<'nack'>,
+  private async nack(action: ActionOf<'nack'>, c: ClientConsumer, call: ActionCall): Promise<void> {
+    await this.nackHeld(choose(c.held, action.pick), c, call);
+  }
+
+  /** `c` nacks `chosen` (what it holds). */
+  private async nackHeld(
+    chosen: readonly Delivery[],
     c: ClientConsumer,
     { ctx, invocation, startSeq, now }: ActionCall,
   ): Promise<void> {
-    const chosen = choose(c.held, action.pick);
     if (chosen.length === 0) return;
     c.held = c.held.filter((d) => !chosen.includes(d));
     const deadLetter = this.oracle.deadLetters.producer(invocation);

@@ -139,15 +139,22 @@ export class SimContainer {
         ),
         'sqs',
       ),
-      permissions: stores.permissions,
+      // Every store a call of the admin side or maintenance reaches is scheduled too: unscheduled
+      // calls in a row (each a turn of the event loop) would look like a round with nothing left.
+      permissions: through(stores.permissions, 'permissions'),
       activity: through(stores.activity, 'activity'),
-      deletions: stores.deletions,
-      policies: stores.policies,
-      audit: stores.audit,
-      tenants: stores.tenants,
+      deletions: through(stores.deletions, 'deletions'),
+      policies: through(stores.policies, 'policies'),
+      audit: through(stores.audit, 'audit'),
+      tenants: through(stores.tenants, 'tenants'),
       handleKeys: new InMemoryHandleKeyStore(stores.handleKeys),
       ids: stores.ids,
       engineLimits: options.limits,
+      // A wait moves the running invocation's clock (as a long poll does), at a scheduling point.
+      sleep: async (ms) => {
+        this.current?.wait(ms);
+        await options.scheduler.schedule(Promise.resolve(), `${name} sleep ${ms}`);
+      },
     });
     this.ports = ports;
   }

@@ -74,6 +74,30 @@ export interface SimCounters {
   reschedulesChecked: number;
   /** Issue 24: nacks with their own delay (`delayMs`). */
   nacksWithDelay: number;
+  /** Eventually consistent head reads answered with an earlier version, by how many versions behind (index 1 to 4). */
+  staleHeadReads: number[];
+  // The consumer path's admin side (consumer-path-admin.ts):
+  /** Reset-cursor calls that answered, by target. */
+  resetsToTimestamp: number;
+  resetsToMessageId: number;
+  resetsToEarliest: number;
+  resetsToLatest: number;
+  /** Deliveries of an entry delivered before a reset that covered it. */
+  redeliveredAfterReset: number;
+  /** Skips (of a backlog's first messages, or by ids) and expireMessages calls that answered. */
+  adminSkips: number;
+  adminExpiries: number;
+  /** Messages the message TTL acknowledged (checked: never delivered after the maintenance that expired them answered). */
+  ttlExpired: number;
+  /** Entries retention deleted (checked: each acknowledged, none within the retention time). */
+  retentionTrimmed: number;
+  /** Deletions that answered, after which no consumer got anything (checked). */
+  subscriptionDeletes: number;
+  topicDeletes: number;
+  /** Consumer path, Exclusive and Failover: deliveries whose consumer's ownership of the partition was checked (I6). */
+  ownershipChecks: number;
+  /** Consumer path, Shared and Key_Shared: rounds' receiving consumers whose holdings were checked against their cap (I7). */
+  capChecks: number;
 }
 
 export function emptyCounters(): SimCounters {
@@ -115,6 +139,20 @@ export function emptyCounters(): SimCounters {
     reschedulesRefused: 0,
     reschedulesChecked: 0,
     nacksWithDelay: 0,
+    staleHeadReads: [],
+    resetsToTimestamp: 0,
+    resetsToMessageId: 0,
+    resetsToEarliest: 0,
+    resetsToLatest: 0,
+    redeliveredAfterReset: 0,
+    adminSkips: 0,
+    adminExpiries: 0,
+    ttlExpired: 0,
+    retentionTrimmed: 0,
+    subscriptionDeletes: 0,
+    topicDeletes: 0,
+    ownershipChecks: 0,
+    capChecks: 0,
   };
 }
 
@@ -141,6 +179,21 @@ export const GATED = [
   'schedulerJobs',
   'deadLettersUnpolled',
   'nackDeadlinesMet',
+  'staleReadsOneBehind',
+  'staleReadsFourBehind',
+  'resetsToTimestamp',
+  'resetsToMessageId',
+  'resetsToEarliest',
+  'resetsToLatest',
+  'redeliveredAfterReset',
+  'adminSkips',
+  'adminExpiries',
+  'ttlExpired',
+  'retentionTrimmed',
+  'subscriptionDeletes',
+  'topicDeletes',
+  'ownershipChecks',
+  'capChecks',
 ] as const;
 
 export type GatedCounter = (typeof GATED)[number];
@@ -149,6 +202,8 @@ export type Minima = Partial<Record<GatedCounter, number>>;
 /** A gated counter's value (`crashesPastCall8`: crashes at call index 9 or later). */
 export function gatedValue(counters: SimCounters, name: GatedCounter): number {
   if (name === 'crashesPastCall8') return counters.crashesByCall.slice(9).reduce((a, b) => a + (b ?? 0), 0);
+  if (name === 'staleReadsOneBehind') return counters.staleHeadReads[1] ?? 0;
+  if (name === 'staleReadsFourBehind') return counters.staleHeadReads[4] ?? 0;
   return counters[name];
 }
 
@@ -194,6 +249,11 @@ export function formatCounters(counters: SimCounters, type: SubscriptionType | '
     `  consumer path SQS: rings lost ${counters.ringsLost}, duplicated ${counters.ringsDuplicated}, empty or partial receives ${counters.falseEmptyPolls}, long polls ${counters.longPolls} (waited ${counters.longPollsWaited})`,
     `  consumer path checks: dead letters with no consumer polling ${counters.deadLettersUnpolled}, nacks back within backoff + 1 s ${counters.nackDeadlinesMet}`,
     `  consumer path steering: reschedules ${counters.reschedules} (refused ${counters.reschedulesRefused}, deliveries checked never early ${counters.reschedulesChecked}), nacks with their own delay ${counters.nacksWithDelay}`,
+    `  consumer path admin: resets to a timestamp ${counters.resetsToTimestamp}, a MessageId ${counters.resetsToMessageId}, earliest ${counters.resetsToEarliest}, latest ${counters.resetsToLatest}; redelivered after a reset ${counters.redeliveredAfterReset}; skips ${counters.adminSkips}, expiries ${counters.adminExpiries}, TTL-expired ${counters.ttlExpired}, retention-trimmed ${counters.retentionTrimmed}; deleted subscriptions ${counters.subscriptionDeletes}, topics ${counters.topicDeletes}; ownership checks ${counters.ownershipChecks}, cap checks ${counters.capChecks}`,
+    `  stale head reads by versions behind ${counters.staleHeadReads
+      .map((n, i) => `${i}:${n ?? 0}`)
+      .slice(1)
+      .join(' ')}`,
   ];
 }
 
@@ -205,9 +265,17 @@ export function addCounters(into: SimCounters, from: SimCounters): void {
   from.crashesByCall.forEach((n, i) => {
     into.crashesByCall[i] = (into.crashesByCall[i] ?? 0) + (n ?? 0);
   });
+  addByIndex(into.staleHeadReads, from.staleHeadReads);
   for (const [kind, n] of Object.entries(from.maxCallsByKind)) {
     into.maxCallsByKind[kind] = Math.max(into.maxCallsByKind[kind] ?? 0, n);
   }
+}
+
+/** `from`'s counts added into `into`'s, index by index. */
+export function addByIndex(into: number[], from: readonly number[]): void {
+  from.forEach((n, i) => {
+    into[i] = (into[i] ?? 0) + (n ?? 0);
+  });
 }
 
 /** A seed of its own for each subscription type: the types' scripts are not drawn alike. */

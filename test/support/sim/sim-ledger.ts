@@ -23,8 +23,11 @@ export class SimLedger implements Ledger {
 
   constructor(
     maxEntriesPerLedger: number,
-    /** Whether this eventually consistent read is served by a replica behind by one second. */
-    private readonly stale: () => boolean,
+    /**
+     * Whether this eventually consistent read is served by a replica behind: by one second (true),
+     * or by half a second a version (a number of versions behind, as the head's stale reads).
+     */
+    private readonly stale: () => boolean | number,
     private readonly nowMs: () => number,
   ) {
     this.inner = new InMemoryLedger(maxEntriesPerLedger);
@@ -75,9 +78,10 @@ export class SimLedger implements Ledger {
   ): Promise<StoredEntry[]> {
     const entries = await this.inner.readEntries(ledgerId, firstEntryId, lastEntryId);
     if (options.consistent ?? true) return entries;
-    if (!this.stale()) return entries;
-    // A replica one second behind: entries written in the last second are not there yet.
-    const cutoff = this.nowMs() - 1_000;
+    const behind = this.stale();
+    if (!behind) return entries;
+    // A replica behind: entries written in the last second (or half-seconds) are not there yet.
+    const cutoff = this.nowMs() - (behind === true ? 1_000 : behind * 500);
     return entries.filter((entry) => (this.writtenAtMs.get(entry.position.toString()) ?? 0) <= cutoff);
   }
 

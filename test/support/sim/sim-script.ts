@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import type { SubscriptionType } from '../../../shared/domain/subscription-type.ts';
+import { STALE_VERSIONS } from '../in-memory-dispatch-store.ts';
 import type { CrashPlan } from './scheduled-ports.ts';
 
 /**
@@ -21,7 +22,14 @@ export type SimAction =
       readonly delayMs: number;
       readonly crash: boolean;
     }
-  | { readonly kind: 'receive'; readonly consumer: number; readonly max: number; readonly crash?: CrashPlan }
+  | {
+      readonly kind: 'receive';
+      readonly consumer: number;
+      readonly max: number;
+      readonly crash?: CrashPlan;
+      /** A consumer that fails to process what it gets (churn scripts): it nacks all of it at once. */
+      readonly thenNack?: boolean;
+    }
   | {
       readonly kind: 'ack';
       readonly consumer: number;
@@ -56,6 +64,12 @@ export interface SimScript {
   readonly ackTimeout: boolean;
   readonly initial: number;
   readonly staleSeed: number;
+  /**
+   * A stale read of the head answers any of its last `staleVersions` versions (drawn per read; the
+   * ledger's, a replica half a second behind a version); absent: always three versions (one
+   * second), as every read did before issue 21 (the hand-written scripts keep that).
+   */
+  readonly staleVersions?: number;
   readonly duplicateCalls: boolean;
   /** The subscription's unacknowledged cap (small ones make dispatch pause and fold inline). */
   readonly maxUnacked: number;
@@ -63,6 +77,8 @@ export interface SimScript {
   readonly maxUnackedPerConsumer: number;
   /** Every consumer's dead-letter policy's maxRedeliverCount (none: no dead-letter policy). */
   readonly deadLetter?: number;
+  /** A churn script (CHURN_WEIGHTS): the same few messages received and nacked or given back again and again. */
+  readonly churn?: boolean;
   readonly rounds: readonly SimRound[];
 }
 
@@ -84,7 +100,16 @@ export type Mutation =
   /** I7: the head's run bound is misconfigured (spills never happen). */
   | 'noSpill'
   /** Dead letters: a dead-letter step's claim applies whatever the version (every racer wins it). */
-  | 'blindDeadLetterClaims';
+  | 'blindDeadLetterClaims'
+  // The consumer path's (consumer-path-admin.ts), each a deliberately broken use case:
+  /** Message TTL: maintenance never enforces the namespace's policies (nothing expires). */
+  | 'noTtlEnforcement'
+  /** Retention: the ledger's trim deletes past the slowest subscription's mark-delete. */
+  | 'trimUnconsumed'
+  /** Deletion: a subscription's or topic's deletion answers without deleting anything. */
+  | 'noDeletion'
+  /** I7: the containers ignore the consumers' cap (they run with 50,000 whatever the script's). */
+  | 'noConsumerCap';
 
 /** The share of actions that carry a crash plan by default (issue 21: about one in six). */
 export const DEFAULT_CRASH_SHARE = 1 / 6;
@@ -108,16 +133,43 @@ function crashArb(share: number): fc.Arbitrary<CrashPlan | undefined> {
     .map(([draw, crash]) => (draw < Math.round(share * steps) ? crash : undefined));
 }
 
+/**
+ * A churn script's weights (issue 21: deliveries with a count of 2 or more were 141 of 93,096): its
+ * consumers receive and nack or give back the same few messages again and again, and acknowledge
+ * little, so redeliveries reach counts of 2 and more (and dead letters, with a policy).
+ */
+const CHURN_WEIGHTS: Partial<Record<SimAction['kind'], number>> = {
+  publish: 1,
+  receive: 6,
+  ack: 1,
+  nack: 2,
+  redeliver: 2,
+  maintenance: 1,
+};
+
+/** A churn round: its receives of an odd `max` nack what they got at once. */
+function nackingHalf(round: SimRound): SimRound {
+  return {
+    ...round,
+    actions: round.actions.map((action) =>
+      action.kind === 'receive' && action.max % 2 === 1 ? { ...action, thenNack: true } : action,
+    ),
+  };
+}
+
 function actionArb(
   consumers: number,
   kinds: readonly SimAction['kind'][] | undefined,
-  crashShare: number,
+  options: { readonly crashShare: number; readonly churn: boolean },
 ): fc.Arbitrary<SimAction> {
   const consumer = fc.nat({ max: consumers - 1 });
   return fc.oneof(
-    ...allActions(consumer, crashArb(crashShare)).filter(
-      (weighted) => !kinds || kinds.includes(weighted.kind),
-    ),
+    ...allActions(consumer, crashArb(options.crashShare))
+      .filter((weighted) => !kinds || kinds.includes(weighted.kind))
+      .map((weighted) =>
+        options.churn ? { ...weighted, weight: CHURN_WEIGHTS[weighted.kind] ?? 0 } : weighted,
+      )
+      .filter((weighted) => weighted.weight > 0),
   );
 }
 
@@ -220,20 +272,37 @@ export function scriptArb(
       ackTimeout: fc.boolean(),
       initial: fc.nat({ max: 30 }),
       staleSeed: fc.nat(),
+      staleVersions: fc.constant(STALE_VERSIONS),
       duplicateCalls: fc.boolean(),
       maxUnacked: fc.constantFrom(3, 8, 200_000),
       maxUnackedPerConsumer: fc.constantFrom(2, 5, 50_000),
       deadLetter: fc.constantFrom(undefined, undefined, 1, 2),
+      /** One script in four churns (CHURN_WEIGHTS) over a small backlog, unless `kinds` leaves it too little to do. */
+      churn: fc.nat({ max: 3 }).map((draw) => draw === 0),
     })
-    .chain((base) =>
-      fc
+    .chain(({ churn: drawn, ...base }) => {
+      const churn = drawn && (!kinds || kinds.includes('nack'));
+      return fc
         .array(
           fc.record({
-            actions: fc.array(actionArb(base.consumers, kinds, crashShare), { minLength: 1, maxLength: 4 }),
-            advanceMs: fc.constantFrom(0, 500, 1_000, 3_000, 20_000, 61_000),
+            actions: fc.array(actionArb(base.consumers, kinds, { crashShare, churn }), {
+              minLength: 1,
+              maxLength: 4,
+            }),
+            advanceMs: churn
+              ? fc.constantFrom(0, 3_000, 3_000, 3_000, 20_000)
+              : fc.constantFrom(0, 500, 1_000, 3_000, 20_000, 61_000),
           }),
-          { minLength: 1, maxLength: 14 },
+          churn ? { minLength: 6, maxLength: 14 } : { minLength: 1, maxLength: 14 },
         )
-        .map((rounds) => ({ ...base, rounds })),
-    );
+        .map((drawn) => ({ ...base, rounds: churn ? drawn.map(nackingHalf) : drawn }))
+        .map(({ rounds, ...base }) => ({
+          ...base,
+          // A policy of 1 would end every churn at count 1: 3 lets counts reach 2 and 3 first.
+          ...(churn
+            ? { churn, initial: 1 + (base.initial % 6), ...(base.deadLetter === 1 ? { deadLetter: 3 } : {}) }
+            : {}),
+          rounds,
+        }));
+    });
 }

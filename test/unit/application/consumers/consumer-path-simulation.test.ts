@@ -57,6 +57,37 @@ describe('consumer path simulation', () => {
     );
   }, 60_000);
 
+  it('catches consumers that are never fenced (a replaced Failover owner receives again: I6)', async () => {
+    expect(await violationFound(pathScriptArb(['Failover']), 60, 'noFencing')).toMatch(/^I6: /);
+  }, 60_000);
+
+  it("catches containers that ignore the consumers' cap (a consumer holds past it: I7)", async () => {
+    const capped = pathScriptArb(['Shared']).filter((script) => script.maxUnackedPerConsumer < 1_000);
+    expect(await violationFound(capped, 60, 'noConsumerCap')).toMatch(/^I7: /);
+  }, 60_000);
+
+  // Issue 21's admin side (consumer-path-admin.ts): each check fails on a use case broken on purpose.
+  it('catches a maintenance that never enforces the message TTL (a message expired is delivered)', async () => {
+    const withTtl = pathScriptArb(['Shared', 'Exclusive']).filter(
+      (script) => script.ttlSeconds !== undefined,
+    );
+    expect(await violationFound(withTtl, 60, 'noTtlEnforcement')).toMatch(/^I1: /);
+  }, 60_000);
+
+  it('catches a retention that deletes what a subscription did not consume', async () => {
+    const withRetention = pathScriptArb(['Shared', 'Failover']).filter(
+      (script) => script.retention !== undefined && script.deletion === undefined,
+    );
+    expect(await violationFound(withRetention, 60, 'trimUnconsumed')).toMatch(/^(retention|I2): /);
+  }, 60_000);
+
+  it('catches a deletion that deletes nothing (a consumer still receives)', async () => {
+    const deleting = pathScriptArb(['Shared', 'Key_Shared']).filter(
+      (script) => script.deletion !== undefined,
+    );
+    expect(await violationFound(deleting, 60, 'noDeletion')).toMatch(/^deleted: /);
+  }, 60_000);
+
   it('catches tracker entries that are never stored (nothing redelivered)', async () => {
     expect(await violationFound(pathScriptArb(['Shared']), 60, 'dropTracker')).toMatch(
       /^(I2|I4|I5|DL|nack): /,

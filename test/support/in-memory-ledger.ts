@@ -1,5 +1,11 @@
 import { TopicNotFoundError } from '../../shared/domain/catalog-errors.ts';
 import { Position } from '../../shared/domain/position.ts';
+import {
+  type ExclusiveProducer,
+  PRODUCER_LEASE_MS,
+  publishAllowed,
+  publishRefusal,
+} from '../../shared/domain/producer-access.ts';
 import { type RateSnapshot, snapshotDue } from '../../shared/domain/rate-counter.ts';
 import { type RecentPublisher, withPublisher } from '../../shared/domain/recent-publishers.ts';
 import {
@@ -21,7 +27,7 @@ import {
 } from '../../shared/ports/ledger.ts';
 import { InjectedFaults } from './in-memory-faults.ts';
 
-interface PartitionRecord {
+export interface PartitionRecord {
   readonly partition: TopicName;
   readonly ledgers: { readonly ledgerId: bigint; entries: bigint }[];
   msgInCounter: number;
@@ -40,6 +46,9 @@ interface PartitionRecord {
   bytesDeleted?: number;
   /** How many times its subscriptions were announced. */
   announcements: number;
+  /** As DynamoDbLedger's xi, xn, xe, xu (the exclusive producer) and te (the topic epoch). */
+  exclusive?: ExclusiveProducer;
+  topicEpoch?: number;
 }
 
 /**
@@ -78,7 +87,8 @@ export class InMemoryLedger implements Ledger {
 
   constructor(
     private readonly maxEntriesPerLedger: number,
-    private readonly tables = new InMemoryLedgerTables(),
+    /** The tables (InMemoryProducerAccessStore keeps its holders on their partition states). */
+    readonly tables = new InMemoryLedgerTables(),
     /** Where appends index their delayed messages, as DynamoDbLedger does (none: not indexed). */
     private readonly delayedIndex?: DelayedIndex,
   ) {}
@@ -115,6 +125,13 @@ export class InMemoryLedger implements Ledger {
     if (entries.length === 0) return { positions: [], subscriptionsVersion: '' };
     const record = this.tables.partitions.get(partition.toString());
     if (record === undefined) throw new TopicNotFoundError(partition.toString());
+    // As DynamoDbLedger: the allocation checks the exclusive producer, and renews its lease.
+    if (!publishAllowed(record.exclusive, options.access, publishTimeMs)) {
+      throw publishRefusal(partition.toString(), record.exclusive, options.access);
+    }
+    if (options.access && record.exclusive) {
+      record.exclusive = { ...record.exclusive, leaseUntilMs: publishTimeMs + PRODUCER_LEASE_MS };
+    }
     // As DynamoDbLedger: the allocation records the time and producer; the first publish of a
     // minute renews the rate snapshot with the counters as they were before it.
     if (options.producerName !== undefined) {

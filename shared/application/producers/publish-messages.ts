@@ -1,5 +1,6 @@
 import { ServiceUnavailableError } from '../../domain/errors.ts';
 import { partitionForKey, type RoundRobinRouter } from '../../domain/message-router.ts';
+import type { ProducerAccessToken } from '../../domain/producer-access.ts';
 import type { TopicName } from '../../domain/topic-name.ts';
 import type { NewEntry } from '../../ports/ledger.ts';
 import { markPartitionActive } from '../maintenance/activity.ts';
@@ -27,6 +28,8 @@ export interface PublishRequest {
    * Nothing is written unless PUBLISH_RESERVE_MS are left before it. Default: none.
    */
   readonly deadlineMs?: number;
+  /** The exclusive producer making the publish: refused (ProducerFencedError) once fenced. */
+  readonly access?: ProducerAccessToken;
 }
 
 /**
@@ -53,6 +56,9 @@ export const PUBLISH_RESERVE_MS = 4_000;
  *    fanned out: each subscription's dispatcher reads the ledger, so a publish that dies after
  *    writing loses no delivery (a missed ring delays a waiting receiver by one poll).
  * 5. Answer the MessageIds in the order the messages came.
+ * Producer access modes: the id allocation of step 3 appends only if the publish's exclusive
+ * producer (`access`) still holds the partition, or, without one, while no exclusive producer holds
+ * it (ProducerFencedError / ProducerBusyError, 409, nothing written on that partition).
  * Out of time before step 3 (PUBLISH_RESERVE_MS before `deadlineMs`): nothing is written, and
  * ServiceUnavailableError tells the producer to try again.
  */
@@ -115,7 +121,10 @@ export async function publishMessages(
         group.partition,
         entries,
         publishTimeMs,
-        principal ? { producerName: principal.role } : {},
+        {
+          ...(principal ? { producerName: principal.role } : {}),
+          ...(request.access ? { access: request.access } : {}),
+        },
       );
       await dedup.finish(positions);
       const dues = entries.map((entry) => Math.max(publishTimeMs, entry.deliverAtMs ?? 0));

@@ -54,6 +54,8 @@ export {
   AcklineClientConnectionError,
   AcklineClientError,
   type AcklineClientErrorOptions,
+  AcklineProducerBusyError,
+  AcklineProducerFencedError,
   AcklinePublishError,
   NO_HTTP_STATUS,
 } from './errors.ts';
@@ -66,6 +68,7 @@ export { MultiTopicsConsumerBuilder } from './multi-topics-consumer-builder.ts';
 export { Namespaces } from './namespaces.ts';
 export type { RetentionPolicies } from './policies.ts';
 export { Producer } from './producer.ts';
+export type { ProducerAccessMode } from './producer-access.ts';
 export { ProducerBuilder } from './producer-builder.ts';
 export { Reader, ReaderBuilder, type ReaderStart } from './reader.ts';
 export type { PendingQuery, RescheduleRequest, ScheduledQuery } from './topic-scheduling.ts';

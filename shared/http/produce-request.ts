@@ -71,12 +71,12 @@ const ACCESS_MODES = z.enum(PRODUCER_ACCESS_MODES);
 
 const registrationBody = z
   .object({
-    producerName: z.string().min(1).max(256),
+    producerName: z.string().max(256).optional(),
     accessMode: ACCESS_MODES.optional(),
   })
   .strict();
 
-/** The body of `POST .../producers`: `{"producerName", "accessMode"?}` (default Shared). */
+/** The body of `POST .../producers`: `{"producerName"?, "accessMode"?}` (default Shared). */
 export function parseProducerRegistration(body: unknown): {
   readonly producerName: string;
   readonly accessMode: ProducerAccessMode;
@@ -87,7 +87,7 @@ export function parseProducerRegistration(body: unknown): {
     const where = issue?.path.length ? issue.path.join('.') : 'body';
     throw new ValidationError(`Invalid producer registration at ${where}: ${issue?.message ?? 'invalid'}`);
   }
-  return { producerName: parsed.data.producerName, accessMode: parsed.data.accessMode ?? 'Shared' };
+  return { producerName: parsed.data.producerName ?? '', accessMode: parsed.data.accessMode ?? 'Shared' };
 }
 
 /**

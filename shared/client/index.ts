@@ -38,6 +38,7 @@ export { type ClientClock, type ScheduledTask, SYSTEM_CLIENT_CLOCK } from './cli
 export type {
   BatchReceivePolicy,
   DeadLetterPolicy,
+  KeySharedPolicy,
   RedeliveryBackoffParams,
   SubscriptionInitialPosition,
 } from './client-types.ts';

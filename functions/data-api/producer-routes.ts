@@ -11,7 +11,7 @@ import { PRODUCER_ID, parseProducerRegistration } from '../../shared/http/produc
 import { jsonBody } from '../../shared/http/request-parsing.ts';
 
 /**
- * Producer access modes (docs/data-api.md#producer-access-modes): register a producer, renew an
+ * Producer access modes (docs/design/storage.md#producer-access-modes): register a producer, renew an
  * exclusive producer's lease, release it.
  * adapter (this) -> use case (producers/producer-access.ts) -> ProducerAccessStore
  */

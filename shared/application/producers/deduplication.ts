@@ -32,6 +32,12 @@ export interface DeduplicatedGroup {
   readonly duplicates: ReadonlyMap<number, DuplicateOutcome>;
   /** Records where the fresh messages went (their positions, in order). Call after the append. */
   finish(positions: readonly Position[]): Promise<void>;
+  /**
+   * The append was refused by a condition (the partition's exclusive producer, a deleted topic):
+   * records what it stored before the refusal, if anything (an append spanning a rollover), and
+   * clears the claim, so the producer's next publish need not wait out the claim's timeout.
+   */
+  abandon(): Promise<void>;
 }
 
 const NOTHING_TO_RECORD = async () => undefined;
@@ -65,7 +71,7 @@ export async function deduplicate(
   const sequenced = entries.filter((entry) => entry.sequenceId !== undefined && entry.producerName);
   const producerName = sequenced[0]?.producerName;
   if (producerName === undefined || !(await deduplicationEnabled(ports, partition))) {
-    return { fresh: all, duplicates: new Map(), finish: NOTHING_TO_RECORD };
+    return { fresh: all, duplicates: new Map(), finish: NOTHING_TO_RECORD, abandon: NOTHING_TO_RECORD };
   }
   const { incarnation, end } = await partitionMark(ports, partition);
   const duplicates = new Map<number, number>();
@@ -92,6 +98,7 @@ export async function deduplicate(
       return {
         fresh,
         duplicates: await answersOf(ports, { partition, producerName, state, duplicates, entries }),
+        abandon: () => resolveAbandonedClaim(ports, { partition, producerName, state, pending: claim }),
         finish: async (positions) => {
           const batch = {
             firstSequenceId: claim.firstSequenceId,
@@ -125,6 +132,7 @@ export async function deduplicate(
     fresh: all.filter((index) => !duplicates.has(index)),
     duplicates: await answersOf(ports, { partition, producerName, state, duplicates, entries }),
     finish: NOTHING_TO_RECORD,
+    abandon: NOTHING_TO_RECORD,
   };
 }
 

@@ -1,6 +1,11 @@
+import { TopicNotFoundError } from '../../domain/catalog-errors.ts';
 import { ServiceUnavailableError } from '../../domain/errors.ts';
 import { partitionForKey, type RoundRobinRouter } from '../../domain/message-router.ts';
-import type { ProducerAccessToken } from '../../domain/producer-access.ts';
+import {
+  type ProducerAccessToken,
+  ProducerBusyError,
+  ProducerFencedError,
+} from '../../domain/producer-access.ts';
 import type { TopicName } from '../../domain/topic-name.ts';
 import type { NewEntry } from '../../ports/ledger.ts';
 import { markPartitionActive } from '../maintenance/activity.ts';
@@ -117,15 +122,17 @@ export async function publishMessages(
       }
       if (dedup.fresh.length === 0) return;
       const entries = dedup.fresh.map((i) => group.entries[i] as NewEntry);
-      const { positions, subscriptionsVersion } = await ports.ledger.append(
-        group.partition,
-        entries,
-        publishTimeMs,
-        {
+      const { positions, subscriptionsVersion } = await ports.ledger
+        .append(group.partition, entries, publishTimeMs, {
           ...(principal ? { producerName: principal.role } : {}),
           ...(request.access ? { access: request.access } : {}),
-        },
-      );
+        })
+        .catch(async (error: unknown) => {
+          // A refusal by the allocation's condition wrote nothing after it: the claim is settled
+          // now. Any other failure may have written more later: its claim waits out its timeout.
+          if (refusedByAllocation(error)) await dedup.abandon();
+          throw error;
+        });
       await dedup.finish(positions);
       const dues = entries.map((entry) => Math.max(publishTimeMs, entry.deliverAtMs ?? 0));
       await ringSubscriptions(ports, group.partition, subscriptionsVersion, dues);
@@ -138,4 +145,13 @@ export async function publishMessages(
     }),
   );
   return results;
+}
+
+/** An append refused by its id allocation's condition: nothing was written after the refusal. */
+function refusedByAllocation(error: unknown): boolean {
+  return (
+    error instanceof ProducerFencedError ||
+    error instanceof ProducerBusyError ||
+    error instanceof TopicNotFoundError
+  );
 }

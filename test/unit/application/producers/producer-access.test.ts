@@ -145,6 +145,32 @@ describe('producer access modes', () => {
     expect(await stored(ports, topic, 2)).toBe(2);
   });
 
+  it('with deduplication on, a refused publish settles its claim: the producer publishes again at once once allowed', async () => {
+    const { ports, topic } = await world(0);
+    await ports.policies.update({ topic: topic.toString() }, { deduplicationEnabled: true });
+    const exclusive = await registerProducer(ports, admin, topic, {
+      producerName: 'x',
+      accessMode: 'Exclusive',
+    });
+    const sequenced = (sequenceId: number) =>
+      publishMessages(ports, admin, topic, {
+        messages: [{ payload: 'm', properties: {}, producerName: 'shared', sequenceId }],
+        router: new RoundRobinRouter(0),
+      });
+
+    await expect(sequenced(0)).rejects.toBeInstanceOf(ProducerBusyError);
+    await releaseProducer(ports, admin, topic, exclusive.producerId as string);
+    const [first] = await sequenced(0);
+    const [again] = await sequenced(0);
+
+    expect(first?.errorCode).toBe(0);
+    expect(again).toEqual(first);
+    expect(await ports.producerSequences.get(topic.toString(), 'shared')).toMatchObject({
+      lastSequenceId: 0,
+    });
+    expect(await stored(ports, topic, 0)).toBe(1);
+  });
+
   it('Shared registration writes nothing and answers no registration id', async () => {
     const { ports, topic } = await world(0);
 

@@ -51,6 +51,7 @@ export function validateHashRanges(ranges: readonly HashRange[]): void {
     const overlapping = ranges.findIndex((other, j) => j !== index && overlaps(range, other));
     if (overlapping !== -1) {
       throw new ValidationError(
+        // Stryker disable next-line OptionalChaining: message text only
         `Ranges of one consumer overlap: [${range.start}, ${range.end}] and [${ranges[overlapping]?.start}, ${ranges[overlapping]?.end}]`,
       );
     }

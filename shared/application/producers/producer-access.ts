@@ -93,6 +93,7 @@ export async function renewProducer(
   for (const partition of partitions) {
     if (!(await ports.producerAccess.renew({ partition, producerId, leaseUntilMs }))) {
       throw new ProducerFencedError(
+        // Stryker disable next-line StringLiteral: message text only
         `Exclusive producer registration ${producerId} was fenced on ${partition.toString()}: another producer took it`,
       );
     }
@@ -125,6 +126,7 @@ async function partitionsToProduce(
 
 function busy(partition: TopicName, holder: ExclusiveProducer | undefined): ProducerBusyError {
   return new ProducerBusyError(
+    // Stryker disable next-line StringLiteral,LogicalOperator,OptionalChaining: message text only
     `Topic ${partition.toString()} has an existing exclusive producer: '${holder?.producerName ?? ''}'`,
   );
 }

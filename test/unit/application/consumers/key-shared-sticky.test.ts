@@ -12,8 +12,10 @@ import type { UseCasePorts } from '../../../../shared/application/use-case-ports
 import type { DispatchHead } from '../../../../shared/domain/dispatch-head.ts';
 import { ValidationError } from '../../../../shared/domain/errors.ts';
 import {
+  firstOverlap,
   type HashRange,
   HashRangeConflictError,
+  rangesHold,
   stickySlot,
   validateHashRanges,
 } from '../../../../shared/domain/key-shared-sticky.ts';
@@ -120,6 +122,36 @@ describe('Key_Shared sticky ranges: the slot and the checks', () => {
   ])('refuses %s (400)', (_, ranges, message) => {
     expect(() => validateHashRanges(ranges)).toThrow(ValidationError);
     expect(() => validateHashRanges(ranges)).toThrow(message);
+  });
+
+  it.each([
+    ['a fractional start', [{ start: 0.5, end: 9 }]],
+    ['a fractional end', [{ start: 0, end: 9.5 }]],
+  ])('refuses %s (400)', (_, ranges) => {
+    expect(() => validateHashRanges(ranges)).toThrow(ValidationError);
+  });
+
+  it('ranges hold their ends and nothing between them', () => {
+    const ranges = [
+      { start: 0, end: 10 },
+      { start: 20, end: 30 },
+    ];
+    expect([0, 10, 11, 19, 20, 30, 31].map((slot) => rangesHold(ranges, slot))).toEqual([
+      true,
+      true,
+      false,
+      false,
+      true,
+      true,
+      false,
+    ]);
+  });
+
+  it('ranges that share one slot overlap, whichever side comes first', () => {
+    expect(firstOverlap([{ start: 0, end: 10 }], [{ start: 10, end: 20 }])).toBeDefined();
+    expect(firstOverlap([{ start: 10, end: 20 }], [{ start: 0, end: 10 }])).toBeDefined();
+    expect(firstOverlap([{ start: 0, end: 9 }], [{ start: 10, end: 20 }])).toBeUndefined();
+    expect(firstOverlap([{ start: 21, end: 30 }], [{ start: 10, end: 20 }])).toBeUndefined();
   });
 
   it('accepts the whole range, single slots and neighbouring ranges', () => {
@@ -231,6 +263,21 @@ describe('Key_Shared sticky ranges: subscribing and receiving', () => {
     const members = await ports.consumers.members(subscriptionKey(orders.toString(), 'sub'), 0);
     expect(members).toHaveLength(1);
     await subscribe(ports, [{ start: 1001, end: 1500 }]);
+  });
+
+  it('consumers refused after they joined leave no join mark behind: the members receive at once', async () => {
+    const { ports } = world(new BarrierRegistry(3));
+    const member = subscribe(ports, [{ start: 40_000, end: 65_535 }]);
+    const racing = [
+      subscribe(ports, [{ start: 0, end: 1000 }]),
+      subscribe(ports, [{ start: 500, end: 1500 }]),
+    ];
+    const outcomes = await Promise.allSettled([member, ...racing]);
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(['fulfilled', 'rejected', 'rejected']);
+    const key = keyIn(40_000, 65_535);
+    await publish(ports, [key]);
+
+    expect(await keysReceived(ports, (await member).consumerId)).toEqual([key]);
   });
 
   it('of consumers subscribing at once with overlapping ranges, at most one joins, and those refused leave no member', async () => {

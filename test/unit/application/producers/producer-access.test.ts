@@ -180,13 +180,23 @@ describe('producer access modes', () => {
     expect(await ports.producerAccess.holder(topic)).toBeUndefined();
   });
 
-  it('needs the produce permission', async () => {
+  it('needs the produce permission (consume is not enough)', async () => {
     const { ports, topic } = await world(0);
-    const stranger: Principal = { role: 'stranger', superuser: false };
+    const reader: Principal = { role: 'reader', superuser: false };
+    const writer: Principal = { role: 'writer', superuser: false };
+    await ports.permissions.grant('public/default', reader.role, ['consume']);
+    await ports.permissions.grant('public/default', writer.role, ['produce']);
 
     await expect(
-      registerProducer(ports, stranger, topic, { producerName: 'p', accessMode: 'Exclusive' }),
+      registerProducer(ports, reader, topic, { producerName: 'p', accessMode: 'Exclusive' }),
     ).rejects.toBeInstanceOf(ForbiddenError);
+    await expect(renewProducer(ports, reader, topic, 'id-1')).rejects.toBeInstanceOf(ForbiddenError);
+    await expect(releaseProducer(ports, reader, topic, 'id-1')).rejects.toBeInstanceOf(ForbiddenError);
     expect(await ports.producerAccess.holder(topic)).toBeUndefined();
+    const registered = await registerProducer(ports, writer, topic, {
+      producerName: 'p',
+      accessMode: 'Exclusive',
+    });
+    expect(registered.producerId).toBeDefined();
   });
 });

@@ -18,14 +18,56 @@ describe('producer access: the holder and its lease', () => {
   });
 
   it.each([
-    ['the holder itself, within its lease', holder, { producerId: 'a' }, 500, true],
-    ['the holder itself, past its lease (nobody took over)', holder, { producerId: 'a' }, 5_000, true],
-    ['a fenced registration', holder, { producerId: 'b' }, 500, false],
-    ['a registration on a partition nobody holds', undefined, { producerId: 'a' }, 500, false],
-    ['an unregistered publish while the holder holds', holder, undefined, 1_000, false],
-    ['an unregistered publish once its lease lapsed', holder, undefined, 1_001, true],
-    ['an unregistered publish on a partition nobody holds', undefined, undefined, 0, true],
-  ] as const)('%s: %s', (_, current, access, nowMs, expected) => {
-    expect(publishAllowed(current, access, nowMs)).toBe(expected);
+    {
+      name: 'the holder itself, within its lease',
+      current: holder,
+      access: { producerId: 'a' },
+      nowMs: 500,
+      allowed: true,
+    },
+    {
+      name: 'the holder itself, past its lease (nobody took over)',
+      current: holder,
+      access: { producerId: 'a' },
+      nowMs: 5_000,
+      allowed: true,
+    },
+    {
+      name: 'a fenced registration',
+      current: holder,
+      access: { producerId: 'b' },
+      nowMs: 500,
+      allowed: false,
+    },
+    {
+      name: 'a registration on a partition nobody holds',
+      current: undefined,
+      access: { producerId: 'a' },
+      nowMs: 500,
+      allowed: false,
+    },
+    {
+      name: 'an unregistered publish while the holder holds',
+      current: holder,
+      access: undefined,
+      nowMs: 1_000,
+      allowed: false,
+    },
+    {
+      name: 'an unregistered publish once its lease lapsed',
+      current: holder,
+      access: undefined,
+      nowMs: 1_001,
+      allowed: true,
+    },
+    {
+      name: 'an unregistered publish on a partition nobody holds',
+      current: undefined,
+      access: undefined,
+      nowMs: 0,
+      allowed: true,
+    },
+  ])('$name: $allowed', ({ current, access, nowMs, allowed }) => {
+    expect(publishAllowed(current, access, nowMs)).toBe(allowed);
   });
 });

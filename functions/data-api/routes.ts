@@ -33,8 +33,9 @@ import {
   type Route,
 } from '../../shared/http/http-types.ts';
 import { listAnswerBudget } from '../../shared/http/lambda-payload.ts';
-import { parseProduceRequest } from '../../shared/http/produce-request.ts';
+import { parseProduceRequest, producerAccessOf } from '../../shared/http/produce-request.ts';
 import { jsonBody, queryValue } from '../../shared/http/request-parsing.ts';
+import { producerRoutes } from './producer-routes.ts';
 
 /** Produce and consume paths served by this function. */
 export function dataRoutes(deps: Dependencies): Route[] {
@@ -60,6 +61,7 @@ export function dataRoutes(deps: Dependencies): Route[] {
         return ok(await lastSequenceId(ports, request.principal, topicOfRequest(request), producerName));
       },
     },
+    ...producerRoutes(ports, topicOfRequest),
     {
       method: 'POST',
       path: '/consumers/{domain}/{tenant}/{namespace}/{topic}/subscription/{subscription}',
@@ -158,13 +160,16 @@ async function produce(deps: Dependencies, request: HttpRequest): Promise<HttpRe
   const { ports } = deps;
   const role = request.principal?.role;
   // A message without the request's producerName carries the publishing role's name.
-  const messages = parseProduceRequest(jsonBody(request), ports.clock.nowMs()).map((message) =>
+  const body = jsonBody(request);
+  const messages = parseProduceRequest(body, ports.clock.nowMs()).map((message) =>
     message.producerName === undefined && role !== undefined ? { ...message, producerName: role } : message,
   );
+  const access = producerAccessOf(body);
   const results = await publishMessages(ports, request.principal, topicOfRequest(request), {
     messages,
     router: deps.router,
     deadlineMs: request.answerByMs,
+    ...(access ? { access } : {}),
   });
   return ok({ messagePublishResults: results, schemaVersion: 0 });
 }

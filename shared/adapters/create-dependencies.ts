@@ -28,6 +28,7 @@ import { DynamoDbHandleKeyStore } from './dynamodb/dynamodb-handle-key-store.ts'
 import { DynamoDbLedger } from './dynamodb/dynamodb-ledger.ts';
 import { DynamoDbPermissionStore } from './dynamodb/dynamodb-permission-store.ts';
 import { DynamoDbPolicyStore } from './dynamodb/dynamodb-policy-store.ts';
+import { DynamoDbProducerAccessStore } from './dynamodb/dynamodb-producer-access.ts';
 import { DynamoDbProducerSequenceStore } from './dynamodb/dynamodb-producer-sequences.ts';
 import { DynamoDbTenantCatalog } from './dynamodb/dynamodb-tenant-catalog.ts';
 import { DynamoDbTopicCatalog } from './dynamodb/dynamodb-topic-catalog.ts';
@@ -152,6 +153,7 @@ export function createDependencies(
     audit: new DynamoDbAuditLog(dynamodb, config.tables.catalog, config.auditRetentionDays * 86_400_000),
     policies: new DynamoDbPolicyStore(dynamodb, config.tables.catalog),
     producerSequences: new DynamoDbProducerSequenceStore(dynamodb, config.tables.catalog),
+    producerAccess: new DynamoDbProducerAccessStore(dynamodb, config.tables.catalog),
     deliveryQueue: new SqsDeliveryQueue(sqs, {
       queuePrefix: config.queuePrefix,
       maxDelaySeconds: config.maxDelaySeconds,

@@ -14,6 +14,7 @@ import type { HandleKeyStore } from '../ports/handle-key-store.ts';
 import type { CachedLedger } from '../ports/ledger.ts';
 import type { PermissionStore } from '../ports/permission-store.ts';
 import type { PolicyStore } from '../ports/policy-store.ts';
+import type { ProducerAccessStore } from '../ports/producer-access.ts';
 import type { ProducerSequenceStore } from '../ports/producer-sequences.ts';
 import type { Scheduler } from '../ports/scheduler.ts';
 import type { TenantCatalog } from '../ports/tenant-catalog.ts';
@@ -51,6 +52,8 @@ export interface UseCasePorts {
   readonly policies: PolicyStore;
   /** Producer deduplication state: the last sequence id stored per producer name and partition. */
   readonly producerSequences: ProducerSequenceStore;
+  /** Each partition's exclusive producer (producer access modes), kept with its ledger state. */
+  readonly producerAccess: ProducerAccessStore;
   readonly deliveryQueue: DeliveryQueue;
   readonly scheduler: Scheduler;
   readonly consumers: CachedConsumerRegistry;

@@ -63,6 +63,7 @@ export class AcklineClient {
   newProducer(): ProducerBuilder {
     return new ProducerBuilder({
       http: this.http,
+      clock: this.settings.clock,
       checkOpen: () => this.checkOpen(),
       register: (producer) => this.producers.add(producer),
       unregister: (producer) => this.producers.delete(producer),

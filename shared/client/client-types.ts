@@ -18,6 +18,20 @@ export interface DeadLetterPolicy {
 }
 
 /**
+ * Pulsar's `KeySharedPolicy` for a Key_Shared consumer: `AUTO_SPLIT` (the default: the server places
+ * the consumer by consistent hashing) or `STICKY` with the hash ranges (0..65535, inclusive) the
+ * consumer owns: a message goes to the consumer whose ranges hold Murmur3_32(key) % 65536, and a
+ * key no consumer's ranges hold waits. Overlapping another consumer's ranges is refused (409).
+ *
+ * @example
+ * const policy: KeySharedPolicy = { mode: 'STICKY', hashRanges: [{ start: 0, end: 32767 }] };
+ */
+export interface KeySharedPolicy {
+  readonly mode: 'AUTO_SPLIT' | 'STICKY';
+  readonly hashRanges?: readonly { readonly start: number; readonly end: number }[];
+}
+
+/**
  * How `consumer.batchReceive()` batches: it resolves with up to `maxNumMessages` messages as soon as
  * a poll brings any, or with none after `timeoutMs`.
  *

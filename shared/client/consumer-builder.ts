@@ -10,6 +10,7 @@ import type { ClientClock } from './client-clock.ts';
 import type {
   BatchReceivePolicy,
   DeadLetterPolicy,
+  KeySharedPolicy,
   RedeliveryBackoffParams,
   SubscriptionInitialPosition,
   SubscriptionType,
@@ -92,6 +93,7 @@ export class ConsumerBuilder {
   private deadLetter: DeadLetterPolicy | undefined;
   private batchPolicy: BatchReceivePolicy = {};
   private lease: number | undefined;
+  private keyShared: KeySharedPolicy | undefined;
 
   /** Use `client.newConsumer()`. */
   constructor(private readonly context: ConsumerBuilderContext) {}
@@ -303,6 +305,17 @@ export class ConsumerBuilder {
   }
 
   /**
+   * Key_Shared: how the consumer gets its keys, as Pulsar's `keySharedPolicy(KeySharedPolicy.stickyHashRange()...)`:
+   * `STICKY` with the hash ranges it owns, or `AUTO_SPLIT` (the default). Subscribing is refused
+   * (409) when the ranges overlap another consumer's, or its mode differs from the others'.
+   * @example client.newConsumer().subscriptionType('Key_Shared').keySharedPolicy({ mode: 'STICKY', hashRanges: [{ start: 0, end: 999 }] });
+   */
+  keySharedPolicy(policy: KeySharedPolicy): this {
+    this.keyShared = policy;
+    return this;
+  }
+
+  /**
    * How `batchReceive()` batches (default: up to 100 messages, 100 ms wait).
    * @example client.newConsumer().batchReceivePolicy({ maxNumMessages: 20, timeoutMs: 1000 });
    */
@@ -463,6 +476,13 @@ export class ConsumerBuilder {
       negativeAckRedeliveryDelayMs: this.nackDelayMs,
       negativeAckRedeliveryBackoff: backoffJson(this.nackBackoff, 'negativeAckRedeliveryBackoff'),
       deadLetterPolicy: this.deadLetter === undefined ? undefined : deadLetterJson(this.deadLetter),
+      keySharedPolicy:
+        this.keyShared === undefined
+          ? undefined
+          : {
+              keySharedMode: this.keyShared.mode,
+              hashRanges: this.keyShared.hashRanges?.map(({ start, end }) => ({ start, end })),
+            },
     };
   }
 

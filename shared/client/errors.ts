@@ -121,6 +121,26 @@ export class AcklinePublishError extends AcklineClientError {
 }
 
 /**
+ * Pulsar's `ProducerFencedException`: this exclusive producer was replaced (another producer took
+ * the topic with `ExclusiveWithFencing`, or took it after this one's lease lapsed), or, when
+ * creating an `Exclusive` producer, another exclusive producer holds the topic. Nothing was written;
+ * the producer stays fenced (every later send rejects with this error).
+ *
+ * @example
+ * try { await producer.send('x'); } catch (error) { if (error instanceof AcklineProducerFencedError) await producer.close(); }
+ */
+export class AcklineProducerFencedError extends AcklineClientError {}
+
+/**
+ * Pulsar's `ProducerBusyException`: the topic has an exclusive producer, so a Shared producer may not
+ * be created there nor publish. Nothing was written.
+ *
+ * @example
+ * try { await client.newProducer().topic(t).create(); } catch (error) { if (error instanceof AcklineProducerBusyError) console.log(error.reason); }
+ */
+export class AcklineProducerBusyError extends AcklineClientError {}
+
+/**
  * Root of every error the admin client throws; an {@link AcklineClientError}.
  *
  * @example

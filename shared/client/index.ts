@@ -38,6 +38,7 @@ export { type ClientClock, type ScheduledTask, SYSTEM_CLIENT_CLOCK } from './cli
 export type {
   BatchReceivePolicy,
   DeadLetterPolicy,
+  KeySharedPolicy,
   RedeliveryBackoffParams,
   SubscriptionInitialPosition,
 } from './client-types.ts';
@@ -54,6 +55,8 @@ export {
   AcklineClientConnectionError,
   AcklineClientError,
   type AcklineClientErrorOptions,
+  AcklineProducerBusyError,
+  AcklineProducerFencedError,
   AcklinePublishError,
   NO_HTTP_STATUS,
 } from './errors.ts';
@@ -66,6 +69,7 @@ export { MultiTopicsConsumerBuilder } from './multi-topics-consumer-builder.ts';
 export { Namespaces } from './namespaces.ts';
 export type { RetentionPolicies } from './policies.ts';
 export { Producer } from './producer.ts';
+export type { ProducerAccessMode } from './producer-access.ts';
 export { ProducerBuilder } from './producer-builder.ts';
 export { Reader, ReaderBuilder, type ReaderStart } from './reader.ts';
 export type { PendingQuery, RescheduleRequest, ScheduledQuery } from './topic-scheduling.ts';

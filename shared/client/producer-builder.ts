@@ -1,11 +1,22 @@
+import type { ClientClock } from './client-clock.ts';
 import { parseLastSequenceId } from './data-answers.ts';
 import { type DataHttp, dataTopic, lastSequenceIdPath } from './data-http.ts';
 import { AcklineClientArgumentError } from './errors.ts';
 import { Producer } from './producer.ts';
+import { type ProducerAccessMode, registerProducerAccess } from './producer-access.ts';
+
+const ACCESS_MODES: readonly ProducerAccessMode[] = [
+  'Shared',
+  'Exclusive',
+  'WaitForExclusive',
+  'ExclusiveWithFencing',
+];
 
 /** What a {@link ProducerBuilder} needs from its client. */
 export interface ProducerBuilderContext {
   readonly http: DataHttp;
+  /** Times an exclusive producer's heartbeat and a WaitForExclusive producer's next attempt. */
+  readonly clock: ClientClock;
   /** Throws when the client is closed. */
   checkOpen(): void;
   /** Tracks a created producer until it closes. */
@@ -36,6 +47,7 @@ export class ProducerBuilder {
   private maxBytes = 128 * 1024;
   private name: string | undefined;
   private initialSequence: number | undefined;
+  private mode: ProducerAccessMode | undefined;
 
   /** Use `client.newProducer()`. */
   constructor(private readonly context: ProducerBuilderContext) {}
@@ -113,10 +125,28 @@ export class ProducerBuilder {
   }
 
   /**
+   * Pulsar's producer access mode: `Shared` (any number of producers), `Exclusive` (creating it fails
+   * with AcklineProducerFencedError while another exclusive producer holds the topic),
+   * `WaitForExclusive` (creating it waits until the topic is free), `ExclusiveWithFencing` (takes the
+   * topic over: the producer it replaces is fenced, its later sends fail). An exclusive producer
+   * holds the topic while it publishes or heartbeats (a lease of 30 s: a process that dies frees it
+   * 30 s later) and until it closes. A Shared producer is refused (AcklineProducerBusyError) while
+   * an exclusive producer holds the topic. Unset: Shared, and creating sends no registration.
+   * @example const leader = await client.newProducer().topic('t/ns/log').accessMode('WaitForExclusive').create();
+   */
+  accessMode(mode: ProducerAccessMode): this {
+    this.mode = mode;
+    return this;
+  }
+
+  /**
    * Checks the settings and resolves to the producer. Sends nothing for an unnamed producer (the data
    * API is stateless); a named one first asks the server for the last sequence id stored for its
-   * name (`GET /topics/{domain}/{tenant}/{ns}/{topic}/producers/{name}/lastSequenceId`).
-   * @throws AcklineClientArgumentError (rejects) on a missing topic or an invalid batching setting.
+   * name (`GET /topics/{domain}/{tenant}/{ns}/{topic}/producers/{name}/lastSequenceId`); one with an
+   * access mode then registers it (`POST /topics/{domain}/{tenant}/{ns}/{topic}/producers`).
+   * @throws AcklineClientArgumentError (rejects) on a missing topic or an invalid batching setting;
+   * AcklineProducerFencedError (Exclusive) or AcklineProducerBusyError (Shared) when an exclusive
+   * producer holds the topic.
    * @example const producer = await client.newProducer().topic('my-tenant/my-ns/orders').create();
    */
   async create(): Promise<Producer> {
@@ -134,6 +164,11 @@ export class ProducerBuilder {
     if (this.initialSequence !== undefined) {
       checkInteger(this.initialSequence, 'initialSequenceId', -1, Number.MAX_SAFE_INTEGER);
     }
+    if (this.mode !== undefined && !ACCESS_MODES.includes(this.mode)) {
+      throw new AcklineClientArgumentError(
+        `Invalid accessMode '${String(this.mode)}': expected one of ${ACCESS_MODES.join(', ')}`,
+      );
+    }
     let lastSequenceId = this.initialSequence ?? -1;
     if (this.name !== undefined) {
       const stored = parseLastSequenceId(
@@ -141,6 +176,16 @@ export class ProducerBuilder {
       );
       lastSequenceId = Math.max(lastSequenceId, stored);
     }
+    const lease =
+      this.mode === undefined
+        ? undefined
+        : await registerProducerAccess({
+            http: this.context.http,
+            clock: this.context.clock,
+            topic,
+            producerName: this.name,
+            accessMode: this.mode,
+          });
     const producer = new Producer({
       http: this.context.http,
       topic,
@@ -153,6 +198,8 @@ export class ProducerBuilder {
       producerName: this.name,
       lastSequenceId,
       onClose: (closed) => this.context.unregister(closed),
+      ...(this.mode ? { accessMode: this.mode } : {}),
+      ...(lease ? { lease } : {}),
     });
     this.context.register(producer);
     return producer;

@@ -1,13 +1,19 @@
 import type { MessageId } from '../domain/message-id.ts';
 import { parsePublishResults } from './data-answers.ts';
 import { type DataHttp, type DataTopic, producePath } from './data-http.ts';
-import { AcklineClientClosedError, AcklinePublishError } from './errors.ts';
+import {
+  AcklineClientClosedError,
+  AcklineClientError,
+  AcklineProducerFencedError,
+  AcklinePublishError,
+} from './errors.ts';
 import {
   type MessageSink,
   type MessageValue,
   type ProduceMessage,
   TypedMessageBuilder,
 } from './message-builder.ts';
+import { conflictOf, type ProducerAccessMode, type ProducerLease } from './producer-access.ts';
 
 /** How a {@link Producer} batches; see `ProducerBuilder`. */
 export interface BatchingSettings {
@@ -28,6 +34,10 @@ export interface ProducerSettings {
   readonly lastSequenceId: number;
   /** Called once the producer has closed (the client stops tracking it). */
   readonly onClose: (producer: Producer) => void;
+  /** Its access mode (`ProducerBuilder.accessMode`); undefined: Shared, never registered. */
+  readonly accessMode?: ProducerAccessMode;
+  /** An exclusive producer's hold on the topic. */
+  readonly lease?: ProducerLease;
 }
 
 interface PendingMessage {
@@ -134,14 +144,35 @@ export class Producer {
    * @example await producer.close();
    */
   async close(): Promise<void> {
-    this.closing ??= this.flush().finally(() => this.settings.onClose(this));
+    this.closing ??= this.flush()
+      .then(() => this.settings.lease?.release())
+      .finally(() => this.settings.onClose(this));
     return this.closing;
+  }
+
+  /**
+   * The access mode it was created with (Pulsar's `ProducerAccessMode`; `Shared` by default).
+   * @example producer.getAccessMode(); // 'Exclusive'
+   */
+  getAccessMode(): ProducerAccessMode {
+    return this.settings.accessMode ?? 'Shared';
+  }
+
+  /**
+   * False once the server fenced this exclusive producer (another producer took the topic): every
+   * send then rejects with AcklineProducerFencedError.
+   * @example if (!producer.isConnected()) await producer.close();
+   */
+  isConnected(): boolean {
+    return this.closing === undefined && this.settings.lease?.fenced === undefined;
   }
 
   private enqueue(unnumbered: ProduceMessage, flushNow: boolean): Promise<MessageId> {
     if (this.closing) {
       return Promise.reject(new AcklineClientClosedError(`Producer for ${this.getTopic()} is closed`));
     }
+    const fenced = this.settings.lease?.fenced;
+    if (fenced) return Promise.reject(fenced);
     const message = this.numbered(unnumbered);
     const { batching } = this.settings;
     const bytes = Buffer.byteLength(JSON.stringify(message), 'utf8');
@@ -186,18 +217,33 @@ export class Producer {
     if (batch.length > 0) this.publish(batch);
   }
 
+  /**
+   * A publish refused because of the topic's exclusive producer (409) as Pulsar names it: this
+   * exclusive producer fenced (and fenced from now on), or a Shared one busy. Other errors as they are.
+   */
+  private accessRefusal(error: unknown): unknown {
+    if (!(error instanceof AcklineClientError) || error.statusCode !== 409) return error;
+    const { lease } = this.settings;
+    const refusal = conflictOf(error, lease !== undefined);
+    if (lease && refusal instanceof AcklineProducerFencedError) lease.fence(refusal);
+    return refusal;
+  }
+
   /** One produce request; settles every message's promise and never rejects itself. */
   private publish(batch: readonly PendingMessage[]): void {
+    const { lease } = this.settings;
     const request = this.settings.http
       .json({
         method: 'POST',
         path: producePath(this.settings.topic),
         body: {
           producerName: this.settings.producerName,
+          ...(lease ? { producerId: lease.producerId } : {}),
           messages: batch.map((pending) => pending.message),
         },
       })
       .then((body) => {
+        lease?.renewed();
         parsePublishResults(body, batch.length).forEach((outcome, index) => {
           const pending = batch[index]!;
           if ('messageId' in outcome) {
@@ -210,7 +256,8 @@ export class Producer {
         });
       })
       .catch((error: unknown) => {
-        for (const pending of batch) pending.reject(error);
+        const refusal = this.accessRefusal(error);
+        for (const pending of batch) pending.reject(refusal);
       })
       .finally(() => this.inFlight.delete(request));
     this.inFlight.add(request);

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { SubscribeRequest } from '../application/consumers/subscribe-consumer.ts';
 import { MAX_CONSUMER_LEASE_MS, MIN_CONSUMER_LEASE_MS } from '../domain/consumer-lease.ts';
 import { ValidationError } from '../domain/errors.ts';
+import { validateHashRanges } from '../domain/key-shared-sticky.ts';
 import { parseSubscriptionType } from '../domain/subscription-type.ts';
 import type { TopicName } from '../domain/topic-name.ts';
 import { MAX_NAME_BYTES } from './request-parsing.ts';
@@ -37,6 +38,18 @@ const subscribeBody = z
     ackTimeoutRedeliveryBackoff: backoff.optional(),
     negativeAckRedeliveryDelayMs: z.number().int().min(0).max(86_400_000).optional(),
     negativeAckRedeliveryBackoff: backoff.optional(),
+    /** Pulsar's `KeySharedMeta`: STICKY with the consumer's own hash ranges (0..65535), or AUTO_SPLIT (the default). */
+    keySharedPolicy: z
+      .object({
+        keySharedMode: z.enum(['AUTO_SPLIT', 'STICKY']),
+        hashRanges: z
+          .array(z.object({ start: z.number().int(), end: z.number().int() }).strict())
+          .max(1000)
+          .optional(),
+        allowOutOfOrderDelivery: z.boolean().optional(),
+      })
+      .strict()
+      .optional(),
     deadLetterPolicy: z
       .object({
         maxRedeliverCount: z.number().int(),
@@ -83,6 +96,16 @@ export function parseSubscribeRequest(
     },
   };
   if (input.consumerName !== undefined) request.consumerName = input.consumerName;
+  const keyShared = input.keySharedPolicy;
+  if (keyShared?.keySharedMode === 'STICKY') {
+    if (request.subscriptionType !== 'Key_Shared') {
+      throw new ValidationError('subscribe request: keySharedPolicy goes with subscriptionType Key_Shared');
+    }
+    request.hashRanges = keyShared.hashRanges ?? [];
+    validateHashRanges(request.hashRanges);
+  } else if (keyShared?.hashRanges !== undefined) {
+    throw new ValidationError('subscribe request: hashRanges go with keySharedMode STICKY');
+  }
   if (input.leaseMs !== undefined) request.leaseMs = input.leaseMs;
   if (input.consumerKind === 'lambda') {
     request.lambda = { functionTimeoutMs: input.functionTimeoutMs ?? 30_000 };

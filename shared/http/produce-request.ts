@@ -1,5 +1,10 @@
 import { z } from 'zod';
 import { PayloadTooLargeError, ValidationError } from '../domain/errors.ts';
+import {
+  PRODUCER_ACCESS_MODES,
+  type ProducerAccessMode,
+  type ProducerAccessToken,
+} from '../domain/producer-access.ts';
 import type { NewEntry } from '../ports/ledger.ts';
 
 /**
@@ -19,6 +24,9 @@ const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$
 export const MAX_MESSAGES_PER_REQUEST = 1_000;
 /** deliverAt / eventTime bounds: epoch milliseconds up to year 2286 (13 digits). */
 const MAX_EPOCH_MS = 9_999_999_999_999;
+
+/** A producer registration id as the server makes them (base64url, bounded). */
+export const PRODUCER_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 const message = z
   .object({
@@ -45,8 +53,42 @@ const produceBody = z
       .max(256)
       .refine((name) => ![...name].some((char) => char.charCodeAt(0) < 0x20), 'no control characters')
       .optional(),
+    /** An exclusive producer's registration id (`POST .../producers`): the publish is refused once it is fenced. */
+    producerId: z.string().regex(PRODUCER_ID).optional(),
   })
   .passthrough();
+
+/**
+ * The exclusive producer a produce body names (`producerId`), if any; validated with the rest by
+ * parseProduceRequest.
+ */
+export function producerAccessOf(body: unknown): ProducerAccessToken | undefined {
+  const producerId = (body as { producerId?: unknown } | null | undefined)?.producerId;
+  return typeof producerId === 'string' ? { producerId } : undefined;
+}
+
+const ACCESS_MODES = z.enum(PRODUCER_ACCESS_MODES);
+
+const registrationBody = z
+  .object({
+    producerName: z.string().max(256).optional(),
+    accessMode: ACCESS_MODES.optional(),
+  })
+  .strict();
+
+/** The body of `POST .../producers`: `{"producerName"?, "accessMode"?}` (default Shared). */
+export function parseProducerRegistration(body: unknown): {
+  readonly producerName: string;
+  readonly accessMode: ProducerAccessMode;
+} {
+  const parsed = registrationBody.safeParse(body);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue?.path.length ? issue.path.join('.') : 'body';
+    throw new ValidationError(`Invalid producer registration at ${where}: ${issue?.message ?? 'invalid'}`);
+  }
+  return { producerName: parsed.data.producerName ?? '', accessMode: parsed.data.accessMode ?? 'Shared' };
+}
 
 /**
  * Pulsar's REST produce body: `{"producerName"?, "messages":[{"payload","key","properties",

@@ -1,3 +1,4 @@
+import type { HashRange } from '../domain/key-shared-sticky.ts';
 import type { RedeliveryBackoffJson } from '../domain/redelivery-backoff.ts';
 import type { SubscriptionType } from '../domain/subscription-type.ts';
 
@@ -49,6 +50,11 @@ export interface ConsumerRecord {
    * recently joined consumers), as a stored position.
    */
   readonly joinedAfter?: Readonly<Record<string, string>>;
+  /**
+   * Key_Shared sticky (`keySharedMode` STICKY): the hash ranges this consumer owns; no other live
+   * member's overlap them. Absent: the subscription's consistent hashing (AUTO_SPLIT) places it.
+   */
+  readonly hashRanges?: readonly HashRange[];
 }
 
 /**

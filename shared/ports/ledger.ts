@@ -1,5 +1,6 @@
 import type { LedgerInfo } from '../domain/ledger-layout.ts';
 import type { Position } from '../domain/position.ts';
+import type { ProducerAccessToken } from '../domain/producer-access.ts';
 import type { RateCounter } from '../domain/rate-counter.ts';
 import type { RecentPublisher } from '../domain/recent-publishers.ts';
 import type { RetentionRequest } from '../domain/retention-plan.ts';
@@ -62,6 +63,14 @@ export interface Renewed {
 export interface AppendOptions {
   /** Who publishes (the caller's role), for the partition's recent publishers. */
   readonly producerName?: string;
+  /**
+   * The exclusive producer making the publish (its registration, see ProducerAccessStore): the id
+   * allocation appends only if it still holds the partition, and renews its lease. Without it, the
+   * allocation appends only while no exclusive producer holds the partition. Checked in the same
+   * conditional write (no extra cost); a refusal throws ProducerFencedError / ProducerBusyError and
+   * writes nothing.
+   */
+  readonly access?: ProducerAccessToken;
 }
 
 /** What one append allocated and wrote. */

@@ -15,6 +15,13 @@ export interface SequenceClaim {
   readonly firstSequenceId: number;
   readonly lastSequenceId: number;
   readonly claimedAtMs: number;
+  /**
+   * A position at or before the first the claim's append can take (the partition's end as this
+   * container last read it; `L:E`): where a retry reads the ledger from to find what a publisher
+   * that died between its append and its record stored. Absent in claims made before it: read from
+   * the partition's first ledger.
+   */
+  readonly from?: string;
 }
 
 /** What the store keeps for one producer name on one partition (incarnation). */
@@ -37,7 +44,10 @@ export interface ClaimRequest {
   readonly producerName: string;
   readonly incarnation: string;
   readonly claim: SequenceClaim;
-  /** A pending claim made before this (epoch ms) is stale: its publisher died; it may be taken over. */
+  /**
+   * A pending claim made before this (epoch ms) is stale: its publisher died; it may be taken over.
+   * 0: never taken over here (deduplication resolves a stale claim from the ledger, then records it).
+   */
   readonly staleBeforeMs: number;
 }
 

@@ -4,6 +4,8 @@ import {
   AcklineClientClosedError,
   AcklineClientConnectionError,
   AcklineClientError,
+  AcklineProducerBusyError,
+  AcklineProducerFencedError,
 } from '../client/errors.ts';
 import type { CompatLogger } from './log.ts';
 
@@ -33,6 +35,9 @@ export function resultOf(error: unknown): string {
 function resultName(error: AcklineClientError): string {
   if (error instanceof AcklineClientClosedError) return 'AlreadyClosed';
   if (error instanceof AcklineClientArgumentError) return 'InvalidConfiguration';
+  // pulsar-client writes this one with its prefix (its own tests expect `ResultProducerFenced`).
+  if (error instanceof AcklineProducerFencedError) return 'ResultProducerFenced';
+  if (error instanceof AcklineProducerBusyError) return 'ProducerBusy';
   if (error instanceof AcklineClientConnectionError) {
     return /timeout|timed out|aborted/i.test(error.message) ? 'TimeOut' : 'ConnectError';
   }

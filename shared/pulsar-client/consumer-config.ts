@@ -35,7 +35,7 @@ export interface CheckedConsumerConfig {
 
 /**
  * Checks a consumer's settings in pulsar-client's order and with its messages, and refuses what
- * ackline cannot serve (encryption, schemas other than bytes and strings, Key_Shared sticky ranges).
+ * ackline cannot serve (encryption, schemas other than bytes and strings).
  * @throws Error naming the setting.
  */
 export function checkConsumerConfig(config: ConsumerConfig): CheckedConsumerConfig {
@@ -59,11 +59,6 @@ export function checkConsumerConfig(config: ConsumerConfig): CheckedConsumerConf
     schema: config.schema,
     failed,
   });
-  if (config.keySharedPolicy?.keyShareMode === 'Sticky') {
-    throw new Error(
-      `${failed}: NotSupported (Key_Shared sticky hash ranges: ackline's server assigns the hash ranges of Key_Shared consumers itself)`,
-    );
-  }
   const receiverQueueSize = config.receiverQueueSize ?? DEFAULT_RECEIVER_QUEUE_SIZE;
   if (!(Number.isInteger(receiverQueueSize) && receiverQueueSize >= 0)) {
     throw new Error(`${failed}: receiverQueueSize must be an integer >= 0`);

@@ -62,6 +62,11 @@ export async function subscribeSource(settings: SourceSettings, topic: string): 
     builder.subscriptionInitialPosition(config.subscriptionInitialPosition);
   if (config.consumerName) builder.consumerName(config.consumerName);
   if (checked.ackTimeoutMs > 0) builder.ackTimeout(checked.ackTimeoutMs);
+  const keyShared = config.keySharedPolicy;
+  if (checked.subscriptionType === 'Key_Shared' && keyShared?.keyShareMode === 'Sticky') {
+    // The server owns the check (ranges within 0..65535, none overlapping another consumer's).
+    builder.keySharedPolicy({ mode: 'STICKY', hashRanges: keyShared.stickyRanges ?? [] });
+  }
   const deadLetter = config.deadLetterPolicy;
   if (deadLetter?.maxRedeliverCount !== undefined && deadLetter.maxRedeliverCount > 0) {
     builder.deadLetterPolicy({

@@ -1,9 +1,17 @@
 import { refuseBinaryOnly } from './binary-protocol.ts';
 import type { ProducerConfig } from './producer.ts';
+import type { ProducerAccessMode } from './types.ts';
+
+const ACCESS_MODES: readonly ProducerAccessMode[] = [
+  'Shared',
+  'Exclusive',
+  'WaitForExclusive',
+  'ExclusiveWithFencing',
+];
 
 /**
  * Checks a producer's settings as pulsar-client does, with its messages; and refuses what ackline
- * cannot serve (encryption, schemas other than bytes and strings, exclusive access modes).
+ * cannot serve (encryption, schemas other than bytes and strings).
  * @throws Error naming the setting.
  */
 export function checkProducerConfig(config: ProducerConfig): void {
@@ -21,10 +29,8 @@ export function checkProducerConfig(config: ProducerConfig): void {
     schema: config.schema,
     failed,
   });
-  if (config.accessMode !== undefined && config.accessMode !== 'Shared') {
-    throw new Error(
-      `${failed}: NotSupported (accessMode ${config.accessMode}: ackline's server has no producer access modes yet)`,
-    );
+  if (config.accessMode !== undefined && !ACCESS_MODES.includes(config.accessMode)) {
+    throw new Error(`${failed}: InvalidConfiguration (accessMode ${String(config.accessMode)})`);
   }
   checkPositive(config.batchingMaxMessages, 'batchingMaxMessages');
   checkPositive(config.batchingMaxAllowedSizeInBytes, 'batchingMaxAllowedSizeInBytes');

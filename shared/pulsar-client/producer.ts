@@ -103,9 +103,13 @@ export async function createProducer(context: CompatContext, config: ProducerCon
       // The compat queue sizes each request; the SDK must not split one into concurrent requests.
       .batchingMaxBytes(Number.MAX_SAFE_INTEGER);
     if (config.initialSequenceId !== undefined) builder.initialSequenceId(config.initialSequenceId);
+    // Registered as Pulsar's producers are: a Shared one is refused while an exclusive one holds the
+    // partition; an exclusive one takes it (its partitions one by one, given back on a refusal).
+    builder.accessMode(config.accessMode ?? 'Shared');
     try {
       sdkProducers.set(target, await builder.create());
     } catch (error) {
+      await Promise.all([...sdkProducers.values()].map((created) => created.close()));
       throw new Error(`${failed}: ${resultOf(error)}`, { cause: error });
     }
   }
@@ -198,9 +202,14 @@ export class Producer {
     return this.init.topic;
   }
 
-  /** True from creation until `close()`: ackline's producer holds no connection to lose. */
+  /**
+   * True from creation until `close()`, or until the server fenced this exclusive producer (another
+   * took the topic): ackline's producer holds no connection to lose.
+   */
   isConnected(): boolean {
-    return this.closing === undefined;
+    return (
+      this.closing === undefined && [...this.init.sdkProducers.values()].every((sdk) => sdk.isConnected())
+    );
   }
 
   private route(message: OutgoingMessage): number {

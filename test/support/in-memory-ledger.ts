@@ -8,6 +8,12 @@ import {
   walkMayStopAt,
 } from '../../shared/domain/entry-expiry.ts';
 import { nextInLedger, Position } from '../../shared/domain/position.ts';
+import {
+  type ExclusiveProducer,
+  PRODUCER_LEASE_MS,
+  publishAllowed,
+  publishRefusal,
+} from '../../shared/domain/producer-access.ts';
 import { type RateSnapshot, snapshotDue } from '../../shared/domain/rate-counter.ts';
 import { type RecentPublisher, withPublisher } from '../../shared/domain/recent-publishers.ts';
 import {
@@ -33,7 +39,7 @@ import {
 } from '../../shared/ports/ledger.ts';
 import { InjectedFaults } from './in-memory-faults.ts';
 
-interface PartitionRecord {
+export interface PartitionRecord {
   readonly partition: TopicName;
   readonly ledgers: { readonly ledgerId: bigint; entries: bigint }[];
   msgInCounter: number;
@@ -57,6 +63,9 @@ interface PartitionRecord {
   renewalDueAtMs?: number;
   renewalResumeAt?: Position;
   renewalEarliestMs?: number;
+  /** As DynamoDbLedger's xi, xn, xe, xu (the exclusive producer) and te (the topic epoch). */
+  exclusive?: ExclusiveProducer;
+  topicEpoch?: number;
 }
 
 /** Entry expiry as DynamoDbLedger's options say it (docs/design/storage.md#entry-expiry). */
@@ -121,7 +130,8 @@ export class InMemoryLedger implements Ledger {
 
   constructor(
     private readonly maxEntriesPerLedger: number,
-    private readonly tables = new InMemoryLedgerTables(),
+    /** The tables (InMemoryProducerAccessStore keeps its holders on their partition states). */
+    readonly tables = new InMemoryLedgerTables(),
     /** Where appends index their delayed messages, as DynamoDbLedger does (none: not indexed). */
     private readonly delayedIndex?: DelayedIndex,
     /** Entry expiry (none: off, as DynamoDbLedger's default). */
@@ -177,6 +187,13 @@ export class InMemoryLedger implements Ledger {
     if (entries.length === 0) return { positions: [], subscriptionsVersion: '' };
     const record = this.tables.partitions.get(partition.toString());
     if (record === undefined) throw new TopicNotFoundError(partition.toString());
+    // As DynamoDbLedger: the allocation checks the exclusive producer, and renews its lease.
+    if (!publishAllowed(record.exclusive, options.access, publishTimeMs)) {
+      throw publishRefusal(partition.toString(), record.exclusive, options.access);
+    }
+    if (options.access && record.exclusive) {
+      record.exclusive = { ...record.exclusive, leaseUntilMs: publishTimeMs + PRODUCER_LEASE_MS };
+    }
     // As DynamoDbLedger: the allocation records the time and producer; the first publish of a
     // minute renews the rate snapshot with the counters as they were before it.
     if (options.producerName !== undefined) {

@@ -9,6 +9,7 @@ import { RedeliveryBackoffRegistry } from '../../shared/domain/redelivery-backof
 import type { ConsumerRegistry } from '../../shared/ports/consumer-registry.ts';
 import type { CounterName } from '../../shared/ports/counters.ts';
 import type { Ledger } from '../../shared/ports/ledger.ts';
+import type { ProducerAccessStore } from '../../shared/ports/producer-access.ts';
 import type { TopicCatalog } from '../../shared/ports/topic-catalog.ts';
 import { InMemoryActivityIndex } from './in-memory-activity-index.ts';
 import { InMemoryAuditLog } from './in-memory-audit-log.ts';
@@ -20,6 +21,7 @@ import { InMemoryHandleKeyStore } from './in-memory-handle-key-store.ts';
 import { InMemoryLedger } from './in-memory-ledger.ts';
 import { InMemoryPermissionStore } from './in-memory-permission-store.ts';
 import { InMemoryPolicyStore } from './in-memory-policy-store.ts';
+import { InMemoryProducerAccessStore } from './in-memory-producer-access.ts';
 import { InMemoryProducerSequenceStore } from './in-memory-producer-sequences.ts';
 import { InMemoryTenantCatalog } from './in-memory-tenant-catalog.ts';
 import { InMemoryTopicCatalog } from './in-memory-topic-catalog.ts';
@@ -72,6 +74,10 @@ export function inMemoryPorts(parts: InMemoryPortParts = {}): {
     audit: new InMemoryAuditLog(),
     policies: new InMemoryPolicyStore(),
     producerSequences: new InMemoryProducerSequenceStore(),
+    producerAccess:
+      ledger instanceof InMemoryLedger
+        ? new InMemoryProducerAccessStore(ledger.tables)
+        : unusedPort<ProducerAccessStore>('producerAccess'),
     deliveryQueue: new InMemoryDeliveryQueue(),
     scheduler: unusedPort('scheduler'),
     handleKeys: new InMemoryHandleKeyStore(),

@@ -29,6 +29,7 @@ import { DynamoDbHandleKeyStore } from '../../shared/adapters/dynamodb/dynamodb-
 import { DynamoDbLedger } from '../../shared/adapters/dynamodb/dynamodb-ledger.ts';
 import { DynamoDbPermissionStore } from '../../shared/adapters/dynamodb/dynamodb-permission-store.ts';
 import { DynamoDbPolicyStore } from '../../shared/adapters/dynamodb/dynamodb-policy-store.ts';
+import { DynamoDbProducerAccessStore } from '../../shared/adapters/dynamodb/dynamodb-producer-access.ts';
 import { DynamoDbTenantCatalog } from '../../shared/adapters/dynamodb/dynamodb-tenant-catalog.ts';
 import { DynamoDbTopicCatalog } from '../../shared/adapters/dynamodb/dynamodb-topic-catalog.ts';
 import { catalogTable, cursorsTable, entriesTable, tables } from '../../shared/config/resources.ts';
@@ -40,6 +41,7 @@ import type { HandleKeyStore } from '../../shared/ports/handle-key-store.ts';
 import type { Ledger } from '../../shared/ports/ledger.ts';
 import type { PermissionStore } from '../../shared/ports/permission-store.ts';
 import type { PolicyStore } from '../../shared/ports/policy-store.ts';
+import type { ProducerAccessStore } from '../../shared/ports/producer-access.ts';
 import type { TenantCatalog } from '../../shared/ports/tenant-catalog.ts';
 import type { TopicCatalog } from '../../shared/ports/topic-catalog.ts';
 import { InMemoryAuditLog } from './in-memory-audit-log.ts';
@@ -50,6 +52,7 @@ import { InMemoryHandleKeyStore, InMemoryHandleKeyTable } from './in-memory-hand
 import { type InMemoryExpiry, InMemoryLedger, InMemoryLedgerTables } from './in-memory-ledger.ts';
 import { InMemoryPermissionStore } from './in-memory-permission-store.ts';
 import { InMemoryPolicyStore } from './in-memory-policy-store.ts';
+import { InMemoryProducerAccessStore } from './in-memory-producer-access.ts';
 import { InMemoryTenantCatalog } from './in-memory-tenant-catalog.ts';
 import { InMemoryTopicCatalog } from './in-memory-topic-catalog.ts';
 
@@ -70,6 +73,8 @@ export interface StorageStores {
   ledger(maxEntriesPerLedger: number, expiry?: InMemoryExpiry): Ledger;
   /** A new HandleKeyStore over this backend's storage (another process of the deployment). */
   handleKeyStore(): HandleKeyStore;
+  /** The exclusive producers, kept with the ledgers' partition states (of any `ledger(...)`). */
+  producerAccess(): ProducerAccessStore;
   /** What the DynamoDB backends' client spent (requests, capacity units); absent in memory. */
   readonly meter?: CapacityMeter;
   /** The DynamoDB backends' client and tables, for tests that look at items; absent in memory. */
@@ -105,6 +110,7 @@ export const inMemoryBackend: StorageBackend = {
       ledger: (maxEntriesPerLedger, expiry) =>
         new InMemoryLedger(maxEntriesPerLedger, ledgerTables, undefined, expiry),
       handleKeyStore: () => new InMemoryHandleKeyStore(handleKeys),
+      producerAccess: () => new InMemoryProducerAccessStore(ledgerTables),
       close: async () => {},
     };
   },
@@ -191,6 +197,7 @@ async function dynamoDbStores(
         ...(expiry ? { ...expiry } : {}),
       }),
     handleKeyStore: () => new DynamoDbHandleKeyStore(client, catalog),
+    producerAccess: () => new DynamoDbProducerAccessStore(client, catalog),
     meter,
     dynamodb: { client, catalogTable: catalog, entriesTable: entries },
     close: async () => {

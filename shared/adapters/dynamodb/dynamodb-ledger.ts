@@ -10,6 +10,7 @@ import {
 import { TopicNotFoundError } from '../../domain/catalog-errors.ts';
 import { DEFAULT_ENTRY_EXPIRY_MS, expiresAtSeconds, renewalDueAtMs } from '../../domain/entry-expiry.ts';
 import { nextInLedger, Position } from '../../domain/position.ts';
+import { type ExclusiveProducer, PRODUCER_LEASE_MS, publishRefusal } from '../../domain/producer-access.ts';
 import { type RateCounter, type RateSnapshot, snapshotDue } from '../../domain/rate-counter.ts';
 import { type RecentPublisher, withPublisher } from '../../domain/recent-publishers.ts';
 import {
@@ -789,6 +790,19 @@ export class DynamoDbLedger implements Ledger {
    * The id allocation (one UpdateItem: ids, counters, the publish time and producer), then, for
    * the first publish of a minute, the rate snapshot's renewal (one more, conditional).
    */
+  /** Why the allocation's condition failed: no partition, or the exclusive producer check (one read). */
+  private async refusal(partition: TopicName, options: AppendOptions): Promise<Error> {
+    const result = await this.client.send(
+      new GetItemCommand({
+        TableName: this.catalogTable,
+        Key: { pk: S(stateKey(partition)), sk: S(STATE_SK) },
+        ConsistentRead: true,
+      }),
+    );
+    if (result.Item === undefined) return new TopicNotFoundError(partition.toString());
+    return publishRefusal(partition.toString(), exclusiveProducerOf(result.Item), options.access);
+  }
+
   private async allocate(
     partition: TopicName,
     entries: readonly NewEntry[],
@@ -806,6 +820,8 @@ export class DynamoDbLedger implements Ledger {
           ':t': N(options.publishTimeMs),
         };
         if (options.producerName !== undefined) values[':p'] = S(options.producerName);
+        const access = accessCheck(options);
+        Object.assign(values, access.values);
         const result = await this.client.send(
           new UpdateItemCommand({
             TableName: this.catalogTable,
@@ -816,8 +832,8 @@ export class DynamoDbLedger implements Ledger {
               options.producerName !== undefined
                 ? ', lq = if_not_exists(lp, :p), lu = if_not_exists(lt, :t), lp = :p'
                 : ''
-            }${this.expireEntries ? `, ${FIRST_EXPIRING_LEDGER} = if_not_exists(${FIRST_EXPIRING_LEDGER}, cl)` : ''} ADD nx :n, mi :n, bi :b`,
-            ConditionExpression: 'attribute_exists(pk)',
+            }${this.expireEntries ? `, ${FIRST_EXPIRING_LEDGER} = if_not_exists(${FIRST_EXPIRING_LEDGER}, cl)` : ''}${access.set} ADD nx :n, mi :n, bi :b`,
+            ConditionExpression: `attribute_exists(pk) AND ${access.condition}`,
             ExpressionAttributeValues: values,
             ReturnValues: 'ALL_NEW',
           }),
@@ -829,7 +845,7 @@ export class DynamoDbLedger implements Ledger {
           atMs: options.publishTimeMs,
         });
       } catch (error) {
-        if (isConditionalCheckFailed(error)) throw new TopicNotFoundError(partition.toString());
+        if (isConditionalCheckFailed(error)) throw await this.refusal(partition, options);
         throw error;
       }
       const ledgerId = big(updated, 'cl') as bigint;
@@ -1154,4 +1170,43 @@ function toStoredEntry(
   if (entry.et?.N !== undefined) stored.eventTimeMs = Number(entry.et.N);
   if (entry.da?.N !== undefined) stored.deliverAtMs = Number(entry.da.N);
   return stored;
+}
+
+/**
+ * The allocation's exclusive-producer check (ProducerAccessStore's attributes on the state: `xi`
+ * the holder's registration id, `xu` its lease end): the holder's own publish renews its lease;
+ * any other publish needs no live holder. Pure expression parts; free in the same write.
+ */
+function accessCheck(options: AppendOptions & { readonly publishTimeMs: number }): {
+  readonly condition: string;
+  readonly set: string;
+  readonly values: Record<string, AttributeValue>;
+} {
+  if (options.access === undefined) {
+    return {
+      condition: '(attribute_not_exists(xi) OR xu < :t)',
+      set: '',
+      values: {},
+    };
+  }
+  return {
+    condition: 'xi = :xi',
+    set: ', xu = :xu',
+    values: {
+      ':xi': S(options.access.producerId),
+      ':xu': N(options.publishTimeMs + PRODUCER_LEASE_MS),
+    },
+  };
+}
+
+/** The exclusive producer a ledger state item holds (lease lapsed or not), if any. */
+export function exclusiveProducerOf(item: Item): ExclusiveProducer | undefined {
+  const producerId = str(item, 'xi');
+  if (producerId === undefined) return undefined;
+  return {
+    producerId,
+    producerName: str(item, 'xn') ?? '',
+    topicEpoch: num(item, 'xe') ?? 0,
+    leaseUntilMs: num(item, 'xu') ?? 0,
+  };
 }

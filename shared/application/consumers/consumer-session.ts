@@ -165,7 +165,13 @@ export async function keySharedMembers(
   for (const id of ids.includes(consumer.consumerId) ? ids : [...ids, consumer.consumerId].sort()) {
     const record = id === consumer.consumerId ? consumer : await ports.consumers.recent(id);
     const mark = record?.joinedAfter?.[partition.cursorId];
-    if (record && mark) members.push({ consumerId: id, joinedAfter: Position.parseStored(mark) });
+    if (record && mark) {
+      members.push({
+        consumerId: id,
+        joinedAfter: Position.parseStored(mark),
+        ...(record.hashRanges ? { hashRanges: record.hashRanges } : {}),
+      });
+    }
   }
   return members;
 }

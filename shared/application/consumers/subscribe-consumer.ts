@@ -1,5 +1,6 @@
 import { SubscriptionAlreadyExistsError, TopicNotFoundError } from '../../domain/catalog-errors.ts';
 import { ConflictError, ForbiddenError, ValidationError } from '../../domain/errors.ts';
+import type { HashRange } from '../../domain/key-shared-sticky.ts';
 import { type InitialPosition, validateSubscriptionName } from '../../domain/subscription-name.ts';
 import { isCumulativeAckType, type SubscriptionType } from '../../domain/subscription-type.ts';
 import { TopicName } from '../../domain/topic-name.ts';
@@ -18,6 +19,7 @@ import type { UseCasePorts } from '../use-case-ports.ts';
 import { buildConsumerPolicy, type ConsumerPolicyInput } from './consumer-policy.ts';
 import { DEFAULT_CONSUMER_LEASE_MS, dispatchConsumerOf, subscriptionKey } from './consumer-session.ts';
 import { doorbellOf, ringAt } from './doorbells.ts';
+import { requireKeySharedFit, requireKeySharedFitAfterJoin } from './key-shared-sticky.ts';
 
 export interface SubscribeRequest {
   readonly topic: TopicName;
@@ -30,6 +32,8 @@ export interface SubscribeRequest {
   readonly leaseMs?: number;
   /** An event-driven (Lambda) consumer: durable, not leased; its function's timeout. */
   readonly lambda?: { readonly functionTimeoutMs: number };
+  /** Key_Shared sticky: the hash ranges the consumer owns (validated: see validateHashRanges). */
+  readonly hashRanges?: readonly HashRange[];
 }
 
 /**
@@ -86,6 +90,7 @@ export async function subscribeConsumer(
   const now = ports.clock.nowMs();
   if (deadLetter) await ensureDeadLetterSubscription(ports, caller, deadLetter, request.subscription);
   const consumerId = ports.ids.newId();
+  await requireKeySharedFit(ports, request, consumerId);
   const joinedAfter: Record<string, string> = {};
   if (request.subscriptionType === 'Key_Shared') {
     for (const partition of partitions) {
@@ -116,6 +121,7 @@ export async function subscribeConsumer(
       ? { kind: 'lambda' as const, functionTimeoutMs: request.lambda.functionTimeoutMs }
       : { kind: 'http' as const, leaseMs }),
     ...(request.subscriptionType === 'Key_Shared' ? { joinedAfter } : {}),
+    ...(request.hashRanges ? { hashRanges: request.hashRanges } : {}),
   };
   if (isCumulativeAckType(request.subscriptionType)) {
     // The first consumer of an Exclusive/Failover subscription becomes its active one at once;
@@ -135,6 +141,7 @@ export async function subscribeConsumer(
     consumerId,
     request.lambda ? Number.MAX_SAFE_INTEGER : now + leaseMs,
   );
+  await requireKeySharedFitAfterJoin(ports, consumer, request);
   if (request.subscriptionType === 'Key_Shared') {
     // A receive that met the `joining` mark handed nothing out and waits on the doorbell (see
     // joinPending): one ring per partition whose mark this call cleared wakes it.

@@ -1,3 +1,4 @@
+import type { HashRange } from '../../domain/key-shared-sticky.ts';
 import type { Position } from '../../domain/position.ts';
 import type { SubscriptionType } from '../../domain/subscription-type.ts';
 import type { TopicName } from '../../domain/topic-name.ts';
@@ -103,6 +104,8 @@ export interface DeadLetterProducer {
 export interface KeySharedMember {
   readonly consumerId: string;
   readonly joinedAfter: Position;
+  /** A sticky member's hash ranges (`keySharedMode` STICKY): it owns exactly the keys whose slot they hold. */
+  readonly hashRanges?: readonly HashRange[];
 }
 
 /** One message handed to a consumer. */

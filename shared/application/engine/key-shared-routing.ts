@@ -1,5 +1,6 @@
 import type { DispatchHead } from '../../domain/dispatch-head.ts';
 import { NotFoundError, ServiceUnavailableError } from '../../domain/errors.ts';
+import { rangesHold, stickySlot } from '../../domain/key-shared-sticky.ts';
 import { murmur3Hash31 } from '../../domain/murmur3.ts';
 import { Position } from '../../domain/position.ts';
 import type { StoredEntry } from '../../ports/ledger.ts';
@@ -42,10 +43,16 @@ function ringOf(members: readonly KeySharedMember[]): HashRing {
  * 31-bit Murmur3 hashes (of `consumerId NUL i`), and the key (its Murmur3 hash) goes to the first
  * point at or after it, wrapping around. When a member leaves only its keys move; when one joins
  * only the keys it takes move; with 3 members each holds about a third of the ring (100 points
- * each). Pure.
+ * each). Pure. Sticky members (with hashRanges) are routed by their ranges instead.
  */
 export function memberForKey(members: readonly KeySharedMember[], key: string): KeySharedMember | undefined {
   if (members.length === 0) return undefined;
+  if (members.some((member) => member.hashRanges !== undefined)) {
+    // Sticky (Pulsar's HashRangeExclusiveStickyKeyConsumerSelector): the member whose ranges hold
+    // the key's slot; none when no member does (the key waits for one).
+    const slot = stickySlot(key);
+    return members.find((member) => member.hashRanges !== undefined && rangesHold(member.hashRanges, slot));
+  }
   const ring = ringOf(members);
   const keyHash = murmur3Hash31(key);
   let low = 0;
@@ -64,7 +71,8 @@ export function memberForKey(members: readonly KeySharedMember[], key: string): 
  * belongs to that member, and the member is not recently joined for it: an entry at or after the
  * read position the member joined at waits until mark-delete has passed that position (Pulsar's
  * recently joined consumers), so a key never has two holders. A gone member keeps its keys until
- * its held entries were released (its membership ends after that), so those come first.
+ * its held entries were released (its membership ends after that), so those come first. Sticky
+ * members: a key whose slot no member's ranges hold goes to nobody (it waits for such a member).
  */
 export function routesTo(
   members: readonly KeySharedMember[],
@@ -73,7 +81,8 @@ export function routesTo(
   head: DispatchHead,
 ): boolean {
   const member = memberForKey(members, entry.key ?? entry.position.toString());
-  if (!member) return true;
+  // No member at all: nobody to route for. Members but no owner: a sticky key no range holds waits.
+  if (!member) return members.length === 0;
   if (member.consumerId !== consumerId) return false;
   if (entry.position.compareTo(member.joinedAfter) <= 0) return true;
   return head.markDelete.compareTo(member.joinedAfter) >= 0;

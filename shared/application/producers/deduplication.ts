@@ -1,9 +1,10 @@
 import { ServiceUnavailableError } from '../../domain/errors.ts';
-import type { Position } from '../../domain/position.ts';
+import { Position } from '../../domain/position.ts';
 import type { TopicName } from '../../domain/topic-name.ts';
-import type { NewEntry } from '../../ports/ledger.ts';
+import type { NewEntry, StoredEntry } from '../../ports/ledger.ts';
 import {
   type ProducerSequenceState,
+  type SequenceClaim,
   type SequencedBatch,
   withBatch,
 } from '../../ports/producer-sequences.ts';
@@ -31,6 +32,12 @@ export interface DeduplicatedGroup {
   readonly duplicates: ReadonlyMap<number, DuplicateOutcome>;
   /** Records where the fresh messages went (their positions, in order). Call after the append. */
   finish(positions: readonly Position[]): Promise<void>;
+  /**
+   * The append was refused by a condition (the partition's exclusive producer, a deleted topic):
+   * records what it stored before the refusal, if anything (an append spanning a rollover), and
+   * clears the claim, so the producer's next publish need not wait out the claim's timeout.
+   */
+  abandon(): Promise<void>;
 }
 
 const NOTHING_TO_RECORD = async () => undefined;
@@ -49,9 +56,11 @@ const NOTHING_TO_RECORD = async () => undefined;
  *    claim (one conditional write).
  * Cost with deduplication on: two writes of one unit per partition and publish; a duplicate adds
  * one read of the state and one read of its batch's entries.
- * A publisher that dies between its append and its record leaves a claim that a retry takes over
- * after DEDUPLICATION_CLAIM_TIMEOUT_MS; that retry stores its messages again (the one window in
- * which a duplicate is stored).
+ * A publisher that dies between its claim and its record leaves a claim that retries meet: within
+ * DEDUPLICATION_CLAIM_TIMEOUT_MS they answer 503; after it, the first resolves the claim from the
+ * ledger (resolveAbandonedClaim: what the dead publisher stored becomes its recorded batch), then
+ * claims again, so a message stored by the dead publisher is answered as a duplicate, never stored
+ * twice.
  */
 export async function deduplicate(
   ports: UseCasePorts,
@@ -62,9 +71,9 @@ export async function deduplicate(
   const sequenced = entries.filter((entry) => entry.sequenceId !== undefined && entry.producerName);
   const producerName = sequenced[0]?.producerName;
   if (producerName === undefined || !(await deduplicationEnabled(ports, partition))) {
-    return { fresh: all, duplicates: new Map(), finish: NOTHING_TO_RECORD };
+    return { fresh: all, duplicates: new Map(), finish: NOTHING_TO_RECORD, abandon: NOTHING_TO_RECORD };
   }
-  const incarnation = await incarnationOf(ports, partition);
+  const { incarnation, end } = await partitionMark(ports, partition);
   const duplicates = new Map<number, number>();
   for (let attempt = 0; ; attempt += 1) {
     const candidates = rising(entries, duplicates);
@@ -74,19 +83,22 @@ export async function deduplicate(
       firstSequenceId: sequenceOf(entries, candidates[0] as number),
       lastSequenceId: sequenceOf(entries, candidates.at(-1) as number),
       claimedAtMs: ports.clock.nowMs(),
+      from: end,
     };
     const key = { partition: partition.toString(), producerName };
+    // A stale claim is never taken over blindly: resolveAbandonedClaim reads what it stored first.
     const { claimed, state } = await ports.producerSequences.claim({
       ...key,
       incarnation,
       claim,
-      staleBeforeMs: claim.claimedAtMs - DEDUPLICATION_CLAIM_TIMEOUT_MS,
+      staleBeforeMs: 0,
     });
     if (claimed) {
       const fresh = all.filter((index) => !duplicates.has(index));
       return {
         fresh,
         duplicates: await answersOf(ports, { partition, producerName, state, duplicates, entries }),
+        abandon: () => resolveAbandonedClaim(ports, { partition, producerName, state, pending: claim }),
         finish: async (positions) => {
           const batch = {
             firstSequenceId: claim.firstSequenceId,
@@ -102,8 +114,13 @@ export async function deduplicate(
         },
       };
     }
+    const pending = state.pending;
+    if (pending && pending.claimedAtMs < claim.claimedAtMs - DEDUPLICATION_CLAIM_TIMEOUT_MS && attempt < 3) {
+      await resolveAbandonedClaim(ports, { partition, producerName, state, pending });
+      continue;
+    }
     const stored = candidates.filter((index) => sequenceOf(entries, index) <= state.lastSequenceId);
-    if (stored.length === 0 || attempt >= 2) {
+    if (stored.length === 0 || attempt >= 3) {
       throw new ServiceUnavailableError(
         `A publish of producer ${producerName} on ${partition.toString()} with sequence ids from ${claim.firstSequenceId} is in flight; whether these are duplicates is not known yet: retry`,
       );
@@ -115,6 +132,7 @@ export async function deduplicate(
     fresh: all.filter((index) => !duplicates.has(index)),
     duplicates: await answersOf(ports, { partition, producerName, state, duplicates, entries }),
     finish: NOTHING_TO_RECORD,
+    abandon: NOTHING_TO_RECORD,
   };
 }
 
@@ -131,8 +149,101 @@ export async function deduplicationEnabled(ports: UseCasePorts, partition: Topic
 
 /** The partition's incarnation: its first ledger (a topic deleted and created again has another). */
 export async function incarnationOf(ports: UseCasePorts, partition: TopicName): Promise<string> {
+  return (await partitionMark(ports, partition)).incarnation;
+}
+
+/**
+ * The partition's incarnation, and its end as this container last read it (`L:E`, the next entry
+ * id of its last ledger): a lower bound of where an append that starts now stores (a state only
+ * grows). From the ledger state this container caches (LEDGER_STATE_TTL_MS): no read on a hit.
+ */
+async function partitionMark(
+  ports: UseCasePorts,
+  partition: TopicName,
+): Promise<{ readonly incarnation: string; readonly end?: string }> {
   const state = await ports.ledger.recentState(partition);
-  return String(state?.ledgers[0]?.ledgerId ?? 'none');
+  const last = state?.ledgers.at(-1);
+  return {
+    incarnation: String(state?.ledgers[0]?.ledgerId ?? 'none'),
+    ...(last ? { end: `${last.ledgerId}:${last.entries}` } : {}),
+  };
+}
+
+/**
+ * A claim older than DEDUPLICATION_CLAIM_TIMEOUT_MS belongs to a publish whose invocation ended
+ * (past API Gateway's 29 s and the data API function's 29 s timeout, so it writes nothing more),
+ * whether it died before its append, during it, or between its append and its record. What it
+ * stored is read from the ledger, from the claim's `from` on: this producer's entries with the
+ * claim's sequence ids. They are recorded as its batch (the last sequence id moves to the highest
+ * found) and the claim is cleared, with the claim's own token, so a concurrent resolver or the
+ * publisher itself records once. The retry then claims again and finds them duplicates: the crash
+ * window stores nothing twice.
+ * Cost, only after a publisher died: the ledger state (one read), the entries the partition stored
+ * since the claim (one Query per ledger and 1 MB), one conditional write.
+ */
+async function resolveAbandonedClaim(
+  ports: UseCasePorts,
+  abandoned: {
+    readonly partition: TopicName;
+    readonly producerName: string;
+    readonly state: ProducerSequenceState;
+    readonly pending: SequenceClaim;
+  },
+): Promise<void> {
+  const { partition, producerName, state, pending } = abandoned;
+  const found = await entriesOfClaim(ports, abandoned);
+  const sequenceIds = found.map((entry) => entry.sequenceId as number);
+  const highest = Math.max(state.lastSequenceId, ...sequenceIds);
+  const batches =
+    found.length === 0
+      ? state.batches
+      : withBatch(state.batches, {
+          firstSequenceId: Math.min(...sequenceIds),
+          lastSequenceId: Math.max(...sequenceIds),
+          runs: runsOf(found.map((entry) => entry.position)),
+        });
+  await ports.producerSequences.record({
+    partition: partition.toString(),
+    producerName,
+    token: pending.token,
+    lastSequenceId: highest,
+    batches,
+  });
+}
+
+/** The entries of `producerName` with the pending claim's sequence ids, stored from its `from` on, in order. */
+async function entriesOfClaim(
+  ports: UseCasePorts,
+  abandoned: {
+    readonly partition: TopicName;
+    readonly producerName: string;
+    readonly pending: SequenceClaim;
+  },
+): Promise<StoredEntry[]> {
+  const { partition, producerName, pending } = abandoned;
+  const from = pending.from === undefined ? undefined : Position.parseStored(pending.from);
+  const state = await ports.ledger.state(partition);
+  const found: StoredEntry[] = [];
+  const seen = new Set<number>();
+  for (const ledger of state?.ledgers ?? []) {
+    if (from && ledger.ledgerId < from.ledgerId) continue;
+    const first = from && ledger.ledgerId === from.ledgerId ? from.entryId : 0n;
+    if (first > ledger.entries - 1n) continue;
+    for (const entry of await ports.ledger.readEntries(ledger.ledgerId, first, ledger.entries - 1n)) {
+      const sequenceId = entry.sequenceId;
+      if (
+        entry.producerName === producerName &&
+        sequenceId !== undefined &&
+        sequenceId >= pending.firstSequenceId &&
+        sequenceId <= pending.lastSequenceId &&
+        !seen.has(sequenceId)
+      ) {
+        seen.add(sequenceId);
+        found.push(entry);
+      }
+    }
+  }
+  return found;
 }
 
 /**

@@ -1,5 +1,11 @@
+import { TopicNotFoundError } from '../../domain/catalog-errors.ts';
 import { ServiceUnavailableError } from '../../domain/errors.ts';
 import { partitionForKey, type RoundRobinRouter } from '../../domain/message-router.ts';
+import {
+  type ProducerAccessToken,
+  ProducerBusyError,
+  ProducerFencedError,
+} from '../../domain/producer-access.ts';
 import type { TopicName } from '../../domain/topic-name.ts';
 import type { NewEntry } from '../../ports/ledger.ts';
 import { markPartitionActive } from '../maintenance/activity.ts';
@@ -27,6 +33,8 @@ export interface PublishRequest {
    * Nothing is written unless PUBLISH_RESERVE_MS are left before it. Default: none.
    */
   readonly deadlineMs?: number;
+  /** The exclusive producer making the publish: refused (ProducerFencedError) once fenced. */
+  readonly access?: ProducerAccessToken;
 }
 
 /**
@@ -53,6 +61,9 @@ export const PUBLISH_RESERVE_MS = 4_000;
  *    fanned out: each subscription's dispatcher reads the ledger, so a publish that dies after
  *    writing loses no delivery (a missed ring delays a waiting receiver by one poll).
  * 5. Answer the MessageIds in the order the messages came.
+ * Producer access modes: the id allocation of step 3 appends only if the publish's exclusive
+ * producer (`access`) still holds the partition, or, without one, while no exclusive producer holds
+ * it (ProducerFencedError / ProducerBusyError, 409, nothing written on that partition).
  * Out of time before step 3 (PUBLISH_RESERVE_MS before `deadlineMs`): nothing is written, and
  * ServiceUnavailableError tells the producer to try again.
  */
@@ -111,12 +122,17 @@ export async function publishMessages(
       }
       if (dedup.fresh.length === 0) return;
       const entries = dedup.fresh.map((i) => group.entries[i] as NewEntry);
-      const { positions, subscriptionsVersion } = await ports.ledger.append(
-        group.partition,
-        entries,
-        publishTimeMs,
-        principal ? { producerName: principal.role } : {},
-      );
+      const { positions, subscriptionsVersion } = await ports.ledger
+        .append(group.partition, entries, publishTimeMs, {
+          ...(principal ? { producerName: principal.role } : {}),
+          ...(request.access ? { access: request.access } : {}),
+        })
+        .catch(async (error: unknown) => {
+          // A refusal by the allocation's condition wrote nothing after it: the claim is settled
+          // now. Any other failure may have written more later: its claim waits out its timeout.
+          if (refusedByAllocation(error)) await dedup.abandon();
+          throw error;
+        });
       await dedup.finish(positions);
       const dues = entries.map((entry) => Math.max(publishTimeMs, entry.deliverAtMs ?? 0));
       await ringSubscriptions(ports, group.partition, subscriptionsVersion, dues);
@@ -129,4 +145,13 @@ export async function publishMessages(
     }),
   );
   return results;
+}
+
+/** An append refused by its id allocation's condition: nothing was written after the refusal. */
+function refusedByAllocation(error: unknown): boolean {
+  return (
+    error instanceof ProducerFencedError ||
+    error instanceof ProducerBusyError ||
+    error instanceof TopicNotFoundError
+  );
 }

@@ -218,3 +218,80 @@ describe('pulsar-client tests/consumer.test.js: Features', () => {
     await consumer.close();
   });
 });
+
+describe('pulsar-client tests/consumer.test.js: KeySharedPolicyTest', () => {
+  it('testStickyConsumer: each key goes to the one consumer whose sticky range holds its hash, in proportion to the ranges', async () => {
+    const topic = uniqueTopic('KeySharedPolicyTest-sticky-consumer');
+    const subscription = 'SubscriptionName';
+    const numMessages = 1000;
+    const producer = await client.createProducer({
+      topic,
+      batchingEnabled: false,
+      messageRoutingMode: 'RoundRobinDistribution',
+    });
+    const stickyRanges = [
+      { start: 0, end: 1000 },
+      { start: 1001, end: 30000 },
+      { start: 30001, end: 65535 },
+    ];
+    const consumers: Pulsar.Consumer[] = [];
+    for (const range of stickyRanges) {
+      consumers.push(
+        await client.subscribe({
+          topic,
+          subscription,
+          subscriptionType: 'KeyShared',
+          keySharedPolicy: { keyShareMode: 'Sticky', stickyRanges: [range] },
+        }),
+      );
+    }
+    // Beyond the original: a consumer whose range overlaps another's is refused, as Pulsar refuses it.
+    await expect(
+      client.subscribe({
+        topic,
+        subscription,
+        subscriptionType: 'KeyShared',
+        keySharedPolicy: { keyShareMode: 'Sticky', stickyRanges: [{ start: 500, end: 600 }] },
+      }),
+    ).rejects.toThrow('Failed to create consumer');
+
+    // The original awaits each send (batching off); these are sent together, so the 1,000 requests
+    // need not run one after the other on the shared 2-core machine.
+    const keys = Array.from({ length: 300 }, (_, index) => index.toString());
+    await Promise.all(
+      Array.from({ length: numMessages }, (_, index) =>
+        producer.send({
+          data: Buffer.from(index.toString()),
+          partitionKey: keys[Math.floor(Math.random() * keys.length)] as string,
+        }),
+      ),
+    );
+
+    const messagesPerConsumer = [0, 0, 0];
+    const keyToConsumer = new Map<string, number>();
+    let messagesReceived = 0;
+    for (const [index, consumer] of consumers.entries()) {
+      for (;;) {
+        let message: Pulsar.Message;
+        try {
+          message = await consumer.receive(2000);
+        } catch (error) {
+          if ((error as Error).message.includes('TimeOut')) break;
+          throw error;
+        }
+        const key = message.getPartitionKey() || message.getOrderingKey();
+        messagesPerConsumer[index] = (messagesPerConsumer[index] ?? 0) + 1;
+        messagesReceived += 1;
+        expect(keyToConsumer.get(key) ?? index, `key ${key} assigned to different consumer`).toBe(index);
+        keyToConsumer.set(key, index);
+        await consumer.acknowledge(message);
+      }
+    }
+    expect(messagesReceived).toBe(numMessages);
+    expect(messagesPerConsumer[0]).toBeLessThan(100);
+    expect(messagesPerConsumer[1]).toBeGreaterThan(400);
+    expect(messagesPerConsumer[2]).toBeGreaterThan(400);
+    await producer.close();
+    for (const consumer of consumers) await consumer.close();
+  }, 60_000);
+});

@@ -1,9 +1,10 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   admin,
-  type Pulsar,
+  Pulsar,
   partitionOf,
   pulsarClient,
+  sleep,
   uniqueTopic,
 } from '../../support/pulsar-client-fixtures.ts';
 
@@ -64,6 +65,74 @@ describe('pulsar-client tests/producer.test.js: Create', () => {
     const producer = await client.createProducer({ topic });
     expect(producer.getTopic()).toBe(topic);
     await producer.close();
+  });
+});
+
+describe('pulsar-client tests/producer.test.js: Access Mode', () => {
+  it('Exclusive: a second Exclusive producer is refused ResultProducerFenced while the first holds the topic', async () => {
+    const topic = uniqueTopic('test-access-mode-exclusive');
+    const producer1 = await client.createProducer({ topic, producerName: 'p-1', accessMode: 'Exclusive' });
+    expect(producer1.getProducerName()).toBe('p-1');
+    await expect(
+      client.createProducer({ topic, producerName: 'p-2', accessMode: 'Exclusive' }),
+    ).rejects.toThrow('Failed to create producer: ResultProducerFenced');
+    // Beyond the original: a Shared producer is refused too (Pulsar's ProducerBusy), and the holder publishes.
+    await expect(client.createProducer({ topic, producerName: 'p-3' })).rejects.toThrow(
+      'Failed to create producer: ProducerBusy',
+    );
+    await producer1.send({ data: Buffer.from('from p-1') });
+    await producer1.close();
+    // Closed: the topic is free again.
+    const producer4 = await client.createProducer({ topic, producerName: 'p-4', accessMode: 'Exclusive' });
+    await producer4.close();
+  });
+
+  it('WaitForExclusive: created once the Exclusive producer closes', async () => {
+    const topic = uniqueTopic('test-access-mode-wait-for-exclusive');
+    const producer1 = await client.createProducer({ topic, producerName: 'p-1', accessMode: 'Exclusive' });
+    expect(producer1.getProducerName()).toBe('p-1');
+    let created = false;
+    const waiting = client
+      .createProducer({ topic, producerName: 'p-2', accessMode: 'WaitForExclusive' })
+      .then((producer) => {
+        created = true;
+        return producer;
+      });
+    // Beyond the original (which closes p-1 at once): p-2 still waits while p-1 holds the topic.
+    await sleep(1_500);
+    expect(created).toBe(false);
+    const closing = producer1.close();
+    const producer2 = await waiting;
+    await closing;
+    expect(producer2.getProducerName()).toBe('p-2');
+    await producer2.send({ data: Buffer.from('from p-2') });
+    await producer2.close();
+  });
+
+  it('ExclusiveWithFencing: the producer taken over is fenced, its send rejects ResultProducerFenced', async () => {
+    const topic = uniqueTopic('test-access-mode');
+    const producer1 = await client.createProducer({ topic, producerName: 'p-1', accessMode: 'Exclusive' });
+    expect(producer1.getProducerName()).toBe('p-1');
+    const producer2 = await client.createProducer({
+      topic,
+      producerName: 'p-2',
+      accessMode: 'ExclusiveWithFencing',
+    });
+    expect(producer2.getProducerName()).toBe('p-2');
+    await expect(producer1.send({ data: Buffer.from('test-msg') })).rejects.toThrow(
+      'Failed to send message: ResultProducerFenced',
+    );
+    // Beyond the original: p-1 stays fenced and stored nothing; p-2 publishes.
+    expect(producer1.isConnected()).toBe(false);
+    await expect(producer1.send({ data: Buffer.from('again') })).rejects.toThrow('ResultProducerFenced');
+    await producer2.send({ data: Buffer.from('from p-2') });
+    const reader = await client.createReader({ topic, startMessageId: Pulsar.MessageId.earliest() });
+    const read = await reader.readNext(5_000);
+    expect(read.getData().toString()).toBe('from p-2');
+    await expect(reader.readNext(1_000)).rejects.toThrow('TimeOut');
+    await reader.close();
+    await producer2.close();
+    await producer1.close();
   });
 });
 

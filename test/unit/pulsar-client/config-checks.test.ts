@@ -12,7 +12,11 @@ describe('pulsar-client settings ackline cannot serve are refused, saying why', 
     ['encryptionKey', { encryptionKey: 'k', publicKeyPath: 'p.pem' }, BINARY],
     ['cryptoKeyReader', { cryptoKeyReader: new CryptoKeyReader() }, BINARY],
     ['an Avro schema', { schema: { schemaType: 'Avro', schema: '{}' } }, BINARY],
-    ['an exclusive access mode', { accessMode: 'Exclusive' }, 'NotSupported'],
+    [
+      'an unknown access mode',
+      { accessMode: 'Solo' as ProducerConfig['accessMode'] },
+      'Failed to create producer: InvalidConfiguration (accessMode Solo)',
+    ],
     [
       'a zero batchingMaxMessages',
       { batchingMaxMessages: 0 },
@@ -22,25 +26,20 @@ describe('pulsar-client settings ackline cannot serve are refused, saying why', 
     expect(() => checkProducerConfig({ topic, ...extra })).toThrow(message);
   });
 
-  it('producer: bytes and string schemas and the Shared access mode are accepted', () => {
+  it('producer: bytes and string schemas and every access mode are accepted', () => {
     for (const schemaType of ['None', 'Bytes', 'String'] as const) {
       expect(() =>
         checkProducerConfig({ topic, schema: { schemaType }, accessMode: 'Shared' }),
       ).not.toThrow();
+    }
+    for (const accessMode of ['Exclusive', 'WaitForExclusive', 'ExclusiveWithFencing'] as const) {
+      expect(() => checkProducerConfig({ topic, accessMode })).not.toThrow();
     }
   });
 
   it.each<[string, Partial<ConsumerConfig>, string]>([
     ['privateKeyPath', { privateKeyPath: 'k.pem' }, BINARY],
     ['a Json schema', { schema: { schemaType: 'Json' } }, BINARY],
-    [
-      'Key_Shared sticky ranges',
-      {
-        subscriptionType: 'KeyShared',
-        keySharedPolicy: { keyShareMode: 'Sticky', stickyRanges: [{ start: 0, end: 10 }] },
-      },
-      'NotSupported',
-    ],
     [
       'an unknown subscription type',
       { subscriptionType: 'Roundrobin' as ConsumerConfig['subscriptionType'] },
@@ -49,6 +48,17 @@ describe('pulsar-client settings ackline cannot serve are refused, saying why', 
     ['a negative receiverQueueSize', { receiverQueueSize: -1 }, 'receiverQueueSize'],
   ])('consumer: %s', (_name, extra, message) => {
     expect(() => checkConsumerConfig({ topic, subscription: 's', ...extra })).toThrow(message);
+  });
+
+  it('consumer: Key_Shared sticky ranges are accepted (the server checks them)', () => {
+    expect(() =>
+      checkConsumerConfig({
+        topic,
+        subscription: 's',
+        subscriptionType: 'KeyShared',
+        keySharedPolicy: { keyShareMode: 'Sticky', stickyRanges: [{ start: 0, end: 10 }] },
+      }),
+    ).not.toThrow();
   });
 
   it("consumer: pulsar-client's defaults, KeyShared named as ackline's Key_Shared", () => {

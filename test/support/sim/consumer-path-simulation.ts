@@ -112,6 +112,8 @@ interface Running {
 class ConsumerPathSimulation {
   private readonly clock = new ManualClock(1_700_000_000_000);
   private readonly random: () => number;
+  /** What the use cases draw (a receive's first partition): seeded apart from the script's faults. */
+  private readonly portsRandom: () => number;
   private readonly stores: SimStores;
   private readonly containers: SimContainer[] = [];
   private readonly clients: PathClient[] = [];
@@ -136,6 +138,7 @@ class ConsumerPathSimulation {
     mutation: Mutation | undefined,
   ) {
     this.random = seededRandom(script.seed);
+    this.portsRandom = seededRandom(script.seed + 19);
     const staleRandom = seededRandom(script.seed + 7);
     const dispatch = new InMemoryDispatchStore(() => staleRandom() < 0.25);
     this.stores = simStores({
@@ -203,6 +206,7 @@ class ConsumerPathSimulation {
       deployment: this.clock,
       scheduler: this.scheduler,
       limits: this.limits,
+      random: this.portsRandom,
       onCall: (call, port, method, args) => this.heard(call, port, method, args),
     });
   }

@@ -481,6 +481,7 @@ class ConsumerPathSimulation {
         // It may give back what a receive of this consumer running alongside claimed before it
         // (Pulsar's redeliverUnacknowledgedMessages takes in-flight messages too): from its end.
         client.releasedSinceSeq = this.oracle.next();
+        client.gaveBackAtSeq = client.releasedSinceSeq;
         return;
       case 'close':
         client.state = 'gone';

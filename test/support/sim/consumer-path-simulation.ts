@@ -34,10 +34,12 @@ import { InMemoryLedger } from '../in-memory-ledger.ts';
 import { ManualClock } from '../manual-clock.ts';
 import {
   checkDeadLetterCopies,
+  checkHeldHandedOut,
   checkUnpolledDeadLetters,
   type DeadLetterCopies,
   type DrainPhase,
   drainAndCheck,
+  type LostReceive,
   type Phase,
 } from './consumer-path-checks.ts';
 import { type HeldMessage, type PathClient, PathOracle } from './consumer-path-oracle.ts';
@@ -107,6 +109,11 @@ interface Running {
   readonly call: ActiveCall;
   readonly container: number;
   failed: boolean;
+  /**
+   * The consumer the action's pick named when it started (`consumer % clients`: a join in the
+   * same round may change what the pick names later).
+   */
+  client?: PathClient;
 }
 
 class ConsumerPathSimulation {
@@ -128,6 +135,8 @@ class ConsumerPathSimulation {
   /** Positions the producers were told they published. */
   private readonly published = new Set<string>();
   private readonly failed = new Set<Invocation>();
+  /** Receives whose answer was lost (they died or failed), for checkHeldHandedOut. */
+  private readonly lostReceives: LostReceive[] = [];
   private running: Running[] = [];
   private invocations = 0;
 
@@ -337,7 +346,7 @@ class ConsumerPathSimulation {
       const container = this.containers[index] as SimContainer;
       const startSeq = this.oracle.next();
       container
-        .run(call, (ports) => this.perform(action, { ports, call, startSeq }))
+        .run(call, (ports) => this.perform(action, { ports, call, startSeq }, running))
         .catch((error: unknown) => this.answered(running, error))
         .then(
           () => {
@@ -363,14 +372,14 @@ class ConsumerPathSimulation {
     });
     this.afterRound();
     checkDeadLetterCopies(this.deadLetters, this.failed);
+    await checkHeldHandedOut(this.quietPhase(), this.lostReceives);
     const waited = Math.max(0, ...this.running.map((r) => r.call.waitedMs));
     this.clock.advance(Math.max(advanceMs, waited));
   }
 
   /** A call that answered an error: an answer the client handles, or a violation. */
   private answered(running: Running, error: unknown): void {
-    const { action } = running;
-    const client = 'consumer' in action ? this.clientOf(action.consumer) : undefined;
+    const { action, client } = running;
     if (error instanceof Violation) throw error;
     if (error instanceof SimRejectedError) {
       this.counters.rejectedStoreCalls++;
@@ -384,11 +393,19 @@ class ConsumerPathSimulation {
       client.state = 'gone';
       client.held = [];
     }
-    if (action.kind === 'receive' && client) this.receiveLost(client);
+    if (action.kind === 'receive' && client) this.receiveLost(client, running.call);
   }
 
-  /** A receive whose answer never came may have claimed: counts are no longer exact; an ordered consumer rewinds. */
-  private receiveLost(client: PathClient): void {
+  /**
+   * A receive whose answer never came may have claimed (what it claimed is held, unseen, from its
+   * start to its end by its own clock): counts are no longer exact; an ordered consumer rewinds.
+   */
+  private receiveLost(client: PathClient, call: ActiveCall): void {
+    this.lostReceives.push({
+      client: client.index,
+      fromMs: call.nowMs() - call.waitedMs,
+      toMs: call.nowMs(),
+    });
     this.oracle.exact = false;
     if (this.ordered) client.mustRewind = true;
   }
@@ -412,7 +429,7 @@ class ConsumerPathSimulation {
       this.counters.coldStarts++;
       this.containers[running.container] = this.newContainer(running.container);
       const { action } = running;
-      if (action.kind === 'receive') this.receiveLost(this.clientOf(action.consumer));
+      if (action.kind === 'receive' && running.client) this.receiveLost(running.client, running.call);
     }
     for (const client of this.clients) {
       if (client.state !== 'open' || !client.id || this.stores.consumers.records.has(client.id)) continue;
@@ -444,6 +461,7 @@ class ConsumerPathSimulation {
   private async perform(
     action: PathAction,
     call: { ports: UseCasePorts; call: ActiveCall; startSeq: number },
+    running: Running,
   ): Promise<void> {
     if (action.kind === 'publish') return this.publish(action, call.ports);
     if (action.kind === 'join') return this.join(call.ports);
@@ -454,6 +472,7 @@ class ConsumerPathSimulation {
       return;
     }
     const client = this.clientOf(action.consumer);
+    running.client = client;
     if (client.state !== 'open' || !client.id) return;
     return this.consumerCall(action, client, call);
   }

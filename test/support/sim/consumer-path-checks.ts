@@ -88,10 +88,9 @@ export interface DrainPhase extends Phase {
  */
 export async function checkUnpolledDeadLetters(phase: Phase): Promise<void> {
   const { script, oracle, clock } = phase;
-  // Exclusive/Failover: a delivery with the last allowed count may come from a rewind's replay,
-  // which sets no dead-letter timer (delivery-proof.md, "What the consumer path leaves out").
-  const shared = script.type === 'Shared' || script.type === 'Key_Shared';
-  if (script.deadLetter === undefined || script.ackTimeoutMs === 0 || !shared) return;
+  // Every type: on Exclusive/Failover a delivery with the last allowed count may come from a
+  // rewind's replay, which sets the dead-letter timer too since issue 21 (it did not before).
+  if (script.deadLetter === undefined || script.ackTimeoutMs === 0) return;
   const open = () => phase.clients.filter((c) => c.state === 'open' && c.id);
   for (const client of open()) await keepOpen(phase, client);
   const skewMs = script.skewMs;

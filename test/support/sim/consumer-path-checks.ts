@@ -25,12 +25,16 @@ export type DeadLetterCopies = Map<string, { invocation: Invocation; atMs: numbe
 /** How late a dead letter may come after its timer was due, with no consumer polling (issue 21, criterion 6). */
 export const UNPOLLED_DEAD_LETTER_SLACK_MS = 2_000;
 /**
- * How late a nacked message may come back after its backoff to a consumer polling every 500 ms,
- * whatever its per-consumer cap: the drainer's acks and nacks lower its container's count of its
- * unacknowledged entries (before issue 21's fix they did not, and a consumer at a cap of 3 waited
- * up to the count's age after settling: the check was skipped for small caps).
+ * How late a nacked message may come back after its backoff to a consumer polling every 500 ms
+ * (checked only without a small per-consumer cap: a consumer capped at 3 takes at most 3 a poll,
+ * and the tracker hands out by due time, so a nacked message waits behind every entry due before
+ * it, routed Key_Shared entries included: `--seed 4`, Key_Shared, 14 entries ahead of it. Before
+ * issue 21 the reason given was the container's count, which an HTTP consumer's acks and nacks did
+ * not lower; they do now: http-acks-unblock.test.ts).
  */
 export const NACK_REDELIVERY_SLACK_MS = 1_000;
+/** Per-consumer caps below this are small (the scripts use 3 or 50,000). */
+const SMALL_CAP = 1_000;
 /** A dead-letter step's claim lapses after this (dead-letter-claim.ts), plus the scheduler's second. */
 const DEAD_LETTER_CLAIM_LAPSE_MS = 36_000;
 
@@ -215,6 +219,7 @@ async function receiveChecked(phase: DrainPhase, client: PathClient) {
 
 /** The drainer nacks its first messages (those a nack does not dead-letter) and polls every 500 ms. */
 async function checkNackLiveness(phase: DrainPhase, client: PathClient): Promise<void> {
+  if (phase.script.maxUnackedPerConsumer < SMALL_CAP) return;
   const id = client.id as string;
   let first: Awaited<ReturnType<typeof receiveChecked>> = [];
   for (let i = 0; i < 6 && first.length === 0; i++) {

@@ -174,6 +174,7 @@ export function createDependencies(
     clock: systemClock,
     hints: new ContainerHints(systemClock),
     pauseAfterConflict,
+    random: Math.random,
     sleep,
     engineLimits,
     ids: randomIds,

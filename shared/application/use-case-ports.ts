@@ -66,7 +66,10 @@ export interface UseCasePorts {
   /** Resolves stored backoff policies (built-ins plus any class the deployment registers). */
   readonly backoffs: RedeliveryBackoffRegistry;
   readonly clock: Clock;
-  /** Optional: a random number in [0, 1) (backoff jitter); default Math.random. Tests fix it. */
+  /**
+   * Optional: a random number in [0, 1) (backoff jitter, a receive's first partition); default
+   * Math.random. Tests and the simulations seed it, so a run repeats.
+   */
   readonly random?: () => number;
   /**
    * What this container notes between calls (lease renewals, caught-up marks, activity marks,

@@ -7,6 +7,12 @@ import { decodeRateCounter, encodeRateCounter, type RateCounter } from './rate-c
  * state on one partition, as Pulsar's dispatcher and managed cursor keep it in memory. Kept small
  * (well under 1 KB encoded) so that a write costs one write unit.
  */
+/** A Key_Shared member whose join mark was taken and whose subscribe has not registered it yet. */
+export interface JoiningMember {
+  readonly consumerId: string;
+  readonly atMs: number;
+}
+
 export interface DispatchHead {
   /** Everything at or before it is acknowledged (Pulsar's markDeletePosition). */
   readonly markDelete: Position;
@@ -28,12 +34,13 @@ export interface DispatchHead {
   /** Key_Shared: the due time of the last entries routed to another member (kept monotonic). */
   readonly routedAtMs?: number;
   /**
-   * Key_Shared: a member joining now (its join mark was taken on this head), and since when. Until
-   * the subscribe has registered it and cleared this, a receive whose member list lacks it hands
-   * nothing out: its list was read before the member registered, and would give the new member's
-   * keys to the others (see engine/key-shared-routing.ts, joinPending).
+   * Key_Shared: the members joining now (each one's join mark was taken on this head), and since
+   * when. Until a subscribe has registered its member and taken it off this list, a receive whose
+   * member list lacks it hands nothing out: its list was read before the member registered, and
+   * would give the new member's keys to the others (see engine/key-shared-routing.ts,
+   * joinPending). A list, so two subscribes racing each keep their own mark (at most MAX_JOINING).
    */
-  readonly joining?: { readonly consumerId: string; readonly atMs: number };
+  readonly joining?: readonly JoiningMember[];
   /** Exclusive/Failover: the last few replaced owners, whose calls are refused (I6). */
   readonly fenced?: readonly string[];
   /** A read-modify-write of the cursor in progress (an admin skip), until `untilMs`. */
@@ -150,7 +157,8 @@ interface EncodedHead {
   ow?: [string, number];
   rw?: string;
   ra?: number;
-  kj?: [string, number];
+  /** Members joining: `[[id, atMs], ...]`; heads written before the list hold one `[id, atMs]`. */
+  kj?: [string, number] | [string, number][];
   fz?: string[];
   ls?: [string, number];
   rs?: [string, number];
@@ -215,6 +223,11 @@ export function decodeRuns(encoded: readonly EncodedRun[]): DeliveryRun[] {
 }
 
 /** The head as stored: compact JSON (bigints as decimal strings). */
+function decodeJoining(kj: [string, number] | [string, number][]): JoiningMember[] {
+  const list = typeof kj[0] === 'string' ? [kj as [string, number]] : (kj as [string, number][]);
+  return list.map(([consumerId, atMs]) => ({ consumerId, atMs }));
+}
+
 export function encodeDispatchHead(head: DispatchHead): string {
   const encoded: EncodedHead = {
     md: head.markDelete.toString(),
@@ -226,7 +239,8 @@ export function encodeDispatchHead(head: DispatchHead): string {
   if (head.owner) encoded.ow = [head.owner.consumerId, head.owner.leaseUntilMs];
   if (head.replayFrom) encoded.rw = head.replayFrom.toString();
   if (head.routedAtMs !== undefined) encoded.ra = head.routedAtMs;
-  if (head.joining) encoded.kj = [head.joining.consumerId, head.joining.atMs];
+  if (head.joining && head.joining.length > 0)
+    encoded.kj = head.joining.map((member): [string, number] => [member.consumerId, member.atMs]);
   if (head.fenced && head.fenced.length > 0) encoded.fz = [...head.fenced];
   if (head.lease) encoded.ls = [head.lease.holder, head.lease.untilMs];
   if (head.resetting) encoded.rs = [head.resetting.end.toString(), head.resetting.untilMs];
@@ -250,7 +264,7 @@ export function decodeDispatchHead(text: string): DispatchHead {
     ...(encoded.ow ? { owner: { consumerId: encoded.ow[0], leaseUntilMs: encoded.ow[1] } } : {}),
     ...(encoded.rw !== undefined ? { replayFrom: Position.parseStored(encoded.rw) } : {}),
     ...(encoded.ra !== undefined ? { routedAtMs: encoded.ra } : {}),
-    ...(encoded.kj ? { joining: { consumerId: encoded.kj[0], atMs: encoded.kj[1] } } : {}),
+    ...(encoded.kj ? { joining: decodeJoining(encoded.kj) } : {}),
     ...(encoded.fz ? { fenced: encoded.fz } : {}),
     ...(encoded.ls ? { lease: { holder: encoded.ls[0], untilMs: encoded.ls[1] } } : {}),
     ...(encoded.rs

@@ -70,6 +70,23 @@ async function requireWritten(
     throw new PositionNotFoundError(`Message ${missing.toString()} not found in topic ${partition.topic}`);
 }
 
+/**
+ * What a consumer settled (acknowledged, or what its nack released) no longer counts against its
+ * cap in this container's count (ContainerHints.unacked, engine/consumer-cap.ts), so a consumer at
+ * its cap is unblocked by its acks at once here, not when the count ages (2 s near the cap, else
+ * 10 s). Not exact for acks: one of a message it did not hold (acknowledged already, another
+ * consumer's: Pulsar takes either) lowers the count too, until the count is taken again.
+ */
+function settledHere(
+  ports: UseCasePorts,
+  consumer: ConsumerRecord,
+  partition: ConsumerPartition,
+  positions: readonly Position[],
+): void {
+  const distinct = new Set(positions.map(String)).size;
+  ports.hints.unacked.add(partition.cursorId, consumer.consumerId, -distinct);
+}
+
 /** The messages an acknowledgement names: by message id ('L:E' or 'L:E:P') and/or by delivery handle. */
 export interface AcknowledgeTargets {
   readonly messageIds: readonly string[];
@@ -146,6 +163,7 @@ export async function acknowledgeMessages(
         { byId: false },
       );
       await acknowledge(ctx, cursor, byId, { byId: true });
+      settledHere(ports, consumer, partition, [...byHandle.map((item) => item.position), ...byId]);
     }),
   );
   ports.counters?.add('acked', messageIds.length + deliveryHandles.length);
@@ -196,6 +214,7 @@ export async function negativeAcknowledge(
         immediate ? 0 : (delayMs ?? negativeAckDelayMs(ports.backoffs, consumer.policy, count, ports.random)),
       ...(producer && !immediate ? { deadLetter: producer } : {}),
     });
+    settledHere(ports, consumer, partition, [...result.released, ...result.deadLettered]);
     await ringAll(ports, partition.cursorId, result.dueAtMs);
   }
   ports.counters?.add('nacked', messageIds.length + deliveryHandles.length);

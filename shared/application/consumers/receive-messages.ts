@@ -104,7 +104,8 @@ async function dispatchEach(
   const costs = answer ? answerCosts(answer) : undefined;
   let bytesLeft = answer?.budget.bytes ?? Number.POSITIVE_INFINITY;
   let full = false;
-  const start = Math.floor(Math.random() * consumer.partitions.length);
+  // A random first partition, so a consumer's receives share its partitions out (seeded in tests).
+  const start = Math.floor((ports.random ?? Math.random)() * consumer.partitions.length);
   for (let i = 0; i < consumer.partitions.length && taken.length < max && !full; i++) {
     const partition = consumer.partitions[(start + i) % consumer.partitions.length] as ConsumerPartition;
     const costOf = costs?.(partition);

@@ -300,6 +300,7 @@ class DispatchCall {
     this.delivered.push(...replayed.deliveries);
     this.outside.push(...replayed.deliveries);
     this.timers.push(...replayed.timers);
+    if (replayed.kind === 'replayed') this.deadLetterTimers.push(...(replayed.deadLetterTimers ?? []));
     if (replayed.kind === 'conflict') {
       this.record = replayed.current;
       this.fresh = true;

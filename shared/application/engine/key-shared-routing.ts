@@ -95,6 +95,13 @@ export function routesTo(
 export const JOIN_PENDING_MS = 30_000;
 
 /**
+ * Members a head names as joining at most (live ones: a mark older than JOIN_PENDING_MS no longer
+ * counts and is dropped by the next join). Past it a subscribe is refused (503, try again): keeps
+ * the head small; subscribes take milliseconds, so only a burst of this many at once meets it.
+ */
+export const MAX_JOINING = 8;
+
+/**
  * Where a member joining now starts being restricted (Pulsar's recently joined consumers): the
  * last entry dispatched before it joined, or mark-delete when nothing after it was dispatched.
  * Entries after it wait for this member until mark-delete reaches it.
@@ -115,7 +122,18 @@ export async function keySharedJoinMark(
     if (!record) throw new NotFoundError(`Cursor ${cursor.cursorId} not found`);
     const mark = await joinMarkOf(ctx, cursor, record.head);
     if (joining === undefined) return mark;
-    const head = { ...record.head, joining: { consumerId: joining, atMs: ctx.clock.nowMs() } };
+    const now = ctx.clock.nowMs();
+    // Each racing subscribe keeps its own mark: one overwriting another's let a receive whose list
+    // lacked the first member give its keys to others once the second had registered.
+    const others = (record.head.joining ?? []).filter(
+      (member) => member.consumerId !== joining && now - member.atMs <= JOIN_PENDING_MS,
+    );
+    if (others.length >= MAX_JOINING) {
+      throw new ServiceUnavailableError(
+        `Cursor ${cursor.cursorId} has ${others.length} members joining at once; try again`,
+      );
+    }
+    const head = { ...record.head, joining: [...others, { consumerId: joining, atMs: now }] };
     if ((await ctx.store.casHead(cursor.cursorId, record.version, head)).ok) return mark;
     await ctx.pauseAfterConflict?.(attempt);
   }
@@ -123,7 +141,7 @@ export async function keySharedJoinMark(
 }
 
 /**
- * The subscribe registered `consumerId`: the head no longer names it as joining. Best effort (a
+ * The subscribe registered `consumerId`: the head no longer names it as joining (the others stay). Best effort (a
  * few attempts): a `joining` left behind stops holding receives back JOIN_PENDING_MS after it was
  * written. Cost: the head (strong read), and one write when it still names the member.
  * @returns whether it cleared the mark (receives held back by it wait for a ring: the caller's).
@@ -135,8 +153,11 @@ export async function keySharedJoined(
 ): Promise<boolean> {
   for (let attempt = 0; attempt < ctx.limits.casAttempts; attempt++) {
     const record = await ctx.store.readHead(cursor.cursorId);
-    if (record?.head.joining?.consumerId !== consumerId) return false;
-    const { joining: _done, ...head } = record.head;
+    const joining = record?.head.joining ?? [];
+    if (!record || !joining.some((member) => member.consumerId === consumerId)) return false;
+    const { joining: _all, ...rest } = record.head;
+    const left = joining.filter((member) => member.consumerId !== consumerId);
+    const head = left.length > 0 ? { ...rest, joining: left } : rest;
     if ((await ctx.store.casHead(cursor.cursorId, record.version, head)).ok) return true;
   }
   return false;
@@ -144,16 +165,20 @@ export async function keySharedJoined(
 
 /**
  * Whether a receive with this member list must hand nothing out on `head` now: a member is joining
- * (its join mark taken) that the list, read before it registered, does not have yet.
+ * (its join mark taken, JOIN_PENDING_MS ago at most) that the list, read before it registered, does
+ * not have yet; every member the head names as joining is checked.
  */
 export function joinPending(
   head: DispatchHead,
   members: readonly KeySharedMember[] | undefined,
   nowMs: number,
 ): boolean {
-  const joining = head.joining;
-  if (!joining || !members || nowMs - joining.atMs > JOIN_PENDING_MS) return false;
-  return !members.some((member) => member.consumerId === joining.consumerId);
+  if (!head.joining || !members) return false;
+  return head.joining.some(
+    (joining) =>
+      nowMs - joining.atMs <= JOIN_PENDING_MS &&
+      !members.some((member) => member.consumerId === joining.consumerId),
+  );
 }
 
 /** The join mark on `head`: the last entry dispatched, or mark-delete when that is later. */

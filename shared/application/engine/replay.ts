@@ -27,6 +27,12 @@ export type ReplayOutcome =
       readonly kind: 'replayed';
       readonly deliveries: readonly Delivery[];
       readonly timers: readonly number[];
+      /**
+       * The ack timeouts of entries handed out with the last count their consumer's dead-letter
+       * policy allows (or past it): the server dead-letters them when due (scheduleDeadLetterTimers),
+       * as it does those a tracker pickup hands out.
+       */
+      readonly deadLetterTimers?: readonly TrackerEntry[];
       /** The step stopped at an entry the answer's byte budget could not carry (replayFrom is there). */
       readonly full?: boolean;
     }
@@ -104,7 +110,7 @@ export async function replayStep(
     entry: entries.get(position.toString()) as NonNullable<ReturnType<typeof entries.get>>,
   }));
   const timers = carved.trackerEntries.map((entry) => entry.dueAtMs);
-  return { kind: 'replayed', deliveries, timers, full };
+  return { kind: 'replayed', deliveries, timers, deadLetterTimers: carved.deadLetterTimers, full };
 }
 
 interface Replayed {
@@ -165,6 +171,7 @@ function carveReplayed(input: {
   headRuns: readonly DeliveryRun[];
   pageChanges: Map<string, { page: PageState; runs: readonly DeliveryRun[] }>;
   trackerEntries: TrackerEntry[];
+  deadLetterTimers: TrackerEntry[];
 } {
   const { consumer, nowMs } = input;
   // Group the taken entries by the run they come from, and carve each run once.
@@ -178,6 +185,8 @@ function carveReplayed(input: {
   let headRuns = input.head.runs;
   const pageChanges = new Map<string, { page: PageState; runs: readonly DeliveryRun[] }>();
   const trackerEntries: TrackerEntry[] = [];
+  const deadLetterTimers: TrackerEntry[] = [];
+  const limit = consumer.deadLetter?.maxRedeliverCount;
   for (const [run, { located, ids }] of byRun) {
     const deliveries = run?.deliveries ?? 0;
     const timeoutMs = consumer.ackTimeoutMs(deliveries);
@@ -197,12 +206,15 @@ function carveReplayed(input: {
     const pieces = carveRun(source, ids, () => ({ deliveries: deliveries + 1, state: held }));
     if (timeoutMs > 0) {
       for (const piece of pieces.filter((candidate) => candidate.state === held)) {
-        trackerEntries.push({
+        const timeout = {
           dueAtMs: nowMs + timeoutMs,
           position: Position.of(piece.ledgerId, piece.entryId),
           deliveries: piece.deliveries,
           n: piece.n,
-        });
+        };
+        trackerEntries.push(timeout);
+        // Its next hand-out would pass maxRedeliverCount: dead-lettered on the server's timer.
+        if (limit !== undefined && piece.deliveries > limit) deadLetterTimers.push(timeout);
       }
     }
     if (!located || located.home.kind === 'head') {
@@ -216,7 +228,7 @@ function carveReplayed(input: {
       });
     }
   }
-  return { headRuns, pageChanges, trackerEntries };
+  return { headRuns, pageChanges, trackerEntries, deadLetterTimers };
 }
 
 async function finish(

@@ -33,6 +33,11 @@ export interface PathClient {
   releasedSinceSeq: number;
   /** An ordered consumer's receive failed after it may have claimed: it redelivers (rewinds) before going on. */
   mustRewind: boolean;
+  /**
+   * Seq at which this consumer's last redeliverUnacknowledged ended: it may have given back what a
+   * receive running alongside handed it before then (due at once), so a nack of that finds nothing.
+   */
+  gaveBackAtSeq?: number;
 }
 
 interface Seen {
@@ -183,6 +188,9 @@ export class PathOracle {
     const timeoutMs = this.policy.ackTimeoutDelayMs(message.count);
     const timedOut = timeoutMs > 0 && call.atMs >= message.atMs + timeoutMs - this.policy.skewMs;
     if (!last || last.consumer !== client.index || last.count !== message.count || timedOut) return;
+    // Given back by the consumer's own redeliverUnacknowledged after this delivery (`--seed 6`,
+    // Key_Shared: it came back at once, with count + 1, and the nack released nothing).
+    if ((client.gaveBackAtSeq ?? 0) > message.seq) return;
     this.nacked.set(message.position, {
       dueAtMs: call.atMs + (call.delayMs ?? this.policy.nackDelayMs(message.count)) - this.policy.skewMs,
       seq: call.endSeq,

@@ -38,10 +38,12 @@ import { PathAdmin } from './consumer-path-admin.ts';
 import { CapCheck } from './consumer-path-caps.ts';
 import {
   checkDeadLetterCopies,
+  checkHeldHandedOut,
   checkUnpolledDeadLetters,
   type DeadLetterCopies,
   type DrainPhase,
   drainAndCheck,
+  type LostReceive,
   type Phase,
 } from './consumer-path-checks.ts';
 import { type HeldMessage, type PathClient, PathOracle } from './consumer-path-oracle.ts';
@@ -112,11 +114,18 @@ interface Running {
   readonly call: ActiveCall;
   readonly container: number;
   failed: boolean;
+  /**
+   * The consumer the action's pick named when it started (`consumer % clients`: a join in the
+   * same round may change what the pick names later).
+   */
+  client?: PathClient;
 }
 
 class ConsumerPathSimulation {
   private readonly clock = new ManualClock(1_700_000_000_000);
   private readonly random: () => number;
+  /** What the use cases draw (a receive's first partition): seeded apart from the script's faults. */
+  private readonly portsRandom: () => number;
   private readonly stores: SimStores;
   private readonly containers: SimContainer[] = [];
   private readonly clients: PathClient[] = [];
@@ -132,6 +141,8 @@ class ConsumerPathSimulation {
   /** Positions the producers were told they published. */
   private readonly published = new Set<string>();
   private readonly failed = new Set<Invocation>();
+  /** Receives whose answer was lost (they died or failed), for checkHeldHandedOut. */
+  private readonly lostReceives: LostReceive[] = [];
   private running: Running[] = [];
   private invocations = 0;
   /** The admin's cursor operations, maintenance with policies, deletions, and their checks. */
@@ -148,6 +159,7 @@ class ConsumerPathSimulation {
     mutation: Mutation | undefined,
   ) {
     this.random = seededRandom(script.seed);
+    this.portsRandom = seededRandom(script.seed + 19);
     const staleRandom = seededRandom(script.seed + 7);
     // One eventually consistent head read in four answers any of the last STALE_VERSIONS versions.
     const dispatch = new InMemoryDispatchStore(() =>
@@ -249,6 +261,7 @@ class ConsumerPathSimulation {
       deployment: this.clock,
       scheduler: this.scheduler,
       limits: this.limits,
+      random: this.portsRandom,
       onCall: (call, port, method, args) => this.heard(call, port, method, args),
     });
   }
@@ -399,7 +412,7 @@ class ConsumerPathSimulation {
       this.containerOf.set(invocation, container.name);
       const startSeq = this.oracle.next();
       container
-        .run(call, (ports) => this.perform(action, { ports, call, startSeq }))
+        .run(call, (ports) => this.perform(action, { ports, call, startSeq }, running))
         .catch((error: unknown) => this.answered(running, error))
         .then(
           () => {
@@ -429,14 +442,14 @@ class ConsumerPathSimulation {
     this.containerOf.clear();
     // A reset may make a message dead-lettered before unacknowledged again: the policy applies again.
     checkDeadLetterCopies(this.deadLetters, this.failed, this.oracle.resets.length);
+    await checkHeldHandedOut(this.quietPhase(), this.lostReceives);
     const waited = Math.max(0, ...this.running.map((r) => r.call.waitedMs));
     this.clock.advance(Math.max(advanceMs, waited));
   }
 
   /** A call that answered an error: an answer the client handles, or a violation. */
   private answered(running: Running, error: unknown): void {
-    const { action } = running;
-    const client = 'consumer' in action ? this.clientOf(action.consumer) : undefined;
+    const { action, client } = running;
     if (error instanceof Violation) throw error;
     if (error instanceof SimRejectedError) {
       this.counters.rejectedStoreCalls++;
@@ -450,11 +463,19 @@ class ConsumerPathSimulation {
       client.state = 'gone';
       client.held = [];
     }
-    if (action.kind === 'receive' && client) this.receiveLost(client);
+    if (action.kind === 'receive' && client) this.receiveLost(client, running.call);
   }
 
-  /** A receive whose answer never came may have claimed: counts are no longer exact; an ordered consumer rewinds. */
-  private receiveLost(client: PathClient): void {
+  /**
+   * A receive whose answer never came may have claimed (what it claimed is held, unseen, from its
+   * start to its end by its own clock): counts are no longer exact; an ordered consumer rewinds.
+   */
+  private receiveLost(client: PathClient, call: ActiveCall): void {
+    this.lostReceives.push({
+      client: client.index,
+      fromMs: call.nowMs() - call.waitedMs,
+      toMs: call.nowMs(),
+    });
     this.oracle.exact = false;
     if (this.ordered) client.mustRewind = true;
   }
@@ -475,7 +496,8 @@ class ConsumerPathSimulation {
       if (action.kind === 'receive' && (invocation.dead || running.failed)) {
         // Its claim may have applied with nobody seeing it: up to `max` more held in no container's count.
         const container = this.containerOf.get(invocation) ?? '?';
-        this.caps.received(this.clientOf(action.consumer), container, running.call.trueNowMs(), action.max);
+        const client = running.client ?? this.clientOf(action.consumer);
+        this.caps.received(client, container, running.call.trueNowMs(), action.max);
       }
       this.countCalls(invocation);
       if (invocation.runaway) {
@@ -487,7 +509,7 @@ class ConsumerPathSimulation {
       this.failed.add(invocation);
       this.counters.coldStarts++;
       this.containers[running.container] = this.newContainer(running.container);
-      if (action.kind === 'receive') this.receiveLost(this.clientOf(action.consumer));
+      if (action.kind === 'receive' && running.client) this.receiveLost(running.client, running.call);
     }
     for (const client of this.clients) {
       if (client.state !== 'open' || !client.id || this.stores.consumers.records.has(client.id)) continue;
@@ -519,6 +541,7 @@ class ConsumerPathSimulation {
   private async perform(
     action: PathAction,
     call: { ports: UseCasePorts; call: ActiveCall; startSeq: number },
+    running: Running,
   ): Promise<void> {
     if (action.kind === 'publish') return this.publish(action, call);
     if (action.kind === 'join') return this.join(call.ports);
@@ -534,6 +557,7 @@ class ConsumerPathSimulation {
       return this.admin.perform(action, call);
     }
     const client = this.clientOf(action.consumer);
+    running.client = client;
     if (client.state !== 'open' || !client.id) return;
     return this.consumerCall(action, client, call);
   }
@@ -564,6 +588,7 @@ class ConsumerPathSimulation {
         // It may give back what a receive of this consumer running alongside claimed before it
         // (Pulsar's redeliverUnacknowledgedMessages takes in-flight messages too): from its end.
         client.releasedSinceSeq = this.oracle.next();
+        client.gaveBackAtSeq = client.releasedSinceSeq;
         return;
       case 'close':
         client.state = 'gone';

@@ -198,7 +198,7 @@ export const PATH_MINIMA_RUNS = 150;
 export const PATH_MINIMA_ALL: Minima = {
   redeliveredTwice: 56,
   nacksReleasing: 20,
-  ackTimeoutsFired: 14,
+  ackTimeoutsFired: 7,
   deadLetters: 5,
   replacedOwnerCalls: 21,
   crashes: 230,

@@ -55,6 +55,7 @@ export function countingPageTakes(
 /** The store with one deliberate defect, or as it is. */
 export function mutate(store: InMemoryDispatchStore, mutation: Mutation | undefined): DispatchStore {
   if (!mutation) return store;
+  const timeouts = { claims: 0 };
   return new Proxy(store, {
     get(target, property, receiver) {
       const value = Reflect.get(target, property, receiver);
@@ -75,6 +76,9 @@ export function mutate(store: InMemoryDispatchStore, mutation: Mutation | undefi
           const { fenced: _fenced, ...head } = record.head;
           return { ...record, head: { ...head, owner: { ...head.owner, leaseUntilMs: 0 } } };
         };
+      }
+      if (mutation === 'casRetryLost' && (property === 'casHead' || property === 'casPage')) {
+        return refusingOwnRetries(target, property, timeouts);
       }
       if (mutation === 'blindDeadLetterClaims' && (property === 'casHead' || property === 'casPage')) {
         return blindDeadLetterClaims(target, property);
@@ -107,6 +111,46 @@ export function mutate(store: InMemoryDispatchStore, mutation: Mutation | undefi
       return original;
     },
   });
+}
+
+/** One in this many claims that apply under `casRetryLost` time out (their answer is lost, the retry refused). */
+const CAS_TIMEOUT_ONE_IN = 8;
+
+/** Entries held by consumers (not the dead-letter step) in `runs`. */
+function heldCount(runs: readonly DeliveryRun[]): number {
+  return runs
+    .filter((run) => run.state.kind === 'held' && run.state.consumerId !== DEAD_LETTER_HOLDER)
+    .reduce((sum, run) => sum + run.n, 0);
+}
+
+/**
+ * The store's compare-and-set of `property` without its write tokens (the store before them): a
+ * retry after a timeout is refused for the version its own first attempt wrote, so the engine takes
+ * a claim that committed for a lost race. Besides the simulation's own timeouts (call faults), one
+ * in CAS_TIMEOUT_ONE_IN claims (writes that make consumers hold more) that apply answers so, as a
+ * timed-out request retried would.
+ */
+function refusingOwnRetries(
+  store: InMemoryDispatchStore,
+  property: 'casHead' | 'casPage',
+  timeouts: { claims: number },
+) {
+  const timedOut = (before: readonly DeliveryRun[], after: readonly DeliveryRun[]) =>
+    heldCount(after) > heldCount(before) && ++timeouts.claims % CAS_TIMEOUT_ONE_IN === 0;
+  if (property === 'casHead') {
+    return async (cursorId: string, version: number, head: DispatchHead) => {
+      const current = await store.readHead(cursorId);
+      if (current && current.version !== version) return { ok: false as const, current };
+      const outcome = await store.casHead(cursorId, version, head);
+      if (!outcome.ok || !timedOut(current?.head.runs ?? [], head.runs)) return outcome;
+      return { ok: false as const, current: (await store.readHead(cursorId)) ?? current };
+    };
+  }
+  return async (cursorId: string, page: PageRef, version: number, next: { runs: readonly DeliveryRun[] }) => {
+    const [current] = await store.readPages(cursorId, [page]);
+    if ((current?.version ?? 0) !== version) return false;
+    return (await store.casPage(cursorId, page, version, next)) && !timedOut(current?.runs ?? [], next.runs);
+  };
 }
 
 /** The store's compare-and-set of `property`, made blind for writes that claim runs for a dead-letter step. */

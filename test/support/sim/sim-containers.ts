@@ -120,6 +120,8 @@ export class SimContainer {
       deployment: Clock;
       scheduler: FcScheduler;
       limits: EngineLimits;
+      /** The deployment's seeded random source (a receive's first partition, jitter): runs repeat. */
+      random: () => number;
       /** Hears every call as it applies (each time, when applied twice), with the invocation that made it. */
       onCall?: (call: ActiveCall | undefined, port: string, method: string, args: unknown[]) => void;
     },
@@ -155,6 +157,7 @@ export class SimContainer {
         this.current?.wait(ms);
         await options.scheduler.schedule(Promise.resolve(), `${name} sleep ${ms}`);
       },
+      random: options.random,
     });
     this.ports = ports;
   }

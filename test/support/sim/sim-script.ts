@@ -99,6 +99,8 @@ export type Mutation =
   | 'noFencing'
   /** I7: the head's run bound is misconfigured (spills never happen). */
   | 'noSpill'
+  /** I2: a compare-and-set retried after a timeout is refused for its own write (the engine takes its claim for lost). */
+  | 'casRetryLost'
   /** Dead letters: a dead-letter step's claim applies whatever the version (every racer wins it). */
   | 'blindDeadLetterClaims'
   // The consumer path's (consumer-path-admin.ts), each a deliberately broken use case:

@@ -71,16 +71,29 @@ describe('resetOverdue', () => {
 });
 
 describe('encodeDispatchHead / decodeDispatchHead', () => {
-  it('keeps a Key_Shared member joining, and leaves it out when there is none', () => {
+  it('keeps the Key_Shared members joining, and leaves them out when there is none', () => {
     const head: DispatchHead = {
       ...newDispatchHead(at('1:4'), at('1:20')),
-      joining: { consumerId: 'c-1', atMs: 1_700_000_000_123 },
+      joining: [
+        { consumerId: 'c-1', atMs: 1_700_000_000_123 },
+        { consumerId: 'c-2', atMs: 1_700_000_000_456 },
+      ],
     };
     const { joining: _none, ...without } = head;
 
     expect(decodeDispatchHead(encodeDispatchHead(head)).joining).toEqual(head.joining);
     expect(encodeDispatchHead(without)).not.toContain('kj');
+    expect(encodeDispatchHead({ ...without, joining: [] })).not.toContain('kj');
     expect(decodeDispatchHead(encodeDispatchHead(without)).joining).toBeUndefined();
+  });
+
+  it('reads a head written before the list: one member joining', () => {
+    const text = encodeDispatchHead(newDispatchHead(at('1:4'), at('1:20'))).replace(
+      /}$/,
+      ',"kj":["c-1",1700000000123]}',
+    );
+
+    expect(decodeDispatchHead(text).joining).toEqual([{ consumerId: 'c-1', atMs: 1_700_000_000_123 }]);
   });
 });
 

@@ -12,11 +12,13 @@ import {
   JOIN_PENDING_MS,
   keySharedJoined,
   keySharedJoinMark,
+  MAX_JOINING,
   memberForKey,
 } from '../../../../shared/application/engine/key-shared-routing.ts';
 import { acknowledge } from '../../../../shared/application/engine/pending-acks.ts';
 import { releaseConsumerStep } from '../../../../shared/application/engine/release.ts';
 import { createSubscriptionCursor } from '../../../../shared/application/engine/subscription-cursor.ts';
+import { ServiceUnavailableError } from '../../../../shared/domain/errors.ts';
 import { Position } from '../../../../shared/domain/position.ts';
 import { TopicName } from '../../../../shared/domain/topic-name.ts';
 import { InMemoryDispatchStore } from '../../../support/in-memory-dispatch-store.ts';
@@ -303,6 +305,44 @@ describe('Key_Shared: per-key order per consumer', () => {
     expect(byStaleA).toEqual([]);
     expect(positionsOf(byC)).toEqual([e0, e1]);
     expect(head?.joining).toBeUndefined();
+  });
+
+  it('two members joining at once: a receive whose list lacks the first hands nothing out while the second has registered', async () => {
+    const w = await world(['a', 'b']);
+    const far = Position.of(0n, 0n);
+    const k = keyMovingTo(
+      [...w.members, { consumerId: 'd', joinedAfter: far }],
+      { consumerId: 'c', joinedAfter: far },
+      'a',
+    );
+    await w.publish([k, k]);
+    // Two subscribes interleaved: c's join mark, d's join mark, d registers and clears its mark; c
+    // has not registered yet. Before, the head held one joining member: d's overwrote c's.
+    const cMark = await keySharedJoinMark(w.ctx, w.cursor, 'c');
+    const dMark = await keySharedJoinMark(w.ctx, w.cursor, 'd');
+    const d: KeySharedMember = { consumerId: 'd', joinedAfter: dMark };
+    const withD = [...w.members, d].sort((x, y) => (x.consumerId < y.consumerId ? -1 : 1));
+    await keySharedJoined(w.ctx, w.cursor, 'd');
+
+    const byStaleA = await w.receive('a', 10, withD); // read after d registered, before c did
+    await keySharedJoined(w.ctx, w.cursor, 'c');
+    const head = (await w.store.readHead(w.cursor.cursorId))?.head;
+
+    expect(byStaleA.filter((delivery) => delivery.entry.key === k)).toEqual([]);
+    expect(cMark.toString()).toBe(dMark.toString());
+    expect(head?.joining).toBeUndefined();
+  });
+
+  it('joining members are bounded: past MAX_JOINING live marks a subscribe is refused (503), and expired marks make room', async () => {
+    const w = await world(['a']);
+    for (let i = 0; i < MAX_JOINING; i++) await keySharedJoinMark(w.ctx, w.cursor, `j${i}`);
+
+    await expect(keySharedJoinMark(w.ctx, w.cursor, 'one-more')).rejects.toThrow(ServiceUnavailableError);
+    w.clock.advance(JOIN_PENDING_MS + 1);
+    await keySharedJoinMark(w.ctx, w.cursor, 'one-more');
+    const head = (await w.store.readHead(w.cursor.cursorId))?.head;
+
+    expect(head?.joining?.map((member) => member.consumerId)).toEqual(['one-more']);
   });
 
   it('a joining member that never registered holds receives back for JOIN_PENDING_MS at most', async () => {

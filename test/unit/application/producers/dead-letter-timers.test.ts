@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { acknowledgeMessages } from '../../../../shared/application/consumers/consumer-acks.ts';
+import {
+  acknowledgeMessages,
+  redeliverUnacknowledged,
+} from '../../../../shared/application/consumers/consumer-acks.ts';
 import { receiveMessages } from '../../../../shared/application/consumers/receive-messages.ts';
 import { subscribeConsumer } from '../../../../shared/application/consumers/subscribe-consumer.ts';
 import { runScheduledJob } from '../../../../shared/application/maintenance/run-scheduled-job.ts';
@@ -119,5 +122,34 @@ describe('dead letters on the server’s timer', () => {
     expect(last?.redeliveryCount).toBe(1);
     expect(w.counted.get('deadLettered')).toBeUndefined();
     expect(w.deadLetterJobs()).toEqual([]);
+  });
+});
+
+describe('dead letters on the server’s timer: Exclusive and Failover rewinds', () => {
+  it.each([
+    'Exclusive',
+    'Failover',
+  ] as const)('%s: a delivery with the last allowed count from a rewind’s replay is dead-lettered at its ack timeout, with nobody polling', async (subscriptionType) => {
+    const w = world();
+    const { consumerId } = await subscribeConsumer(w.ports, admin, {
+      topic,
+      subscription: 'sub',
+      subscriptionType,
+      initialPosition: 'Earliest',
+      policy: { ackTimeoutMs: ACK_TIMEOUT_MS, deadLetterPolicy: { maxRedeliverCount: 1 } },
+    });
+    await publishOne(w.ports);
+    const first = await w.receive(consumerId);
+    // redeliverUnacknowledged rewinds: the replay hands the message out again, count 1.
+    await redeliverUnacknowledged(w.ports, admin, consumerId, []);
+    const replayed = await w.receive(consumerId);
+    const jobs = w.deadLetterJobs();
+
+    w.clock.advance(ACK_TIMEOUT_MS);
+    for (const job of jobs) await runScheduledJob(w.ports, job);
+
+    expect([...first, ...replayed].map((m) => m.redeliveryCount)).toEqual([0, 1]);
+    expect(jobs.map((job) => job.dueAtMs)).toEqual([w.clock.nowMs()]);
+    expect(w.counted.get('deadLettered')).toBe(1);
   });
 });

@@ -245,3 +245,41 @@ describe('claimOwnership', () => {
     );
   });
 });
+
+/** A dispatch store that notes how each head read was made. */
+class ReadNotingStore extends InMemoryDispatchStore {
+  readonly headReads: string[] = [];
+
+  override async readHead(cursorId: string, options: { readonly consistent?: boolean } = {}) {
+    this.headReads.push(options.consistent === false ? 'eventual' : 'strong');
+    return super.readHead(cursorId, options);
+  }
+}
+
+describe('what a dispatch reads', () => {
+  it('the head once, eventually consistent, when it hands something out; a strong read more when it finds nothing', async () => {
+    const store = new ReadNotingStore();
+    const w = engineWorld({ type: 'Shared', store });
+    await w.publish(2);
+    await w.subscribe();
+    store.headReads.length = 0;
+    expect(await delivered(call(w, 'a', 10))).toHaveLength(2);
+    expect(store.headReads).toEqual(['eventual']);
+    store.headReads.length = 0;
+    expect(await delivered(call(w, 'a', 10))).toEqual([]);
+    expect(store.headReads).toEqual(['eventual', 'strong']);
+  });
+
+  it('Exclusive: the owner’s lease renewal is written with its claim', async () => {
+    const w = engineWorld({ type: 'Exclusive' });
+    await w.publish(2);
+    await w.subscribe();
+    await claimOwnership(w.ctx, w.cursor, w.consumer('a', { leaseMs: 10_000 }));
+    w.clock.advance(9_000);
+    const version = (await headOf(w)).version;
+    expect(await delivered(call(w, 'a', 10, { leaseMs: 10_000 }))).toHaveLength(2);
+    const after = await headOf(w);
+    expect(after.version).toBe(version + 1);
+    expect(after.head.owner).toEqual({ consumerId: 'a', leaseUntilMs: w.clock.nowMs() + 10_000 });
+  });
+});

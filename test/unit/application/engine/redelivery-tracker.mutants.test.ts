@@ -12,7 +12,12 @@ import { newDispatchHead } from '../../../../shared/domain/dispatch-head.ts';
 import { DeadLetterRefusedError } from '../../../../shared/domain/errors.ts';
 import { Position } from '../../../../shared/domain/position.ts';
 import type { HeadRecord, PageState } from '../../../../shared/ports/dispatch-store.ts';
-import { type ConsumerOptions, engineWorld, recordingDeadLetter } from '../../../support/engine-world.ts';
+import {
+  type ConsumerOptions,
+  engineWorld,
+  RacedStore,
+  recordingDeadLetter,
+} from '../../../support/engine-world.ts';
 
 // Pulsar's redelivery tracker, durable: what a tracker entry stands for now, and the due
 // redeliveries a pickup hands out (mutation testing, issue 21 criterion 5).
@@ -192,6 +197,22 @@ describe('pickUpDue', () => {
     expect(picked.reread).toBe(false);
     expect(await w.store.nextTrackerDue(w.cursor.cursorId, -1)).toBeUndefined();
     expect((await headOf(w)).head.trackerDueAtMs).toBeUndefined();
+  });
+
+  it('a due time whose write lost to another writer: the pickup answers the head that writer made', async () => {
+    const store = new RacedStore();
+    const w = engineWorld({ type: 'Shared', store });
+    const p = await w.publish(2);
+    await w.subscribe();
+    await w.receive('a', 2);
+    await nack(w, 'a', [p[0] as Position], 1_000);
+    await acknowledge(w.ctx, w.cursor, [p[0] as Position], { byId: true });
+    w.clock.advance(1_000);
+    store.lose.head = 1;
+    const picked = await pickUp(w, 'b', 10);
+    expect(picked.deliveries).toEqual([]);
+    expect(picked.reread).toBe(true);
+    expect(picked.record).toEqual(await headOf(w));
   });
 
   it('an entry stale only on an older head is kept: a strong read finds the newer head, which the caller judges first', async () => {

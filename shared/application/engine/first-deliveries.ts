@@ -1,4 +1,4 @@
-import { type DeliveryRun, runEnd } from '../../domain/delivery-run.ts';
+import { compareRuns, type DeliveryRun, runEnd } from '../../domain/delivery-run.ts';
 import type { DispatchHead } from '../../domain/dispatch-head.ts';
 import { dropPassedOverrides, overrideAt, resetOverdue } from '../../domain/dispatch-head.ts';
 import { nextInLedger, Position } from '../../domain/position.ts';
@@ -120,17 +120,9 @@ export async function claimFirstDeliveries(ctx: EngineContext, request: ClaimReq
     ...head,
     ...request.ownerChanges,
     readPosition,
-    runs: [...head.runs, ...plan.runs].sort((a, b) =>
-      a.ledgerId !== b.ledgerId
-        ? a.ledgerId < b.ledgerId
-          ? -1
-          : 1
-        : a.entryId < b.entryId
-          ? -1
-          : a.entryId > b.entryId
-            ? 1
-            : 0,
-    ),
+    // The claim's runs start at the read position, after every run of the head: sorting keeps
+    // the order whatever a run left behind there.
+    runs: [...head.runs, ...plan.runs].sort(compareRuns),
     ...(trackerDueAtMs !== undefined ? { trackerDueAtMs } : {}),
     ...(plan.routedAtMs !== undefined ? { routedAtMs: plan.routedAtMs } : {}),
     // Counted in the claim's own write: first deliveries cost no write of their own.

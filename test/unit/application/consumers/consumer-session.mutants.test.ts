@@ -221,6 +221,16 @@ describe('keySharedMembers', () => {
       ].sort(),
     );
     expect(marks[p0?.cursorId as string]).not.toBe(consumer.joinedAfter?.[p0?.cursorId as string]);
+    // Its own mark is the one of the record it was given (the receive's), not read again.
+    const given = { ...consumer, joinedAfter: { [p0?.cursorId as string]: '1:7' } };
+    const own = (await keySharedMembers(w.ports, given, p0 as never)).find((m) => m.consumerId === a);
+    expect(own?.joinedAfter.toString()).toBe('1:7');
+    // A member record without marks (written before they existed) is left out.
+    await w.registry.register({ ...(await w.record(b)), joinedAfter: undefined } as never);
+    w.ports.consumers.forget(b);
+    expect((await members()).map(([id]) => id)).toEqual([a]);
+    await w.registry.register({ ...(await w.record(b)), joinedAfter: marks });
+    w.ports.consumers.forget(b);
     // a's membership went (a close in flight): a receive of a still routes with a among the members.
     await w.registry.leave(subscriptionKey(topic.toString(), 'sub'), a);
     expect((await members()).map(([id]) => id)).toEqual([a, b].sort());

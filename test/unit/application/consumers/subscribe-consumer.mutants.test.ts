@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { subscriptionKey } from '../../../../shared/application/consumers/consumer-session.ts';
+import { receiveMessages } from '../../../../shared/application/consumers/receive-messages.ts';
 import {
   ensureSubscriptions,
   PARTITION_CONCURRENCY,
@@ -8,8 +9,11 @@ import {
 } from '../../../../shared/application/consumers/subscribe-consumer.ts';
 import type { Principal } from '../../../../shared/application/tenancy/principal.ts';
 import { createTopic } from '../../../../shared/application/topics/manage-topics.ts';
-import { SubscriptionAlreadyExistsError } from '../../../../shared/domain/catalog-errors.ts';
-import { ConflictError } from '../../../../shared/domain/errors.ts';
+import {
+  SubscriptionAlreadyExistsError,
+  TopicNotFoundError,
+} from '../../../../shared/domain/catalog-errors.ts';
+import { ConflictError, ForbiddenError } from '../../../../shared/domain/errors.ts';
 import { ConsumerFencedError } from '../../../../shared/domain/ownership.ts';
 import type { SubscriptionType } from '../../../../shared/domain/subscription-type.ts';
 import { TopicName } from '../../../../shared/domain/topic-name.ts';
@@ -17,6 +21,8 @@ import type { SubscriptionRecord } from '../../../../shared/ports/topic-catalog.
 import { InMemoryConsumerRegistry } from '../../../support/in-memory-consumer-registry.ts';
 import { InMemoryDeliveryQueue } from '../../../support/in-memory-delivery-queue.ts';
 import { InMemoryDispatchStore } from '../../../support/in-memory-dispatch-store.ts';
+import { InMemoryLedger } from '../../../support/in-memory-ledger.ts';
+import { InMemoryPermissionStore } from '../../../support/in-memory-permission-store.ts';
 import { inMemoryPorts } from '../../../support/in-memory-ports.ts';
 import { InMemoryScheduler } from '../../../support/in-memory-scheduler.ts';
 import { InMemoryTopicCatalog } from '../../../support/in-memory-topic-catalog.ts';
@@ -42,7 +48,7 @@ class RacedCatalog extends InMemoryTopicCatalog {
   }
 }
 
-async function world(partitions?: number) {
+async function world(partitions?: number, permissions?: InMemoryPermissionStore, ledger?: InMemoryLedger) {
   const clock = new ManualClock(NOW);
   const registry = new InMemoryConsumerRegistry();
   const catalog = new RacedCatalog();
@@ -55,6 +61,8 @@ async function world(partitions?: number) {
     catalog,
     deliveryQueue,
     dispatch,
+    ...(permissions ? { permissions } : {}),
+    ...(ledger ? { ledger } : {}),
   });
   if (partitions) await createTopic(ports, admin, topic, partitions);
   const subscribe = async (extra: Partial<SubscribeRequest> & { type?: SubscriptionType } = {}) => {
@@ -185,5 +193,91 @@ describe('ensureSubscriptions', () => {
     ).rejects.toBe(failure);
     const created = await Promise.all(partitions.map((p) => w.catalog.getSubscription(p, 'few')));
     expect(created.filter((s) => s !== undefined)).toHaveLength(PARTITION_CONCURRENCY - 1);
+  });
+});
+
+describe('subscribeConsumer: the dead-letter topic’s permissions and subscription', () => {
+  const app: Principal = { role: 'app', superuser: false };
+  const deadLetterTopic = TopicName.parse('persistent://public/other/dlq');
+
+  /** `app` may consume on the topic, and do `actions` on the dead-letter topic's namespace. */
+  async function granted(actions: ('produce' | 'consume')[], permissions?: InMemoryPermissionStore) {
+    const w = await world(undefined, permissions);
+    await w.ports.permissions.grant('public/default', 'app', ['consume']);
+    await w.ports.permissions.grant('public/other', 'app', actions);
+    const subscribe = (deadLetterPolicy: Record<string, unknown>) =>
+      subscribeConsumer(w.ports, app, {
+        topic,
+        subscription: 'sub',
+        subscriptionType: 'Shared',
+        initialPosition: 'Earliest',
+        policy: {
+          deadLetterPolicy: {
+            maxRedeliverCount: 1,
+            deadLetterTopic: deadLetterTopic.toString(),
+            ...deadLetterPolicy,
+          },
+        },
+      });
+    const subscriptions = async () =>
+      (await w.ports.catalog.listSubscriptions(deadLetterTopic)).map((s) => [s.name, s.type]);
+    return { w, subscribe, subscriptions };
+  }
+
+  it('initialSubscriptionName takes consume on the dead-letter topic (403 without it)', async () => {
+    const without = await granted(['produce']);
+    await expect(without.subscribe({ initialSubscriptionName: 'reader' })).rejects.toThrow(
+      new ForbiddenError(`Role app is not allowed to consume on ${deadLetterTopic.toString()}`),
+    );
+    const withIt = await granted(['produce', 'consume']);
+    await withIt.subscribe({ initialSubscriptionName: 'reader' });
+    expect(await withIt.subscriptions()).toEqual([['reader', 'Shared']]);
+  });
+
+  it('a role that may consume on the dead-letter topic gets the default subscription, from its earliest', async () => {
+    const g = await granted(['produce', 'consume']);
+    // A dead letter already there (an earlier consumer's): the new subscription keeps it.
+    await createTopic(g.w.ports, admin, deadLetterTopic, 0);
+    await g.w.ports.ledger.append(deadLetterTopic, [{ payload: 'dead', properties: {} }], NOW);
+    await g.subscribe({});
+    expect(await g.subscriptions()).toEqual([['sub-DLQ-sub', 'Shared']]);
+    const reader = await subscribeConsumer(g.w.ports, admin, {
+      topic: deadLetterTopic,
+      subscription: 'sub-DLQ-sub',
+      subscriptionType: 'Shared',
+      initialPosition: 'Latest',
+      policy: {},
+    });
+    const received = await receiveMessages(g.w.ports, admin, reader.consumerId, { maxMessages: 5 });
+    expect(received.map((m) => m.payload)).toEqual(['dead']);
+  });
+
+  it('a failure to read the permissions fails the subscribe (only a refusal means: no default subscription)', async () => {
+    class FailingPermissions extends InMemoryPermissionStore {
+      otherReads = 0;
+      override async actionsOf(role: string, resources: readonly string[]) {
+        if (resources.includes('public/other') && ++this.otherReads === 2) throw new Error('throttled');
+        return super.actionsOf(role, resources);
+      }
+    }
+    const g = await granted(['produce', 'consume'], new FailingPermissions());
+    await expect(g.subscribe({})).rejects.toThrow('throttled');
+  });
+});
+
+describe('subscribeConsumer: a topic deleted while this process trusted its record', () => {
+  it('takes back the subscription it made (record, cursor, queue), and rethrows', async () => {
+    const ledger = new InMemoryLedger(1_000);
+    const w = await world(undefined, undefined, ledger);
+    await w.subscribe({ subscription: 'first' });
+    ledger.failNext('announceSubscriptions', new TopicNotFoundError(topic.toString()));
+    await expect(w.subscribe()).rejects.toThrow(TopicNotFoundError);
+    expect(await w.catalog.getSubscription(topic, 'sub')).toBeUndefined();
+    const kept = [...w.deliveryQueue.rings.keys()];
+    expect(kept).toHaveLength(1);
+    // Another failure there leaves what was made: the retry finds the subscription.
+    ledger.failNext('announceSubscriptions', new Error('timeout'));
+    await expect(w.subscribe()).rejects.toThrow('timeout');
+    expect(await w.catalog.getSubscription(topic, 'sub')).toBeDefined();
   });
 });

@@ -25,14 +25,14 @@ describe('consumerMessageOf', () => {
   const partition = { topic: topic.partition(2).toString(), partitionIndex: 2, cursorId: 'c' };
   const position = Position.of(7, 3);
 
-  it('gives every field, absent ones as null', () => {
+  it('gives every field, absent ones as null, and no producer or encoding it does not have', () => {
     expect(
       consumerMessageOf(partition, {
         position,
         redeliveryCount: 2,
         entry: { position, payload: 'hello', properties: {}, publishTimeMs: 11 },
       }),
-    ).toEqual({
+    ).toStrictEqual({
       messageId: '7:3:2',
       payload: 'hello',
       key: null,

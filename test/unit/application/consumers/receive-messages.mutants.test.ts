@@ -118,3 +118,27 @@ describe('receiveMessages', () => {
     expect(await receiveMessages(w.ports, admin, w.consumerId, { maxMessages: 10 })).toHaveLength(1);
   });
 });
+
+describe('receiveMessages across partitions and consumers', () => {
+  it('takes at most maxMessages in all, whatever the partitions hold', async () => {
+    const w = await world(2);
+    expect(await receiveMessages(w.ports, admin, w.consumerId, { maxMessages: 3 })).toHaveLength(3);
+  });
+
+  it('Shared: any consumer takes any key (no Key_Shared routing)', async () => {
+    const w = await world(1);
+    await subscribeConsumer(w.ports, admin, {
+      topic,
+      subscription: 'sub',
+      subscriptionType: 'Shared',
+      initialPosition: 'Earliest',
+      policy: {},
+    });
+    await w.ports.ledger.append(
+      topic.partition(0),
+      Array.from({ length: 8 }, (_, i) => ({ payload: `k${i}`, key: `key-${i}`, properties: {} })),
+      0,
+    );
+    expect(await receiveMessages(w.ports, admin, w.consumerId, { maxMessages: 20 })).toHaveLength(12);
+  });
+});

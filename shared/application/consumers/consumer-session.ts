@@ -55,8 +55,8 @@ export function subscriptionKey(topic: string, subscription: string): string {
   return JSON.stringify([TopicName.parse(topic).partitionedTopicName.toString(), subscription]);
 }
 
-/** A Lambda consumer is durable: its lease never lapses (about ten years). */
-const DURABLE_LEASE_MS = 10 * 365 * 24 * 3_600_000;
+/** A Lambda consumer is durable: its lease never lapses (ten years of 365 days, in ms). */
+const DURABLE_LEASE_MS = 315_360_000_000;
 
 /** The consumer, if it exists and belongs to the caller (its subscriber, or a superuser). */
 export async function requireConsumer(

@@ -1,4 +1,4 @@
-import { runPositions, sliceRun } from '../../domain/delivery-run.ts';
+import { runPositions } from '../../domain/delivery-run.ts';
 import { Position } from '../../domain/position.ts';
 import type { TrackerEntry } from '../../ports/dispatch-store.ts';
 import { deadLetterEntries } from './dead-letter-claim.ts';
@@ -50,11 +50,12 @@ export async function deadLetterOnTimer(
       }
       return retryOf(segments, nowMs);
     }
-    const slice = sliceRun(due.located.run, due.from, due.from + BigInt(due.n));
-    const positions = slice ? runPositions(slice) : [];
+    // The due stretch, within its run (the segments are judged run by run): one entry at least.
+    const positions = runPositions({ ...due.located.run, entryId: due.from, n: due.n });
     const found = await readEntriesAt(ctx, positions);
     const entries = positions.flatMap((position) => found.get(position.toString()) ?? []);
-    if (entries.length === 0 || entries.length < positions.length) return {};
+    // Some gone (retention deleted them meanwhile): nothing to publish; the tracker entry stays.
+    if (entries.length < positions.length) return {};
     // Published: look at the rest of the entry on a fresh head. Lost: read again and judge anew.
     await deadLetterEntries(ctx, { cursor, record, located: due.located, entries, deadLetter });
   }

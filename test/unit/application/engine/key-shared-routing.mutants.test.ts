@@ -6,16 +6,20 @@ import {
   type PartitionCursor,
 } from '../../../../shared/application/engine/engine-context.ts';
 import {
+  JOIN_PENDING_MS,
+  joinPending,
+  keySharedJoined,
   keySharedJoinMark,
   memberForKey,
   POINTS_PER_MEMBER,
   routesTo,
 } from '../../../../shared/application/engine/key-shared-routing.ts';
 import { newDispatchHead } from '../../../../shared/domain/dispatch-head.ts';
-import { NotFoundError } from '../../../../shared/domain/errors.ts';
+import { NotFoundError, ServiceUnavailableError } from '../../../../shared/domain/errors.ts';
 import { Position } from '../../../../shared/domain/position.ts';
 import { TopicName } from '../../../../shared/domain/topic-name.ts';
 import type { LedgerInfo, ManagedLedgerState, StoredEntry } from '../../../../shared/ports/ledger.ts';
+import { engineWorld, RacedStore } from '../../../support/engine-world.ts';
 import { InMemoryDispatchStore } from '../../../support/in-memory-dispatch-store.ts';
 import { InMemoryLedger } from '../../../support/in-memory-ledger.ts';
 import { ManualClock } from '../../../support/manual-clock.ts';
@@ -171,5 +175,89 @@ describe('keySharedJoinMark', () => {
 
   it('is mark-delete when the partition has no ledgers any more', async () => {
     expect(await joinMarkOf(Position.of(3, 9), Position.of(4, 0))).toBe('3:9');
+  });
+});
+
+describe('keySharedJoinMark under contention', () => {
+  const rounds = 4 * DEFAULT_ENGINE_LIMITS.casAttempts;
+
+  it(`writes the joining member after ${rounds - 1} lost writes, pausing after each`, async () => {
+    const store = new RacedStore();
+    const w = engineWorld({ type: 'Key_Shared', store });
+    await w.publish(3);
+    await w.subscribe();
+    const pauses: number[] = [];
+    const ctx: EngineContext = { ...w.ctx, pauseAfterConflict: async (attempt) => void pauses.push(attempt) };
+    store.lose.head = rounds - 1;
+    expect((await keySharedJoinMark(ctx, w.cursor, 'j')).toString()).toBe('1:-1');
+    expect((await w.store.readHead(w.cursor.cursorId))?.head.joining?.consumerId).toBe('j');
+    expect(pauses).toEqual(Array.from({ length: rounds - 1 }, (_, i) => i));
+  });
+
+  it(`gives up after ${rounds} lost writes: the subscription is too busy, try again`, async () => {
+    const store = new RacedStore();
+    const w = engineWorld({ type: 'Key_Shared', store });
+    await w.subscribe();
+    store.lose.head = rounds;
+    await expect(keySharedJoinMark(w.ctx, w.cursor, 'j')).rejects.toThrow(
+      new ServiceUnavailableError('Cursor c1 is too busy to join now; try again'),
+    );
+    expect((await w.store.readHead(w.cursor.cursorId))?.head.joining).toBeUndefined();
+  });
+});
+
+describe('keySharedJoined', () => {
+  const joined = async (store = new RacedStore()) => {
+    const w = engineWorld({ type: 'Key_Shared', store });
+    await w.subscribe();
+    await keySharedJoinMark(w.ctx, w.cursor, 'j');
+    const joining = async () => (await w.store.readHead(w.cursor.cursorId))?.head.joining?.consumerId;
+    return { w, store, joining };
+  };
+
+  it('clears the mark of the member it names, and says so', async () => {
+    const { w, joining } = await joined();
+    expect(await keySharedJoined(w.ctx, w.cursor, 'j')).toBe(true);
+    expect(await joining()).toBeUndefined();
+    // Nothing left to clear: no write.
+    const version = (await w.store.readHead(w.cursor.cursorId))?.version;
+    expect(await keySharedJoined(w.ctx, w.cursor, 'j')).toBe(false);
+    expect((await w.store.readHead(w.cursor.cursorId))?.version).toBe(version);
+  });
+
+  it('leaves the mark of another member joining', async () => {
+    const { w, joining } = await joined();
+    expect(await keySharedJoined(w.ctx, w.cursor, 'k')).toBe(false);
+    expect(await joining()).toBe('j');
+  });
+
+  it('answers false for a subscription that is gone', async () => {
+    const { w } = await joined();
+    await w.store.deleteCursor(w.cursor.cursorId);
+    expect(await keySharedJoined(w.ctx, w.cursor, 'j')).toBe(false);
+  });
+
+  it(`tries ${DEFAULT_ENGINE_LIMITS.casAttempts} times, then leaves the mark to lapse`, async () => {
+    const { w, store, joining } = await joined();
+    store.lose.head = DEFAULT_ENGINE_LIMITS.casAttempts;
+    expect(await keySharedJoined(w.ctx, w.cursor, 'j')).toBe(false);
+    expect(await joining()).toBe('j');
+    store.lose.head = DEFAULT_ENGINE_LIMITS.casAttempts - 1;
+    expect(await keySharedJoined(w.ctx, w.cursor, 'j')).toBe(true);
+    expect(await joining()).toBeUndefined();
+  });
+});
+
+describe('joinPending', () => {
+  const joiningHead = {
+    ...newDispatchHead(Position.beforeFirst(1n), Position.of(1, 0)),
+    joining: { consumerId: 'j', atMs: 1_000 },
+  };
+
+  it(`holds a list without the joining member back for ${JOIN_PENDING_MS} ms, not after`, () => {
+    expect(joinPending(joiningHead, [member('a')], 1_000 + JOIN_PENDING_MS)).toBe(true);
+    expect(joinPending(joiningHead, [member('a')], 1_000 + JOIN_PENDING_MS + 1)).toBe(false);
+    expect(joinPending(joiningHead, [member('a'), member('j')], 1_000)).toBe(false);
+    expect(joinPending(joiningHead, undefined, 1_000)).toBe(false);
   });
 });

@@ -6,10 +6,13 @@ import {
   releaseConsumerStep,
   rewind,
 } from '../../../../shared/application/engine/release.ts';
+import { resetCursor } from '../../../../shared/application/engine/reset-cursor.ts';
+import { runStart } from '../../../../shared/domain/delivery-run.ts';
 import { ConsumerFencedError } from '../../../../shared/domain/ownership.ts';
 import { Position } from '../../../../shared/domain/position.ts';
 import type { PageRef } from '../../../../shared/ports/dispatch-store.ts';
 import { engineWorld, idsOf, RacedStore } from '../../../support/engine-world.ts';
+import { InMemoryDispatchStore } from '../../../support/in-memory-dispatch-store.ts';
 
 // A gone consumer's entries come back (Shared, Key_Shared), and an Exclusive/Failover rewind
 // replays from mark-delete (mutation testing, issue 21 criterion 5).
@@ -246,5 +249,170 @@ describe('releaseConsumerStep under contention', () => {
     expect((await w.store.readHead(w.cursor.cursorId))?.head.trackerDueAtMs).toBe(w.clock.nowMs());
     expect(await releaseConsumerStep(w.ctx, w.cursor, 'a', first.next)).toEqual({});
     expect(await byConsumer(w)).toEqual({ b: 10 * MAX_DISPATCH });
+  });
+});
+
+/** A store that records the pages each readPages call asks for. */
+class PageCountingStore extends RacedStore {
+  pagesRead: string[] = [];
+
+  override async readPages(...args: Parameters<RacedStore['readPages']>) {
+    this.pagesRead.push(...args[1].map((ref) => `${ref.ledgerId}:${ref.page}`));
+    return super.readPages(...args);
+  }
+}
+
+/**
+ * Pages 0 to 2 hold `a`'s runs (spilled), the head `b`'s two: both with an ack timeout of 60 s,
+ * so the head says the tracker is due 60 s from now.
+ */
+async function spilledWorld(store = new PageCountingStore()) {
+  const w = engineWorld({ type: 'Shared', ledgerSize: 100_000, store, limits: { maxHeadRuns: 2 } });
+  await w.publish(6 * MAX_DISPATCH);
+  await w.subscribe();
+  for (let i = 0; i < 3; i++) await w.receive('a', MAX_DISPATCH, { ackTimeoutMs: 60_000 });
+  for (let i = 0; i < 2; i++) await w.receive('b', MAX_DISPATCH, { ackTimeoutMs: 60_000 });
+  return { w, store };
+}
+
+const dueAt = async (w: ReturnType<typeof engineWorld>) =>
+  (await w.store.readHead(w.cursor.cursorId))?.head.trackerDueAtMs;
+
+describe('releaseConsumerStep: what it writes and reads', () => {
+  it('writes nothing for a consumer that holds nothing, and leaves the head’s due time', async () => {
+    const { w, store } = await spilledWorld();
+    const due = await dueAt(w);
+    expect(due).toBe(w.clock.nowMs() + 60_000);
+    const writes = store.usage.writes;
+    expect(await releaseConsumerStep(w.ctx, w.cursor, 'c')).toEqual({});
+    expect(store.usage.writes).toBe(writes);
+    expect(await dueAt(w)).toBe(due);
+    expect(await byConsumer(w)).toEqual({ a: 3 * MAX_DISPATCH, b: 2 * MAX_DISPATCH });
+  });
+
+  it('reads only the pages before the read position (nothing after it was dispatched)', async () => {
+    const { w, store } = await spilledWorld();
+    store.pagesRead = [];
+    expect(await releaseConsumerStep(w.ctx, w.cursor, 'a')).toEqual({});
+    // The ledger holds 6 pages, the read position is 1:500: page 5 is not read.
+    expect(store.pagesRead).toEqual(['1:0', '1:1', '1:2', '1:3', '1:4']);
+    expect(await byConsumer(w)).toEqual({ b: 2 * MAX_DISPATCH });
+  });
+
+  it(`reads ${RELEASE_PAGES_PER_STEP} pages a step, and stops where the read position is`, async () => {
+    const store = new PageCountingStore();
+    const w = engineWorld({ type: 'Shared', ledgerSize: 100_000, store, limits: { maxHeadRuns: 2 } });
+    const pages = RELEASE_PAGES_PER_STEP + 3;
+    await w.publish(pages * MAX_DISPATCH);
+    await w.subscribe();
+    for (let i = 0; i < pages; i++) await w.receive('a', MAX_DISPATCH);
+    store.pagesRead = [];
+    const first = await releaseConsumerStep(w.ctx, w.cursor, 'a');
+    expect(store.pagesRead).toHaveLength(RELEASE_PAGES_PER_STEP);
+    expect(store.pagesRead.at(-1)).toBe(`1:${RELEASE_PAGES_PER_STEP - 1}`);
+    // The page of the next step is still held (the last two are in the head, released every step).
+    expect(await byConsumer(w)).toEqual({ a: MAX_DISPATCH });
+    expect(first.next?.toString()).toBe(`1:${RELEASE_PAGES_PER_STEP * MAX_DISPATCH}`);
+  });
+
+  it('has no next step when the page after the step starts at the read position', async () => {
+    const w = engineWorld({ type: 'Shared', ledgerSize: 100_000 });
+    await w.publish((RELEASE_PAGES_PER_STEP + 2) * MAX_DISPATCH);
+    await w.subscribe();
+    for (let i = 0; i < RELEASE_PAGES_PER_STEP; i++) await w.receive('a', MAX_DISPATCH);
+    expect((await w.store.readHead(w.cursor.cursorId))?.head.readPosition.toString()).toBe(
+      `1:${RELEASE_PAGES_PER_STEP * MAX_DISPATCH}`,
+    );
+    expect(await releaseConsumerStep(w.ctx, w.cursor, 'a')).toEqual({});
+    expect(await byConsumer(w)).toEqual({});
+  });
+
+  it('makes the head due now when a later page’s write lost after an earlier page released', async () => {
+    const { w, store } = await spilledWorld();
+    const casPage = store.casPage.bind(store);
+    store.casPage = async (...args) => (args[1].page === 1n ? false : casPage(...args));
+    expect((await releaseConsumerStep(w.ctx, w.cursor, 'a')).next?.toString()).toBe('1:100');
+    expect(await dueAt(w)).toBe(w.clock.nowMs());
+    expect(idsOf(await w.receive('c', MAX_DISPATCH)).slice(0, 2)).toEqual(['1:0', '1:1']);
+  });
+
+  it('leaves the head’s due time when the first page’s write lost (nothing released yet)', async () => {
+    const { w, store } = await spilledWorld();
+    const due = await dueAt(w);
+    store.lose.page = 1;
+    expect((await releaseConsumerStep(w.ctx, w.cursor, 'a')).next?.toString()).toBe('1:0');
+    expect(await dueAt(w)).toBe(due);
+  });
+
+  it('stops quietly when the subscription is deleted while it runs', async () => {
+    class VanishingStore extends InMemoryDispatchStore {
+      readsLeft = Number.POSITIVE_INFINITY;
+      override async readHead(...args: Parameters<InMemoryDispatchStore['readHead']>) {
+        if (--this.readsLeft < 0) await this.deleteCursor(args[0]);
+        return super.readHead(...args);
+      }
+    }
+    const store = new VanishingStore();
+    const w = engineWorld({ type: 'Shared', store });
+    await w.publish(3);
+    await w.subscribe();
+    await w.receive('a', 3);
+    store.readsLeft = 1;
+    expect(await releaseConsumerStep(w.ctx, w.cursor, 'a')).toEqual({});
+    expect(store.hasCursor(w.cursor.cursorId)).toBe(false);
+  });
+
+  it('leaves the runs a reset left at or after the new read position (nothing there was dispatched)', async () => {
+    class CrashingStore extends InMemoryDispatchStore {
+      crash = false;
+      override async casPage(...args: Parameters<InMemoryDispatchStore['casPage']>) {
+        if (this.crash) throw new Error('the resetter died');
+        return super.casPage(...args);
+      }
+    }
+    const store = new CrashingStore();
+    const w = engineWorld({ type: 'Shared', store, limits: { maxHeadRuns: 2 } });
+    await w.publish(300);
+    await w.subscribe();
+    for (const max of [50, 50, 100, 100]) await w.receive('a', max);
+    const page0 = async () =>
+      (await w.store.readPages(w.cursor.cursorId, [{ ledgerId: 1n, page: 0n }]))[0]?.runs.map(
+        (run) => `${runStart(run).toString()}+${run.n} ${run.state.kind}`,
+      );
+    expect(await page0()).toEqual(['1:0+50 held', '1:50+50 held']);
+    // The reset to 1:50 dies after its first step (the head), before it clears the pages.
+    store.crash = true;
+    await expect(resetCursor(w.ctx, w.cursor, Position.of(1, 50))).rejects.toThrow('the resetter died');
+    store.crash = false;
+    expect((await w.store.readHead(w.cursor.cursorId))?.head.resetting).toBeDefined();
+    await releaseConsumerStep(w.ctx, w.cursor, 'a');
+    expect(await page0()).toEqual(['1:0+50 released', '1:50+50 held']);
+  });
+});
+
+describe('rewind under contention, and whom a close fences', () => {
+  it(`gives up after ${DEFAULT_ENGINE_LIMITS.casAttempts} lost writes, and applies after one fewer`, async () => {
+    const store = new RacedStore();
+    const w = engineWorld({ type: 'Exclusive', store });
+    await w.publish(2);
+    await w.subscribe();
+    await w.receive('a', 2);
+    store.lose.head = DEFAULT_ENGINE_LIMITS.casAttempts;
+    await rewind(w.ctx, w.cursor, { consumerId: 'a' });
+    expect((await w.store.readHead(w.cursor.cursorId))?.head.replayFrom).toBeUndefined();
+    store.lose.head = DEFAULT_ENGINE_LIMITS.casAttempts - 1;
+    await rewind(w.ctx, w.cursor, { consumerId: 'a' });
+    expect((await w.store.readHead(w.cursor.cursorId))?.head.replayFrom?.toString()).toBe('1:0');
+  });
+
+  it('fences nobody on an operator’s close of a subscription without an owner', async () => {
+    const w = engineWorld({ type: 'Failover' });
+    await w.publish(2);
+    await w.subscribe();
+    const epoch = (await w.store.readHead(w.cursor.cursorId))?.head.epoch ?? 0;
+    await rewind(w.ctx, w.cursor, { close: true });
+    const after = (await w.store.readHead(w.cursor.cursorId))?.head;
+    expect(after?.epoch).toBe(epoch + 1);
+    expect(after?.fenced ?? []).toEqual([]);
   });
 });

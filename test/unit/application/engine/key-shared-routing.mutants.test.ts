@@ -190,7 +190,7 @@ describe('keySharedJoinMark under contention', () => {
     const ctx: EngineContext = { ...w.ctx, pauseAfterConflict: async (attempt) => void pauses.push(attempt) };
     store.lose.head = rounds - 1;
     expect((await keySharedJoinMark(ctx, w.cursor, 'j')).toString()).toBe('1:-1');
-    expect((await w.store.readHead(w.cursor.cursorId))?.head.joining?.consumerId).toBe('j');
+    expect((await w.store.readHead(w.cursor.cursorId))?.head.joining?.[0]?.consumerId).toBe('j');
     expect(pauses).toEqual(Array.from({ length: rounds - 1 }, (_, i) => i));
   });
 
@@ -202,7 +202,7 @@ describe('keySharedJoinMark under contention', () => {
     await expect(keySharedJoinMark(w.ctx, w.cursor, 'j')).rejects.toThrow(
       new ServiceUnavailableError('Cursor c1 is too busy to join now; try again'),
     );
-    expect((await w.store.readHead(w.cursor.cursorId))?.head.joining).toBeUndefined();
+    expect((await w.store.readHead(w.cursor.cursorId))?.head.joining ?? []).toEqual([]);
   });
 });
 
@@ -211,7 +211,7 @@ describe('keySharedJoined', () => {
     const w = engineWorld({ type: 'Key_Shared', store });
     await w.subscribe();
     await keySharedJoinMark(w.ctx, w.cursor, 'j');
-    const joining = async () => (await w.store.readHead(w.cursor.cursorId))?.head.joining?.consumerId;
+    const joining = async () => (await w.store.readHead(w.cursor.cursorId))?.head.joining?.[0]?.consumerId;
     return { w, store, joining };
   };
 
@@ -251,7 +251,7 @@ describe('keySharedJoined', () => {
 describe('joinPending', () => {
   const joiningHead = {
     ...newDispatchHead(Position.beforeFirst(1n), Position.of(1, 0)),
-    joining: { consumerId: 'j', atMs: 1_000 },
+    joining: [{ consumerId: 'j', atMs: 1_000 }],
   };
 
   it(`holds a list without the joining member back for ${JOIN_PENDING_MS} ms, not after`, () => {

@@ -91,6 +91,8 @@ export class PathAdmin {
     answeredSeq?: number;
   };
   private loose: Loose[] = [];
+  /** Resets that died or failed and that the engine may not have finished yet (see roundEnd). */
+  private unfinished: PathReset[] = [];
 
   constructor(private readonly world: AdminWorld) {}
 
@@ -284,14 +286,14 @@ export class PathAdmin {
   }
 
   /**
-   * The round is over: a reset that did not answer is over too (covering everything); what the
+   * The round is over: a reset that did not answer is over once the engine finished it
+   * (settleUnfinishedResets; covering everything until then); what the
    * round's admin calls may have acknowledged without the oracle knowing which is noted; what
    * retention deleted is checked.
    */
   async roundEnd(): Promise<void> {
-    const { oracle } = this.world;
     for (const loose of this.loose) {
-      if (loose.reset && loose.reset.doneSeq === undefined) oracle.finishReset(loose.reset, oracle.next());
+      if (loose.reset && loose.reset.doneSeq === undefined) this.unfinished.push(loose.reset);
       for (const [position, atMs] of this.publishedAtMs) {
         if (!loose.answered || (loose.expiredBeforeMs !== undefined && atMs < loose.expiredBeforeMs)) {
           this.maybeAcked.add(position);
@@ -302,7 +304,42 @@ export class PathAdmin {
       }
     }
     this.loose = [];
+    await this.settleUnfinishedResets();
     if (this.world.script.retention) await this.checkRetention();
+  }
+
+  /**
+   * A reset that died or failed is over once no partition's head says a reset is under way, not
+   * when its round ends: one that died after its first write (the head's `resetting`, the new read
+   * position) is finished by the next dispatch, fold or reset that finds it RESET_TIMEOUT_MS later
+   * (reset-cursor.ts), and that clears the acknowledgements landed on its pages meanwhile, as the
+   * engine documents (an acknowledgement between its steps 1 and 2 may be cleared: the entry comes
+   * again as a first delivery). Until then it covers everything: what is acknowledged meanwhile may
+   * come again (`--seed 2`, Key_Shared, path 123: a reset that failed after its first write, an
+   * acknowledgement by id of its partition's first entry a round later, handed out again with
+   * count 0 once a claim finished the reset). The engine simulation judges a dead reset the same way.
+   */
+  private async settleUnfinishedResets(): Promise<void> {
+    if (this.unfinished.length === 0 || (await this.anyPartitionResetting())) return;
+    const { oracle } = this.world;
+    for (const reset of this.unfinished) oracle.finishReset(reset, oracle.next());
+    this.unfinished = [];
+  }
+
+  /** Whether the head of the subscription's cursor on any partition says a reset is under way (strong reads). */
+  private async anyPartitionResetting(): Promise<boolean> {
+    const { script, stores, topic } = this.world;
+    const partitions =
+      script.partitions === 0
+        ? [topic]
+        : Array.from({ length: script.partitions }, (_, i) => topic.partition(i));
+    for (const partition of partitions) {
+      const subscription = await stores.catalog.getSubscription(partition, SUBSCRIPTION);
+      if (!subscription) continue;
+      const record = await stores.dispatch.readHead(subscription.cursorId);
+      if (record?.head.resetting) return true;
+    }
+    return false;
   }
 
   /**

@@ -51,8 +51,9 @@ interface Seen {
 
 /**
  * An admin's reset of the cursor (by timestamp, MessageId, earliest or latest): what it covers is
- * unacknowledged again and handed out as first deliveries (count 0). While it runs (and when it died,
- * until its round ended) it covers every partition from its first entry; once answered, each
+ * unacknowledged again and handed out as first deliveries (count 0). While it runs (and when it died
+ * or failed, until no head says a reset is under way: the engine finishes it later, clearing the
+ * acknowledgements made meanwhile) it covers every partition from its first entry; once answered, each
  * partition it moved from the new read position on (`scope`: partition index -> `L:E`).
  */
 export interface PathReset {
@@ -134,7 +135,7 @@ export class PathOracle {
     return reset;
   }
 
-  /** A reset ended at `seq` (answered with `scope`, or, undefined, died or failed): what it covers is unacknowledged. */
+  /** A reset ended at `seq` (answered with `scope`, or, undefined, died or failed and since finished by the engine): what it covers is unacknowledged. */
   finishReset(reset: PathReset, seq: number, scope?: ReadonlyMap<number, string>): void {
     if (scope) reset.scope = scope;
     reset.doneSeq = seq;

@@ -7,7 +7,7 @@
  * run and compile errors out). Prints the score per file and over the report, and the files of the
  * mutated scope that no run has reported yet. `npm run mutate` prints it after each run.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -27,7 +27,10 @@ type MutantStatus =
   | 'Pending';
 
 interface MutationReport {
-  readonly files: Record<string, { readonly mutants: readonly { readonly status: MutantStatus }[] }>;
+  readonly files: Record<
+    string,
+    { readonly source?: string; readonly mutants: readonly { readonly status: MutantStatus }[] }
+  >;
 }
 
 export interface Tally {
@@ -118,7 +121,28 @@ export function printMutationScore(path = MUTATION_REPORT): boolean {
   console.log(
     `Score: (${total.killed} + ${total.timeout}) / (${total.all} − ${total.ignored}) = ${percent(mutationScore(total))}`,
   );
-  const missing = scopeFiles().filter((name) => !files.has(name));
+  const scope = scopeFiles();
+  const outside = [...files.keys()].filter((name) => !scope.includes(name));
+  if (outside.length > 0) {
+    const inScope = tallyReport({
+      files: Object.fromEntries(Object.entries(report.files).filter(([name]) => scope.includes(name))),
+    }).total;
+    console.log(
+      `Over the mutated scope only (${outside.length} reported files outside it left out): (${inScope.killed} + ${inScope.timeout}) / (${inScope.all} − ${inScope.ignored}) = ${percent(mutationScore(inScope))}`,
+    );
+  }
+  const changed = Object.entries(report.files)
+    .filter(
+      ([name, file]) =>
+        file.source !== undefined && existsSync(name) && readFileSync(name, 'utf8') !== file.source,
+    )
+    .map(([name]) => name);
+  if (changed.length > 0) {
+    console.log(
+      `Reported on an earlier version of the file (the next run tests again what changed): ${changed.join(', ')}`,
+    );
+  }
+  const missing = scope.filter((name) => !files.has(name));
   if (missing.length > 0) {
     console.log(`Not yet in the report (${missing.length} of the scope's files): ${missing.join(', ')}`);
   }

@@ -280,4 +280,61 @@ describe('replay', () => {
     expect(idsOf(await w.receive('a', 10))).toEqual(['2:0']);
     expect((await w.store.readHead('c1'))?.head.replayFrom).toBeUndefined();
   });
+
+  it('hands out an unacknowledged entry with no run as a first delivery again, in one run of the owner’s', async () => {
+    const w = engineWorld({ type: 'Exclusive' });
+    await w.publish(4);
+    await w.subscribe();
+    const record = await w.store.readHead('c1');
+    // No run names 1:0..1:2 (as after a reset's leftover was ignored): they count 0.
+    await w.store.casHead('c1', record?.version as number, {
+      ...record!.head,
+      readPosition: Position.of(1, 3),
+      replayFrom: Position.of(1, 0),
+      owner: { consumerId: 'a', leaseUntilMs: 2_000_000 },
+    });
+    const step = await replayStep(w.ctx, {
+      cursor: w.cursor,
+      consumer: w.consumer('a'),
+      record: (await w.store.readHead('c1')) as HeadRecord,
+      max: 10,
+    });
+    expect(idsOf(step.deliveries)).toEqual(['1:0', '1:1', '1:2']);
+    expect(counts(step.deliveries)).toEqual([0, 0, 0]);
+    const runs = (await w.store.readHead('c1'))?.head.runs ?? [];
+    expect(
+      runs.map((r) => [r.entryId, r.n, r.deliveries, r.state.kind === 'held' && r.state.consumerId]),
+    ).toEqual([[0n, 3, 1, 'a']]);
+  });
+
+  it('answers a conflict when its last head write, ending the replay, lost a race', async () => {
+    const store = new RacedStore();
+    const w = engineWorld({ type: 'Exclusive', ledgerSize: 100, store });
+    await w.publish(100);
+    await w.subscribe();
+    await w.receive('a', 100);
+    await w.publish(1);
+    const record = await w.store.readHead('c1');
+    await w.store.casHead('c1', record?.version as number, {
+      ...record!.head,
+      replayFrom: Position.of(1, 100),
+    });
+    const current = await w.store.readHead('c1');
+    store.lose.head = 1;
+    const step = await replayStep(w.ctx, {
+      cursor: w.cursor,
+      consumer: w.consumer('a'),
+      record: current as HeadRecord,
+      max: 10,
+    });
+    expect(step).toEqual({ kind: 'conflict', deliveries: [], timers: [], current });
+    const done = await replayStep(w.ctx, {
+      cursor: w.cursor,
+      consumer: w.consumer('a'),
+      record: current as HeadRecord,
+      max: 10,
+    });
+    expect(done).toEqual({ kind: 'replayed', deliveries: [], timers: [] });
+    expect((await w.store.readHead('c1'))?.head.replayFrom).toBeUndefined();
+  });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { EngineContext } from '../../../../shared/application/engine/engine-context.ts';
-import { acknowledge } from '../../../../shared/application/engine/pending-acks.ts';
+import { acknowledge, isPositionAcknowledged } from '../../../../shared/application/engine/pending-acks.ts';
 import {
   finishReset,
   MAX_RESET_PAGES,
@@ -9,7 +9,7 @@ import {
   resetCursor,
 } from '../../../../shared/application/engine/reset-cursor.ts';
 import type { DeliveryRun } from '../../../../shared/domain/delivery-run.ts';
-import { NotFoundError, PreconditionFailedError } from '../../../../shared/domain/errors.ts';
+import { NotFoundError } from '../../../../shared/domain/errors.ts';
 import { Position } from '../../../../shared/domain/position.ts';
 import type { PageRef } from '../../../../shared/ports/dispatch-store.ts';
 import { engineWorld, idsOf, RacedStore } from '../../../support/engine-world.ts';
@@ -104,7 +104,8 @@ describe('resetCursor', () => {
     await resetCursor(w.ctx, w.cursor, Position.of(1, 6));
     const head = await headOf(w);
     expect([head?.resetting, head?.markDelete.toString()]).toEqual([undefined, '1:5']);
-    // The first reset cleared every acknowledgement from 1:0: 6..9 come again.
+    // The first reset cleared every acknowledgement from 1:0: 6..9 come again, unacknowledged.
+    expect(await isPositionAcknowledged(w.ctx, w.cursor, Position.of(1, 7))).toBe(false);
     expect(idsOf(await w.receive('b', 10))).toEqual(positions(1, 6, 10).map(String));
   });
 
@@ -115,7 +116,9 @@ describe('resetCursor', () => {
     await w.subscribe();
     await w.receive('a', 5);
     store.lose.head = 2;
-    await expect(resetCursor(w.ctx, w.cursor, Position.of(1, 0))).rejects.toThrow(PreconditionFailedError);
+    await expect(resetCursor(w.ctx, w.cursor, Position.of(1, 0))).rejects.toThrow(
+      /The subscription is busy \(its cursor kept changing\): reset again/,
+    );
     expect((await headOf(w))?.readPosition.toString()).toBe('1:5');
     store.lose.head = 1;
     await resetCursor(w.ctx, w.cursor, Position.of(1, 0));
@@ -147,9 +150,29 @@ describe('resetCursor', () => {
       },
     });
     const ctx: EngineContext = { ...w.ctx, ledger };
-    const record = await w.store.readHead('c1');
-    const far = Position.of(1, MAX_RESET_PAGES * 100 + 10);
-    await w.store.casHead('c1', record?.version as number, { ...record!.head, readPosition: far });
+    const readFrom = async (entryId: number) => {
+      const record = await w.store.readHead('c1');
+      await w.store.casHead('c1', record?.version as number, {
+        ...record!.head,
+        readPosition: Position.of(1, entryId),
+      });
+    };
+    // A rewind over one page of a long ledger: the pages after the read position do not count.
+    await readFrom(10);
+    await resetCursor(ctx, w.cursor, Position.of(1, 0));
+    expect((await headOf(w))?.readPosition.toString()).toBe('1:0');
+    // Exactly 5000 pages before the read position (the page it starts is not rewritten): done.
+    await readFrom(MAX_RESET_PAGES * 100);
+    await w.store.acknowledge('c1', [
+      Position.of(1, MAX_RESET_PAGES * 100 - 50),
+      Position.of(1, MAX_RESET_PAGES * 100 + 5),
+    ]);
+    await resetCursor(ctx, w.cursor, Position.of(1, 0));
+    expect(await isPositionAcknowledged(ctx, w.cursor, Position.of(1, MAX_RESET_PAGES * 100 - 50))).toBe(
+      false,
+    );
+    expect(await isPositionAcknowledged(ctx, w.cursor, Position.of(1, MAX_RESET_PAGES * 100 + 5))).toBe(true);
+    await readFrom(MAX_RESET_PAGES * 100 + 10);
     await expect(resetCursor(ctx, w.cursor, Position.of(1, 0))).rejects.toThrow(
       /would rewrite more than 5000 cursor pages \(500000 entries\).*read position 1:500010/,
     );
@@ -170,6 +193,29 @@ describe('finishReset', () => {
     await resetCursor(w.ctx, w.cursor, Position.of(1, 100));
     const [after] = await w.store.readPages('c1', [page(1n, 0n)]);
     expect(after?.runs.map((r) => `${r.entryId}+${r.n}`)).toEqual(['80+20']);
+    // No run reaches into it any more: the page before is not written again.
+    await w.receive('a', 50);
+    await resetCursor(w.ctx, w.cursor, Position.of(1, 100));
+    const [again] = await w.store.readPages('c1', [page(1n, 0n)]);
+    expect(again?.version).toBe(after?.version);
+  });
+
+  it('clears no page on a forward reset past everything held, and early acks below the old read position stay out of it', async () => {
+    const w = await world();
+    await w.publish(300);
+    await w.subscribe();
+    await acknowledge(w.ctx, w.cursor, [Position.of(1, 5)], { byId: true });
+    for (let i = 0; i < 3; i++) await w.receive('a', 100);
+    await acknowledge(w.ctx, w.cursor, [Position.of(1, 250)], { byId: false });
+    await resetCursor(w.ctx, w.cursor, Position.of(1, 0));
+    // The read position (1:300) bounds the clearing, not the early ack at 1:5.
+    expect(await isPositionAcknowledged(w.ctx, w.cursor, Position.of(1, 250))).toBe(false);
+    await w.receive('a', 100);
+    await acknowledge(w.ctx, w.cursor, [Position.of(1, 20)], { byId: false });
+    const before = (await w.store.readPages('c1', [page(1n, 0n)]))[0]?.version;
+    await resetCursor(w.ctx, w.cursor, Position.of(1, 150));
+    expect((await w.store.readPages('c1', [page(1n, 0n)]))[0]?.version).toBe(before);
+    await expect(finishReset(w.ctx, { ...w.cursor, cursorId: 'gone' })).resolves.toBeUndefined();
   });
 
   it('rewrites only pages that hold something', async () => {
@@ -209,7 +255,9 @@ describe('finishReset', () => {
     await w.receive('a', 10);
     await acknowledge(w.ctx, w.cursor, positions(1, 0, 10), { byId: false });
     store.lose.page = 2;
-    await expect(resetCursor(w.ctx, w.cursor, Position.of(1, 0))).rejects.toThrow(PreconditionFailedError);
+    await expect(resetCursor(w.ctx, w.cursor, Position.of(1, 0))).rejects.toThrow(
+      /The subscription is busy \(its cursor pages kept changing\): reset again/,
+    );
     expect((await headOf(w))?.resetting).toBeDefined();
     store.lose.page = 1;
     await finishReset(w.ctx, w.cursor);
@@ -271,7 +319,7 @@ describe('markDeleteForward', () => {
     expect((await w.store.readHead('c1'))?.version).toBe(version);
     store.lose.head = 2;
     await expect(markDeleteForward(w.ctx, w.cursor, Position.of(1, 4))).rejects.toThrow(
-      PreconditionFailedError,
+      /The subscription is busy \(its cursor kept changing\): try again/,
     );
     store.lose.head = 1;
     const moved = await markDeleteForward(w.ctx, w.cursor, Position.of(1, 4));

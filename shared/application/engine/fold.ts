@@ -1,9 +1,9 @@
-import { markDeleteTo, resetOverdue } from '../../domain/dispatch-head.ts';
+import { type DispatchHead, markDeleteTo, resetOverdue } from '../../domain/dispatch-head.ts';
 import { nextInLedger, Position } from '../../domain/position.ts';
 import { DISPATCH_PAGE_SIZE } from '../../ports/dispatch-store.ts';
 import { windowPages } from './cursor-window.ts';
 import type { EngineContext, PartitionCursor } from './engine-context.ts';
-import { readPagesOf, runPagesOf } from './pending-state.ts';
+import { offsetAcknowledged, readPagesOf, runPagesOf } from './pending-state.ts';
 import { judgeTrackerEntry } from './redelivery-tracker.ts';
 import { finishReset } from './reset-cursor.ts';
 
@@ -39,15 +39,13 @@ export async function foldStep(
   const passed: typeof states = [];
   walk: for (const [index, page] of pages.entries()) {
     const state = states[index];
+    // Stryker disable next-line ConditionalExpression: equivalent, readPages answers a state for every page asked (a page never written reads as empty)
     if (!state) break;
-    const from =
-      markDelete.ledgerId === page.ledgerId && markDelete.entryId + 1n > page.firstEntryId
-        ? markDelete.entryId + 1n
-        : page.firstEntryId;
+    // The window starts at the page holding mark-delete's next entry; each page after it in the
+    // same ledger starts right after the one passed before.
+    const from = markDelete.ledgerId === page.ledgerId ? markDelete.entryId + 1n : page.firstEntryId;
     for (let entryId = from; entryId < page.endEntryId; entryId++) {
-      const offset = Number(entryId - page.firstEntryId);
-      const acked = (state.floor !== undefined && offset <= state.floor) || state.acked.has(offset);
-      if (!acked) break walk;
+      if (!offsetAcknowledged(state, Number(entryId - page.firstEntryId))) break walk;
       markDelete = Position.of(page.ledgerId, entryId);
       entries++;
     }
@@ -59,11 +57,12 @@ export async function foldStep(
   if (markDelete.compareTo(record.head.markDelete) > 0) {
     let current: typeof record | undefined = record;
     for (let attempt = 0; attempt < ctx.limits.casAttempts && current; attempt++) {
-      // The newest acknowledgement of the pages passed stays known once they are tombstones.
+      if (resetSince(record.head, current.head)) break;
+      // The newest acknowledgement of the pages passed (and of the one it stopped in) stays known
+      // once they are tombstones.
       const lastAckedAtMs = Math.max(
         current.head.lastAckedAtMs ?? 0,
-        ...passed.map((page) => page.lastAckedAtMs ?? 0),
-        ...states.slice(0, passed.length + 1).map((page) => page?.lastAckedAtMs ?? 0),
+        ...states.slice(0, passed.length + 1).map((page) => page.lastAckedAtMs ?? 0),
       );
       const written = await ctx.store.casHead(cursor.cursorId, current.version, {
         ...markDeleteTo(current.head, markDelete),
@@ -78,16 +77,10 @@ export async function foldStep(
   }
   let tombstoned = 0;
   if (moved) {
+    // Every entry of a page passed is at or before mark-delete (a page is passed only whole, or
+    // as the last of a closed ledger): it becomes a tombstone, unless it is one already.
     for (const page of passed) {
       if (page.floor === Number(DISPATCH_PAGE_SIZE) - 1 && page.runs.length === 0) continue;
-      const lastOfPage = Position.of(page.ledgerId, (page.page + 1n) * DISPATCH_PAGE_SIZE - 1n);
-      const ledgerDone = pages.find(
-        (candidate) => candidate.ledgerId === page.ledgerId && candidate.page === page.page,
-      );
-      const covered =
-        lastOfPage.compareTo(moved) <= 0 ||
-        (ledgerDone?.ledgerClosed === true && page.ledgerId < moved.ledgerId);
-      if (!covered) continue;
       const written = await ctx.store.casPage(cursor.cursorId, page, page.version, {
         runs: [],
         floor: Number(DISPATCH_PAGE_SIZE) - 1,
@@ -99,6 +92,15 @@ export async function foldStep(
   await sweepOrphanedTrackerEntries(ctx, cursor);
   await repairTrackerDue(ctx, cursor);
   return { ...(moved ? { markDelete: moved } : {}), entries: moved ? entries : 0, tombstoned };
+}
+
+/**
+ * A reset came between the fold's reads and its head write (under way, or done: the read position
+ * went back). The acknowledgements the fold read may be cleared since: the mark-delete it found
+ * stands no more (the next fold reads again).
+ */
+function resetSince(read: DispatchHead, now: DispatchHead): boolean {
+  return now.resetting !== undefined || now.readPosition.compareTo(read.readPosition) < 0;
 }
 
 /**
@@ -131,7 +133,7 @@ async function sweepOrphanedTrackerEntries(ctx: EngineContext, cursor: Partition
 
 /** Lowers the head's tracker due time when the tracker holds an entry due earlier (a lost update). */
 async function repairTrackerDue(ctx: EngineContext, cursor: PartitionCursor): Promise<void> {
-  const earliest = await ctx.store.nextTrackerDue(cursor.cursorId, -1);
+  const earliest = await ctx.store.nextTrackerDue(cursor.cursorId, 0);
   if (earliest === undefined) return;
   for (let attempt = 0; attempt < ctx.limits.casAttempts; attempt++) {
     const record = await ctx.store.readHead(cursor.cursorId);

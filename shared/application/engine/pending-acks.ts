@@ -144,6 +144,10 @@ export async function negativeAcknowledge(ctx: EngineContext, request: NackReque
   );
 }
 
+/** The key of the head among a nack's run homes (the pages' keys are pageKey's). */
+// Stryker disable next-line StringLiteral: equivalent, any key that is no page's names the head
+const HEAD_HOME = 'head';
+
 type NackGroups = Map<DeliveryRun, { located: LocatedRun; ids: Set<bigint> }>;
 
 /** The nacked entries the consumer holds, by run (with the handle's count, when given). */
@@ -189,7 +193,7 @@ async function releaseOrDeadLetter(
   const homes = new Map<string, NackGroup[]>();
   for (const [run, { located, ids }] of byRun) {
     if (!(pastMax(run) && deadLetter)) {
-      const home = located.home.kind === 'head' ? 'head' : pageKey(located.home.page);
+      const home = located.home.kind === 'head' ? HEAD_HOME : pageKey(located.home.page);
       homes.set(home, [...(homes.get(home) ?? []), { run, located, ids }]);
       continue;
     }
@@ -206,8 +210,8 @@ async function releaseOrDeadLetter(
   for (const [home, groups] of homes) {
     const released = await releaseRuns(ctx, { ...input, record: current, groups });
     if (!released) return true;
-    if (home === 'head') current = await refreshed(ctx, cursor, current);
-    else lowestDue = Math.min(lowestDue ?? Infinity, ...released.dueAtMs);
+    // The head's write lowered its own due time; a page's release lowers it after.
+    if (home !== HEAD_HOME) lowestDue = Math.min(lowestDue ?? Infinity, ...released.dueAtMs);
     result.dueAtMs.push(...released.dueAtMs);
     result.released.push(...released.positions);
   }

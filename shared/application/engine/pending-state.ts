@@ -62,7 +62,11 @@ export function isAcknowledged(head: DispatchHead, pages: PageMap, position: Pos
   if (position.compareTo(head.markDelete) <= 0) return true;
   const page = pages.get(pageKey(pageOf(position)));
   if (!page) return false;
-  const offset = offsetOf(position);
+  return offsetAcknowledged(page, offsetOf(position));
+}
+
+/** The entry at `offset` of the page is acknowledged: under the page's floor, or in its acks. */
+export function offsetAcknowledged(page: PageState, offset: number): boolean {
   return (page.floor !== undefined && offset <= page.floor) || page.acked.has(offset);
 }
 

@@ -253,7 +253,8 @@ async function normalize(ctx: EngineContext, cursor: PartitionCursor, from: Posi
     const ledger = ledgers[i] as { ledgerId: bigint; entries: bigint };
     if (ledger.ledgerId < position.ledgerId) continue;
     if (ledger.ledgerId > position.ledgerId) position = Position.of(ledger.ledgerId, 0n);
-    if (position.entryId < ledger.entries || i === ledgers.length - 1) return position;
+    // Past the end of the last ledger too: the position stays (nothing is there yet).
+    if (position.entryId < ledger.entries) return position;
   }
   return position;
 }

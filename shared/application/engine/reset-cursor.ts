@@ -194,7 +194,8 @@ async function clearPages(
   const fromPage = from.entryId / DISPATCH_PAGE_SIZE;
   if (fromPage > 0n) {
     await rewritePage(ctx, cursor, { ledgerId: from.ledgerId, page: fromPage - 1n }, (page) => {
-      const runs = page.runs.filter((run) => runEnd(run) <= from.entryId || run.ledgerId !== from.ledgerId);
+      // The page is of `from`'s ledger, and so is every run it holds.
+      const runs = page.runs.filter((run) => runEnd(run) <= from.entryId);
       return runs.length === page.runs.length ? undefined : { runs };
     });
   }

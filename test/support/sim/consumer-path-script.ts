@@ -48,6 +48,8 @@ export type PathAction =
   | (Placed & { readonly kind: 'heartbeat'; readonly consumer: number })
   /** A new consumer subscribes (Key_Shared: a member joins), any time. */
   | (Placed & { readonly kind: 'join' })
+  /** The Lambda consumer runner's step (consumer-path-runner.ts; Shared and Key_Shared): the function's answers seeded by `seed`. */
+  | (Placed & { readonly kind: 'runner'; readonly seed: number })
   /** The scheduler's delay queue delivers what is due (releases, dead-letter timers, rings). */
   | (Placed & { readonly kind: 'scheduler' })
   | (Placed & { readonly kind: 'maintenance' })
@@ -170,6 +172,7 @@ function pathActionArb(crashShare: number): fc.Arbitrary<PathAction> {
     { weight: 1, arbitrary: of('heartbeat', { consumer }) },
     { weight: 1, arbitrary: of('join', {}) },
     { weight: 2, arbitrary: of('scheduler', {}) },
+    { weight: 2, arbitrary: of('runner', { seed: fc.nat() }) },
     { weight: 1, arbitrary: of('maintenance', {}) },
     {
       weight: 2,

@@ -42,6 +42,8 @@ export interface RunnerWorld {
   readonly deadLetters: DeadLetterCopies;
   /** Positions an acknowledgement may have reached (an answer lost). */
   readonly maybeAcked: Set<string>;
+  /** Whether an admin's call (a skip, an expiry, the TTL, a reset) or an ack that did not answer may have acknowledged it. */
+  mayBeAcked(position: string): boolean;
   /** `L:E:P` -> `L:E`, noting its partition. */
   noteMessageId(messageId: string): string;
   readonly mutation?: Mutation | undefined;
@@ -172,7 +174,7 @@ export class PathRunner {
         delayMs,
       });
       if (failure.retryAfterMs !== undefined && released) counters.retryAfterNacks++;
-      if (nonRetryable && released) {
+      if (nonRetryable && released && this.expectDeadLetter(client, held)) {
         this.deadLettered.set(held.messageId, { position: held.position, seq: endSeq });
         if (!this.world.deadLetters.has(held.messageId)) {
           fail(
@@ -183,6 +185,21 @@ export class PathRunner {
         counters.nonRetryableDeadLetters++;
       }
     }
+  }
+
+  /**
+   * Whether the runner's nack found the message still held by its consumer, so that it must have
+   * dead-lettered it: not when a call that may give back what consumers hold ran alongside (the
+   * scheduler, maintenance), nor when an admin's call or a reset may have acknowledged it.
+   */
+  private expectDeadLetter(client: PathClient, held: HeldMessage): boolean {
+    const { oracle } = this.world;
+    return (
+      client.releasedSinceSeq <= held.seq &&
+      !this.world.mayBeAcked(held.position) &&
+      !oracle.resetOverlaps(held.position, held.seq) &&
+      oracle.acked.get(held.position) === undefined
+    );
   }
 
   /** A delivery of a message a non-retryable failure dead-lettered (unless a reset gave it back since). */

@@ -211,7 +211,10 @@ class ConsumerPathSimulation {
       this.clients,
       (position) => this.partitionOf.get(position),
     );
-    this.reschedules = new RescheduleOracle(script.skewMs, counters);
+    // A reset after a reschedule hands the entry out again at once (as Pulsar's reset clears what waits).
+    this.reschedules = new RescheduleOracle(script.skewMs, counters, (position, seq) =>
+      this.oracle.resetOverlaps(position, seq),
+    );
     this.oracle.afterDelivery = (message) => this.reschedules.delivered(message);
     this.admin = new PathAdmin({
       script,
@@ -231,6 +234,7 @@ class ConsumerPathSimulation {
       stores: this.stores,
       deadLetters: this.deadLetters,
       maybeAcked: this.admin.maybeAcked,
+      mayBeAcked: (position) => this.admin.mayBeAcked(position),
       noteMessageId: (messageId) => this.noteMessageId(messageId),
       mutation,
       deadLetterPolicy: script.deadLetter !== undefined,

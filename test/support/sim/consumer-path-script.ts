@@ -172,7 +172,7 @@ function pathActionArb(crashShare: number): fc.Arbitrary<PathAction> {
     { weight: 1, arbitrary: of('heartbeat', { consumer }) },
     { weight: 1, arbitrary: of('join', {}) },
     { weight: 2, arbitrary: of('scheduler', {}) },
-    { weight: 2, arbitrary: of('runner', { seed: fc.nat() }) },
+    { weight: 1, arbitrary: of('runner', { seed: fc.nat() }) },
     { weight: 1, arbitrary: of('maintenance', {}) },
     {
       weight: 2,

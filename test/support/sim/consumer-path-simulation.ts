@@ -235,6 +235,7 @@ class ConsumerPathSimulation {
       deadLetters: this.deadLetters,
       maybeAcked: this.admin.maybeAcked,
       mayBeAcked: (position) => this.admin.mayBeAcked(position),
+      deleting: () => this.admin.deletion !== undefined,
       noteMessageId: (messageId) => this.noteMessageId(messageId),
       mutation,
       deadLetterPolicy: script.deadLetter !== undefined,
@@ -465,6 +466,7 @@ class ConsumerPathSimulation {
     });
     this.afterRound();
     await this.admin.roundEnd();
+    this.runner.roundEnd();
     if (this.shared) await this.caps.check(this.clients, this.clock.nowMs());
     this.containerOf.clear();
     // A reset may make a message dead-lettered before unacknowledged again: the policy applies again.

@@ -201,6 +201,9 @@ export const GATED = [
   'topicDeletes',
   'ownershipChecks',
   'capChecks',
+  'runnerInvocations',
+  'nonRetryableDeadLetters',
+  'retryAfterNacks',
 ] as const;
 
 export type GatedCounter = (typeof GATED)[number];

@@ -272,6 +272,9 @@ export class PathOracle {
       if (other === client || other.state !== 'open') continue;
       const held = other.held.find((h) => h.position === message.position);
       if (!held || other.releasedSinceSeq > held.seq) continue;
+      // A reset applying since it was handed out (one that died may still be) gives it back: it is
+      // handed out again as a first delivery (a reset runs after a receive in its container).
+      if (this.resetOverlaps(message.position, held.seq)) continue;
       const timeoutMs = this.timeoutOf(other, held.count);
       if (timeoutMs > 0 && message.atMs >= held.atMs + timeoutMs - this.policy.skewMs) continue;
       fail(

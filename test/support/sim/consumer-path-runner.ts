@@ -1,6 +1,10 @@
 import { processQueueRecords } from '../../../shared/application/consumers/process-queue-records.ts';
 import type { UseCasePorts } from '../../../shared/application/use-case-ports.ts';
-import type { AcklineBatchEvent, AcklineFailure } from '../../../shared/lambda/consumer-batch.ts';
+import type {
+  AcklineBatchEvent,
+  AcklineBatchResponse,
+  AcklineFailure,
+} from '../../../shared/lambda/consumer-batch.ts';
 import { batchHandlerOf } from '../../../shared/lambda/consumer-runner.ts';
 import { FunctionInvocationError, type FunctionInvoker } from '../../../shared/ports/function-invoker.ts';
 import type { DeadLetterCopies } from './consumer-path-checks.ts';
@@ -88,43 +92,29 @@ export class PathRunner {
     client: PathClient,
     { ports, call, startSeq }: { ports: UseCasePorts; call: ActiveCall; startSeq: number },
   ): Promise<{ lost: boolean }> {
-    const { oracle, counters } = this.world;
+    const { counters } = this.world;
     counters.runnerInvocations++;
     const random = seeded(action.seed + 1);
     const chosen: Choice[] = [];
     let batches = 0;
+    // A violation the oracle finds inside the function would become the batch's failure (batchHandlerOf
+    // takes any throw for an invocation that failed): it is kept and thrown once the step is over.
+    let violation: unknown;
     const target: FunctionInvoker = {
       invoke: async (payload) => {
-        const { messages } = (payload as AcklineBatchEvent).acklineBatch;
-        const seq = oracle.next();
-        const held = messages.map((message) => {
-          const h: HeldMessage = {
-            position: this.world.noteMessageId(message.messageId),
-            messageId: message.messageId,
-            handle: '',
-            count: message.redeliveryCount,
-            key: message.key,
-            atMs: call.trueNowMs(),
-            seq,
-          };
-          oracle.delivered(client, h, startSeq);
-          client.held.push(h);
-          return h;
-        });
-        batches++;
-        // The function timed out or crashed (or the invocation's time ran out): all stay held.
-        if (batches > BATCHES_PER_INVOCATION || random() < 1 / 6) {
-          throw new FunctionInvocationError('sim: the function timed out');
+        try {
+          return this.handle(payload as AcklineBatchEvent, {
+            client,
+            call,
+            startSeq,
+            random,
+            chosen,
+            batch: ++batches,
+          });
+        } catch (error) {
+          if (!(error instanceof FunctionInvocationError)) violation ??= error;
+          throw error;
         }
-        const failures: AcklineFailure[] = [];
-        for (const h of held) {
-          const choice = this.choose(h, random);
-          chosen.push(choice);
-          if (choice.failure) failures.push(this.answered(choice.failure));
-          else this.world.maybeAcked.add(h.position);
-          client.held = client.held.filter((other) => other !== h);
-        }
-        return { acklineFailures: failures };
       },
     };
     const cursorId = await this.cursorOf(client);
@@ -133,8 +123,53 @@ export class PathRunner {
       records: [{ recordId: `r${startSeq}`, cursorId, body: '{}' }],
       handleBatch: batchHandlerOf(target),
     });
+    if (violation !== undefined) throw violation;
     this.settle(client, chosen, { atMs: call.trueNowMs(), startSeq, clean: result.error === undefined });
     return { lost: result.error !== undefined };
+  }
+
+  /** The function's stand-in: each message's delivery checked, then its seeded answer (or a throw). */
+  private handle(
+    { acklineBatch: { messages } }: AcklineBatchEvent,
+    step: {
+      client: PathClient;
+      call: ActiveCall;
+      startSeq: number;
+      random: () => number;
+      chosen: Choice[];
+      batch: number;
+    },
+  ): AcklineBatchResponse {
+    const { oracle } = this.world;
+    const { client, call, startSeq, random, chosen, batch } = step;
+    const seq = oracle.next();
+    const held = messages.map((message) => {
+      const h: HeldMessage = {
+        position: this.world.noteMessageId(message.messageId),
+        messageId: message.messageId,
+        handle: '',
+        count: message.redeliveryCount,
+        key: message.key,
+        atMs: call.trueNowMs(),
+        seq,
+      };
+      oracle.delivered(client, h, startSeq);
+      client.held.push(h);
+      return h;
+    });
+    // The function timed out or crashed (or the invocation's time ran out): all stay held.
+    if (batch > BATCHES_PER_INVOCATION || random() < 1 / 6) {
+      throw new FunctionInvocationError('sim: the function timed out');
+    }
+    const failures: AcklineFailure[] = [];
+    for (const h of held) {
+      const choice = this.choose(h, random);
+      chosen.push(choice);
+      if (choice.failure) failures.push(this.answered(choice.failure));
+      else this.world.maybeAcked.add(h.position);
+      client.held = client.held.filter((other) => other !== h);
+    }
+    return { acklineFailures: failures };
   }
 
   /** What the seeded function answers for one message. */

@@ -118,7 +118,7 @@ export async function checkUnpolledDeadLetters(phase: Phase): Promise<void> {
       // The scheduler runs only when a script says so in the rounds: from now on, every second.
       .map((h) => ({
         held: h,
-        dueAtMs: Math.max(clock.nowMs(), h.atMs + skewMs + ackDelay(phase, h.count)),
+        dueAtMs: Math.max(clock.nowMs(), h.atMs + skewMs + (client.ackTimeoutMs ?? ackDelay(phase, h.count))),
       })),
   );
   if (candidates.length === 0) return;

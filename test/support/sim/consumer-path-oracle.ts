@@ -38,6 +38,8 @@ export interface PathClient {
    * receive running alongside handed it before then (due at once), so a nack of that finds nothing.
    */
   gaveBackAtSeq?: number;
+  /** A Lambda consumer's (consumer-path-runner.ts) ack timeout: its function's timeout plus a margin, whatever the count. */
+  readonly ackTimeoutMs?: number;
 }
 
 interface Seen {
@@ -184,18 +186,24 @@ export class PathOracle {
     client: PathClient,
     message: HeldMessage,
     call: { startSeq: number; atMs: number; endSeq: number; delayMs?: number | undefined },
-  ): void {
+  ): boolean {
     const last = this.deliveries.get(message.position)?.at(-1);
-    const timeoutMs = this.policy.ackTimeoutDelayMs(message.count);
+    const timeoutMs = this.timeoutOf(client, message.count);
     const timedOut = timeoutMs > 0 && call.atMs >= message.atMs + timeoutMs - this.policy.skewMs;
-    if (!last || last.consumer !== client.index || last.count !== message.count || timedOut) return;
+    if (!last || last.consumer !== client.index || last.count !== message.count || timedOut) return false;
     // Given back by the consumer's own redeliverUnacknowledged after this delivery (`--seed 6`,
     // Key_Shared: it came back at once, with count + 1, and the nack released nothing).
-    if ((client.gaveBackAtSeq ?? 0) > message.seq) return;
+    if ((client.gaveBackAtSeq ?? 0) > message.seq) return false;
     this.nacked.set(message.position, {
       dueAtMs: call.atMs + (call.delayMs ?? this.policy.nackDelayMs(message.count)) - this.policy.skewMs,
       seq: call.endSeq,
     });
+    return true;
+  }
+
+  /** The delay before `client`'s unacknowledged delivery of `count` is redelivered (0: never). */
+  private timeoutOf(client: PathClient | undefined, count: number): number {
+    return client?.ackTimeoutMs ?? this.policy.ackTimeoutDelayMs(count);
   }
 
   /** Checks one delivery to `client` by a receive that started at `startSeq` (true time `atMs` at its return). */
@@ -265,7 +273,10 @@ export class PathOracle {
       if (other === client || other.state !== 'open') continue;
       const held = other.held.find((h) => h.position === message.position);
       if (!held || other.releasedSinceSeq > held.seq) continue;
-      const timeoutMs = this.policy.ackTimeoutDelayMs(held.count);
+      // A reset applying since it was handed out (one that died may still be) gives it back: it is
+      // handed out again as a first delivery (a reset runs after a receive in its container).
+      if (this.resetOverlaps(message.position, held.seq)) continue;
+      const timeoutMs = this.timeoutOf(other, held.count);
       if (timeoutMs > 0 && message.atMs >= held.atMs + timeoutMs - this.policy.skewMs) continue;
       fail(
         'holder',
@@ -293,7 +304,7 @@ export class PathOracle {
     if (!holder || holder.releasedSinceSeq > last.seq || holder.state !== 'open') return;
     if (!holder.held.some((h) => h.position === message.position && h.count === last.count)) return;
     if (startSeq < last.seq) return;
-    const timeoutMs = this.policy.ackTimeoutDelayMs(last.count);
+    const timeoutMs = this.timeoutOf(holder, last.count);
     if (timeoutMs === 0) {
       fail(
         'I5',

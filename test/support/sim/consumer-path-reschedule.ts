@@ -46,6 +46,8 @@ export class RescheduleOracle {
   constructor(
     private readonly skewMs: number,
     private readonly counters: SimCounters,
+    /** Whether a reset of the position may have applied after `seq` (it hands the entry out again, due at once). */
+    private readonly resetSince: (position: string, seq: number) => boolean = () => false,
   ) {}
 
   /** Runs one reschedule; a refusal (4xx) is an answer, not a failure. */
@@ -81,6 +83,7 @@ export class RescheduleOracle {
     const moved = this.moved.get(message.position);
     if (!moved || message.seq <= moved.seq) return;
     this.moved.delete(message.position);
+    if (this.resetSince(message.position, moved.seq)) return;
     this.counters.reschedulesChecked++;
     if (message.atMs < moved.dueAtMs) {
       fail(

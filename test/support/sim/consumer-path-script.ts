@@ -48,6 +48,8 @@ export type PathAction =
   | (Placed & { readonly kind: 'heartbeat'; readonly consumer: number })
   /** A new consumer subscribes (Key_Shared: a member joins), any time. */
   | (Placed & { readonly kind: 'join' })
+  /** The Lambda consumer runner's step (consumer-path-runner.ts; Shared and Key_Shared): the function's answers seeded by `seed`. */
+  | (Placed & { readonly kind: 'runner'; readonly seed: number })
   /** The scheduler's delay queue delivers what is due (releases, dead-letter timers, rings). */
   | (Placed & { readonly kind: 'scheduler' })
   | (Placed & { readonly kind: 'maintenance' })
@@ -269,5 +271,34 @@ export function pathScriptArb(
           ...(base.ackTimeoutMs === 0 ? { ackTimeoutBackoff: undefined } : {}),
           rounds: withDeletion(rounds, base.deletion),
         })),
-    );
+    )
+    .chain((script) => withRunnerSteps(script, crashShare));
+}
+
+/**
+ * Shared and Key_Shared: the Lambda runner's steps (consumer-path-runner.ts) added to some rounds,
+ * drawn after everything else, so that a seed's scripts are otherwise those it gave before.
+ */
+function withRunnerSteps(script: PathScript, crashShare: number): fc.Arbitrary<PathScript> {
+  if (script.type !== 'Shared' && script.type !== 'Key_Shared') return fc.constant(script);
+  const step = fc.record({
+    round: fc.nat({ max: script.rounds.length - 1 }),
+    container: fc.nat({ max: 2 }),
+    crash: crashArb(crashShare),
+    seed: fc.nat(),
+  });
+  return fc.array(step, { maxLength: 4 }).map((steps) => ({
+    ...script,
+    rounds: script.rounds.map((round, i) => {
+      const added: PathAction[] = steps
+        .filter((s) => s.round === i)
+        .map(({ container, crash, seed }) => ({
+          kind: 'runner',
+          container,
+          seed,
+          ...(crash ? { crash } : {}),
+        }));
+      return added.length === 0 ? round : { ...round, actions: [...round.actions, ...added] };
+    }),
+  }));
 }

@@ -48,6 +48,7 @@ import {
 } from './consumer-path-checks.ts';
 import { type HeldMessage, type PathClient, PathOracle } from './consumer-path-oracle.ts';
 import { RescheduleOracle } from './consumer-path-reschedule.ts';
+import { PathRunner, RUNNER_ACK_TIMEOUT_MS, RUNNER_FUNCTION_TIMEOUT_MS } from './consumer-path-runner.ts';
 import type { PathAction, PathActionOf, PathBackoff, PathScript } from './consumer-path-script.ts';
 import { FakeSqs } from './fake-sqs.ts';
 import { mutate } from './fault-stores.ts';
@@ -149,6 +150,9 @@ class ConsumerPathSimulation {
   private readonly admin: PathAdmin;
   /** I7: each consumer's holdings against its cap (Shared, Key_Shared). */
   private readonly caps: CapCheck;
+  /** The Lambda consumer runner's steps (consumer-path-runner.ts), and its event-driven consumer (Shared, Key_Shared). */
+  private readonly runner: PathRunner;
+  private runnerClient?: PathClient;
   /** The container each invocation of the round runs in (by name: a cold one is another). */
   private readonly containerOf = new Map<Invocation, string>();
 
@@ -207,7 +211,10 @@ class ConsumerPathSimulation {
       this.clients,
       (position) => this.partitionOf.get(position),
     );
-    this.reschedules = new RescheduleOracle(script.skewMs, counters);
+    // A reset after a reschedule hands the entry out again at once (as Pulsar's reset clears what waits).
+    this.reschedules = new RescheduleOracle(script.skewMs, counters, (position, seq) =>
+      this.oracle.resetOverlaps(position, seq),
+    );
     this.oracle.afterDelivery = (message) => this.reschedules.delivered(message);
     this.admin = new PathAdmin({
       script,
@@ -220,6 +227,18 @@ class ConsumerPathSimulation {
       partitionOf: this.partitionOf,
       clients: this.clients,
       ...(mutation ? { mutation } : {}),
+    });
+    this.runner = new PathRunner({
+      oracle: this.oracle,
+      counters,
+      stores: this.stores,
+      deadLetters: this.deadLetters,
+      maybeAcked: this.admin.maybeAcked,
+      mayBeAcked: (position) => this.admin.mayBeAcked(position),
+      deleting: () => this.admin.deletion !== undefined,
+      noteMessageId: (messageId) => this.noteMessageId(messageId),
+      mutation,
+      deadLetterPolicy: script.deadLetter !== undefined,
     });
     for (let i = 0; i < script.containers; i++) this.containers.push(this.newContainer(i));
   }
@@ -346,10 +365,17 @@ class ConsumerPathSimulation {
         client.state = 'gone';
       }
     }
+    const runs = this.script.rounds.some((round) => round.actions.some((a) => a.kind === 'runner'));
+    if (this.shared && runs) {
+      const client = this.newClient(RUNNER_ACK_TIMEOUT_MS);
+      client.id = await this.calm((ports) => this.subscribe(ports, true));
+      this.runnerClient = client;
+    }
   }
 
-  private newClient(): PathClient {
+  private newClient(ackTimeoutMs?: number): PathClient {
     const client: PathClient = {
+      ...(ackTimeoutMs !== undefined ? { ackTimeoutMs } : {}),
       index: this.clients.length,
       state: 'open',
       held: [],
@@ -360,7 +386,8 @@ class ConsumerPathSimulation {
     return client;
   }
 
-  private async subscribe(ports: UseCasePorts): Promise<string> {
+  /** A consumer subscribes: one that receives over HTTP, or (`lambda`) the runner's event-driven one. */
+  private async subscribe(ports: UseCasePorts, lambda = false): Promise<string> {
     const { ackTimeoutMs, ackTimeoutBackoff, nackBackoff, deadLetter } = this.script;
     const { consumerId } = await subscribeConsumer(ports, admin, {
       topic: PATH_TOPIC,
@@ -368,6 +395,7 @@ class ConsumerPathSimulation {
       subscriptionType: this.script.type,
       initialPosition: 'Earliest',
       leaseMs: this.script.leaseMs,
+      ...(lambda ? { lambda: { functionTimeoutMs: RUNNER_FUNCTION_TIMEOUT_MS } } : {}),
       policy: {
         ackTimeoutMs,
         ...(ackTimeoutBackoff ? { ackTimeoutRedeliveryBackoff: ackTimeoutBackoff } : {}),
@@ -438,6 +466,7 @@ class ConsumerPathSimulation {
     });
     this.afterRound();
     await this.admin.roundEnd();
+    this.runner.roundEnd();
     if (this.shared) await this.caps.check(this.clients, this.clock.nowMs());
     this.containerOf.clear();
     // A reset may make a message dead-lettered before unacknowledged again: the policy applies again.
@@ -463,7 +492,8 @@ class ConsumerPathSimulation {
       client.state = 'gone';
       client.held = [];
     }
-    if (action.kind === 'receive' && client) this.receiveLost(client, running.call);
+    if ((action.kind === 'receive' || action.kind === 'runner') && client)
+      this.receiveLost(client, running.call);
   }
 
   /**
@@ -509,7 +539,8 @@ class ConsumerPathSimulation {
       this.failed.add(invocation);
       this.counters.coldStarts++;
       this.containers[running.container] = this.newContainer(running.container);
-      if (action.kind === 'receive' && running.client) this.receiveLost(running.client, running.call);
+      if ((action.kind === 'receive' || action.kind === 'runner') && running.client)
+        this.receiveLost(running.client, running.call);
     }
     for (const client of this.clients) {
       if (client.state !== 'open' || !client.id || this.stores.consumers.records.has(client.id)) continue;
@@ -534,8 +565,10 @@ class ConsumerPathSimulation {
     c.crashesByCall[at] = (c.crashesByCall[at] ?? 0) + 1;
   }
 
+  /** The consumer an action's pick names (the runner's event-driven consumer receives only through its runner). */
   private clientOf(pick: number): PathClient {
-    return this.clients[pick % this.clients.length] as PathClient;
+    const clients = this.clients.filter((client) => client !== this.runnerClient);
+    return clients[pick % clients.length] as PathClient;
   }
 
   private async perform(
@@ -547,6 +580,7 @@ class ConsumerPathSimulation {
     if (action.kind === 'join') return this.join(call.ports);
     if (action.kind === 'scheduler') return this.runJobs(call.ports, call.startSeq);
     if (action.kind === 'reschedule') return this.reschedule(action, call);
+    if (action.kind === 'runner') return this.runRunner(action, call, running);
     if (
       action.kind === 'maintenance' ||
       action.kind === 'reset' ||
@@ -601,6 +635,21 @@ class ConsumerPathSimulation {
         this.counters.heartbeats++;
         return;
     }
+  }
+
+  /** The Lambda consumer runner's step, for its event-driven consumer (none: Exclusive, Failover). */
+  private async runRunner(
+    action: PathActionOf<'runner'>,
+    call: { ports: UseCasePorts; call: ActiveCall; startSeq: number },
+    running: Running,
+  ): Promise<void> {
+    const client = this.runnerClient;
+    if (!client || client.state !== 'open' || !client.id) return;
+    running.client = client;
+    // As a receive: a step that may die or fail after its claim leaves counts inexact.
+    if (action.crash || call.call.invocation.faults.size > 0) this.oracle.exact = false;
+    const { lost } = await this.runner.run(action, client, call);
+    if (lost) this.receiveLost(client, call.call);
   }
 
   /** An operator reschedules one published message (consumer-path-reschedule.ts checks it). */

@@ -74,6 +74,10 @@ export interface SimCounters {
   reschedulesChecked: number;
   /** Issue 24: nacks with their own delay (`delayMs`). */
   nacksWithDelay: number;
+  /** Issue 24 on the Lambda runner's path (consumer-path-runner.ts): its invocations, non-retryable failures dead-lettered at once (checked), RetryAfterError nacks that released. */
+  runnerInvocations: number;
+  nonRetryableDeadLetters: number;
+  retryAfterNacks: number;
   /** Eventually consistent head reads answered with an earlier version, by how many versions behind (index 1 to 4). */
   staleHeadReads: number[];
   // The consumer path's admin side (consumer-path-admin.ts):
@@ -139,6 +143,9 @@ export function emptyCounters(): SimCounters {
     reschedulesRefused: 0,
     reschedulesChecked: 0,
     nacksWithDelay: 0,
+    runnerInvocations: 0,
+    nonRetryableDeadLetters: 0,
+    retryAfterNacks: 0,
     staleHeadReads: [],
     resetsToTimestamp: 0,
     resetsToMessageId: 0,
@@ -194,6 +201,9 @@ export const GATED = [
   'topicDeletes',
   'ownershipChecks',
   'capChecks',
+  'runnerInvocations',
+  'nonRetryableDeadLetters',
+  'retryAfterNacks',
 ] as const;
 
 export type GatedCounter = (typeof GATED)[number];
@@ -249,6 +259,7 @@ export function formatCounters(counters: SimCounters, type: SubscriptionType | '
     `  consumer path SQS: rings lost ${counters.ringsLost}, duplicated ${counters.ringsDuplicated}, empty or partial receives ${counters.falseEmptyPolls}, long polls ${counters.longPolls} (waited ${counters.longPollsWaited})`,
     `  consumer path checks: dead letters with no consumer polling ${counters.deadLettersUnpolled}, nacks back within backoff + 1 s ${counters.nackDeadlinesMet}`,
     `  consumer path steering: reschedules ${counters.reschedules} (refused ${counters.reschedulesRefused}, deliveries checked never early ${counters.reschedulesChecked}), nacks with their own delay ${counters.nacksWithDelay}`,
+    `  consumer path Lambda runner: invocations ${counters.runnerInvocations}, non-retryable failures dead-lettered ${counters.nonRetryableDeadLetters}, RetryAfterError nacks ${counters.retryAfterNacks}`,
     `  consumer path admin: resets to a timestamp ${counters.resetsToTimestamp}, a MessageId ${counters.resetsToMessageId}, earliest ${counters.resetsToEarliest}, latest ${counters.resetsToLatest}; redelivered after a reset ${counters.redeliveredAfterReset}; skips ${counters.adminSkips}, expiries ${counters.adminExpiries}, TTL-expired ${counters.ttlExpired}, retention-trimmed ${counters.retentionTrimmed}; deleted subscriptions ${counters.subscriptionDeletes}, topics ${counters.topicDeletes}; ownership checks ${counters.ownershipChecks}, cap checks ${counters.capChecks}`,
     `  stale head reads by versions behind ${counters.staleHeadReads
       .map((n, i) => `${i}:${n ?? 0}`)

@@ -111,7 +111,9 @@ export type Mutation =
   /** Deletion: a subscription's or topic's deletion answers without deleting anything. */
   | 'noDeletion'
   /** I7: the containers ignore the consumers' cap (they run with 50,000 whatever the script's). */
-  | 'noConsumerCap';
+  | 'noConsumerCap'
+  /** Issue 24: the Lambda runner treats a non-retryable failure as a normal nack (consumer-path-runner.ts). */
+  | 'nonRetryableAsNack';
 
 /** The share of actions that carry a crash plan by default (issue 21: about one in six). */
 export const DEFAULT_CRASH_SHARE = 1 / 6;

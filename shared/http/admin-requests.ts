@@ -1,6 +1,7 @@
 import { ValidationError } from '../domain/errors.ts';
 import { Position } from '../domain/position.ts';
 import type { InitialPosition } from '../domain/subscription-name.ts';
+import { describeValue } from './request-parsing.ts';
 
 /** The body of a subscription's creation: `{"initialPosition":"Earliest"}`, absent meaning Latest. */
 export function initialPositionOf(body: unknown): InitialPosition {
@@ -15,7 +16,7 @@ export function initialPositionOf(body: unknown): InitialPosition {
   }
   if (value === undefined) return 'Latest';
   if (value !== 'Earliest' && value !== 'Latest') {
-    throw new ValidationError(`initialPosition must be Earliest or Latest, got ${JSON.stringify(value)}`);
+    throw new ValidationError(`initialPosition must be Earliest or Latest, got ${describeValue(value)}`);
   }
   return value;
 }
@@ -127,7 +128,7 @@ export function resetCursorBodyOf(body: unknown): ResetCursorBody {
   }
   for (const [name, value] of Object.entries({ excluded, isExcluded })) {
     if (value !== undefined && typeof value !== 'boolean') {
-      throw new ValidationError(`${name} must be true or false, got ${JSON.stringify(value)}`);
+      throw new ValidationError(`${name} must be true or false, got ${describeValue(value)}`);
     }
   }
   if (excluded !== undefined && isExcluded !== undefined && excluded !== isExcluded) {
@@ -141,7 +142,7 @@ export function resetCursorBodyOf(body: unknown): ResetCursorBody {
     return typeof partitionIndex === 'number' && partitionIndex >= 0 ? { edge, partitionIndex } : { edge };
   }
   if (!isId(ledgerId) || !isId(entryId)) {
-    throw new ValidationError(`The MessageId needs a ledgerId and an entryId, got ${JSON.stringify(body)}`);
+    throw new ValidationError(`The MessageId needs a ledgerId and an entryId, got ${describeValue(body)}`);
   }
   return {
     position: Position.of(ledgerId, entryId),

@@ -28,6 +28,20 @@ export function jsonBody(request: HttpRequest): unknown {
   }
 }
 
+/**
+ * A short description of a value a request gave, for a refusal's reason: a string, number or
+ * boolean as JSON (at most 40 characters), else its kind. Never the whole of an object or array: a
+ * body nested thousands deep would make JSON.stringify throw, and a large one a large reason.
+ */
+export function describeValue(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return 'an object';
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 40 ? `${text.slice(0, 40)}…` : text;
+}
+
 /** The last value of a query parameter, as API Gateway's single-value map has it. */
 export function queryValue(request: HttpRequest, name: string): string | undefined {
   const values = request.query[name];

@@ -224,6 +224,7 @@ function requestFor(route: ApiRoute, f: Fixture): Omit<RawRequest, 'headers'> {
     maxConsumersPerSubscription: route.method === 'POST' ? 5 : undefined,
     deduplication: route.method === 'POST' ? true : undefined,
     deduplicationEnabled: route.method === 'POST' ? true : undefined,
+    producers: route.method === 'POST' ? { accessMode: 'Shared' } : undefined,
   };
   const body = bodies[tail];
   return {
@@ -349,6 +350,9 @@ describe('the 401/403 matrix of every route', () => {
     // first message is acknowledged (acknowledgeMessage ran before it): 409 says so, past the auth.
     const stateDependent: Record<string, number> = {
       'POST /admin/v2/{domain}/{tenant}/{namespace}/{topic}/subscription/{subscription}/reschedule': 409,
+      // A heartbeat names a registration the server gave an exclusive producer; the matrix's made-up
+      // id holds no topic: 409 says so, past the auth.
+      'POST /topics/{domain}/{tenant}/{namespace}/{topic}/producers/{producerId}/heartbeat': 409,
     };
     expect(
       Object.entries(statuses).filter(([key, status]) => status >= 300 && stateDependent[key] !== status),

@@ -12,7 +12,7 @@ import type { LimitPolicy, Policies } from '../../../shared/domain/policies.ts';
 import { limitOf, messageTTLOf, retentionBodyOf } from '../../../shared/http/admin-requests.ts';
 import type { HttpRequest, HttpResponse, Route } from '../../../shared/http/http-types.ts';
 import { noContent, ok } from '../../../shared/http/http-types.ts';
-import { jsonBody, queryBoolean, queryValue } from '../../../shared/http/request-parsing.ts';
+import { describeValue, jsonBody, queryBoolean, queryValue } from '../../../shared/http/request-parsing.ts';
 import { NAMESPACE, namespaceOf, TOPIC, topicOf } from './admin-paths.ts';
 
 type TargetOf = (request: HttpRequest) => PolicyTarget;
@@ -49,9 +49,7 @@ function deduplicationRoutes(ports: UseCasePorts, path: string, targetOf: Target
       handler: async (request) => {
         const body = jsonBody(request);
         if (typeof body !== 'boolean') {
-          throw new ValidationError(
-            `The body must be true or false, got ${JSON.stringify(body) ?? 'nothing'}`,
-          );
+          throw new ValidationError(`The body must be true or false, got ${describeValue(body)}`);
         }
         await setDeduplication(ports, request.principal, targetOf(request), body);
         return noContent();

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Position } from '../../../shared/domain/position.ts';
 import { messageTTLOf, resetCursorBodyOf } from '../../../shared/http/admin-requests.ts';
+import { describeValue } from '../../../shared/http/request-parsing.ts';
 
 describe('resetCursorBodyOf', () => {
   it("reads Pulsar's wire name `excluded` (Jackson's, from Lombok's setExcluded) as well as `isExcluded`", () => {
@@ -83,5 +84,22 @@ describe('messageTTLOf', () => {
     expect(messageTTLOf('3600', 'The messageTTL query parameter')).toBe(3600);
     expect(() => messageTTLOf(3_000_000_000, 'The body')).toThrow(/at most 2147483647/);
     expect(() => messageTTLOf('2147483648', 'The messageTTL query parameter')).toThrow(/at most 2147483647/);
+  });
+});
+
+describe('describeValue', () => {
+  it('names an object or array by its kind, never its contents (a body nested deep or large)', () => {
+    const deep = JSON.parse(`${'['.repeat(100_000)}${']'.repeat(100_000)}`);
+    expect(() => JSON.stringify(deep)).toThrow(RangeError);
+    expect(describeValue(deep)).toBe('an array');
+    expect(describeValue({ a: 1 })).toBe('an object');
+    expect(describeValue(null)).toBe('null');
+    expect(describeValue(undefined)).toBe('nothing');
+  });
+
+  it('gives a primitive as JSON, cut at 40 characters', () => {
+    expect(describeValue('yes')).toBe('"yes"');
+    expect(describeValue(12)).toBe('12');
+    expect(describeValue('x'.repeat(100))).toBe(`"${'x'.repeat(39)}…`);
   });
 });

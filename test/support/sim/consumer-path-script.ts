@@ -215,6 +215,8 @@ function withDeletion(rounds: PathRound[], what: 'subscription' | 'topic' | unde
 export function pathScriptArb(
   types: readonly SubscriptionType[] = ['Shared', 'Key_Shared', 'Exclusive', 'Failover'],
   crashShare = DEFAULT_CRASH_SHARE,
+  /** false: no runner steps, and a seed's scripts are the ones it gave before they came (a replay). */
+  runnerSteps = true,
 ): fc.Arbitrary<PathScript> {
   return fc
     .record({
@@ -272,7 +274,7 @@ export function pathScriptArb(
           rounds: withDeletion(rounds, base.deletion),
         })),
     )
-    .chain((script) => withRunnerSteps(script, crashShare));
+    .chain((script) => (runnerSteps ? withRunnerSteps(script, crashShare) : fc.constant(script)));
 }
 
 /**
